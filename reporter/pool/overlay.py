@@ -1,0 +1,86 @@
+"""The overlay: text the pool lacks, filled in before routing, never overwriting."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import InputError
+from .reader import as_utf8, open_table, read_whole, require_columns
+
+
+def _blank(arr: pa.Array) -> np.ndarray:
+    """Null or whitespace only."""
+    return pc.fill_null(pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(arr)), 0), True).to_numpy(
+        zero_copy_only=False)
+
+
+@dataclass
+class Overlay:
+    """A loaded overlay and what it has filled so far."""
+
+    ids: pa.Array
+    abstract: pa.Array
+    title: pa.Array | None
+    digest: str
+    seen: np.ndarray
+    abstracts_filled: int = 0
+    titles_filled: int = 0
+    _blank_abstract: np.ndarray = field(default=None, repr=False)
+    _blank_title: np.ndarray = field(default=None, repr=False)
+
+    def __post_init__(self):
+        self._blank_abstract = _blank(self.abstract)
+        self._blank_title = _blank(self.title) if self.title is not None else None
+
+    def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """Fill null or blank title/abstract values of a batch from the overlay."""
+        idx = pc.index_in(batch.column("work_id"), value_set=self.ids)
+        found = idx.is_valid().to_numpy(zero_copy_only=False)
+        if not found.any():
+            return batch
+        pos = np.where(found, idx.fill_null(0).to_numpy(zero_copy_only=False), 0)
+        self.seen[pos[found]] = True
+        cols = {name: batch.column(name) for name in batch.schema.names}
+        for name, values, blank_src in (("abstract", self.abstract, self._blank_abstract),
+                                        ("title", self.title, self._blank_title)):
+            if values is None:
+                continue
+            fill = found & _blank(cols[name]) & ~blank_src[pos]
+            if fill.any():
+                cols[name] = pc.if_else(pa.array(fill), values.take(pa.array(pos)), cols[name])
+                if name == "abstract":
+                    self.abstracts_filled += int(fill.sum())
+                else:
+                    self.titles_filled += int(fill.sum())
+        return pa.RecordBatch.from_arrays(list(cols.values()), names=list(cols))
+
+    def summary(self) -> dict:
+        """Counts for rule_stats.json."""
+        return {"rows": len(self.ids), "abstracts_filled": self.abstracts_filled,
+                "titles_filled": self.titles_filled, "unknown_ids": int((~self.seen).sum())}
+
+
+def load_overlay(path: Path) -> Overlay:
+    """Read an overlay file (work_id, abstract[, title]); a duplicate work_id is bad input."""
+    source = open_table(path, "overlay")
+    require_columns(source, ("work_id", "abstract"), "overlay")
+    cols = ["work_id", "abstract"] + (["title"] if "title" in source.schema.names else [])
+    table = read_whole(source, cols)
+    ids = as_utf8(table.column("work_id").combine_chunks())[0]
+    series = pl.Series("work_id", ids)
+    if series.null_count():
+        raise InputError(f"{path}: {series.null_count()} overlay row(s) have no work_id")
+    dup = series.filter(series.is_duplicated()).unique(maintain_order=True)
+    if len(dup):
+        raise InputError(f"{path}: duplicate work_id in the overlay, e.g. {', '.join(dup.head(5).to_list())}; "
+                         "each work may be supplied once")
+    abstract = as_utf8(table.column("abstract").combine_chunks())[0]
+    title = as_utf8(table.column("title").combine_chunks())[0] if "title" in cols else None
+    return Overlay(ids=ids, abstract=abstract, title=title, digest=source.digest(),
+                   seen=np.zeros(len(ids), dtype=bool))

@@ -1,0 +1,167 @@
+"""`reporter route` and `reporter diagnose`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from ..config import load_workspace
+from ..errors import InputError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the routing commands."""
+    p = sub.add_parser(
+        "route", help="route the pool into piles and write a release folder",
+        description="Score every work of the pool against every rule of the rule book, put each in "
+                    "exactly one pile, and write releases/<release_id>/ (release.json, routing.parquet, "
+                    "rule_stats.json, samples.json).",
+        epilog="Examples:\n  reporter route --workspace .\n"
+               "  reporter route --pool data/pool.parquet --specs specs --out releases --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    _inputs(p)
+    p.add_argument("--out", type=Path, help="the releases folder (default: the workspace's, else ./releases)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the samples the release shows (default 0)")
+    p.add_argument("--workers", type=int, default=2, help="worker threads (default 2)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=run_route)
+
+    d = sub.add_parser(
+        "diagnose", help="sample a pile or a rule's wins, matches or domain misses; measure precision",
+        description="Seeded, reproducible samples with the matched span in context, and each rule's "
+                    "precision (Wilson 95%% interval) from a labels file (work_id,label).",
+        epilog="Examples:\n  reporter diagnose --pile discard --n 10\n"
+               "  reporter diagnose --rule osf-discard-registration --of domain-misses\n"
+               "  reporter diagnose --labels data/labels.csv --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    _inputs(d)
+    d.add_argument("--release", type=Path, help="a release folder (default: the newest in the releases folder)")
+    d.add_argument("--releases", type=Path, help="the releases folder (default: the workspace's)")
+    target = d.add_mutually_exclusive_group()
+    target.add_argument("--pile", help="sample this pile")
+    target.add_argument("--rule", help="sample this rule's rows (see --of)")
+    d.add_argument("--of", default="wins", choices=["wins", "matches", "domain-misses"],
+                   help="with --rule: which rows (default wins)")
+    d.add_argument("--n", type=int, default=20, help="sample size (default 20)")
+    d.add_argument("--seed", type=int, default=0, help="sample seed (default 0)")
+    d.add_argument("--json", action="store_true", help="print JSON")
+    d.set_defaults(func=run_diagnose)
+
+
+def _inputs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workspace", type=Path, help="a folder with reporter.toml (default: . when it has one)")
+    p.add_argument("--pool", type=Path, help="the pool: Parquet file or folder, JSONL or CSV")
+    p.add_argument("--specs", type=Path, help="the rule book folder (rules/*.json, piles.json)")
+    p.add_argument("--overlay", type=Path, help="optional overlay of work_id, abstract[, title]")
+    p.add_argument("--labels", type=Path, help="optional labels file work_id,label (include/exclude)")
+
+
+def resolve_inputs(args) -> dict:
+    """Merge explicit flags over the workspace file (flags win)."""
+    ws = None
+    if args.workspace is not None or (args.pool is None and Path("reporter.toml").exists()):
+        ws = load_workspace(args.workspace or Path("."))
+    pick = lambda flag, key: flag if flag is not None else (getattr(ws, key) if ws else None)  # noqa: E731
+    values = {
+        "pool": pick(args.pool, "pool"), "specs": pick(args.specs, "specs"),
+        "overlay": pick(args.overlay, "overlay"), "labels": pick(args.labels, "labels"),
+        "releases": pick(getattr(args, "out", None) or getattr(args, "releases", None), "releases"),
+        "seed": ws.sample_seed if ws else 0, "workspace": ws,
+    }
+    if values["pool"] is None or values["specs"] is None:
+        raise InputError("name the pool and the rule book: --pool PATH --specs DIR, or --workspace DIR "
+                         "with a reporter.toml")
+    if values["releases"] is None:
+        values["releases"] = Path("releases")
+    return values
+
+
+def run_route(args) -> int:
+    """Route and report."""
+    from .release import route_release
+    v = resolve_inputs(args)
+    seed = args.seed if args.seed is not None else v["seed"]
+    result = route_release(v["pool"], v["specs"], v["releases"], overlay=v["overlay"], labels=v["labels"],
+                           sample_seed=seed, workers=args.workers, progress=not args.json or sys.stderr.isatty())
+    if args.json:
+        print(json.dumps({"release_id": result.release_id, "release_dir": str(result.release_dir),
+                          "piles": result.piles, "pending": result.pending, "rows": result.rows,
+                          "created": result.created}, sort_keys=True))
+        return 0
+    state = "new release" if result.created else "unchanged (identical release exists)"
+    print(f"release {result.release_id}  ({state})")
+    print(f"  {result.rows:,} works -> {result.release_dir}")
+    for pile, n in result.piles.items():
+        extra = ""
+        if pile == "pending":
+            extra = "  (" + ", ".join(f"{k} {c:,}" for k, c in result.pending.items()) + ")"
+        print(f"  {pile:<14} {n:>12,}{extra}")
+    return 0
+
+
+def run_diagnose(args) -> int:
+    """Sample and measure."""
+    from .diagnose import sample, select_rows
+    from .labels import label_stats, load_labels
+    from .release import read_index
+    from .specs import load_rulebook
+    import polars as pl
+    v = resolve_inputs(args)
+    release = args.release
+    if release is None:
+        ids = read_index(v["releases"])
+        if not ids:
+            raise InputError(f"{v['releases']}: no releases yet; run `reporter route` first")
+        release = Path(v["releases"]) / ids[-1]
+    routing = Path(release) / "routing.parquet"
+    if not routing.exists():
+        raise InputError(f"{release}: not a release folder (no routing.parquet)")
+    book = load_rulebook(v["specs"])
+    out: dict = {"release": Path(release).name}
+    if args.pile or args.rule:
+        rows = select_rows(routing, book, pile=args.pile, rule=args.rule, kind=args.of,
+                           pool=v["pool"], overlay=v["overlay"])
+        picked = sample(routing, rows, args.n, args.seed, v["pool"], v["overlay"])
+        out["selection"] = {"pile": args.pile, "rule": args.rule, "of": None if args.pile else args.of,
+                            "rows": int(len(rows)), "n": len(picked), "seed": args.seed}
+        out["samples"] = [asdict(s) for s in picked]
+    if v["labels"] is not None:
+        out["labels"] = label_stats(pl.scan_parquet(routing), load_labels(v["labels"]), book)
+    if args.json:
+        print(json.dumps(out, sort_keys=True, ensure_ascii=False))
+        return 0
+    _print_diagnosis(out)
+    return 0
+
+
+def _print_diagnosis(out: dict) -> None:
+    sel = out.get("selection")
+    if sel:
+        what = f"pile {sel['pile']}" if sel["pile"] else f"rule {sel['rule']} ({sel['of']})"
+        print(f"{what}: {sel['rows']:,} rows; seeded sample of {sel['n']} (seed {sel['seed']})")
+        for s in out["samples"]:
+            print(f"\n- {s['work_id']}  [{s['pile']}{'/' + s['pending_reason'] if s['pending_reason'] else ''}]"
+                  f"  winner: {s['winner'] or '-'}")
+            print(f"  title: {s['title']}")
+            c = s["context"]
+            if c:
+                print(f"  {c['field']}: ...{c['before']}[[{c['match']}]]{c['after']}...")
+    labels = out.get("labels")
+    if labels:
+        print(f"\nlabels: {labels['labels']:,} given, {labels['labels_in_pool']:,} in the pool, "
+              f"{labels['includes_in_pool']:,} includes")
+        print(f"{'rule':<36} {'won lab.':>8} {'correct':>8} {'precision':>9}  95% Wilson   inc.matched inc.lost")
+        for r in labels["rules"]:
+            prec = "-" if r["precision"] is None else f"{r['precision']:.3f}"
+            ci = "" if r["precision"] is None else f"[{r['wilson_low']:.3f}, {r['wilson_high']:.3f}]"
+            flag = "  LOSES INCLUDES" if r["flagged"] else ""
+            print(f"{r['id']:<36} {r['won_labelled']:>8} {r['won_correct']:>8} {prec:>9}  {ci:<16}"
+                  f" {r['includes_matched']:>6} {r['includes_to_discard']:>8}{flag}")
+        lost = labels["lost_includes"]
+        if lost["count"]:
+            print(f"\nlabelled includes in discard: {lost['count']}")
+            for w in lost["works"]:
+                print(f"  {w['work_id']}  (rule {w['rule']})")

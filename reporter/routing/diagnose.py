@@ -1,0 +1,133 @@
+"""Measuring rules: seeded samples of a pile or of a rule's wins, matches or domain misses,
+the matched span shown in context, and precision with a Wilson interval from labels."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..errors import InputError
+from ..pool.overlay import load_overlay
+from ..pool.reader import open_table
+from .engine import CONTEXT_CHARS, FieldText, Evaluator, compile_plan
+from .normalise import normalise_array
+from .specs import RuleBook
+
+KINDS = ("wins", "matches", "domain-misses")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One sampled work with its fate and the matched span in context."""
+
+    work_id: str
+    pile: str
+    pending_reason: str | None
+    winner: str | None
+    title: str | None
+    evidence: dict | None
+    context: dict | None
+
+
+def select_rows(routing: Path, book: RuleBook, *, pile: str | None = None, rule: str | None = None,
+                kind: str = "wins", pool: Path | None = None, overlay: Path | None = None) -> np.ndarray:
+    """Row positions (pool order) of a pile, or of a rule's wins, matches or domain misses."""
+    table = pq.read_table(routing, columns=["pile", "winner", "matched", "shadow_matched"])
+    df = pl.from_arrow(table)
+    if pile is not None:
+        if pile not in {p.name for p in book.piles}:
+            raise InputError(f"unknown pile {pile!r}; piles: {', '.join(p.name for p in book.piles)}")
+        mask = df["pile"] == pile
+        return np.flatnonzero(mask.to_numpy())
+    rules = {r.id: r for r in book.rules}
+    if rule not in rules:
+        raise InputError(f"unknown rule {rule!r}; the rule book has {len(rules)} rules (see specs/rules/)")
+    r = rules[rule]
+    if kind not in KINDS:
+        raise InputError(f"unknown sample kind {kind!r}; use one of {', '.join(KINDS)}")
+    if kind == "wins":
+        if r.shadow:
+            raise InputError(f"rule {rule!r} is a shadow rule: it never wins; sample its matches")
+        mask = (df["winner"] == rule) & (df["pile"] == r.pile)
+        return np.flatnonzero(mask.fill_null(False).to_numpy())
+    col = "shadow_matched" if r.shadow else "matched"
+    matched = df[col].list.contains(rule).to_numpy()
+    if kind == "matches":
+        return np.flatnonzero(matched)
+    if r.domain is None:
+        raise InputError(f"rule {rule!r} has no domain, so it has no domain misses")
+    if pool is None:
+        raise InputError("sampling domain misses needs the pool (--pool or a workspace)")
+    kinds = {p.name: p.kind for p in book.piles}
+    paying = df["pile"].replace_strict(kinds, default=None).to_numpy() == "screen"
+    domain = _evaluate(book, r.domain, pool, overlay, len(df))
+    return np.flatnonzero(domain & ~matched & paying)
+
+
+def _evaluate(book: RuleBook, pred, pool: Path, overlay: Path | None, rows: int) -> np.ndarray:
+    source = open_table(pool, "pool")
+    plan = compile_plan(book, source.schema)
+    ov = load_overlay(overlay) if overlay else None
+    out = []
+    for batch in source.batches(list(plan.columns)):
+        if ov is not None:
+            batch = ov.apply(batch)
+        fields = {f: FieldText(batch.column(f), plan.scanner) for f in ("title", "abstract")}
+        out.append(Evaluator(plan, batch, fields).eval(pred))
+    result = np.concatenate(out) if out else np.zeros(0, dtype=bool)
+    if len(result) != rows:
+        raise InputError(f"{pool}: has {len(result)} rows but the release routed {rows}; "
+                         "use the pool the release was routed from")
+    return result
+
+
+def sample(routing: Path, positions: np.ndarray, n: int, seed: int,
+           pool: Path | None = None, overlay: Path | None = None) -> list[Sample]:
+    """A seeded sample of n of the given rows, ordered by work_id, with context from the pool."""
+    rng = random.Random(seed)
+    picked = sorted(rng.sample(range(len(positions)), min(n, len(positions))))
+    rows = positions[picked] if len(positions) else positions
+    table = pq.read_table(routing).take(pa.array(rows, pa.int64())).to_pylist()
+    texts: dict[str, dict] = {}
+    if pool is not None and table:
+        texts = _pool_text(pool, overlay, [r["work_id"] for r in table])
+    out = []
+    for r in table:
+        t = texts.get(r["work_id"], {})
+        ev, context = r["evidence"], None
+        if ev and t.get(ev["field"]) is not None:
+            text = t[ev["field"]]
+            a, b = ev["start"], ev["end"]
+            context = {"field": ev["field"], "before": text[max(0, a - CONTEXT_CHARS):a],
+                       "match": text[a:b], "after": text[b:b + CONTEXT_CHARS]}
+        out.append(Sample(r["work_id"], r["pile"], r["pending_reason"], r["winner"], t.get("raw_title"), ev,
+                          context))
+    return sorted(out, key=lambda s: s.work_id)
+
+
+def _pool_text(pool: Path, overlay: Path | None, ids: list[str]) -> dict[str, dict]:
+    """Normalised (case-preserved) title and abstract of the given works."""
+    source = open_table(pool, "pool")
+    ov = load_overlay(overlay) if overlay else None
+    wanted = pa.array(ids, pa.string())
+    found: dict[str, dict] = {}
+    for batch in source.batches(["work_id", "source", "title", "abstract"]):
+        keep = pc.is_in(batch.column("work_id"), value_set=wanted)
+        if not pc.any(keep).as_py():
+            continue
+        batch = batch.filter(keep)
+        if ov is not None:
+            batch = ov.apply(batch)
+        title, _ = normalise_array(batch.column("title"))
+        abstract, _ = normalise_array(batch.column("abstract"))
+        for wid, raw, t, a in zip(batch.column("work_id").to_pylist(), batch.column("title").to_pylist(),
+                                  title.to_pylist(), abstract.to_pylist()):
+            found[wid] = {"raw_title": raw, "title": t, "abstract": a}
+    return found

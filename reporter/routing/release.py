@@ -1,0 +1,309 @@
+"""A route run: pool + overlay + rule book in, a complete release folder out.
+
+Reads the pool in record batches, routes them on worker threads (Arrow,
+numpy and the Aho-Corasick scan release the GIL), writes routing.parquet in
+pool order, sums the counts, and only then names the release by the digest
+of its six inputs. Everything is written to a temporary folder that is
+renamed into place at the end: a release folder is complete or absent.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import os
+import shutil
+import tempfile
+import threading
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from .. import __version__
+from ..errors import InputError, InternalError
+from ..hashing import dump_json, sha256_json, sha256_text
+from ..pool.overlay import Overlay, load_overlay
+from ..pool.reader import REQUIRED_POOL_COLUMNS, open_table, require_columns
+from ..progress import Progress
+from .engine import REASONS, ROUTING_SCHEMA, compile_plan, route_batch
+from .normalise import SETTINGS, settings_digest
+from .specs import check_columns, load_rulebook
+
+# Bump whenever routing semantics change: it is part of every release id.
+ROUTING_ALGORITHM_VERSION = 1
+ENGINE_VERSION = f"{__version__}+routing.{ROUTING_ALGORITHM_VERSION}"
+BATCH_ROWS = 32_768
+SAMPLE_K = 20
+RULE_SAMPLE_K = 10
+RELEASE_FILES = ("release.json", "routing.parquet", "rule_stats.json", "samples.json")
+
+
+@dataclass(frozen=True)
+class RouteResult:
+    """What a route run produced."""
+
+    release_id: str
+    """sha256 of the six input digests."""
+    release_dir: Path
+    """releases/<release_id>/"""
+    piles: dict[str, int]
+    """Rows per pile, pending included."""
+    pending: dict[str, int]
+    """Rows per pending reason."""
+    created: bool
+    """False when an identical release already existed."""
+    rows: int
+    """Pool rows routed."""
+
+
+def route_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = None,
+                  labels: Path | None = None, sample_seed: int = 0, workers: int = 2,
+                  progress: bool = True, batch_rows: int = BATCH_ROWS) -> RouteResult:
+    """Route a pool with a rule book into out/<release_id>/ and list it in out/index.json."""
+    book = load_rulebook(Path(specs))
+    source = open_table(Path(pool), "pool")
+    require_columns(source, REQUIRED_POOL_COLUMNS, "pool")
+    check_columns(book, set(source.schema.names), str(pool))
+    ov = load_overlay(Path(overlay)) if overlay else None
+    label_table = None
+    if labels:
+        from .labels import load_labels
+        label_table = load_labels(Path(labels))
+    plan = compile_plan(book, source.schema)
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    digests: dict[str, str] = {}
+    hasher = threading.Thread(target=lambda: digests.update(pool=source.digest()), daemon=True)
+    hasher.start()
+
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-release-", dir=out))
+    try:
+        totals, samples, work_ids = _route_all(plan, source, ov, tmp / "routing.parquet", sample_seed,
+                                               workers, progress, batch_rows)
+        _check_unique(work_ids, source.path)
+        hasher.join()
+        inputs = {
+            "pool": digests["pool"],
+            "overlay": ov.digest if ov else "none",
+            "specs": book.specs_digest(),
+            "piles": book.piles_digest(),
+            "normalisation": settings_digest(),
+            "engine": sha256_text(ENGINE_VERSION),
+        }
+        release_id = sha256_json(inputs)
+        stats = build_rule_stats(plan, totals, release_id, ov, source.replaced)
+        manifest = {"schema_version": 1, "release_id": release_id, "inputs": inputs,
+                    "engine_version": ENGINE_VERSION, "normalisation": SETTINGS,
+                    "rows": int(totals["rows"][0]), "generated_pool": source.generated_note()}
+        (tmp / "release.json").write_text(dump_json(manifest), encoding="utf-8")
+        (tmp / "rule_stats.json").write_text(dump_json(stats), encoding="utf-8")
+        (tmp / "samples.json").write_text(dump_json(_finish_samples(samples, sample_seed)), encoding="utf-8")
+        release_dir = out / release_id
+        created = _publish(tmp, release_dir)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    _append_index(out, release_id)
+    if label_table is not None:
+        from .labels import write_label_stats
+        write_label_stats(release_dir, label_table, book)
+    return RouteResult(release_id, release_dir, stats["piles"], stats["pending"], created, stats["rows"])
+
+
+def _route_all(plan, source, ov: Overlay | None, path: Path, seed: int, workers: int, show: bool,
+               batch_rows: int):
+    """Route every batch in order; returns (summed counts, sample heaps, work_id chunks)."""
+    bar = Progress("route", total=source.num_rows, enabled=show)
+    totals: dict[str, np.ndarray] = {}
+    heaps: dict[str, list] = {}
+    work_ids: list[pa.Array] = []
+    writer = pq.ParquetWriter(path, ROUTING_SCHEMA, compression="zstd")
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+            inflight: deque = deque()
+
+            def drain_one():
+                res = inflight.popleft().result()
+                writer.write_table(res.table, row_group_size=max(len(res.table), 1))
+                for key, value in res.counts.items():
+                    totals[key] = totals[key] + value if key in totals else value.copy()
+                for group, items in res.samples.items():
+                    heap = heaps.setdefault(group, [])
+                    for item in items:
+                        _keep_smallest(heap, item, SAMPLE_K if group.startswith("pile:") else RULE_SAMPLE_K)
+                work_ids.append(res.work_ids)
+                bar.advance(len(res.table))
+
+            for index, batch in enumerate(source.batches(list(plan.columns), batch_rows)):
+                if ov is not None:
+                    batch = ov.apply(batch)
+                inflight.append(pool.submit(route_batch, plan, batch, index, seed, SAMPLE_K, RULE_SAMPLE_K))
+                while len(inflight) > workers:
+                    drain_one()
+            while inflight:
+                drain_one()
+    finally:
+        writer.close()
+        bar.close()
+    if not totals:  # an empty pool
+        empty = compile_empty_totals(plan)
+        totals.update(empty)
+    return totals, heaps, work_ids
+
+
+def compile_empty_totals(plan) -> dict[str, np.ndarray]:
+    """Zero counts of the right shapes, for a pool with no rows."""
+    R, P = len(plan.rule_ids), len(plan.pile_names)
+    z = lambda *shape: np.zeros(shape, dtype=np.int64)  # noqa: E731
+    return {"rows": z(1), "with_title": z(1), "with_abstract": z(1), "piles": z(P), "reasons": z(3),
+            "title_only": z(1), "matched": z(R), "won": z(R), "no_text": z(R), "outranked": z(R),
+            "would_win": z(R), "would_move": z(R), "outranked_by": z(R, R), "domain_rows": z(R),
+            "domain_matched": z(R), "domain_miss": z(R), "miss_winners": z(R, R), "overlap": z(R, R)}
+
+
+def _keep_smallest(heap: list, item: tuple, k: int) -> None:
+    """Keep the k items with the smallest (key, batch, row) in a max-heap."""
+    key = (-item[0], -item[1], -item[2])
+    if len(heap) < k:
+        heapq.heappush(heap, (key, item[3]))
+    elif key > heap[0][0]:
+        heapq.heapreplace(heap, (key, item[3]))
+
+
+def _finish_samples(heaps: dict[str, list], seed: int) -> dict:
+    """samples.json: per pile and per rule, the kept works ordered by work_id."""
+    out: dict = {"seed": seed, "k": SAMPLE_K, "rule_k": RULE_SAMPLE_K, "piles": {}, "rules": {}}
+    for group in sorted(heaps):
+        works = sorted((payload for _, payload in heaps[group]), key=lambda w: w["work_id"])
+        kind, name = group.split(":", 1)
+        if kind == "pile":
+            out["piles"][name] = works
+        else:
+            slot = out["rules"].setdefault(name, {"wins": [], "domain_misses": []})
+            slot["wins" if kind == "wins" else "domain_misses"] = works
+    return out
+
+
+def _check_unique(chunks: list[pa.Array], path: Path) -> None:
+    """Fail on a null or duplicate work_id, naming the first few."""
+    if not chunks:
+        return
+    ids = pl.Series("work_id", pa.chunked_array(chunks, pa.string()))
+    nulls = ids.null_count()
+    if nulls:
+        raise InputError(f"{path}: {nulls:,} row(s) have no work_id; every work needs a unique, "
+                         "scheme-prefixed id (e.g. doi:10.1101/..., osf:abc12)")
+    dup = ids.filter(ids.is_duplicated()).unique(maintain_order=True)
+    if len(dup):
+        first = ", ".join(dup.head(5).to_list())
+        raise InputError(f"{path}: {len(dup):,} duplicate work_id value(s), e.g. {first}; work_id must be unique")
+    bad = ids.filter(~ids.str.contains(r"^[A-Za-z][A-Za-z0-9_.+-]*:.+"))
+    if len(bad):
+        raise InputError(f"{path}: {len(bad):,} work_id value(s) lack a scheme prefix, e.g. "
+                         f"{', '.join(repr(x) for x in bad.head(3).to_list())}; write e.g. doi:10.1101/..., "
+                         "osf:abc12, openalex:W123")
+
+
+def build_rule_stats(plan, t: dict[str, np.ndarray], release_id: str, ov, replaced: int) -> dict:
+    """rule_stats.json from the summed counts; fails loudly if the identity breaks."""
+    ids = plan.rule_ids
+    rules = []
+    for j, rule in enumerate(plan.book.rules):
+        shadow = bool(plan.shadow[j])
+        has_domain = rule.domain is not None
+        entry = {
+            "id": rule.id, "description": rule.description, "file": rule.file, "pile": rule.pile,
+            "precedence": rule.precedence, "shadow": shadow, "spec": rule.spec,
+            "matched": int(t["matched"][j]),
+            "won": 0 if shadow else int(t["won"][j]),
+            "no_text": 0 if shadow else int(t["no_text"][j]),
+            "outranked": 0 if shadow else int(t["outranked"][j]),
+            "would_win": int(t["would_win"][j]) if shadow else None,
+            "would_move": int(t["would_move"][j]) if shadow else None,
+            "domain": rule.spec.get("domain") if has_domain else None,
+            "domain_rows": int(t["domain_rows"][j]) if has_domain else None,
+            "domain_matched": int(t["domain_matched"][j]) if has_domain else None,
+            "domain_miss": int(t["domain_miss"][j]) if has_domain else None,
+            "domain_miss_winners": _ranked(t["miss_winners"][j], ids) if has_domain else [],
+            "outranked_by": _ranked(t["outranked_by"][j], ids),
+        }
+        if not shadow and entry["matched"] != entry["won"] + entry["no_text"] + entry["outranked"]:
+            raise InternalError(
+                f"rule {rule.id!r}: matched {entry['matched']} != won {entry['won']} + no_text "
+                f"{entry['no_text']} + outranked {entry['outranked']}; the routing identity must hold")
+        rules.append(entry)
+    piles = {name: int(t["piles"][p]) for p, name in enumerate(plan.pile_names)}
+    rows = int(t["rows"][0])
+    if sum(piles.values()) != rows:
+        raise InternalError(f"piles sum to {sum(piles.values())} but the pool has {rows} rows")
+    pending = {REASONS[i]: int(t["reasons"][i]) for i in (1, 2)}
+    if sum(pending.values()) != piles[plan.pile_names[plan.pending_index]]:
+        raise InternalError("pending reasons do not add up to the pending pile")
+    return {
+        "schema_version": 1, "release_id": release_id, "rows": rows, "identity_holds": True,
+        "piles": piles,
+        "pile_order": [{"name": p.name, "kind": p.kind, "tier": p.tier} for p in plan.book.piles],
+        "pending": pending, "title_only": int(t["title_only"][0]),
+        "title_only_sources": list(plan.book.title_only_sources),
+        "pool": {"rows": rows, "with_title": int(t["with_title"][0]),
+                 "with_abstract": int(t["with_abstract"][0]), "utf8_replaced": int(replaced)},
+        "overlay": ov.summary() if ov else None,
+        "rules": rules,
+        "overlap": {"rules": list(ids), "matrix": t["overlap"].astype(int).tolist()},
+    }
+
+
+def _ranked(counts: np.ndarray, ids: tuple[str, ...]) -> list[dict]:
+    pairs = [(int(c), ids[i]) for i, c in enumerate(counts) if c]
+    return [{"rule": rid, "rows": c} for c, rid in sorted(pairs, key=lambda x: (-x[0], x[1]))]
+
+
+def _publish(tmp: Path, final: Path) -> bool:
+    """Rename the finished folder into place; an existing release must be byte-identical."""
+    if final.exists():
+        for name in RELEASE_FILES:
+            if not (final / name).exists() or (final / name).read_bytes() != (tmp / name).read_bytes():
+                raise InternalError(
+                    f"{final}: a release with this id exists but its {name} differs from this run's; "
+                    "releases are immutable and routing is deterministic, so the folder was edited "
+                    "or the engine changed without a version bump. Move the folder aside to rebuild it.")
+        return False
+    os.replace(tmp, final)
+    return True
+
+
+def read_index(out: Path) -> list[str]:
+    """Release ids in the order first written (index.json), [] when absent."""
+    path = Path(out) / "index.json"
+    if not path.exists():
+        return []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON ({exc.msg}); it should be a list of release ids") from None
+    if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
+        raise InputError(f"{path}: should be a JSON list of release ids")
+    return data
+
+
+def _append_index(out: Path, release_id: str) -> None:
+    ids = read_index(out)
+    if release_id in ids:
+        return
+    ids.append(release_id)
+    write_atomic(out / "index.json", json.dumps(ids, indent=2) + "\n")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a file through a temporary name so readers never see half of it."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

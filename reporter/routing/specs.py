@@ -1,0 +1,427 @@
+"""The rule book: specs/rules/*.json and specs/piles.json loaded into frozen objects.
+
+Every validation failure names the file, the rule id and the JSON path, and
+nothing is routed on a rule book that failed to load.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Union
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import InputError
+from ..hashing import sha256_json
+from .normalise import normalise_text
+
+TEXT_FIELDS = ("title", "abstract", "text")
+PILE_KINDS = ("discard", "hold", "screen", "pending")
+TIERS = ("cheap", "expensive")
+RULE_KEYS = {"id", "description", "pile", "precedence", "shadow", "match", "domain", "schema_version"}
+REQUIRED_RULE_KEYS = ("id", "pile", "precedence", "match")
+DEFAULT_TITLE_ONLY_SOURCES = ("osf",)
+
+
+# ---------------------------------------------------------------- predicates
+
+@dataclass(frozen=True)
+class Phrase:
+    """Literal phrases (any of them) with word boundaries, in a text field."""
+
+    field: str
+    """title, abstract or text (title and abstract, each on its own)."""
+    phrases: tuple[tuple[str, bool], ...]
+    """(normalised phrase, prefix) pairs; prefix means a trailing `*` lets the last word go on."""
+
+
+@dataclass(frozen=True)
+class Regex:
+    """An RE2 regex against a normalised (not lower-cased) text field."""
+
+    field: str
+    """title, abstract or text."""
+    pattern: str
+    """The regex as written."""
+    case_sensitive: bool
+    """False (the default) matches case-insensitively."""
+
+
+@dataclass(frozen=True)
+class ColumnIn:
+    """An exact value test on a pool column; a null never matches."""
+
+    column: str
+    """The pool column."""
+    values: tuple[Any, ...]
+    """The accepted values."""
+
+
+@dataclass(frozen=True)
+class Empty:
+    """The field is null or blank (for text: both title and abstract are)."""
+
+    field: str
+    """title, abstract or text."""
+
+
+@dataclass(frozen=True)
+class All:
+    """True when every child is true."""
+
+    children: tuple["Predicate", ...]
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    """True when at least one child is true."""
+
+    children: tuple["Predicate", ...]
+
+
+@dataclass(frozen=True)
+class Not:
+    """True when the child is false."""
+
+    child: "Predicate"
+
+
+Predicate = Union[Phrase, Regex, ColumnIn, Empty, All, AnyOf, Not]
+
+
+# ---------------------------------------------------------------- rules and piles
+
+@dataclass(frozen=True)
+class Rule:
+    """One routing rule; it may only route or discard, never admit."""
+
+    id: str
+    """Unique id."""
+    pile: str
+    """The pile a win sends a row to (never pending)."""
+    precedence: int
+    """Higher wins; unique across the book, shadow rules included."""
+    match: Predicate
+    """Which rows the rule hits."""
+    shadow: bool = False
+    """Evaluated and recorded, never wins."""
+    domain: Predicate | None = None
+    """The rows the rule is about (changes no routing; measures misses)."""
+    description: str = ""
+    """What the rule is for, in words."""
+    file: str = ""
+    """The spec file, relative to specs/."""
+    spec: Any = None
+    """The rule exactly as written (for pages and digests)."""
+
+
+@dataclass(frozen=True)
+class Pile:
+    """A pile and its kind."""
+
+    name: str
+    """The pile's name."""
+    kind: str
+    """discard, hold, screen or pending."""
+    tier: str | None = None
+    """For screen piles: cheap or expensive."""
+
+    @property
+    def paying(self) -> bool:
+        """A pile of kind screen costs model calls."""
+        return self.kind == "screen"
+
+
+@dataclass(frozen=True)
+class RuleBook:
+    """The loaded specs folder."""
+
+    rules: tuple[Rule, ...]
+    """Every rule, highest precedence first."""
+    piles: tuple[Pile, ...]
+    """The piles in piles.json order."""
+    title_only_sources: tuple[str, ...]
+    """Sources whose rows may be screened on a non-empty title alone."""
+    root: Path
+    """The specs folder."""
+
+    def pile(self, name: str) -> Pile:
+        """The pile with this name."""
+        return next(p for p in self.piles if p.name == name)
+
+    @property
+    def pending(self) -> Pile:
+        """The engine-owned pile for rows nothing judged."""
+        return next(p for p in self.piles if p.kind == "pending")
+
+    def specs_digest(self) -> str:
+        """Release input: the rules as written, canonical JSON, in file then id order."""
+        return sha256_json(sorted(([r.file, r.id, r.spec] for r in self.rules), key=lambda x: (x[0], x[1])))
+
+    def piles_digest(self) -> str:
+        """Release input: piles and policy."""
+        return sha256_json({"piles": [[p.name, p.kind, p.tier] for p in self.piles],
+                            "title_only_sources": sorted(self.title_only_sources)})
+
+    def columns(self) -> set[str]:
+        """Every pool column a rule or domain tests with `column`."""
+        out: set[str] = set()
+        for rule in self.rules:
+            for pred in (rule.match, rule.domain):
+                if pred is not None:
+                    out |= predicate_columns(pred)
+        return out
+
+
+def predicate_columns(pred: Predicate) -> set[str]:
+    """Columns named by `column` leaves under a predicate."""
+    if isinstance(pred, ColumnIn):
+        return {pred.column}
+    if isinstance(pred, (All, AnyOf)):
+        return set().union(*(predicate_columns(c) for c in pred.children))
+    if isinstance(pred, Not):
+        return predicate_columns(pred.child)
+    return set()
+
+
+# ---------------------------------------------------------------- loading
+
+class _Where:
+    """Where a validation error happened: file, rule id, JSON path."""
+
+    def __init__(self, file: str, rule_id: str | None, path: str):
+        self.file, self.rule_id, self.path = file, rule_id, path
+
+    def at(self, part: str) -> "_Where":
+        return _Where(self.file, self.rule_id, self.path + part)
+
+    def fail(self, message: str) -> InputError:
+        rule = f" rule {self.rule_id!r}:" if self.rule_id else ""
+        return InputError(f"{self.file}:{rule} {self.path}: {message}")
+
+
+def _read_json(path: Path, label: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{label}: file not found") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{label}: not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{label}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+
+
+def load_piles(specs: Path) -> tuple[tuple[Pile, ...], tuple[str, ...]]:
+    """Read specs/piles.json: the piles and the title-only sources."""
+    path = specs / "piles.json"
+    label = "piles.json"
+    if not path.exists():
+        raise InputError(f"{specs}: no piles.json; the rule book needs specs/piles.json naming the piles")
+    data = _read_json(path, label)
+    where = _Where(label, None, "$")
+    if not isinstance(data, dict):
+        raise where.fail("must be an object with a 'piles' list")
+    unknown = set(data) - {"piles", "title_only_sources", "schema_version"}
+    if unknown:
+        raise where.fail(f"unknown key {sorted(unknown)[0]!r}; allowed: piles, title_only_sources, schema_version")
+    items = data.get("piles")
+    if not isinstance(items, list) or not items:
+        raise where.at(".piles").fail("must be a non-empty list of {name, kind[, tier]}")
+    piles: list[Pile] = []
+    for i, item in enumerate(items):
+        w = where.at(f".piles[{i}]")
+        if not isinstance(item, dict):
+            raise w.fail("must be an object {name, kind[, tier]}")
+        extra = set(item) - {"name", "kind", "tier", "description"}
+        if extra:
+            raise w.fail(f"unknown key {sorted(extra)[0]!r}; allowed: name, kind, tier, description")
+        name, kind, tier = item.get("name"), item.get("kind"), item.get("tier")
+        if not isinstance(name, str) or not name:
+            raise w.at(".name").fail("must be a non-empty string")
+        if kind not in PILE_KINDS:
+            raise w.at(".kind").fail(f"{kind!r} is not a pile kind; allowed: {', '.join(PILE_KINDS)}")
+        if kind == "screen":
+            if tier not in TIERS:
+                raise w.at(".tier").fail(f"a screen pile needs tier {' or '.join(TIERS)}, got {tier!r}")
+        elif tier is not None:
+            raise w.at(".tier").fail("only screen piles have a tier")
+        if any(p.name == name for p in piles):
+            raise w.at(".name").fail(f"duplicate pile {name!r}")
+        piles.append(Pile(name, kind, tier))
+    if sum(p.kind == "pending" for p in piles) != 1:
+        raise where.at(".piles").fail("exactly one pile must have kind 'pending' (the engine-owned pile)")
+    sources = data.get("title_only_sources", list(DEFAULT_TITLE_ONLY_SOURCES))
+    if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
+        raise where.at(".title_only_sources").fail("must be a list of source names")
+    return tuple(piles), tuple(sorted(set(sources)))
+
+
+def load_rulebook(specs: Path) -> RuleBook:
+    """Load and validate a specs folder (rules/*.json and piles.json)."""
+    specs = Path(specs)
+    if not specs.is_dir():
+        raise InputError(f"{specs}: the rule book folder does not exist")
+    piles, title_only = load_piles(specs)
+    pile_names = {p.name: p for p in piles}
+    rule_dir = specs / "rules"
+    files = sorted(rule_dir.glob("*.json")) if rule_dir.is_dir() else []
+    if not files:
+        raise InputError(f"{rule_dir}: no rule files (*.json); a rule book needs at least one rule")
+    rules: list[Rule] = []
+    seen_ids: dict[str, str] = {}
+    seen_prec: dict[int, tuple[str, str]] = {}
+    for path in files:
+        label = path.relative_to(specs).as_posix()
+        data = _read_json(path, label)
+        items = data if isinstance(data, list) else [data]
+        for i, raw in enumerate(items):
+            base = f"$[{i}]" if isinstance(data, list) else "$"
+            rule = _load_rule(raw, _Where(label, None, base), pile_names)
+            rule = Rule(**{**rule.__dict__, "file": label})
+            where = _Where(label, rule.id, base)
+            if rule.id in seen_ids:
+                raise where.at(".id").fail(f"duplicate rule id (also in {seen_ids[rule.id]})")
+            seen_ids[rule.id] = label
+            if rule.precedence in seen_prec:
+                other_file, other_id = seen_prec[rule.precedence]
+                raise where.at(".precedence").fail(
+                    f"precedence {rule.precedence} is also used by rule {other_id!r} in {other_file}; "
+                    "precedences must be unique (shadow rules included) so a promotion is never ambiguous")
+            seen_prec[rule.precedence] = (label, rule.id)
+            rules.append(rule)
+    rules.sort(key=lambda r: -r.precedence)
+    return RuleBook(tuple(rules), piles, title_only, specs)
+
+
+def _load_rule(raw: Any, where: _Where, piles: dict[str, Pile]) -> Rule:
+    if not isinstance(raw, dict):
+        raise where.fail("a rule must be a JSON object")
+    rule_id = raw.get("id")
+    if not isinstance(rule_id, str) or not rule_id.strip():
+        raise where.at(".id").fail("every rule needs a non-empty string 'id'")
+    where = _Where(where.file, rule_id, where.path)
+    unknown = sorted(set(raw) - RULE_KEYS)
+    if unknown:
+        raise where.at(f".{unknown[0]}").fail(f"unknown key; allowed: {', '.join(sorted(RULE_KEYS))}")
+    for key in REQUIRED_RULE_KEYS:
+        if key not in raw:
+            raise where.fail(f"missing required key {key!r}")
+    pile = raw["pile"]
+    if pile not in piles:
+        raise where.at(".pile").fail(f"unknown pile {pile!r}; piles.json names: {', '.join(piles)}")
+    if piles[pile].kind == "pending":
+        raise where.at(".pile").fail(f"no rule may target {pile!r}: it is the engine-owned pending pile")
+    prec = raw["precedence"]
+    if not isinstance(prec, int) or isinstance(prec, bool):
+        raise where.at(".precedence").fail(f"must be an integer, got {prec!r}")
+    shadow = raw.get("shadow", False)
+    if not isinstance(shadow, bool):
+        raise where.at(".shadow").fail(f"must be true or false, got {shadow!r}")
+    desc = raw.get("description", "")
+    if not isinstance(desc, str):
+        raise where.at(".description").fail("must be a string")
+    if raw.get("schema_version", 1) != 1:
+        raise where.at(".schema_version").fail("only schema_version 1 is known")
+    match = parse_predicate(raw["match"], where.at(".match"))
+    domain = parse_predicate(raw["domain"], where.at(".domain")) if raw.get("domain") is not None else None
+    return Rule(id=rule_id, pile=pile, precedence=prec, match=match, shadow=shadow,
+                domain=domain, description=desc, spec=raw)
+
+
+LEAF_SHAPES = {
+    "phrase": {"field", "phrase"},
+    "any_phrase": {"field", "any_phrase"},
+    "regex": {"field", "regex", "case"},
+    "in": {"column", "in"},
+    "empty": {"empty"},
+    "all": {"all"},
+    "any": {"any"},
+    "not": {"not"},
+}
+
+
+def parse_predicate(raw: Any, where: _Where) -> Predicate:
+    """Parse one predicate of the rule language (leaves and combinators)."""
+    if not isinstance(raw, dict):
+        raise where.fail("a predicate must be a JSON object")
+    shapes = [k for k in ("phrase", "any_phrase", "regex", "in", "empty", "all", "any", "not") if k in raw]
+    if len(shapes) != 1:
+        raise where.fail("a predicate needs exactly one of: phrase, any_phrase, regex, column+in, "
+                         f"empty, all, any, not (got keys {sorted(raw)})")
+    shape = shapes[0]
+    extra = sorted(set(raw) - LEAF_SHAPES[shape])
+    if extra:
+        raise where.at(f".{extra[0]}").fail(
+            f"unknown key for a {shape!r} predicate; allowed: {', '.join(sorted(LEAF_SHAPES[shape]))}")
+    if shape in ("all", "any"):
+        items = raw[shape]
+        if not isinstance(items, list) or not items:
+            raise where.at(f".{shape}").fail("must be a non-empty list of predicates")
+        children = tuple(parse_predicate(c, where.at(f".{shape}[{i}]")) for i, c in enumerate(items))
+        return All(children) if shape == "all" else AnyOf(children)
+    if shape == "not":
+        return Not(parse_predicate(raw["not"], where.at(".not")))
+    if shape == "empty":
+        field = raw["empty"]
+        _check_field(field, where.at(".empty"))
+        return Empty(field)
+    if shape == "in":
+        column, values = raw.get("column"), raw["in"]
+        if not isinstance(column, str) or not column:
+            raise where.at(".column").fail("must be a column name")
+        if not isinstance(values, list) or not values:
+            raise where.at(".in").fail("must be a non-empty list of values")
+        if any(isinstance(v, (dict, list)) or v is None for v in values):
+            raise where.at(".in").fail("values must be strings, numbers or booleans (a null never matches)")
+        return ColumnIn(column, tuple(values))
+    if "field" not in raw:
+        raise where.fail(f"a {shape!r} predicate needs 'field' (one of {', '.join(TEXT_FIELDS)})")
+    _check_field(raw["field"], where.at(".field"))
+    if shape == "regex":
+        pattern, case = raw["regex"], raw.get("case", "insensitive")
+        if not isinstance(pattern, str) or not pattern:
+            raise where.at(".regex").fail("must be a non-empty RE2 pattern")
+        if case not in ("sensitive", "insensitive"):
+            raise where.at(".case").fail(f"must be 'sensitive' or 'insensitive', got {case!r}")
+        try:
+            pc.match_substring_regex(pa.array(["x"]), pattern, ignore_case=case != "sensitive")
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            raise where.at(".regex").fail(f"invalid RE2 regex {pattern!r}: {exc}") from None
+        return Regex(raw["field"], pattern, case == "sensitive")
+    items = [raw["phrase"]] if shape == "phrase" else raw["any_phrase"]
+    if shape == "any_phrase" and (not isinstance(items, list) or not items):
+        raise where.at(".any_phrase").fail("must be a non-empty list of phrases")
+    phrases = []
+    for i, item in enumerate(items):
+        w = where.at(".phrase" if shape == "phrase" else f".any_phrase[{i}]")
+        if not isinstance(item, str):
+            raise w.fail("a phrase must be a string")
+        prefix = item.rstrip().endswith("*")
+        body = item.rstrip()[:-1] if prefix else item
+        if "*" in body:
+            raise w.fail("'*' is allowed only at the end of a phrase (it lets the last word go on)")
+        norm = normalise_text(body)
+        if not norm:
+            raise w.fail("the phrase is empty after normalisation")
+        phrases.append((norm, prefix))
+    return Phrase(raw["field"], tuple(dict.fromkeys(phrases)))
+
+
+def _check_field(field: Any, where: _Where) -> None:
+    if field not in TEXT_FIELDS:
+        raise where.fail(f"unknown field {field!r}; allowed: {', '.join(TEXT_FIELDS)}")
+
+
+def check_columns(book: RuleBook, columns: set[str], pool_label: str) -> None:
+    """Fail (naming file, rule and path) when a rule tests a column the pool lacks."""
+    for rule in book.rules:
+        for key, pred in (("match", rule.match), ("domain", rule.domain)):
+            if pred is None:
+                continue
+            missing = sorted(predicate_columns(pred) - columns)
+            if missing:
+                raise _Where(rule.file, rule.id, f"$.{key}").fail(
+                    f"unknown column {missing[0]!r}: the pool {pool_label} has columns {', '.join(sorted(columns))}")

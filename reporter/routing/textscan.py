@@ -1,0 +1,136 @@
+"""One multi-pattern pass over a text field: every literal's hits with word-boundary flags.
+
+The lower-cased, normalised field of a whole record batch is one contiguous
+Arrow buffer; Aho-Corasick runs over it once (overlapping matches, so a
+phrase inside a longer phrase is still seen), and numpy maps each hit to
+its row and checks the characters either side. A hit that straddles two
+rows is dropped. Only hits next to a non-ASCII byte need Python to decide
+whether the neighbour is a word character.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ahocorasick_rs
+import numpy as np
+import pyarrow as pa
+
+from .normalise import is_word_char
+
+_ASCII_WORD = np.zeros(256, dtype=bool)
+for _c in range(128):
+    _ASCII_WORD[_c] = is_word_char(chr(_c))
+_NON_ASCII = np.zeros(256, dtype=bool)
+_NON_ASCII[128:] = True
+
+
+@dataclass
+class FieldBuffer:
+    """A string array's bytes and row offsets, as numpy views (no copy)."""
+
+    data: np.ndarray
+    """uint8 bytes of the whole array."""
+    offsets: np.ndarray
+    """int64 row offsets into data, length rows + 1."""
+
+    @classmethod
+    def of(cls, arr: pa.Array) -> "FieldBuffer":
+        """View an Arrow string array's buffers."""
+        n = len(arr)
+        bufs = arr.buffers()
+        offsets = np.frombuffer(bufs[1], dtype=np.int32, count=arr.offset + n + 1)[arr.offset:].astype(np.int64)
+        data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and offsets[-1] > 0 \
+            else np.zeros(max(int(offsets[-1]), 1), dtype=np.uint8)
+        return cls(data[: int(offsets[-1])] if offsets[-1] > 0 else data[:0], offsets)
+
+    def text(self, row: int) -> str:
+        """One row's text."""
+        return self.data[self.offsets[row]: self.offsets[row + 1]].tobytes().decode("utf-8")
+
+    def char_offset(self, row: int, byte_pos: int) -> int:
+        """The character offset within the row of an absolute byte position."""
+        return len(self.data[self.offsets[row]: byte_pos].tobytes().decode("utf-8"))
+
+
+@dataclass
+class Hits:
+    """Valid (same-row) hits of every literal in one field."""
+
+    row: np.ndarray
+    """Row of each hit (int64)."""
+    lit: np.ndarray
+    """Literal index of each hit."""
+    start: np.ndarray
+    """Absolute byte start."""
+    end: np.ndarray
+    """Absolute byte end (exclusive)."""
+    left_ok: np.ndarray
+    """No word character immediately before."""
+    right_ok: np.ndarray
+    """No word character immediately after."""
+
+    @classmethod
+    def empty(cls) -> "Hits":
+        z = np.zeros(0, dtype=np.int64)
+        b = np.zeros(0, dtype=bool)
+        return cls(z, z, z, z, b, b)
+
+
+class Scanner:
+    """A compiled set of lower-cased literals."""
+
+    def __init__(self, literals: list[str]):
+        self.literals = literals
+        self.automaton = ahocorasick_rs.BytesAhoCorasick(
+            [lit.encode("utf-8") for lit in literals]) if literals else None
+
+    def scan(self, buf: FieldBuffer) -> Hits:
+        """Every hit of every literal within a row, with boundary flags."""
+        if self.automaton is None or len(buf.data) == 0:
+            return Hits.empty()
+        base = int(buf.offsets[0])
+        raw = self.automaton.find_matches_as_indexes(memoryview(buf.data[base:]), overlapping=True)
+        if not raw:
+            return Hits.empty()
+        arr = np.array(raw, dtype=np.int64).reshape(-1, 3)
+        lit, start, end = arr[:, 0], arr[:, 1] + base, arr[:, 2] + base
+        offsets = buf.offsets
+        row = np.searchsorted(offsets, start, side="right") - 1
+        keep = end <= offsets[row + 1]
+        if not keep.all():
+            lit, start, end, row = lit[keep], start[keep], end[keep], row[keep]
+        data = buf.data
+        n = len(data)
+        row_start, row_end = offsets[row], offsets[row + 1]
+        # Left neighbour.
+        at_start = start == row_start
+        prev_pos = np.where(at_start, 0, start - 1)
+        prev = data[prev_pos] if n else np.zeros(len(start), np.uint8)
+        left_word = _ASCII_WORD[prev] & ~at_start
+        odd = np.flatnonzero(_NON_ASCII[prev] & ~at_start)
+        for i in odd:
+            left_word[i] = is_word_char(_char_before(data, int(start[i]), int(row_start[i])))
+        # Right neighbour.
+        at_end = end == row_end
+        next_pos = np.where(at_end, 0, np.minimum(end, n - 1))
+        nxt = data[next_pos] if n else np.zeros(len(end), np.uint8)
+        right_word = _ASCII_WORD[nxt] & ~at_end
+        odd = np.flatnonzero(_NON_ASCII[nxt] & ~at_end)
+        for i in odd:
+            right_word[i] = is_word_char(_char_at(data, int(end[i]), int(row_end[i])))
+        return Hits(row, lit, start, end, ~left_word, ~right_word)
+
+
+def _char_before(data: np.ndarray, pos: int, lo: int) -> str:
+    """The character whose UTF-8 encoding ends just before byte pos."""
+    begin = pos - 1
+    while begin > lo and (data[begin] & 0xC0) == 0x80:
+        begin -= 1
+    return data[begin:pos].tobytes().decode("utf-8", "replace")[:1]
+
+
+def _char_at(data: np.ndarray, pos: int, hi: int) -> str:
+    """The character whose UTF-8 encoding starts at byte pos."""
+    stop = min(pos + 4, hi)
+    return data[pos:stop].tobytes().decode("utf-8", "ignore")[:1]
