@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from .normalise import is_word_char, normalise_array
+from .normalise import is_word_char, normalise_array, normalise_batch, unicode_work
 from .specs import All, AnyOf, ColumnIn, Empty, Not, Phrase, Predicate, Regex, RuleBook
 from .textscan import FieldBuffer, Hits, Scanner
 
@@ -166,21 +166,52 @@ def _cost(pred: Predicate) -> int:
 
 
 class FieldText:
-    """One text field of a batch, normalised, with its literal hits."""
+    """One text field of a batch, normalised, with its literal hits.
+
+    Fast path: lower-case the raw text's ASCII letters and scan it once. Rows
+    that normalisation would change (whitespace runs or control whitespace,
+    found by the same scan; spaces at either end; non-ASCII characters that
+    NFKC, the dash rule or lower-casing would change) are normalised in full
+    and scanned again; their first-pass hits are dropped.
+    """
 
     def __init__(self, raw: pa.Array, scanner: Scanner):
-        self.raw = raw
-        self.norm, self.low = normalise_array(raw)
-        self.blank = pc.fill_null(pc.equal(pc.utf8_length(self.norm), 0), True).to_numpy(zero_copy_only=False)
+        if isinstance(raw, pa.ChunkedArray):
+            raw = raw.combine_chunks()
+        n = len(raw)
+        self.n = n
+        low = pc.ascii_lower(raw)
+        buf = FieldBuffer.of(low)
+        hits = scanner.scan(buf)
+        ws = np.zeros(n, dtype=bool)
+        ws[scanner.trouble_rows(hits)] = True
+        lengths = np.diff(buf.offsets)
+        nonempty = np.flatnonzero(lengths > 0)
+        if len(nonempty):
+            first = buf.data[buf.offsets[nonempty]]
+            last = buf.data[buf.offsets[nonempty + 1] - 1]
+            ws[nonempty[(first == 32) | (last == 32)]] = True
+        work = unicode_work(buf.data, buf.offsets)
+        fix = ws.copy()
+        fix[work.rows] = True
+        real = hits.lit < scanner.n
+        if fix.any():
+            self.norm, self.low = normalise_batch(raw, low, buf.offsets, work, ws)
+            rows = np.flatnonzero(fix)
+            sub_hits = scanner.scan(FieldBuffer.of(self.low.take(pa.array(rows))))
+            hits = Scanner.concat(Scanner.select(hits, real & ~fix[hits.row]),
+                                  Scanner.select(sub_hits, sub_hits.lit < scanner.n, rows))
+        else:
+            hits = Scanner.select(hits, real)
+            self.norm, self.low = raw, low
+        self.hits = hits
         self.buf = FieldBuffer.of(self.low)
         self.norm_buf = FieldBuffer.of(self.norm)
+        self.blank = np.diff(self.buf.offsets) == 0
         self.ascii = pc.fill_null(pc.string_is_ascii(self.norm), True).to_numpy(zero_copy_only=False)
-        self.hits = scanner.scan(self.buf)
         order = np.argsort(self.hits.lit, kind="stable")
-        lits = self.hits.lit[order]
-        bounds = np.searchsorted(lits, np.arange(len(scanner.literals) + 1))
+        bounds = np.searchsorted(self.hits.lit[order], np.arange(scanner.n + 1))
         self._by_lit = (order, bounds)
-        self.n = len(raw)
 
     def buf_norm_text(self, row: int) -> str:
         """One row's normalised, case-preserved text."""
@@ -413,11 +444,11 @@ def _evidence(plan: Plan, ev: Evaluator, fields: dict[str, FieldText], winner: n
                         if len(idx) == 0:
                             continue
                         rows = ft.hits.row[idx]
-                        start = ft.hits.start[idx] - ft.buf.offsets[rows]
+                        start = ft.hits.start[idx]
                         end = ft.hits.end[idx]
                         if prefix:
-                            end = _word_end(ft.buf, rows, end)
-                        end = end - ft.buf.offsets[rows]
+                            base = ft.buf.offsets[rows]
+                            end = _word_end(ft.buf, rows, end + base) - base
                         _take_better(best_field, best_start, best_end, best_byte, rows, fi, start, end, True, ft)
                 else:
                     cand = np.flatnonzero(rows_mask & ~ft.blank)

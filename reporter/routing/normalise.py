@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import sys
 import unicodedata
+from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -79,6 +81,236 @@ def _flat(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
     return arr
+
+
+_COMPOSE_SECOND: set[int] | None = None
+_WORK: dict[int, bool] = {}
+
+
+def _compose_second() -> set[int]:
+    """Code points that can be the second of a canonical composition pair (NFKC may merge them)."""
+    global _COMPOSE_SECOND
+    if _COMPOSE_SECOND is None:
+        out = set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3))  # Hangul vowels and trailing consonants
+        for cp in range(0x80, 0x30000):
+            dec = unicodedata.decomposition(chr(cp))
+            if dec and not dec.startswith("<"):
+                parts = dec.split()
+                if len(parts) == 2:
+                    out.add(int(parts[1], 16))
+        _COMPOSE_SECOND = out
+    return _COMPOSE_SECOND
+
+
+# What normalisation does to a non-ASCII character, as bit flags.
+SIMPLE = 1   # NFKC maps it, on its own, to characters that cannot combine with neighbours
+FULL = 2     # NFKC must see the whole row (combining marks, composition partners)
+DASHED = 4   # a dash (category Pd) other than '-'
+SPACE = 8    # whitespace, or maps to whitespace
+CASE = 16    # lower-casing changes it
+_FLAGS: dict[int, int] = {}
+
+
+def char_flags(cp: int) -> int:
+    """How normalisation treats one non-ASCII code point (cached per process)."""
+    flags = _FLAGS.get(cp)
+    if flags is None:
+        c = chr(cp)
+        second = _compose_second()
+        mapped = unicodedata.normalize("NFKC", c)
+        flags = 0
+        if unicodedata.combining(c) or cp in second:
+            flags |= FULL
+        elif mapped != c:
+            if any(unicodedata.combining(x) or ord(x) in second for x in mapped):
+                flags |= FULL
+            else:
+                flags |= SIMPLE
+        for x in (c, mapped):
+            if any(unicodedata.category(y) == "Pd" and y != "-" for y in x):
+                flags |= DASHED
+            if any(y.isspace() for y in x):
+                flags |= SPACE
+            if x.lower() != x:
+                flags |= CASE
+        _FLAGS[cp] = flags
+    return flags
+
+
+@dataclass
+class RowWork:
+    """Which rows of a buffer normalisation changes, and the characters it must replace."""
+
+    rows: np.ndarray
+    """Rows with any non-ASCII character that normalisation changes."""
+    full: np.ndarray
+    """Rows that need NFKC over the whole row."""
+    space: np.ndarray
+    """Rows with Unicode whitespace (before or after NFKC)."""
+    simple: tuple[str, ...]
+    """Characters present that NFKC maps on their own (replaced literally)."""
+    dashes: tuple[str, ...]
+    """Dashes present (after the literal NFKC mappings), to become '-'."""
+    edit_pos: np.ndarray = None
+    """Byte positions of characters replaced in place (SIMPLE, DASHED or CASE, outside `full` rows)."""
+    edit_len: np.ndarray = None
+    """Their UTF-8 lengths."""
+    edit_cp: np.ndarray = None
+    """Their code points."""
+    edit_row: np.ndarray = None
+    """Their rows."""
+    case: bool = False
+    """Whether lower-casing must be Unicode-aware (a cased non-ASCII character, or full NFKC rows)."""
+    edit_norm: np.ndarray = None
+    """Per edit: whether it changes the case-preserved text too (SIMPLE or DASHED), not only the lower-cased."""
+
+
+def unicode_work(data: np.ndarray, offsets: np.ndarray) -> RowWork:
+    """Find, in numpy, the rows whose non-ASCII characters normalisation would change.
+
+    Only multi-byte characters are decoded; each distinct code point is
+    classified once per process.
+    """
+    empty = np.zeros(0, dtype=np.int64)
+    lead = np.flatnonzero(data >= 0xC0)
+    if len(lead) == 0:
+        return RowWork(empty, empty, empty, (), (), empty, empty, empty, empty, False)
+    n = len(data)
+    b0 = data[lead].astype(np.int64)
+    b1 = data[np.minimum(lead + 1, n - 1)].astype(np.int64) & 0x3F
+    b2 = data[np.minimum(lead + 2, n - 1)].astype(np.int64) & 0x3F
+    b3 = data[np.minimum(lead + 3, n - 1)].astype(np.int64) & 0x3F
+    cp = np.where(b0 < 0xE0, ((b0 & 0x1F) << 6) | b1,
+                  np.where(b0 < 0xF0, ((b0 & 0x0F) << 12) | (b1 << 6) | b2,
+                           ((b0 & 0x07) << 18) | (b1 << 12) | (b2 << 6) | b3))
+    distinct, inverse = np.unique(cp, return_inverse=True)
+    flags = np.array([char_flags(int(c)) for c in distinct], dtype=np.int64)
+    if not flags.any():
+        return RowWork(empty, empty, empty, (), (), empty, empty, empty, empty, False)
+    pos_flags = flags[inverse]
+    hit = pos_flags != 0
+    row = np.searchsorted(offsets, lead[hit], side="right") - 1
+    f = pos_flags[hit]
+    simple = tuple(chr(c) for c, fl in zip(distinct.tolist(), flags.tolist()) if fl & SIMPLE)
+    dashes = {chr(c) for c, fl in zip(distinct.tolist(), flags.tolist()) if fl & DASHED and not fl & SIMPLE}
+    for ch in simple:
+        dashes |= {y for y in unicodedata.normalize("NFKC", ch) if unicodedata.category(y) == "Pd" and y != "-"}
+    full = np.unique(row[(f & FULL) != 0])
+    edit = ((f & (SIMPLE | DASHED | CASE)) != 0) & ~np.isin(row, full)
+    pos = lead[hit][edit]
+    b = b0[hit][edit]
+    length = np.where(b < 0xE0, 2, np.where(b < 0xF0, 3, 4))
+    return RowWork(np.unique(row), full, np.unique(row[(f & SPACE) != 0]), simple, tuple(sorted(dashes)),
+                   pos, length, cp[hit][edit], row[edit], bool(len(full)) or bool((f & CASE).any()),
+                   (f[edit] & (SIMPLE | DASHED)) != 0)
+
+
+_REPLACEMENT: dict[tuple[int, bool], bytes] = {}
+
+
+def _replacement(cp: int, lower: bool) -> bytes:
+    """One character normalised on its own (NFKC, dashes, optionally Arrow's lower-casing), as UTF-8."""
+    out = _REPLACEMENT.get((cp, lower))
+    if out is None:
+        text = unicodedata.normalize("NFKC", chr(cp))
+        text = "".join("-" if unicodedata.category(c) == "Pd" else c for c in text)
+        if lower:
+            text = pc.utf8_lower(pa.array([text]))[0].as_py()
+        out = text.encode("utf-8")
+        _REPLACEMENT[(cp, lower)] = out
+    return out
+
+
+def _rebuild(arr: pa.Array, shift: int, edits: list[tuple[int, int, bytes]], row_delta: np.ndarray,
+             overrides: pa.Array | None, override_rows: np.ndarray) -> pa.Array:
+    """A new string array from arr's bytes with byte edits applied and whole rows overridden."""
+    n = len(arr)
+    src = np.frombuffer(arr.buffers()[2], dtype=np.uint8) if arr.buffers()[2] is not None else np.zeros(0, np.uint8)
+    src_off = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=arr.offset + n + 1)[arr.offset:].astype(np.int64)
+    lengths = np.diff(src_off) + row_delta
+    pieces: list = []
+    mv = memoryview(src)
+    prev = int(src_off[0])
+    if overrides is not None and len(override_rows):
+        ov = np.frombuffer(overrides.buffers()[2], dtype=np.uint8) if overrides.buffers()[2] is not None \
+            else np.zeros(0, np.uint8)
+        ov_off = np.frombuffer(overrides.buffers()[1], dtype=np.int32,
+                               count=overrides.offset + len(overrides) + 1)[overrides.offset:].astype(np.int64)
+        lengths[override_rows] = np.diff(ov_off)
+        ovm = memoryview(ov)
+        for k, r in enumerate(override_rows.tolist()):
+            edits.append((int(src_off[r]) - shift, int(src_off[r + 1] - src_off[r]),
+                          ovm[int(ov_off[k]):int(ov_off[k + 1])]))
+        edits.sort(key=lambda e: e[0])
+    for pos, ln, rep in edits:
+        pos += shift
+        pieces.append(mv[prev:pos])
+        pieces.append(rep)
+        prev = pos + ln
+    pieces.append(mv[prev:int(src_off[-1])])
+    blob = b"".join(pieces)
+    new_off = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new_off[1:])
+    validity = None
+    if arr.null_count:
+        validity = pa.array(arr.is_valid().to_numpy(zero_copy_only=False)).buffers()[1]
+    return pa.StringArray.from_buffers(n, pa.py_buffer(new_off.astype(np.int32)), pa.py_buffer(blob),
+                                       validity, arr.null_count)
+
+
+def apply_edits(arr: pa.Array, offsets: np.ndarray, work: RowWork, lower: bool,
+                overrides: pa.Array | None = None, override_rows: np.ndarray | None = None) -> pa.Array:
+    """Replace single characters in place and whole rows, in one pass over the bytes.
+
+    For the case-preserved text (lower=False) the SIMPLE and DASHED
+    characters; for the lower-cased text also the CASE ones. The positions
+    refer to the buffer with `offsets` (`arr`'s own, or its ASCII-lower-cased
+    twin, whose non-ASCII bytes are the same). Rows in `override_rows` take
+    their bytes from `overrides` instead. Rows and nulls keep their places.
+    """
+    n = len(arr)
+    override_rows = np.zeros(0, dtype=np.int64) if override_rows is None else override_rows
+    has_edits = work.edit_pos is not None and len(work.edit_pos) > 0
+    if not has_edits and not len(override_rows):
+        return arr
+    src_off0 = int(np.frombuffer(arr.buffers()[1], dtype=np.int32, count=arr.offset + 1)[arr.offset])
+    shift = src_off0 - int(offsets[0])
+    edits: list[tuple[int, int, bytes]] = []
+    row_delta = np.zeros(n, dtype=np.int64)
+    if has_edits:
+        keep = np.ones(len(work.edit_pos), dtype=bool) if lower else work.edit_norm.copy()
+        if len(override_rows):
+            keep &= ~np.isin(work.edit_row, override_rows)
+        pos_l, len_l, cp_l = work.edit_pos[keep].tolist(), work.edit_len[keep].tolist(), work.edit_cp[keep].tolist()
+        deltas = np.zeros(len(pos_l), dtype=np.int64)
+        for k, (pos, ln, cp) in enumerate(zip(pos_l, len_l, cp_l)):
+            rep = _replacement(cp, lower)
+            edits.append((pos, ln, rep))
+            deltas[k] = len(rep) - ln
+        row_delta = np.bincount(work.edit_row[keep], weights=deltas, minlength=n).astype(np.int64)
+    return _rebuild(arr, shift, edits, row_delta, overrides, override_rows)
+
+
+def normalise_batch(raw: pa.Array, low: pa.Array, offsets: np.ndarray, work: RowWork,
+                    whitespace: np.ndarray) -> tuple[pa.Array, pa.Array]:
+    """Normalise a whole field, doing only what its characters need: (case-preserved, lower-cased).
+
+    `low` is raw with ASCII letters lower-cased and `offsets` its buffer's.
+    Single characters are edited in place; rows that need more (whitespace
+    collapsing, Unicode whitespace, full NFKC) are normalised in full with
+    normalise_array and spliced in, in the same pass. Equal, row for row,
+    to normalise_array(raw).
+    """
+    redo = whitespace.copy()
+    redo[work.space] = True
+    redo[work.full] = True
+    rows = np.flatnonzero(redo)
+    sub_norm = sub_low = None
+    if len(rows):
+        sub_norm, sub_low = normalise_array(raw.take(pa.array(rows)))
+    norm = apply_edits(raw, offsets, work, False, sub_norm, rows)
+    low = apply_edits(low, offsets, work, True, sub_low, rows)
+    return norm, low
 
 
 def normalise_text(text: str, lower: bool = True) -> str:

@@ -60,11 +60,11 @@ class Hits:
     row: np.ndarray
     """Row of each hit (int64)."""
     lit: np.ndarray
-    """Literal index of each hit."""
+    """Literal index of each hit (indices >= Scanner.n are whitespace-trouble markers)."""
     start: np.ndarray
-    """Absolute byte start."""
+    """Byte start within the row."""
     end: np.ndarray
-    """Absolute byte end (exclusive)."""
+    """Byte end within the row (exclusive)."""
     left_ok: np.ndarray
     """No word character immediately before."""
     right_ok: np.ndarray
@@ -77,17 +77,24 @@ class Hits:
         return cls(z, z, z, z, b, b)
 
 
+# Byte sequences that normalisation would change in otherwise clean text:
+# two spaces in a row and ASCII whitespace other than the space. Scanning
+# for them in the same pass as the rules' literals costs nothing extra.
+WHITESPACE_TROUBLE = ("  ", "\t", "\n", "\x0b", "\x0c", "\r", "\x1c", "\x1d", "\x1e", "\x1f")
+
+
 class Scanner:
-    """A compiled set of lower-cased literals."""
+    """A compiled set of lower-cased literals (plus the whitespace-trouble markers)."""
 
     def __init__(self, literals: list[str]):
         self.literals = literals
+        self.n = len(literals)
         self.automaton = ahocorasick_rs.BytesAhoCorasick(
-            [lit.encode("utf-8") for lit in literals]) if literals else None
+            [lit.encode("utf-8") for lit in list(literals) + list(WHITESPACE_TROUBLE)])
 
     def scan(self, buf: FieldBuffer) -> Hits:
         """Every hit of every literal within a row, with boundary flags."""
-        if self.automaton is None or len(buf.data) == 0:
+        if len(buf.data) == 0:
             return Hits.empty()
         base = int(buf.offsets[0])
         raw = self.automaton.find_matches_as_indexes(memoryview(buf.data[base:]), overlapping=True)
@@ -119,7 +126,24 @@ class Scanner:
         odd = np.flatnonzero(_NON_ASCII[nxt] & ~at_end)
         for i in odd:
             right_word[i] = is_word_char(_char_at(data, int(end[i]), int(row_end[i])))
-        return Hits(row, lit, start, end, ~left_word, ~right_word)
+        return Hits(row, lit, start - row_start, end - row_start, ~left_word, ~right_word)
+
+    def trouble_rows(self, hits: Hits) -> np.ndarray:
+        """Rows holding a whitespace-trouble marker."""
+        return np.unique(hits.row[hits.lit >= self.n])
+
+    @staticmethod
+    def select(hits: Hits, keep: np.ndarray, row_map: np.ndarray | None = None) -> Hits:
+        """The hits where keep is true, rows renumbered through row_map."""
+        row = hits.row[keep]
+        return Hits(row if row_map is None else row_map[row], hits.lit[keep], hits.start[keep], hits.end[keep],
+                    hits.left_ok[keep], hits.right_ok[keep])
+
+    @staticmethod
+    def concat(a: Hits, b: Hits) -> Hits:
+        """Two hit sets as one."""
+        return Hits(*(np.concatenate([getattr(a, f), getattr(b, f)])
+                      for f in ("row", "lit", "start", "end", "left_ok", "right_ok")))
 
 
 def _char_before(data: np.ndarray, pos: int, lo: int) -> str:

@@ -1,0 +1,33 @@
+"""The fast normalisation path equals the plain one on every row, whatever the characters."""
+
+import unicodedata
+
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reporter.routing.engine import FieldText
+from reporter.routing.normalise import normalise_array, normalise_text
+from reporter.routing.textscan import Scanner
+
+TRICKY = ["a", "B", "é", "É", "e\u0301", "\u0301", "²", "ﬁ", "ﬀ", "\u00a0", "\u2028", "\u0085", "\u3000",
+          "–", "—", "\u2010", "\u2011", "-", "İ", "ß", "ẞ", "\u1100", "\u1161", "\u11a8", "…", "Ａ", "µ",
+          "Σ", "β", " ", "  ", "\t", "\n", "\r\n", "\x1f", "x", "trial", "_", "٣", "\ufe58", "\u212b"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.lists(st.sampled_from(TRICKY), max_size=12).map("".join)),
+                min_size=1, max_size=20))
+def test_fast_path_equals_full_normalisation(values):
+    arr = pa.array(values, pa.string())
+    ft = FieldText(arr, Scanner(["trial"]))
+    norm, low = normalise_array(arr)
+    assert ft.norm.to_pylist() == norm.to_pylist()
+    assert ft.low.to_pylist() == low.to_pylist()
+
+
+def test_spec_examples():
+    assert normalise_text("Meta\u2010analysis  of \ufb01sh\n trials ") == "meta-analysis of fish trials"
+    assert normalise_text("HÉBERT\u00a0et al.") == "hébert et al."
+    assert normalise_text("e\u0301") == unicodedata.normalize("NFKC", "e\u0301") == "é"
+    assert normalise_text("Case", lower=False) == "Case"
