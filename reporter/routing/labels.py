@@ -60,7 +60,7 @@ def label_stats(routing: pl.LazyFrame, labels: pl.DataFrame, book: RuleBook) -> 
     for rule in book.rules:
         col = "shadow_matched" if rule.shadow else "matched"
         matched = inc.filter(pl.col(col).list.contains(rule.id))
-        won = joined.filter(pl.col("winner") == rule.id)
+        won = joined.filter((pl.col("winner") == rule.id) & (pl.col("pile") == rule.pile))
         won_inc = won.filter(pl.col("label") == "include")
         judged = won.filter(pl.col("kind").is_in(["screen", "discard"]))
         correct = judged.filter(((pl.col("kind") == "screen") & (pl.col("label") == "include"))
