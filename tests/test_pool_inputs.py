@@ -151,3 +151,19 @@ def test_cli_route_json_and_bad_input_exit_2(tmp_path):
     bad = subprocess.run(cmd[:-1] + ["--pool", str(tmp_path / "missing.parquet")], capture_output=True, text=True)
     assert bad.returncode == 2
     assert "missing.parquet: the pool does not exist" in bad.stderr
+
+
+def test_bytes_do_not_depend_on_batching_or_workers(tmp_path, monkeypatch):
+    import reporter.routing.release as release_mod
+    monkeypatch.setattr(release_mod, "ROW_GROUP_ROWS", 16)   # exercise several row groups
+    rows = [{"work_id": f"doi:10.1/{i:03d}", "source": "crossref", "title": ["A replication", "Erratum", "x"][i % 3],
+             "abstract": ["Text.", None, "More text."][i % 3]} for i in range(100)]
+    pool = write_pool(tmp_path / "pool.parquet", rows)
+    specs = write_specs(tmp_path, RULES)
+    a = route_release(pool, specs, tmp_path / "a", progress=False)
+    b = route_release(pool, specs, tmp_path / "b", progress=False, batch_rows=7, workers=1)
+    assert a.release_id == b.release_id
+    for name in ("release.json", "routing.parquet", "rule_stats.json", "samples.json"):
+        assert (a.release_dir / name).read_bytes() == (b.release_dir / name).read_bytes(), name
+    meta = pq.ParquetFile(a.release_dir / "routing.parquet").metadata
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [16] * 6 + [4]

@@ -574,15 +574,49 @@ def _evidence_texts(fields: dict[str, "FieldText"], evidence, n: int) -> pa.Arra
     return out
 
 
+_POWERS = np.ones(1, dtype=np.uint64)
+
+
+def sample_keys(work_ids: pa.Array, seed: int) -> np.ndarray:
+    """A seeded pseudo-random key in [0, 1) per work, from its work_id alone.
+
+    Samples are the works with the smallest keys, so they depend only on the
+    seed and the ids: not on batch size, worker count or pool order, and a
+    work sampled in one release is sampled again in the next.
+    """
+    global _POWERS
+    buf = FieldBuffer.of(work_ids if work_ids.type == pa.string() else work_ids.cast(pa.string()))
+    n = len(work_ids)
+    lengths = np.diff(buf.offsets)
+    longest = int(lengths.max()) if n else 0
+    if len(_POWERS) < longest + 1:
+        p = np.ones(longest + 1, dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            for i in range(1, longest + 1):
+                p[i] = p[i - 1] * np.uint64(1099511628211)
+        _POWERS = p
+    data = buf.data[buf.offsets[0]:buf.offsets[-1]].astype(np.uint64) + np.uint64(1)
+    row = np.repeat(np.arange(n), lengths)
+    pos = np.arange(len(data)) - (buf.offsets[:-1] - buf.offsets[0])[row]
+    with np.errstate(over="ignore"):
+        terms = data * _POWERS[pos]
+        h = np.zeros(n, dtype=np.uint64)
+        np.add.at(h, row, terms)
+        h ^= np.uint64(seed & 0xFFFFFFFFFFFFFFFF) * np.uint64(0x9E3779B97F4A7C15)
+        # splitmix64 finaliser
+        h ^= h >> np.uint64(30)
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(27)
+        h *= np.uint64(0x94D049BB133111EB)
+        h ^= h >> np.uint64(31)
+    return (h >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+
+
 def _samples(plan, batch, fields, table, evidence, batch_index, seed, k, rule_k,
              pile, winner, downgraded, miss_masks) -> dict[str, list[tuple[float, int, int, dict]]]:
-    """Seeded sample candidates of this batch: the k smallest random keys per group.
-
-    Keys come from a generator seeded by (seed, batch index), so the merged
-    sample depends only on the inputs, never on worker scheduling.
-    """
+    """Seeded sample candidates of this batch: the k smallest work keys per group."""
     n = batch.num_rows
-    keys = np.random.default_rng([seed, batch_index]).random(n)
+    keys = sample_keys(batch.column("work_id"), seed)
     groups: dict[str, np.ndarray] = {}
     for p, name in enumerate(plan.pile_names):
         groups[f"pile:{name}"] = (pile == p, k)
@@ -602,7 +636,7 @@ def _samples(plan, batch, fields, table, evidence, batch_index, seed, k, rule_k,
         return {}
     wanted = np.unique(np.concatenate(list(chosen.values())))
     payloads = _payloads(plan, batch, fields, table, evidence, wanted)
-    return {name: [(float(keys[r]), batch_index, int(r), payloads[int(r)]) for r in rows]
+    return {name: [(float(keys[r]), payloads[int(r)]["work_id"], int(r), payloads[int(r)]) for r in rows]
             for name, rows in chosen.items()}
 
 

@@ -40,6 +40,7 @@ from .specs import check_columns, load_rulebook
 ROUTING_ALGORITHM_VERSION = 1
 ENGINE_VERSION = f"{__version__}+routing.{ROUTING_ALGORITHM_VERSION}"
 BATCH_ROWS = 32_768
+ROW_GROUP_ROWS = 65_536  # routing.parquet row groups: fixed, so the bytes never depend on batching
 SAMPLE_K = 20
 RULE_SAMPLE_K = 10
 RELEASE_FILES = ("release.json", "routing.parquet", "rule_stats.json", "samples.json")
@@ -125,14 +126,14 @@ def _route_all(plan, source, ov: Overlay | None, path: Path, seed: int, workers:
     totals: dict[str, np.ndarray] = {}
     heaps: dict[str, list] = {}
     work_ids: list[pa.Array] = []
-    writer = pq.ParquetWriter(path, ROUTING_SCHEMA, compression="zstd")
+    writer = _GroupWriter(path)
     try:
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
             inflight: deque = deque()
 
             def drain_one():
                 res = inflight.popleft().result()
-                writer.write_table(res.table, row_group_size=max(len(res.table), 1))
+                writer.write(res.table)
                 for key, value in res.counts.items():
                     totals[key] = totals[key] + value if key in totals else value.copy()
                 for group, items in res.samples.items():
@@ -159,6 +160,31 @@ def _route_all(plan, source, ov: Overlay | None, path: Path, seed: int, workers:
     return totals, heaps, work_ids
 
 
+class _GroupWriter:
+    """Writes routing.parquet in row groups of exactly ROW_GROUP_ROWS rows (the last one shorter)."""
+
+    def __init__(self, path: Path):
+        self.writer = pq.ParquetWriter(path, ROUTING_SCHEMA, compression="zstd")
+        self.pending: list[pa.Table] = []
+        self.rows = 0
+
+    def write(self, table: pa.Table) -> None:
+        self.pending.append(table)
+        self.rows += len(table)
+        if self.rows >= ROW_GROUP_ROWS:
+            whole = pa.concat_tables(self.pending)
+            cut = (self.rows // ROW_GROUP_ROWS) * ROW_GROUP_ROWS
+            self.writer.write_table(whole.slice(0, cut), row_group_size=ROW_GROUP_ROWS)
+            rest = whole.slice(cut)
+            self.pending, self.rows = ([rest] if len(rest) else []), len(rest)
+
+    def close(self) -> None:
+        if self.rows or not self.pending:
+            tail = pa.concat_tables(self.pending) if self.pending else ROUTING_SCHEMA.empty_table()
+            self.writer.write_table(tail, row_group_size=ROW_GROUP_ROWS)
+        self.writer.close()
+
+
 def compile_empty_totals(plan) -> dict[str, np.ndarray]:
     """Zero counts of the right shapes, for a pool with no rows."""
     R, P = len(plan.rule_ids), len(plan.pile_names)
@@ -170,12 +196,22 @@ def compile_empty_totals(plan) -> dict[str, np.ndarray]:
 
 
 def _keep_smallest(heap: list, item: tuple, k: int) -> None:
-    """Keep the k items with the smallest (key, batch, row) in a max-heap."""
-    key = (-item[0], -item[1], -item[2])
+    """Keep the k items with the smallest (key, work_id) in a max-heap."""
+    key = (-item[0], _Desc(item[1]))
     if len(heap) < k:
         heapq.heappush(heap, (key, item[3]))
     elif key > heap[0][0]:
         heapq.heapreplace(heap, (key, item[3]))
+
+
+class _Desc(str):
+    """A string that sorts in reverse, for max-heaps of (key, work_id)."""
+
+    def __lt__(self, other):
+        return str.__gt__(self, other)
+
+    def __gt__(self, other):
+        return str.__lt__(self, other)
 
 
 def _finish_samples(heaps: dict[str, list], seed: int) -> dict:
