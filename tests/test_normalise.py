@@ -31,3 +31,13 @@ def test_spec_examples():
     assert normalise_text("HÉBERT\u00a0et al.") == "hébert et al."
     assert normalise_text("e\u0301") == unicodedata.normalize("NFKC", "e\u0301") == "é"
     assert normalise_text("Case", lower=False) == "Case"
+
+
+def test_required_literals_of_regexes():
+    from reporter.routing.engine import required_literal
+    assert required_literal(r"\breplicat\w+ of\b") == "replicat"
+    assert required_literal(r"colou?r chart") == "r chart"          # 'u' is optional, so the run stops
+    assert required_literal(r"direct\s+Replication") == "replication"
+    assert required_literal(r"foo|bar") is None                      # top-level alternation: no literal
+    assert required_literal(r"re(analysis|analyses)") is None        # too short outside the group
+    assert required_literal(r"A\.B\.C test") == "a.b.c test"

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from .normalise import is_word_char, normalise_array, normalise_batch, unicode_work
+from .normalise import is_word_char, normalise_array, normalise_batch, normalise_text, unicode_work
 from .specs import All, AnyOf, ColumnIn, Empty, Not, Phrase, Predicate, Regex, RuleBook
 from .textscan import FieldBuffer, Hits, Scanner
 
@@ -67,6 +67,56 @@ def _uncapture(pattern: str) -> str:
     return "".join(out)
 
 
+_META = set("\\.^$|?*+()[]{}")
+
+
+def required_literal(pattern: str) -> str | None:
+    """A literal (lower-cased, normalised) that every match of the regex must contain, or None.
+
+    Conservative: only plain characters at the top level of a pattern with no
+    top-level alternation, each not made optional by a following ?, * or {.
+    The regex then runs only on rows where the literal pass saw this literal.
+    """
+    runs, cur, depth, i = [], [], 0, 0
+    top_alt = False
+    while i < len(pattern):
+        ch = pattern[i]
+        nxt = pattern[i + 1] if i + 1 < len(pattern) else ""
+        if ch == "\\":
+            esc = pattern[i + 1:i + 2]
+            if depth == 0 and esc and not esc.isalnum() and nxt not in "" and pattern[i + 2:i + 3] not in ("?", "*", "{"):
+                cur.append(esc)
+            else:
+                runs.append(cur)
+                cur = []
+            i += 2
+            continue
+        if ch == "[":
+            close = pattern.find("]", i + 2)
+            runs.append(cur)
+            cur = []
+            i = len(pattern) if close < 0 else close + 1
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            top_alt = True
+        if depth == 0 and ch not in _META and ch != ")" and nxt not in ("?", "*", "{"):
+            cur.append(ch)
+        else:
+            runs.append(cur)
+            cur = []
+        i += 1
+    runs.append(cur)
+    if top_alt:
+        return None
+    best = max(("".join(r) for r in runs), key=len, default="")
+    best = normalise_text(best).strip() if best else ""
+    return best if len(best) >= 3 else None
+
+
 @dataclass(frozen=True)
 class Plan:
     """A rule book compiled against a pool schema, shared read-only by the workers."""
@@ -92,17 +142,25 @@ class Plan:
     title_only_sources: pa.Array
     positive_text: tuple[tuple, ...]
     """Per rule: its text leaves not under a `not` (for evidence)."""
+    regex_literals: dict
+    """Per regex leaf: a literal every match contains (the regex runs only where it occurs)."""
 
 
 def compile_plan(book: RuleBook, schema: pa.Schema) -> Plan:
     """Compile a rule book for a pool schema (column types checked here)."""
     literals: dict[str, int] = {}
     value_sets: dict[tuple[str, tuple], pa.Array] = {}
+    regex_literals: dict[Regex, str] = {}
 
     def walk(pred: Predicate, rule_id: str, file: str) -> None:
         if isinstance(pred, Phrase):
             for lit, _ in pred.phrases:
                 literals.setdefault(lit, len(literals))
+        elif isinstance(pred, Regex):
+            lit = required_literal(pred.pattern)
+            if lit:
+                literals.setdefault(lit, len(literals))
+                regex_literals[pred] = lit
         elif isinstance(pred, ColumnIn):
             ftype = schema.field(pred.column).type
             if pa.types.is_list(ftype) or pa.types.is_large_list(ftype) or pa.types.is_struct(ftype):
@@ -142,6 +200,7 @@ def compile_plan(book: RuleBook, schema: pa.Schema) -> Plan:
         pending_index=pile_names.index(book.pending.name),
         title_only_sources=pa.array(list(book.title_only_sources), pa.string()),
         positive_text=tuple(tuple(_positive_text(r.match)) for r in book.rules),
+        regex_literals=regex_literals,
     )
 
 
@@ -293,6 +352,13 @@ class Evaluator:
         if key in self.cache:
             return self.cache[key]
         out = np.zeros(self.n, dtype=bool)
+        lit = self.plan.regex_literals.get(pred)
+        if lit is not None:
+            seen = np.zeros(self.n, dtype=bool)
+            for ft in self._fields(pred.field):
+                seen[ft.hits.row[ft.hit_index(self.plan.lit_index[lit])]] = True
+            care = seen if care is None else (care & seen)
+            key = None  # the result is exact only where the literal occurs: never cache it
         rows = None if care is None or care.mean() > 0.5 else np.flatnonzero(care)
         for ft in self._fields(pred.field):
             arr = ft.norm if rows is None else ft.norm.take(pa.array(rows))
@@ -304,7 +370,7 @@ class Evaluator:
                 out |= hit
             else:
                 out[rows[hit]] = True
-        if rows is None:
+        if rows is None and key is not None:
             self.cache[key] = out
         return out
 
