@@ -5,3 +5,35 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
+
+
+# --- the site's tests -------------------------------------------------------
+import pytest  # noqa: E402
+
+SITE_WORKSPACE = TESTS / "fixtures" / "site_workspace"
+
+
+def pytest_addoption(parser):
+    parser.addoption("--regen-golden", action="store_true", default=False,
+                     help="rewrite tests/golden/ from the fixture workspace instead of comparing")
+
+
+@pytest.fixture(scope="session")
+def site_build(tmp_path_factory):
+    """The fixture workspace routed twice by the real engine (specs/, then specs_v2/) and rendered.
+
+    Returns a dict with `releases` (the releases folder), `site` (the rendered
+    site) and `ids` (release ids, oldest first).
+    """
+    from reporter.routing.release import route_release
+    from reporter.site import render_site
+
+    root = tmp_path_factory.mktemp("site_build")
+    releases = root / "releases"
+    ids = []
+    for specs in ("specs", "specs_v2"):
+        result = route_release(SITE_WORKSPACE / "pool.jsonl", SITE_WORKSPACE / specs, releases,
+                               labels=SITE_WORKSPACE / "labels.csv", sample_seed=0, workers=1, progress=False)
+        ids.append(result.release_id)
+    render_site(releases, root / "site", progress=False)
+    return {"releases": releases, "site": root / "site", "ids": ids}
