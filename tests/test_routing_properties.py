@@ -18,7 +18,7 @@ SEPS = [" ", "  ", "\n", ", ", "-", "\t"]
 PILES = ["discard", "hold", "screen_cheap", "screen"]
 SOURCES = ["osf", "pubmed", "crossref"]
 FIELDS = ["title", "abstract", "text"]
-REGEXES = ["replicat[a-z]* of", "(trial|study) data", "^meta"]
+REGEXES = ["replicat[a-z]* of", "(trial|study) data", "^meta", "^(meta|fish)", "(hébert|data)\\b"]
 
 
 def norm(s, lower=True):

@@ -67,54 +67,143 @@ def _uncapture(pattern: str) -> str:
     return "".join(out)
 
 
-_META = set("\\.^$|?*+()[]{}")
+class _Re:
+    """A tiny reader of RE2 syntax, enough to find literals every match must contain."""
+
+    def __init__(self, pattern: str):
+        self.p, self.i = pattern, 0
+
+    def peek(self) -> str:
+        return self.p[self.i] if self.i < len(self.p) else ""
+
+    def alt(self):
+        branches = [self.seq()]
+        while self.peek() == "|":
+            self.i += 1
+            branches.append(self.seq())
+        return ("alt", branches)
+
+    def seq(self):
+        items = []
+        while self.peek() not in ("", "|", ")"):
+            atom = self.atom()
+            lo = self.quantifier()
+            items.append(atom if lo >= 1 else ("opt",))
+        return ("seq", items)
+
+    def quantifier(self) -> int:
+        ch, lo = self.peek(), 1
+        if ch in ("?", "*"):
+            self.i += 1
+            lo = 0
+        elif ch == "+":
+            self.i += 1
+        elif ch == "{":
+            close = self.p.find("}", self.i)
+            if close < 0:
+                self.i += 1
+                return 1
+            body = self.p[self.i + 1:close].split(",")[0].strip()
+            lo = int(body) if body.isdigit() else 0
+            self.i = close + 1
+            lo = min(lo, 1)
+        else:
+            return 1
+        if self.peek() == "?":  # lazy
+            self.i += 1
+        return lo
+
+    def atom(self):
+        ch = self.peek()
+        self.i += 1
+        if ch == "(":
+            if self.peek() == "?":
+                close = self.p.find(")", self.i)
+                colon = self.p.find(":", self.i)
+                if self.p.startswith("?P<", self.i) or self.p.startswith("?<", self.i):
+                    self.i = self.p.find(">", self.i) + 1
+                elif 0 <= colon < close or close < 0:
+                    self.i = colon + 1
+                else:  # a flag group such as (?i)
+                    self.i = close + 1
+                    return ("other",)
+            inner = self.alt()
+            if self.peek() == ")":
+                self.i += 1
+            return ("group", inner)
+        if ch == "[":
+            j = self.i + (1 if self.peek() == "^" else 0)
+            j += 1 if self.p[j:j + 1] == "]" else 0
+            close = self.p.find("]", j)
+            self.i = len(self.p) if close < 0 else close + 1
+            return ("other",)
+        if ch == "\\":
+            esc = self.peek()
+            self.i += 1
+            if esc in ("p", "P") and self.peek() == "{":
+                self.i = self.p.find("}", self.i) + 1
+                return ("other",)
+            if esc and not esc.isalnum():
+                return ("lit", esc)
+            return ("other",)
+        if ch in ".^$":
+            return ("other",)
+        return ("lit", ch)
+
+
+def _requirement(node) -> set[str] | None:
+    """A set of strings one of which every match contains, or None."""
+    kind = node[0]
+    if kind == "alt":
+        sets = [_requirement(b) for b in node[1]]
+        if any(s is None for s in sets):
+            return None
+        return set().union(*sets)
+    if kind == "group":
+        return _requirement(node[1])
+    if kind == "seq":
+        options, run = [], []
+        for item in node[1] + [("other",)]:
+            if item[0] == "lit":
+                run.append(item[1])
+                continue
+            if run:
+                options.append({"".join(run)})
+                run = []
+            if item[0] == "group":
+                req = _requirement(item[1])
+                if req:
+                    options.append(req)
+        return max(options, key=lambda o: min(len(x.strip()) for x in o), default=None)
+    return None
+
+
+def required_literals(pattern: str) -> tuple[str, ...] | None:
+    """Lower-cased literals one of which every match of the regex contains, or None.
+
+    The regex then runs only on rows where the literal pass saw one of them.
+    Each literal keeps a leading or trailing space (the text has single
+    spaces), and must have at least 3 characters, or there is no requirement.
+    """
+    try:
+        req = _requirement(_Re(pattern).alt())
+    except (ValueError, IndexError):
+        return None
+    if not req:
+        return None
+    out = set()
+    for lit in req:
+        core = normalise_text(lit)
+        if len(core) < 3:
+            return None
+        out.add((" " if lit[:1].isspace() else "") + core + (" " if lit[-1:].isspace() else ""))
+    return tuple(sorted(out))
 
 
 def required_literal(pattern: str) -> str | None:
-    """A literal (lower-cased, normalised) that every match of the regex must contain, or None.
-
-    Conservative: only plain characters at the top level of a pattern with no
-    top-level alternation, each not made optional by a following ?, * or {.
-    The regex then runs only on rows where the literal pass saw this literal.
-    """
-    runs, cur, depth, i = [], [], 0, 0
-    top_alt = False
-    while i < len(pattern):
-        ch = pattern[i]
-        nxt = pattern[i + 1] if i + 1 < len(pattern) else ""
-        if ch == "\\":
-            esc = pattern[i + 1:i + 2]
-            if depth == 0 and esc and not esc.isalnum() and nxt not in "" and pattern[i + 2:i + 3] not in ("?", "*", "{"):
-                cur.append(esc)
-            else:
-                runs.append(cur)
-                cur = []
-            i += 2
-            continue
-        if ch == "[":
-            close = pattern.find("]", i + 2)
-            runs.append(cur)
-            cur = []
-            i = len(pattern) if close < 0 else close + 1
-            continue
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "|" and depth == 0:
-            top_alt = True
-        if depth == 0 and ch not in _META and ch != ")" and nxt not in ("?", "*", "{"):
-            cur.append(ch)
-        else:
-            runs.append(cur)
-            cur = []
-        i += 1
-    runs.append(cur)
-    if top_alt:
-        return None
-    best = max(("".join(r) for r in runs), key=len, default="")
-    best = normalise_text(best).strip() if best else ""
-    return best if len(best) >= 3 else None
+    """The single required literal of a regex, when there is exactly one."""
+    lits = required_literals(pattern)
+    return lits[0] if lits and len(lits) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -150,17 +239,18 @@ def compile_plan(book: RuleBook, schema: pa.Schema) -> Plan:
     """Compile a rule book for a pool schema (column types checked here)."""
     literals: dict[str, int] = {}
     value_sets: dict[tuple[str, tuple], pa.Array] = {}
-    regex_literals: dict[Regex, str] = {}
+    regex_literals: dict[Regex, tuple[str, ...]] = {}
 
     def walk(pred: Predicate, rule_id: str, file: str) -> None:
         if isinstance(pred, Phrase):
             for lit, _ in pred.phrases:
                 literals.setdefault(lit, len(literals))
         elif isinstance(pred, Regex):
-            lit = required_literal(pred.pattern)
-            if lit:
-                literals.setdefault(lit, len(literals))
-                regex_literals[pred] = lit
+            lits = required_literals(pred.pattern)
+            if lits:
+                for lit in lits:
+                    literals.setdefault(lit, len(literals))
+                regex_literals[pred] = lits
         elif isinstance(pred, ColumnIn):
             ftype = schema.field(pred.column).type
             if pa.types.is_list(ftype) or pa.types.is_large_list(ftype) or pa.types.is_struct(ftype):
@@ -352,11 +442,12 @@ class Evaluator:
         if key in self.cache:
             return self.cache[key]
         out = np.zeros(self.n, dtype=bool)
-        lit = self.plan.regex_literals.get(pred)
-        if lit is not None:
+        lits = self.plan.regex_literals.get(pred)
+        if lits is not None:
             seen = np.zeros(self.n, dtype=bool)
             for ft in self._fields(pred.field):
-                seen[ft.hits.row[ft.hit_index(self.plan.lit_index[lit])]] = True
+                for lit in lits:
+                    seen[ft.hits.row[ft.hit_index(self.plan.lit_index[lit])]] = True
             care = seen if care is None else (care & seen)
             key = None  # the result is exact only where the literal occurs: never cache it
         rows = None if care is None or care.mean() > 0.5 else np.flatnonzero(care)
