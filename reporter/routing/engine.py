@@ -357,7 +357,9 @@ class FieldText:
         self.buf = FieldBuffer.of(self.low)
         self.norm_buf = FieldBuffer.of(self.norm)
         self.blank = np.diff(self.buf.offsets) == 0
-        self.ascii = pc.fill_null(pc.string_is_ascii(self.norm), True).to_numpy(zero_copy_only=False)
+        # Rows that held no non-ASCII byte before normalisation hold none after it.
+        self.ascii = np.ones(n, dtype=bool)
+        self.ascii[work.non_ascii] = False
         order = np.argsort(self.hits.lit, kind="stable")
         bounds = np.searchsorted(self.hits.lit[order], np.arange(scanner.n + 1))
         self._by_lit = (order, bounds)

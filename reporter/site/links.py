@@ -1,0 +1,93 @@
+"""Where every page lives and how one page links to another: relative, per page.
+
+A page is named by its site-relative path without extension
+(`releases/<id>/rules/<rule>`); its HTML file adds `.html` and its Markdown
+twin `.md`. Links are computed from the linking page, so a copied release
+folder keeps working, and `file://` works because every link names a file.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+
+from ..hashing import sha256_text
+
+HOME = "index"
+_PLAIN = re.compile(r"[a-z0-9][a-z0-9._-]{0,79}")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+@dataclass(frozen=True)
+class Href:
+    """One link target as written in each twin."""
+
+    html: str
+    """The href used in the HTML page (to `.html` files, fragment kept)."""
+    md: str
+    """The link used in the Markdown twin (to `.md` files, no fragment)."""
+
+
+def slug(text: str) -> str:
+    """A file- and fragment-safe name for any string, unique per string.
+
+    Lower-case ids that are already safe stay as they are; anything else
+    (upper case, `/`, `:`, spaces, non-ASCII) gets a readable part plus 8
+    hex of its sha256, so `doi:10.1/x` and `doi:10.1-x` never collide and
+    case-insensitive file systems see distinct names.
+    """
+    if _PLAIN.fullmatch(text) and ".." not in text:
+        return text
+    base = _UNSAFE.sub("-", text).strip("-.")[:48].lower() or "x"
+    return f"{base}-{sha256_text(text)[:8]}"
+
+
+def is_safe_segment(name: str) -> bool:
+    """Whether a release id can be used as a folder name as it is."""
+    return bool(_SEGMENT.fullmatch(name)) and ".." not in name
+
+
+def work_anchor(work_id: str) -> str:
+    """The fragment id of a work wherever it is shown."""
+    return "w-" + slug(work_id)
+
+
+def rule_anchor(rule_id: str) -> str:
+    """The fragment id of a rule's row in the release page's rule table."""
+    return "rule-" + slug(rule_id)
+
+
+def release_path(release_id: str) -> str:
+    """The archived release page."""
+    return f"releases/{release_id}/index"
+
+
+def status_path(release_id: str) -> str:
+    """The release's status page, rebuilt at every build."""
+    return f"releases/{release_id}/status"
+
+
+def diff_path(release_id: str) -> str:
+    """The diff of a release against the previous one in index.json."""
+    return f"releases/{release_id}/diff"
+
+
+def rule_path(release_id: str, rule_id: str) -> str:
+    """The archived page of one rule in one release."""
+    return f"releases/{release_id}/rules/{slug(rule_id)}"
+
+
+def href(from_page: str, to_page: str, anchor: str = "") -> Href:
+    """The relative link from one page to another (or to an anchor on it)."""
+    frag = f"#{anchor}" if anchor else ""
+    if to_page == from_page:
+        return Href(html=frag or _rel(from_page, to_page, ".html"),
+                    md=_rel(from_page, to_page, ".md"))
+    return Href(html=_rel(from_page, to_page, ".html") + frag, md=_rel(from_page, to_page, ".md"))
+
+
+def _rel(from_page: str, to_page: str, ext: str) -> str:
+    start = posixpath.dirname(from_page) or "."
+    return posixpath.relpath(to_page + ext, start)

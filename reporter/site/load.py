@@ -1,0 +1,168 @@
+"""Read a releases folder as `reporter route --out` wrote it (docs/release-format.md).
+
+The site reads only these files and never re-runs routing. Everything is
+checked on the way in, so a bad folder is one clear error naming the file
+and the field, before any page is built.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from .links import is_safe_segment
+
+STATS_KEYS = ("release_id", "rows", "identity_holds", "piles", "pile_order", "pending",
+              "title_only", "pool", "overlay", "rules", "overlap")
+RULE_KEYS = ("id", "pile", "precedence", "shadow", "matched", "won", "no_text", "outranked",
+             "would_win", "would_move", "domain", "domain_rows", "domain_matched",
+             "domain_miss", "domain_miss_winners", "outranked_by", "spec")
+MANIFEST_KEYS = ("release_id", "inputs", "engine_version", "rows")
+INPUT_NAMES = ("pool", "overlay", "specs", "piles", "normalisation", "engine")
+
+
+@dataclass(frozen=True)
+class Release:
+    """One release folder, read and checked; the compute layer's view of it."""
+
+    release_id: str
+    """The 64-hex id (the folder's name)."""
+    folder: Path
+    """The release folder."""
+    manifest: dict[str, Any]
+    """release.json: the six input digests, engine version, rows."""
+    stats: dict[str, Any]
+    """rule_stats.json: every count the release page shows."""
+    samples: dict[str, Any]
+    """samples.json: seeded samples per pile and per rule."""
+    labels: dict[str, Any] | None
+    """labels.json when labels were given (status page only), else None."""
+
+    @property
+    def routing(self) -> Path:
+        """routing.parquet (read only by the release diff)."""
+        return self.folder / "routing.parquet"
+
+
+@dataclass(frozen=True)
+class ReleaseSet:
+    """Every release of a releases folder, oldest first (index.json order)."""
+
+    folder: Path
+    """The releases folder."""
+    releases: tuple[Release, ...]
+    """Releases in first-written order; the last is the latest."""
+    unlisted: tuple[str, ...]
+    """Sub-folders holding a release.json that index.json does not list (not rendered)."""
+
+
+def load_releases(folder: Path) -> ReleaseSet:
+    """Read index.json and every release it lists; an absent or empty folder has none."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"{folder}: not a folder; --releases names the folder `reporter route --out` wrote")
+    index_file = folder / "index.json"
+    ids: list[str] = []
+    if index_file.exists():
+        ids = _read_json(index_file)
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise InputError(f"{index_file}: must be a JSON list of release id strings")
+        if len(set(ids)) != len(ids):
+            raise InputError(f"{index_file}: lists a release id twice")
+    found_ids = sorted(p.parent.name for p in folder.glob("*/release.json")) if folder.is_dir() else []
+    if found_ids and not index_file.exists():
+        raise InputError(f"{index_file}: missing, but {len(found_ids)} release folder(s) exist; "
+                         f"it lists the release ids in the order they were written")
+    releases = tuple(load_release(folder, rid) for rid in ids)
+    unlisted = tuple(rid for rid in found_ids if rid not in set(ids))
+    return ReleaseSet(folder=folder, releases=releases, unlisted=unlisted)
+
+
+def load_release(folder: Path, release_id: str) -> Release:
+    """Read and check one release folder named in index.json."""
+    if not is_safe_segment(release_id):
+        raise InputError(f"{folder / 'index.json'}: release id {release_id!r} is not a plain folder name")
+    rdir = folder / release_id
+    if not rdir.is_dir():
+        raise InputError(f"{rdir}: index.json lists release {release_id} but its folder is missing")
+    manifest = _read_doc(rdir / "release.json", MANIFEST_KEYS)
+    stats = _read_doc(rdir / "rule_stats.json", STATS_KEYS)
+    samples = _read_doc(rdir / "samples.json", ("seed", "k", "piles", "rules"))
+    labels_file = rdir / "labels.json"
+    labels = _read_doc(labels_file, ("rules", "lost_includes")) if labels_file.exists() else None
+    for name, doc in (("release.json", manifest), ("rule_stats.json", stats)):
+        if doc["release_id"] != release_id:
+            raise InputError(f"{rdir / name}: release_id {doc['release_id']!r} differs from its folder name")
+    for name in INPUT_NAMES:
+        if name not in manifest["inputs"]:
+            raise InputError(f"{rdir / 'release.json'}: inputs.{name} is missing; the six inputs are "
+                             + ", ".join(INPUT_NAMES))
+    check_stats(stats, rdir / "rule_stats.json")
+    return Release(release_id=release_id, folder=rdir, manifest=manifest, stats=stats,
+                   samples=samples, labels=labels)
+
+
+def check_stats(stats: dict[str, Any], file: Path) -> None:
+    """Refuse statistics whose identities do not hold: the page must never show a broken count."""
+    for i, rule in enumerate(stats["rules"]):
+        for key in RULE_KEYS:
+            if key not in rule:
+                raise InputError(f"{file}: rules[{i}] ({rule.get('id', '?')}) lacks {key!r}")
+        if rule["shadow"]:
+            if rule["won"] or rule["no_text"] or rule["outranked"]:
+                raise InputError(f"{file}: shadow rule {rule['id']} has won, no_text or outranked counts; "
+                                 f"a shadow rule never wins")
+            continue
+        total = rule["won"] + rule["no_text"] + rule["outranked"]
+        if rule["matched"] != total:
+            raise InputError(f"{file}: rule {rule['id']}: matched {rule['matched']} != won + no_text + "
+                             f"outranked {total}; the identity must hold (re-route this release)")
+    if not stats["identity_holds"]:
+        raise InputError(f"{file}: identity_holds is false; the release cannot be published")
+    names = [p["name"] for p in stats["pile_order"]]
+    if sorted(names) != sorted(stats["piles"]):
+        raise InputError(f"{file}: pile_order names {names} but piles has {sorted(stats['piles'])}")
+    if sum(stats["piles"].values()) != stats["rows"]:
+        raise InputError(f"{file}: the piles hold {sum(stats['piles'].values())} rows, not rows={stats['rows']}")
+    if sum(stats["pending"].values()) != stats["piles"].get("pending", 0):
+        raise InputError(f"{file}: pending reasons sum to {sum(stats['pending'].values())}, "
+                         f"not piles.pending={stats['piles'].get('pending', 0)}")
+    live = [r for r in stats["rules"] if not r["shadow"]]
+    for pile in stats["pile_order"]:
+        if pile["name"] == "pending":
+            continue
+        won = sum(r["won"] for r in live if r["pile"] == pile["name"])
+        if won != stats["piles"][pile["name"]]:
+            raise InputError(f"{file}: rules of pile {pile['name']} won {won} rows, "
+                             f"not piles.{pile['name']}={stats['piles'][pile['name']]}")
+    no_text = sum(r["no_text"] for r in live)
+    if no_text != stats["pending"].get("no_text", 0):
+        raise InputError(f"{file}: no_text over all rules is {no_text}, "
+                         f"not pending.no_text={stats['pending'].get('no_text', 0)}")
+    routed = sum(r["won"] + r["no_text"] for r in live)
+    if routed + stats["pending"].get("unrouted", 0) != stats["rows"]:
+        raise InputError(f"{file}: won + no_text over all rules plus unrouted is {routed + stats['pending'].get('unrouted', 0)}, "
+                         f"not rows={stats['rows']}")
+
+
+def _read_doc(path: Path, keys: tuple[str, ...]) -> dict[str, Any]:
+    if not path.exists():
+        raise InputError(f"{path}: missing; a release folder holds release.json, routing.parquet, "
+                         f"rule_stats.json and samples.json")
+    doc = _read_json(path)
+    if not isinstance(doc, dict):
+        raise InputError(f"{path}: must be a JSON object")
+    for key in keys:
+        if key not in doc:
+            raise InputError(f"{path}: lacks the field {key!r} (see docs/release-format.md)")
+    return doc
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: not valid UTF-8 JSON: {exc}") from None

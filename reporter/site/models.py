@@ -1,0 +1,540 @@
+"""The page models: one frozen dataclass per page, every field documented.
+
+A template sees exactly the fields of its page (tests/test_site_models.py
+checks that each template uses only these names and that the HTML page and
+its Markdown twin together use all of them). Everything a template shows is
+already computed and formatted as data here; templates only lay it out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from .charts import Chart
+from .links import Href
+
+
+@dataclass(frozen=True)
+class Crumb:
+    """One step of the breadcrumb trail."""
+
+    label: str
+    """What the linked page is."""
+    href: Href
+    """Where it is."""
+
+
+@dataclass(frozen=True)
+class PageMeta:
+    """What every page has: its title, where it is, and how to get home."""
+
+    title: str
+    """The page's <title> and <h1>."""
+    path: str
+    """Site-relative path without extension (`releases/<id>/index`)."""
+    crumbs: tuple[Crumb, ...]
+    """Breadcrumbs from the home page to the parent of this page."""
+    twin: Href
+    """From the HTML page: its Markdown twin (`html`); from the twin: the HTML page (`md`)."""
+    archived: bool
+    """Whether the page is archived (never rewritten) or rebuilt at every build."""
+
+
+@dataclass(frozen=True)
+class Link:
+    """A named link (a rule, a pile, a page)."""
+
+    label: str
+    """What is linked."""
+    href: Href | None
+    """Where it is, or None when there is no page for it."""
+
+
+@dataclass(frozen=True)
+class Count:
+    """A rule (or pile) and a number of works, with a link when there is a page for it."""
+
+    name: str
+    """Rule id or pile name."""
+    rows: int
+    """Works."""
+    href: Href | None
+    """The rule's page, or None."""
+
+
+@dataclass(frozen=True)
+class Context:
+    """The matched text in its context, from the normalised field."""
+
+    field: str
+    """title or abstract."""
+    before: str
+    """Text before the match (at most 80 characters)."""
+    match: str
+    """The matched text (highlighted)."""
+    after: str
+    """Text after the match (at most 80 characters)."""
+    cut_before: bool
+    """The field goes on before the window (an ellipsis is shown)."""
+    cut_after: bool
+    """The field goes on after the window."""
+
+
+@dataclass(frozen=True)
+class WorkView:
+    """One sampled work as pages show it."""
+
+    work_id: str
+    """Scheme-prefixed id."""
+    anchor: str
+    """Fragment id of the work on this page."""
+    source: str
+    """Where the pool got it."""
+    title: str | None
+    """The title (shortened to 300 characters), or None when it has none."""
+    state: str
+    """Its pile, or pending/<reason>."""
+    winner: Link | None
+    """The rule that decided it, linked; None when unrouted."""
+    title_only: bool
+    """Screened on its title alone (title-only source)."""
+    context: Context | None
+    """The matched span in context, or None when no text predicate matched."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A seeded sample of a pile or of a rule's wins or misses."""
+
+    name: str
+    """Pile name or list name."""
+    anchor: str
+    """Fragment id of the sample's heading."""
+    total: int
+    """Works in the pile or list."""
+    works: tuple[WorkView, ...]
+    """The sampled works, ordered by work id."""
+    note: str
+    """`all 3 works` or `a seeded sample of 20 of 1,234 works (seed 0)`."""
+
+
+@dataclass(frozen=True)
+class ReleaseSummary:
+    """One release in the home page's archive."""
+
+    release_id: str
+    """Full id."""
+    short_id: str
+    """First 12 hex."""
+    href: Href
+    """The release page."""
+    status: Href
+    """The status page."""
+    diff: Href
+    """The diff page."""
+    rows: int
+    """Works in the pool."""
+    piles: tuple[int | None, ...]
+    """Works per pile, aligned with HomePage.piles (None: no such pile)."""
+    to_screen: int
+    """Works in the paying piles."""
+    engine_version: str
+    """Engine that routed it."""
+
+
+@dataclass(frozen=True)
+class HomePage:
+    """The home page: the latest release, then the archive, newest first."""
+
+    TEMPLATE: ClassVar[str] = "home"
+    meta: PageMeta
+    """Title, path, twin link."""
+    latest: ReleaseSummary | None
+    """The newest release (last in index.json), or None when there is none."""
+    releases: tuple[ReleaseSummary, ...]
+    """Every release, newest first."""
+    piles: tuple[str, ...]
+    """Pile names, the archive table's count columns."""
+    digest_note: str
+    """What the site says about weekly digests."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """A labelled value (a line of a two-column table)."""
+
+    label: str
+    """What the value is."""
+    value: str
+    """The value as shown."""
+    key: str = ""
+    """data-key of the cell (for tests and charts)."""
+
+
+@dataclass(frozen=True)
+class FunnelRow:
+    """One line of a funnel table: a step, or what a step removed."""
+
+    key: str
+    """data-key shared with the chart's number."""
+    label: str
+    """Step or cause."""
+    rows: int
+    """Works."""
+    removed: bool
+    """True for a line naming removed works."""
+
+
+@dataclass(frozen=True)
+class PileRow:
+    """A pile of the release."""
+
+    name: str
+    """Pile name, or pending/<reason> for the pending split."""
+    kind: str
+    """discard, hold, screen, pending."""
+    rows: int
+    """Works in it (from rule_stats.json)."""
+    share: str
+    """Percentage of the pool."""
+    won: int | None
+    """Works the rules of this pile won (equals rows), None for pending lines."""
+    anchor: str
+    """Fragment of the pile's sample."""
+
+
+@dataclass(frozen=True)
+class RuleRow:
+    """A rule's counts as the rule table shows them."""
+
+    id: str
+    """Rule id."""
+    anchor: str
+    """Fragment id of the rule's row."""
+    key: str
+    """data-key prefix of its numbers (`<key>-won`), shared with the rule chart."""
+    href: Href
+    """The rule's page."""
+    description: str
+    """As written in the spec (may be empty)."""
+    file: str
+    """The spec file it came from."""
+    pile: str
+    """Its target pile."""
+    precedence: int
+    """Higher wins."""
+    shadow: bool
+    """Shadow rules never win."""
+    matched: int
+    """Rows its pattern hit."""
+    won: int
+    """Rows it won that went to its pile."""
+    no_text: int
+    """Rows it won that went to pending/no_text."""
+    outranked: int
+    """Rows a higher-precedence rule won."""
+    parts_sum: int
+    """won + no_text + outranked (equals matched)."""
+    would_win: int | None
+    """Shadow forecast: rows it would win if promoted."""
+    would_move: int | None
+    """Shadow forecast: of those, rows whose pile would change."""
+
+
+@dataclass(frozen=True)
+class DomainRow:
+    """What a rule with a domain failed to govern."""
+
+    id: str
+    """Rule id."""
+    href: Href
+    """The rule's page."""
+    pile: str
+    """Its pile."""
+    domain: str
+    """The domain as written (compact JSON)."""
+    domain_rows: int
+    """Rows inside the domain."""
+    domain_matched: int
+    """Of those, rows the rule matched."""
+    domain_miss: int
+    """Rows in the domain it did not match that went to a paying pile."""
+    winners: tuple[Count, ...]
+    """The rules that won the misses, most first."""
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """Two rules that matched the same rows."""
+
+    a: Count
+    """One rule (its count is its matched)."""
+    b: Count
+    """The other."""
+    rows: int
+    """Rows both matched."""
+
+
+@dataclass(frozen=True)
+class ReleasePage:
+    """The archived release page: only what the six inputs determine."""
+
+    TEMPLATE: ClassVar[str] = "release"
+    meta: PageMeta
+    """Title, path, twin link."""
+    release_id: str
+    """Full id."""
+    engine_version: str
+    """Engine that routed it."""
+    rows: int
+    """Works in the pool."""
+    inputs: tuple[Row, ...]
+    """The six input digests."""
+    normalisation: tuple[Row, ...]
+    """The text normalisation settings."""
+    pool: tuple[Row, ...]
+    """Pool and overlay counts."""
+    funnel: tuple[FunnelRow, ...]
+    """The routing funnel as a table."""
+    funnel_chart: Chart
+    """The same funnel drawn."""
+    piles: tuple[PileRow, ...]
+    """Every pile and pending reason."""
+    rules: tuple[RuleRow, ...]
+    """The non-shadow rules, precedence descending."""
+    totals: tuple[Row, ...]
+    """The sums that make the identity visible across rules."""
+    rule_chart: Chart
+    """won / no_text / outranked per rule, stacked."""
+    shadows: tuple[RuleRow, ...]
+    """The shadow rules with their forecasts."""
+    domains: tuple[DomainRow, ...]
+    """Rules with a domain."""
+    overlaps: tuple[Overlap, ...]
+    """The largest overlaps between two rules."""
+    overlap_note: str
+    """How many pairs overlap and how many are shown."""
+    samples: tuple[Sample, ...]
+    """A seeded sample per pile."""
+    status: Href
+    """The release's status page."""
+    diff: Href
+    """The diff against the previous release."""
+
+
+@dataclass(frozen=True)
+class RulePage:
+    """The archived page of one rule in one release."""
+
+    TEMPLATE: ClassVar[str] = "rule"
+    meta: PageMeta
+    """Title, path, twin link."""
+    release_id: str
+    """Full id of the release."""
+    rule: RuleRow
+    """The rule's counts."""
+    spec: str
+    """The rule exactly as written in its file (indented JSON)."""
+    counts: tuple[Row, ...]
+    """Its counts as a table (keys shared with the chart)."""
+    chart: Chart | None
+    """won / no_text / outranked as a bar (None for a shadow rule)."""
+    outranked_by: tuple[Count, ...]
+    """Who outranked it and how often, most first."""
+    domain: DomainRow | None
+    """Its domain misses and who won them, or None without a domain."""
+    samples: tuple[Sample, ...]
+    """Its seeded wins and domain misses."""
+    release: Href
+    """The release page (its row in the rule table)."""
+    status: Href
+    """The status page (label findings)."""
+
+
+@dataclass(frozen=True)
+class LabelRow:
+    """Label findings of one rule (from labels.json)."""
+
+    id: str
+    """Rule id."""
+    href: Href | None
+    """The rule's page, when the rule is in the release."""
+    pile: str
+    """Its pile."""
+    includes_matched: int
+    """Labelled includes it matched."""
+    includes_won: int
+    """Labelled includes it won."""
+    includes_to_discard: int
+    """Labelled includes it sent to discard."""
+    won_labelled: int
+    """Labelled rows it won."""
+    won_correct: int
+    """Of those, correctly routed."""
+    precision: str
+    """Precision with its Wilson interval, or — without labelled wins."""
+    flagged: bool
+    """It sent a labelled include to discard."""
+
+
+@dataclass(frozen=True)
+class LostWork:
+    """A labelled include that went to discard."""
+
+    work_id: str
+    """The work."""
+    anchor: str
+    """Its fragment id."""
+    rule: Link
+    """The rule that discarded it."""
+
+
+@dataclass(frozen=True)
+class StatusPage:
+    """The release's status page: what accrues after the release was cut; rebuilt every build."""
+
+    TEMPLATE: ClassVar[str] = "status"
+    meta: PageMeta
+    """Title, path, twin link."""
+    release_id: str
+    """Full id."""
+    release: Href
+    """The archived release page."""
+    labels: tuple[Row, ...]
+    """Label counts and digest (empty without labels.json)."""
+    label_rules: tuple[LabelRow, ...]
+    """Per-rule findings, precedence order."""
+    lost_total: int
+    """Labelled includes in discard."""
+    lost: tuple[LostWork, ...]
+    """The first of them (at most 100)."""
+    funnel: tuple[Row, ...]
+    """The funnel continued past routing (routing's end, then the stages still to run)."""
+    screening_note: str
+    """What the screening stage has done for this release."""
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One row of the pile-to-pile table."""
+
+    before: str
+    """State in the previous release."""
+    cells: tuple[tuple[str, int], ...]
+    """(data-key, works) per state of this release, in DiffPage.states order."""
+    total: int
+    """Works in that state before."""
+
+
+@dataclass(frozen=True)
+class StateChange:
+    """A state's count before and after."""
+
+    state: str
+    """Pile or pending/<reason>."""
+    key: str
+    """data-key prefix shared with the chart."""
+    before: int
+    """Works before."""
+    after: int
+    """Works now."""
+    delta: str
+    """after - before with its sign."""
+
+
+@dataclass(frozen=True)
+class RuleChange:
+    """A rule whose wins changed."""
+
+    rule: Count
+    """The rule (rows: its wins now)."""
+    before: int
+    """Wins in the previous release (0 when it did not exist)."""
+    after: int
+    """Wins now."""
+    delta: str
+    """The change with its sign."""
+
+
+@dataclass(frozen=True)
+class Move:
+    """Works that moved between two states, and the rule that decides them now."""
+
+    before: str
+    """State before."""
+    after: str
+    """State now."""
+    winner: Link | None
+    """The deciding rule now (None: unrouted)."""
+    rows: int
+    """Works."""
+
+
+@dataclass(frozen=True)
+class MovedView:
+    """A sampled moved work."""
+
+    work_id: str
+    """The work."""
+    anchor: str
+    """Fragment id."""
+    title: str | None
+    """Its title when either release's samples.json holds it, else None."""
+    before: str
+    """State before."""
+    after: str
+    """State now."""
+    before_winner: str
+    """Rule before (or —)."""
+    after_winner: str
+    """Rule now (or —)."""
+
+
+@dataclass(frozen=True)
+class MovedGroup:
+    """Works that moved into (or out of) a paying pile."""
+
+    name: str
+    """Heading."""
+    anchor: str
+    """Fragment id of the heading."""
+    total: int
+    """How many moved."""
+    works: tuple[MovedView, ...]
+    """A seeded sample (up to 20)."""
+    note: str
+    """What the sample is."""
+
+
+@dataclass(frozen=True)
+class DiffPage:
+    """The diff of a release against the previous one in index.json; rebuilt every build."""
+
+    TEMPLATE: ClassVar[str] = "diff"
+    meta: PageMeta
+    """Title, path, twin link."""
+    release_id: str
+    """This release."""
+    release: Href
+    """Its release page."""
+    previous_id: str | None
+    """The previous release, or None for the first."""
+    previous: Href | None
+    """Its release page."""
+    states: tuple[str, ...]
+    """Column order of the transition table."""
+    transitions: tuple[Transition, ...]
+    """Rows: state before; columns: state now."""
+    column_totals: tuple[tuple[str, int], ...]
+    """(data-key, works now) per column."""
+    changes: tuple[StateChange, ...]
+    """Per state: before, now, change."""
+    chart: Chart | None
+    """The pile-to-pile change drawn (None for the first release)."""
+    rule_changes: tuple[RuleChange, ...]
+    """The rules whose wins changed most."""
+    moves: tuple[Move, ...]
+    """The largest moves and the rule that decides them now."""
+    moved: tuple[MovedGroup, ...]
+    """Into and out of a paying pile, each with a sample."""

@@ -1,0 +1,116 @@
+"""The one writer of the output folder.
+
+It gathers every file first, then checks the archive, then writes: each
+path once, never outside the root, an archived page never changed (unless
+`--rerender-archive`, which keeps the old file beside the new one), and a
+manifest of content hashes at the end. Nothing is written when a check fails.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InputError, InternalError
+from ..hashing import dump_json
+
+MANIFEST = "manifest.json"
+
+
+@dataclass(frozen=True)
+class WriteReport:
+    """What a build did to the output folder."""
+
+    written: tuple[str, ...]
+    """Paths whose bytes were new or changed."""
+    unchanged: tuple[str, ...]
+    """Paths already on disk with the same bytes (not touched)."""
+    superseded: tuple[str, ...]
+    """Old archived files kept beside their re-rendered versions (--rerender-archive)."""
+    largest: tuple[str, int]
+    """The largest file of the build and its size in bytes."""
+
+
+class SiteWriter:
+    """Collects the files of one build, then writes them all or none."""
+
+    def __init__(self, root: Path, *, rerender_archive: bool = False):
+        self.root = Path(root)
+        self.rerender_archive = rerender_archive
+        self.files: dict[str, tuple[bytes, bool]] = {}
+
+    def add(self, path: str, content: str | bytes, *, archived: bool) -> None:
+        """Queue one file; a second file at the same path is a bug."""
+        _check_path(path)
+        if path == MANIFEST:
+            raise InternalError(f"{path}: reserved for the manifest")
+        if path in self.files:
+            raise InternalError(f"{path}: written twice in one build")
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        self.files[path] = (data, archived)
+
+    def commit(self) -> WriteReport:
+        """Check the archive, write every changed file, then the manifest."""
+        root = self.root.resolve()
+        targets = {path: _inside(root, path) for path in sorted(self.files)}
+        changed, unchanged, conflicts = [], [], []
+        for path, target in targets.items():
+            data, archived = self.files[path]
+            if target.is_file() and target.read_bytes() == data:
+                unchanged.append(path)
+                continue
+            if target.exists() and not target.is_file():
+                raise InputError(f"{target}: a folder stands where the site writes a file")
+            if archived and target.exists():
+                conflicts.append(path)
+            changed.append(path)
+        if conflicts and not self.rerender_archive:
+            shown = ", ".join(conflicts[:5]) + (f" and {len(conflicts) - 5} more" if len(conflicts) > 5 else "")
+            raise InputError(
+                f"{root}: {len(conflicts)} archived page(s) would change: {shown}. A published release page "
+                f"is never rewritten; a changed template is a new site version. Render into a new --out "
+                f"folder, or pass --rerender-archive to re-render them and keep each old file beside the new one")
+        superseded = []
+        for path in conflicts:
+            old = targets[path]
+            digest = hashlib.sha256(old.read_bytes()).hexdigest()[:12]
+            stem, ext = posixpath.splitext(path)
+            keep = f"{stem}.superseded-{digest}{ext}"
+            os.replace(old, _inside(root, keep))
+            superseded.append(keep)
+        for path in changed:
+            _write(targets[path], self.files[path][0])
+        manifest = {
+            "schema_version": 1,
+            "files": {path: {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data), "archived": archived}
+                      for path, (data, archived) in sorted(self.files.items())},
+            "superseded": sorted(superseded),
+        }
+        _write(_inside(root, MANIFEST), dump_json(manifest).encode("utf-8"))
+        largest = max(((p, len(d)) for p, (d, _a) in self.files.items()), key=lambda x: (x[1], x[0]),
+                      default=("", 0))
+        return WriteReport(tuple(changed), tuple(unchanged), tuple(superseded), largest)
+
+
+def _check_path(path: str) -> None:
+    parts = path.split("/")
+    if (not path or path.startswith("/") or "\\" in path or any(p in ("", ".", "..") for p in parts)
+            or ":" in path):
+        raise InternalError(f"{path!r}: not a plain relative path inside the site")
+
+
+def _inside(root: Path, path: str) -> Path:
+    target = (root / path).resolve()
+    if target != root and root not in target.parents:
+        raise InputError(f"{root / path}: resolves outside the output folder {root} (a symlink?)")
+    return target
+
+
+def _write(target: Path, data: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, target)

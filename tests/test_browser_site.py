@@ -1,0 +1,195 @@
+"""The built site in a real headless Chromium (Debian's package, driven by Playwright).
+
+Opens the home page, a release page, a rule page and the release diff from
+file:// and from a local HTTP server: no console errors, no failed or
+external requests, headings in order, text contrast at WCAG AA, pile counts
+in the DOM equal to rule_stats.json, sortable tables, no horizontal scroll
+at phone width. A screenshot of each page goes to tests/_artifacts/ for a
+person to look at. Skips, saying why, only where Chromium or Playwright is
+missing (.ci/run installs both).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from reporter.site.commands import make_server
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARTIFACTS = Path(__file__).parent / "_artifacts" / "screenshots"
+PAGES = ["home", "release", "rule", "diff", "status"]
+
+CONTRAST_JS = """() => {
+  const parse = c => { const m = c && c.match(/rgba?\\(([^)]+)\\)/); if (!m) return null;
+    const p = m[1].split(',').map(parseFloat); return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1}; };
+  const lum = c => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b); };
+  const background = el => { for (; el; el = el.parentElement) { const c = parse(getComputedStyle(el).backgroundColor);
+    if (c && c.a > 0) return c; } return {r: 255, g: 255, b: 255, a: 1}; };
+  const bad = []; let checked = 0;
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walk.nextNode()) {
+    const node = walk.currentNode; if (!node.textContent.trim()) continue;
+    const el = node.parentElement; if (el.closest('title, desc')) continue;
+    const cs = getComputedStyle(el); if (cs.display === 'none' || cs.visibility === 'hidden') continue;
+    const fg = parse(el.closest('svg') ? cs.fill : cs.color); const bg = background(el);
+    const l1 = lum(fg), l2 = lum(bg); const ratio = (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05);
+    const size = parseFloat(cs.fontSize), bold = parseInt(cs.fontWeight) >= 700;
+    const need = (size >= 24 || (bold && size >= 18.66)) ? 3 : 4.5; checked++;
+    if (ratio < need) bad.push(node.textContent.trim().slice(0, 40) + ' ' + ratio.toFixed(2));
+  }
+  return {bad, checked};
+}"""
+
+HEADINGS_JS = """() => Array.from(document.querySelectorAll('h1,h2,h3,h4,h5,h6')).map(h => Number(h.tagName[1]))"""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.skip("no Chromium at /usr/bin/chromium: apt-get install -y chromium (Debian's package)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("Playwright for Python is not installed: pip install -e '.[test]'")
+    with sync_playwright() as p:
+        try:
+            chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        except Exception as exc:  # a broken install: say why and skip rather than hang
+            pytest.skip(f"/usr/bin/chromium did not start: {exc}")
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def http_base(site_build):
+    server = make_server(site_build["site"], 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+def _path(site_build, name: str) -> str:
+    latest = site_build["ids"][-1]
+    return {"home": "index.html", "release": f"releases/{latest}/index.html",
+            "rule": f"releases/{latest}/rules/replication-text.html",
+            "diff": f"releases/{latest}/diff.html", "status": f"releases/{latest}/status.html"}[name]
+
+
+class Visit:
+    """A page opened in a fresh context, with everything it logged and requested."""
+
+    def __init__(self, browser, url: str, base: str, width: int = 1100):
+        self.context = browser.new_context(viewport={"width": width, "height": 900})
+        self.page = self.context.new_page()
+        self.errors, self.failed, self.external = [], [], []
+        self.page.on("console", lambda m: m.type in ("error", "warning") and self.errors.append(m.text))
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("requestfailed", lambda r: self.failed.append(r.url))
+        self.page.on("request", lambda r: r.url.startswith((base, "data:")) or self.external.append(r.url))
+        self.page.on("response", lambda r: r.status >= 400 and self.failed.append(f"{r.status} {r.url}"))
+        self.page.goto(url, wait_until="load")
+
+    def close(self):
+        self.context.close()
+
+
+@pytest.fixture(params=["file", "http"])
+def base(request, site_build):
+    if request.param == "file":
+        return site_build["site"].resolve().as_uri() + "/"
+    return request.getfixturevalue("http_base")
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_page_opens_cleanly(browser, site_build, base, name):
+    visit = Visit(browser, base + _path(site_build, name), base)
+    try:
+        page = visit.page
+        assert visit.errors == [], f"console errors: {visit.errors}"
+        assert visit.failed == [], f"failed requests: {visit.failed}"
+        assert visit.external == [], f"requests outside the site: {visit.external}"
+        levels = page.evaluate(HEADINGS_JS)
+        assert levels[0] == 1 and levels.count(1) == 1
+        assert all(b <= a + 1 for a, b in zip(levels, levels[1:])), f"headings skip a level: {levels}"
+        contrast = page.evaluate(CONTRAST_JS)
+        assert contrast["checked"] > 10 and contrast["bad"] == [], contrast["bad"]
+        assert page.locator("button.sort").count() > 0 or name == "status", "the sort script ran"
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"{name}-{'file' if base.startswith('file') else 'http'}.png"),
+                        full_page=True)
+    finally:
+        visit.close()
+
+
+def test_pile_counts_in_the_dom_equal_rule_stats(browser, site_build):
+    base = site_build["site"].resolve().as_uri() + "/"
+    for rid in site_build["ids"]:
+        stats = json.loads((site_build["releases"] / rid / "rule_stats.json").read_text())
+        visit = Visit(browser, base + f"releases/{rid}/index.html", base)
+        try:
+            shown = visit.page.evaluate(
+                "() => Object.fromEntries(Array.from(document.querySelectorAll('td[data-pile]'))"
+                ".map(td => [td.dataset.pile, Number(td.innerText.replace(/,/g, ''))]))")
+            assert {p: shown[p] for p in stats["piles"]} == stats["piles"]
+            assert {r: shown[f"pending/{r}"] for r in stats["pending"]} == stats["pending"]
+            assert visit.page.locator("[data-key=rows]").inner_text().replace(",", "") == str(stats["rows"])
+        finally:
+            visit.close()
+    visit = Visit(browser, base + "index.html", base)
+    try:
+        latest = json.loads((site_build["releases"] / site_build["ids"][-1] / "rule_stats.json").read_text())
+        home = visit.page.evaluate(
+            "() => Object.fromEntries(Array.from(document.querySelectorAll('#latest-table td[data-pile]'))"
+            ".map(td => [td.dataset.pile, Number(td.innerText.replace(/,/g, ''))]))")
+        assert home == latest["piles"]
+    finally:
+        visit.close()
+
+
+def test_clicking_a_header_sorts_the_table(browser, site_build):
+    base = site_build["site"].resolve().as_uri() + "/"
+    visit = Visit(browser, base + _path(site_build, "release"), base)
+    try:
+        page = visit.page
+        column = "() => Array.from(document.querySelectorAll('#rule-table tbody td[data-key$=\"-matched\"]'))" \
+                 ".map(td => Number(td.innerText.replace(/,/g, '')))"
+        original = page.evaluate(column)
+        assert len(original) > 3
+        header = page.locator("#rule-table thead th").nth(3)
+        header.locator("button").click()
+        assert page.evaluate(column) == sorted(original)
+        assert header.get_attribute("aria-sort") == "ascending"
+        header.locator("button").click()
+        assert page.evaluate(column) == sorted(original, reverse=True)
+        assert header.get_attribute("aria-sort") == "descending"
+        page.locator("#rule-table thead th").nth(0).locator("button").click()
+        names = page.evaluate("() => Array.from(document.querySelectorAll('#rule-table tbody th a'))"
+                              ".map(a => a.innerText)")
+        assert names == sorted(names, key=str.lower)
+    finally:
+        visit.close()
+
+
+@pytest.mark.parametrize("name", ["home", "release", "rule", "diff"])
+def test_phone_width_has_no_horizontal_scroll(browser, site_build, name):
+    base = site_build["site"].resolve().as_uri() + "/"
+    visit = Visit(browser, base + _path(site_build, name), base, width=375)
+    try:
+        widths = visit.page.evaluate("() => [document.documentElement.scrollWidth, "
+                                     "document.documentElement.clientWidth]")
+        assert widths[0] <= widths[1], f"{name}: the page scrolls sideways at 375 px ({widths})"
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        visit.page.screenshot(path=str(ARTIFACTS / f"{name}-phone.png"), full_page=True)
+    finally:
+        visit.close()

@@ -1,0 +1,81 @@
+"""Big releases stay light: page sizes do not grow with the pool; invariants hold for any pool."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reporter.site import render_site
+from reporter.site.compute import funnel_steps
+from reporter.site.diff import ABSENT, compute_diff, state_counts
+from reporter.site.load import load_releases
+from test_site_support import toy_rules, write_release
+
+BENCH = Path(__file__).resolve().parents[1] / "bench" / "render.py"
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_render", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _largest(releases: Path, out: Path) -> dict[str, int]:
+    render_site(releases, out, progress=False)
+    return {p.relative_to(out).as_posix().split("/", 2)[-1]: p.stat().st_size
+            for p in out.rglob("*.html")}
+
+
+def test_page_sizes_do_not_grow_with_the_pool(tmp_path):
+    bench = _bench()
+    sizes = {}
+    for rows in (2_000, 300_000):
+        releases = tmp_path / f"r{rows}"
+        bench.make_release(releases, rows, seed=1)
+        bench.make_release(releases, rows, seed=2, move=0.02)
+        sizes[rows] = _largest(releases, tmp_path / f"s{rows}")
+    small, big = max(sizes[2_000].values()), max(sizes[300_000].values())
+    assert big < 200 * 1024, f"largest page {big} bytes"
+    assert big < small * 1.1, f"pages grew with the pool: {small} -> {big} bytes"
+
+
+works_strategy = st.lists(
+    st.fixed_dictionaries({
+        "source": st.sampled_from(["openalex", "osf", "pubmed"]),
+        "title": st.one_of(st.none(), st.sampled_from(["replication of x", "erratum: y", "a trial", "editorial z",
+                                                        "meta-analysis of q", "conference abstract: r", "other"])),
+        "abstract": st.one_of(st.none(), st.just(""), st.sampled_from(["we replicate", "a randomised trial",
+                                                                        "nothing", "meta-analysis"])),
+    }), min_size=1, max_size=40)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(works=works_strategy, keep=st.integers(min_value=0, max_value=40))
+def test_the_funnel_never_grows_and_the_diff_counts_every_work_once(tmp_path_factory, works, keep):
+    releases = tmp_path_factory.mktemp("prop") / "releases"
+    pool = [dict(w, work_id=f"doi:10.1/{i}") for i, w in enumerate(works)]
+    write_release(releases, pool, toy_rules(1))
+    second = pool[:keep] + [dict(w, work_id=w["work_id"] + "b") for w in pool[keep:]]
+    write_release(releases, second, toy_rules(2))
+    found = load_releases(releases).releases
+    if len(found) < 2:
+        return  # identical inputs: one release
+    old, new = found
+    steps = funnel_steps(new.stats)
+    main = [s.count for s in steps[:5]]
+    assert main == sorted(main, reverse=True) and main[0] == len(second)
+    assert sum(s.count for s in steps[5:]) == main[-1]
+    data = compute_diff(old, new, seed=0)
+    assert sum(data.transitions.values()) == len(pool) + len(second) - min(keep, len(pool))
+    for release, side in ((old, 0), (new, 1)):
+        seen: dict[str, int] = {}
+        for pair, n in data.transitions.items():
+            if pair[side] != ABSENT:
+                seen[pair[side]] = seen.get(pair[side], 0) + n
+        assert seen == {s: n for s, n in state_counts(release).items() if n}
+    assert json.loads((releases / "index.json").read_text()) == [old.release_id, new.release_id]

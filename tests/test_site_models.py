@@ -1,0 +1,162 @@
+"""Page models, links, escaping and the funnel: small pieces with answers a person can check."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+
+import jinja2
+import pytest
+from jinja2 import meta as jmeta
+
+from reporter.errors import InputError
+from reporter.site import compute, env, links, models
+from reporter.site.charts import funnel_chart
+from reporter.site.load import check_stats
+
+PAGES = [models.HomePage, models.ReleasePage, models.RulePage, models.StatusPage, models.DiffPage]
+GLOBALS = {"csp", "static_style", "static_script"}
+
+
+def _names(environment: jinja2.Environment, name: str, seen: set[str]) -> set[str]:
+    """Variables a template (with the templates it extends) reads from its context."""
+    source = environment.loader.get_source(environment, name)[0]
+    ast = environment.parse(source)
+    imported = {node.target for node in ast.find_all(jinja2.nodes.Import)}
+    found = set(jmeta.find_undeclared_variables(ast)) - imported
+    for ref in jmeta.find_referenced_templates(ast):
+        if ref and ref not in seen and not ref.startswith("_macros/"):
+            seen.add(ref)
+            found |= _names(environment, ref, seen)
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.__name__)
+def test_templates_use_exactly_the_documented_fields(page):
+    fields = {f.name for f in dataclasses.fields(page)}
+    html = _names(env.html_env(), f"{page.TEMPLATE}.html", set()) - GLOBALS
+    md = _names(env.md_env(), f"{page.TEMPLATE}.md", set())
+    assert html <= fields, f"{page.__name__}.html reads undocumented {html - fields}"
+    assert md <= fields, f"{page.__name__}.md reads undocumented {md - fields}"
+    assert html | md == fields, f"{page.__name__}: fields no template shows: {fields - html - md}"
+
+
+def test_every_model_field_has_a_docstring():
+    import ast
+    import inspect
+    tree = ast.parse(inspect.getsource(models))
+    for cls in [n for n in tree.body if isinstance(n, ast.ClassDef)]:
+        body = cls.body
+        for i, node in enumerate(body):
+            if isinstance(node, ast.AnnAssign) and node.target.id != "TEMPLATE":
+                nxt = body[i + 1] if i + 1 < len(body) else None
+                assert isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant), \
+                    f"{cls.name}.{node.target.id} has no docstring"
+
+
+def test_page_models_are_frozen():
+    for cls in [c for c in vars(models).values() if dataclasses.is_dataclass(c)]:
+        assert cls.__dataclass_params__.frozen, cls.__name__
+
+
+def test_md_escape_makes_markup_literal():
+    hostile = "<script>x</script> | **b** _i_ [l](u) `c` ~s~ & $m$ #h \\"
+    out = env.md_escape(hostile)
+    assert out == ("\\<script\\>x\\</script\\> \\| \\*\\*b\\*\\* \\_i\\_ \\[l\\](u) \\`c\\` \\~s\\~ \\& \\$m\\$ "
+                   "\\#h \\\\")
+    assert env.md_escape("a\nb\r\nc\u2028d\x00") == "a b c d"
+    assert env.md_escape("x \u202eevil\u202c y") == "x evil y"
+    assert env.md_escape(None) == ""
+    assert env.md_escape(env.Md("**kept**")) == "**kept**"
+    assert env.md_mark(" match ") == " **match** "
+    assert env.md_url("a b(c)") == "a%20b%28c%29"
+
+
+def test_slug_is_safe_and_unique():
+    assert links.slug("osf-replication-title") == "osf-replication-title"
+    a, b = links.slug("doi:10.1/x"), links.slug("doi:10.1-x")
+    assert a != b and a.startswith("doi-10.1-x-")
+    assert links.slug("Rule") != links.slug("rule")
+    assert links.slug("../etc") != "../etc" and "/" not in links.slug("../etc")
+    for s in ["", "a/b", "..", "日本語", "<script>"]:
+        assert all(c.isalnum() or c in "._-" for c in links.slug(s))
+
+
+def test_links_are_relative_from_each_page():
+    rid = "ab" * 32
+    assert links.href(links.HOME, links.release_path(rid)).html == f"releases/{rid}/index.html"
+    rule = links.rule_path(rid, "x")
+    assert links.href(rule, links.HOME).html == "../../../index.html"
+    assert links.href(rule, links.release_path(rid), "rule-x") == links.Href("../index.html#rule-x", "../index.md")
+    assert links.href(links.status_path(rid), links.status_path(rid), "lost").html == "#lost"
+
+
+def _stats():
+    return {
+        "rows": 100, "pending": {"unrouted": 10, "no_text": 5},
+        "piles": {"discard": 40, "hold": 5, "screen_cheap": 15, "screen": 25, "pending": 15},
+        "pile_order": [{"name": "discard", "kind": "discard"}, {"name": "hold", "kind": "hold"},
+                       {"name": "screen_cheap", "kind": "screen"}, {"name": "screen", "kind": "screen"},
+                       {"name": "pending", "kind": "pending"}],
+        "overlay": None, "identity_holds": True,
+        "rules": [
+            {"id": "d", "pile": "discard", "shadow": False, "matched": 50, "won": 40, "no_text": 0, "outranked": 10},
+            {"id": "h", "pile": "hold", "shadow": False, "matched": 5, "won": 5, "no_text": 0, "outranked": 0},
+            {"id": "c", "pile": "screen_cheap", "shadow": False, "matched": 20, "won": 15, "no_text": 2,
+             "outranked": 3},
+            {"id": "s", "pile": "screen", "shadow": False, "matched": 30, "won": 25, "no_text": 3, "outranked": 2},
+        ],
+    }
+
+
+def test_funnel_names_what_removed_rows_and_ends_at_the_paying_piles():
+    steps = compute.funnel_steps(_stats())
+    counts = {s.key: s.count for s in steps}
+    # 100 in; 10 unrouted leave (90); discard 40 and hold 5 leave (45); 5 lack text (40) = 15 + 25.
+    assert [counts[k] for k in ("f-pool", "f-overlay", "f-routed", "f-paying", "f-text")] == [100, 100, 90, 45, 40]
+    assert counts["f-to-screen_cheap"] + counts["f-to-screen"] == counts["f-text"]
+    removed = {k: n for s in steps for k, _what, n in s.removed}
+    assert removed == {"f-unrouted": 10, "f-pile-discard": 40, "f-pile-hold": 5, "f-no_text": 5}
+    for before, after in zip(steps, steps[1:5]):
+        assert after.count == before.count - sum(n for _k, _w, n in after.removed)
+    chart = funnel_chart("c", "t", "The funnel", steps)
+    shown = {label.key: label.text for label in chart.labels if label.key}
+    assert shown["f-text"] == "40" and shown["f-pile-discard"] == "40" and len(shown) == 11
+
+
+def test_identity_totals_add_up_to_the_pool():
+    t = compute.identity_totals(_stats())
+    assert t["won"] + t["no_text"] + t["unrouted"] == t["rows"] == 100
+
+
+def test_broken_statistics_are_refused_with_the_rule_named():
+    stats = _stats()
+    check_stats_ok = copy.deepcopy(stats)
+    for r in check_stats_ok["rules"]:
+        r.update({k: None for k in ("would_win", "would_move", "domain", "domain_rows", "domain_matched",
+                                    "domain_miss")}, precedence=1, domain_miss_winners=[], outranked_by=[], spec={})
+    check_stats(check_stats_ok, "rule_stats.json")
+    bad = copy.deepcopy(check_stats_ok)
+    bad["rules"][3]["outranked"] = 1
+    with pytest.raises(InputError, match=r"rule s: matched 30 != won \+ no_text \+ outranked 29"):
+        check_stats(bad, "rule_stats.json")
+    bad = copy.deepcopy(check_stats_ok)
+    bad["piles"]["screen"] = 26
+    with pytest.raises(InputError, match="rows"):
+        check_stats(bad, "rule_stats.json")
+    bad = copy.deepcopy(check_stats_ok)
+    del bad["rules"][0]["outranked_by"]
+    with pytest.raises(InputError, match="outranked_by"):
+        check_stats(bad, "rule_stats.json")
+
+
+def test_overlap_pairs_are_the_off_diagonal_counts_largest_first():
+    stats = {"overlap": {"rules": ["a", "b", "c"], "matrix": [[5, 2, 0], [2, 4, 3], [0, 3, 9]]}}
+    pairs, n = compute.overlap_pairs(stats)
+    assert pairs == [("b", "c", 3), ("a", "b", 2)] and n == 2
+
+
+def test_share_is_a_percentage_with_one_decimal():
+    assert compute.share(1, 3) == "33.3%" and compute.share(0, 0) == "—"
+    assert json.loads(json.dumps(compute.share(2, 8))) == "25.0%"

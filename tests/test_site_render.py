@@ -1,0 +1,293 @@
+"""render_site over hand-made release folders: determinism, the archive, escaping, charts, the CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import urllib.request
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+
+from reporter.cli import main
+from reporter.errors import InputError, InternalError
+from reporter.site import render_site
+from reporter.site.commands import make_server
+from reporter.site.writer import SiteWriter
+from test_site_support import HOSTILE, parse_html, toy_rules, toy_works, write_release
+
+
+@pytest.fixture
+def two_releases(tmp_path):
+    """Two toy releases in one releases folder (the second changes rules and a few work ids)."""
+    releases = tmp_path / "releases"
+    works = toy_works()
+    labels = {w["work_id"]: ("include" if i % 3 == 0 else "exclude") for i, w in enumerate(works[:30])}
+    first = write_release(releases, works, toy_rules(1), labels=labels)
+    moved = works[:35] + [dict(w, work_id=w["work_id"] + "-v2") for w in works[35:]]
+    second = write_release(releases, moved, toy_rules(2))
+    return releases, first, second
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_same_inputs_give_byte_identical_sites(two_releases, tmp_path):
+    releases, _a, _b = two_releases
+    render_site(releases, tmp_path / "one", progress=False)
+    render_site(releases, tmp_path / "two", progress=False)
+    one, two = _files(tmp_path / "one"), _files(tmp_path / "two")
+    assert one == two
+    again = render_site(releases, tmp_path / "one", progress=False)
+    assert again.written == 0 and again.unchanged == len(one) - 1  # everything but the manifest
+
+
+def test_manifest_hashes_every_file(two_releases, tmp_path):
+    import hashlib
+    releases, a, b = two_releases
+    render_site(releases, tmp_path / "site", progress=False)
+    manifest = json.loads((tmp_path / "site" / "manifest.json").read_text())
+    files = _files(tmp_path / "site")
+    del files["manifest.json"]
+    assert sorted(manifest["files"]) == sorted(files)
+    for path, entry in manifest["files"].items():
+        assert entry["sha256"] == hashlib.sha256(files[path]).hexdigest()
+        assert entry["archived"] == (path.endswith(("/index.html", "/index.md")) and path != "index.html"
+                                     or "/rules/" in path)
+
+
+def test_an_archived_page_that_would_change_is_refused(two_releases, tmp_path):
+    releases, a, _b = two_releases
+    site = tmp_path / "site"
+    render_site(releases, site, progress=False)
+    page = site / "releases" / a / "index.html"
+    page.write_text(page.read_text().replace("The six inputs", "The six inputs (old template)"))
+    status = site / "releases" / a / "status.html"
+    status.write_text("stale")
+    with pytest.raises(InputError, match=rf"releases/{a}/index.html.*--rerender-archive"):
+        render_site(releases, site, progress=False)
+    assert status.read_text() == "stale", "nothing is written when the archive check fails"
+    report = render_site(releases, site, rerender_archive=True, progress=False)
+    assert len(report.superseded) == 1
+    kept = site / report.superseded[0]
+    assert "(old template)" in kept.read_text() and kept.parent == page.parent
+    assert "(old template)" not in page.read_text() and status.read_text() != "stale"
+
+
+def test_status_and_home_pages_may_change(two_releases, tmp_path):
+    releases, a, _b = two_releases
+    site = tmp_path / "site"
+    render_site(releases, site, progress=False)
+    (releases / a / "labels.json").unlink()
+    report = render_site(releases, site, progress=False)
+    assert report.written == 2  # the status page and its twin
+    assert "No labels were given" in (site / "releases" / a / "status.html").read_text()
+
+
+def test_the_writer_stays_inside_its_root_and_writes_each_path_once(tmp_path):
+    w = SiteWriter(tmp_path / "site")
+    w.add("a/b.html", "x", archived=False)
+    with pytest.raises(InternalError, match="twice"):
+        w.add("a/b.html", "y", archived=False)
+    for bad in ["../x.html", "/etc/x", "a/../../x", "a//b", "C:/x", "a\\b"]:
+        with pytest.raises(InternalError):
+            w.add(bad, "x", archived=False)
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "link").symlink_to(tmp_path / "outside")
+    w.add("link/evil.html", "x", archived=False)
+    with pytest.raises(InputError, match="outside"):
+        w.commit()
+    assert not (tmp_path / "outside" / "evil.html").exists()
+
+
+def test_hostile_titles_render_as_text_in_html(two_releases, tmp_path):
+    releases, a, _b = two_releases
+    render_site(releases, tmp_path / "site", progress=False)
+    html = (tmp_path / "site" / "releases" / a / "index.html").read_text()
+    tree = parse_html(html)
+    assert len(tree.find_all("script")) == 1, "only the vendored sort script"
+    assert not tree.find_all("img")
+    assert not [n for n in tree.iter() if any(k.startswith("on") for k in n.attrs)]
+    cells = " ".join(td.text() for td in tree.find_all("td"))
+    for title in HOSTILE:
+        assert title[:40] in cells, title
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in html
+    # the description of a rule carries markup too
+    assert "says it replicates &lt;b&gt;a study&lt;/b&gt;" in html
+    for bdi in tree.find_all("bdi"):
+        assert bdi.find_all() == [] or all(n.tag in ("bdi", "mark") for n in bdi.find_all())
+
+
+def _md_tables(text: str):
+    md = MarkdownIt("commonmark").enable("table")
+    tokens = md.parse(text)
+    assert not [t for t in tokens if t.type == "html_block"], "no raw HTML block from data"
+    for t in tokens:
+        if t.type == "inline":
+            assert not [c for c in t.children if c.type == "html_inline"], t.content
+    return md, tokens
+
+
+def test_hostile_titles_do_not_break_markdown(two_releases, tmp_path):
+    releases, a, b = two_releases
+    render_site(releases, tmp_path / "site", progress=False)
+    for md_file in sorted((tmp_path / "site").rglob("*.md")):
+        text = md_file.read_text()
+        md, tokens = _md_tables(text)
+        # every row of every table has the header's number of cells
+        width, cells = None, 0
+        for t in tokens:
+            if t.type == "tr_open":
+                cells = 0
+            elif t.type in ("th_open", "td_open"):
+                cells += 1
+            elif t.type == "thead_open":
+                width = None
+            elif t.type == "tr_close":
+                width = cells if width is None else width
+                assert cells == width, f"{md_file}: a row with {cells} cells under {width} columns"
+        rendered = md.render(text)
+        assert "<script" not in rendered and "<img" not in rendered and "onerror=" not in rendered.replace(
+            "onerror=&quot;", "")
+    release_md = (tmp_path / "site" / "releases" / a / "index.md").read_text()
+    rendered = MarkdownIt("commonmark").enable("table").render(release_md)
+    assert "&lt;script&gt;alert('x')&lt;/script&gt;" in rendered
+    assert "pipes | in | the | title" in rendered
+    assert "**bold** and _under_ and [link](http://evil.example)" in rendered
+    assert "<strong>bold</strong>" not in rendered
+
+
+def test_release_page_numbers_come_from_rule_stats(two_releases, tmp_path):
+    releases, a, _b = two_releases
+    render_site(releases, tmp_path / "site", progress=False)
+    stats = json.loads((releases / a / "rule_stats.json").read_text())
+    tree = parse_html((tmp_path / "site" / "releases" / a / "index.html").read_text())
+    shown = {td.attrs["data-pile"]: int(td.text().replace(",", "")) for td in tree.find_all("td")
+             if "data-pile" in td.attrs}
+    for pile, n in stats["piles"].items():
+        assert shown[pile] == n
+    for reason, n in stats["pending"].items():
+        assert shown[f"pending/{reason}"] == n
+    for rule in stats["rules"]:
+        row = tree.find("tr", id=f"rule-{rule['id']}")
+        assert row.find("a").text() == rule["id"]
+
+
+def test_every_chart_number_equals_its_table(two_releases, tmp_path):
+    releases, a, b = two_releases
+    render_site(releases, tmp_path / "site", progress=False)
+    checked = 0
+    for page in sorted((tmp_path / "site").rglob("*.html")):
+        tree = parse_html(page.read_text())
+        for svg in tree.find_all("svg"):
+            assert svg.find("title").text() and svg.find("desc").text()
+            table = tree.find("table", id=svg.attrs["data-table"])
+            cells = {td.attrs["data-key"]: td.text().strip() for td in table.find_all("td") if "data-key" in td.attrs}
+            numbers = [t for t in svg.find_all("text") if "data-key" in t.attrs]
+            assert numbers, f"{page}: a chart without numbers"
+            for t in numbers:
+                assert cells[t.attrs["data-key"]] == t.text().strip(), (page, t.attrs["data-key"])
+                checked += 1
+    assert checked > 50
+
+
+def test_each_pile_shows_a_sample_of_up_to_twenty_with_title_and_span(tmp_path):
+    works = [{"work_id": f"doi:10.1/{i:03d}", "source": "openalex", "title": f"Replication study {i}",
+              "abstract": f"We replicate effect {i}."} for i in range(45)]
+    releases = tmp_path / "releases"
+    rid = write_release(releases, works, toy_rules(1), seed=7)
+    render_site(releases, tmp_path / "site", progress=False)
+    tree = parse_html((tmp_path / "site" / "releases" / rid / "index.html").read_text())
+    section = tree.find("section", id="pile-screen")
+    rows = section.find("tbody").find_all("tr")
+    assert len(rows) == 20
+    assert "a seeded sample of 20 of 45 works (seed 7)" in section.text()
+    for row in rows:
+        assert row.find("mark").text() == "replication"
+        assert row.find("bdi").text().startswith("Replication study")
+
+
+def test_the_diff_counts_every_work_once(two_releases, tmp_path):
+    releases, a, b = two_releases
+    render_site(releases, tmp_path / "site", progress=False)
+    before = json.loads((releases / a / "rule_stats.json").read_text())
+    after = json.loads((releases / b / "rule_stats.json").read_text())
+    tree = parse_html((tmp_path / "site" / "releases" / b / "diff.html").read_text())
+    table = tree.find("table", id="transition-table")
+    total = sum(int(td.text().replace(",", "")) for td in table.find("tbody").find_all("td")
+                if td.attrs.get("data-key", "").startswith("t-") )
+    assert total == 35 + 6 + 6  # 41 works before, the last 6 renamed: 6 gone and 6 new, each counted once
+    assert "(not in release)" in table.text()
+    col = {td.attrs["data-key"]: int(td.text().replace(",", "")) for td in table.find("tfoot").find_all("td")
+           if "data-key" in td.attrs}
+    assert col["t-total--screen"] == after["piles"]["screen"]
+    first = parse_html((tmp_path / "site" / "releases" / a / "diff.html").read_text())
+    assert "nothing to compare" in first.find("main").text()
+    assert before["rows"] == 41
+
+
+def test_an_empty_releases_folder_renders_a_home_page(tmp_path):
+    report = render_site(tmp_path / "none", tmp_path / "site", progress=False)
+    assert report.releases == () and report.pages == 1
+    assert "No release has been routed yet" in (tmp_path / "site" / "index.html").read_text()
+    assert "No weekly digest" in (tmp_path / "site" / "index.md").read_text()
+
+
+def test_bad_release_folders_are_input_errors(two_releases, tmp_path):
+    releases, a, _b = two_releases
+    stats_file = releases / a / "rule_stats.json"
+    original = stats_file.read_text()
+    stats = json.loads(original)
+    next(r for r in stats["rules"] if not r["shadow"])["won"] += 1
+    stats_file.write_text(json.dumps(stats))
+    with pytest.raises(InputError, match="rule_stats.json"):
+        render_site(releases, tmp_path / "site", progress=False)
+    stats_file.write_text(original)
+    (releases / "index.json").write_text(json.dumps([a, "f" * 64]))
+    with pytest.raises(InputError, match="folder is missing"):
+        render_site(releases, tmp_path / "site", progress=False)
+    assert not (tmp_path / "site").exists(), "nothing half-written"
+
+
+def test_render_command_exit_codes_and_json(two_releases, tmp_path, capsys):
+    releases, a, b = two_releases
+    assert main(["render", "--releases", str(releases), "--out", str(tmp_path / "site"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["releases"] == [a, b] and report["largest_page"]["bytes"] > 0
+    assert main(["render", "--releases", str(tmp_path / "site" / "index.html"), "--out", str(tmp_path / "x")]) == 2
+    assert "not a folder" in capsys.readouterr().err
+    (tmp_path / "digests").mkdir()
+    assert main(["render", "--releases", str(releases), "--digests", str(tmp_path / "digests"),
+                 "--out", str(tmp_path / "site"), "--quiet"]) == 0
+    assert "0 file(s) written" in capsys.readouterr().out
+
+
+def test_serve_answers_on_localhost_only(two_releases, tmp_path):
+    releases, _a, _b = two_releases
+    render_site(releases, tmp_path / "site", progress=False)
+    server = make_server(tmp_path / "site", 0)
+    host, port = server.server_address[:2]
+    assert host == "127.0.0.1"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/index.html", timeout=5) as r:
+            assert r.status == 200 and b"Every release, newest first" in r.read()
+    finally:
+        server.shutdown()
+        server.server_close()
+    with pytest.raises(InputError, match="render the site first"):
+        make_server(tmp_path / "nothing", 0)
+
+
+def test_no_page_refers_outside_itself(two_releases, tmp_path):
+    releases, _a, _b = two_releases
+    render_site(releases, tmp_path / "site", progress=False)
+    for page in (tmp_path / "site").rglob("*.html"):
+        text = page.read_text()
+        assert not re.search(r"""(src|href)=["'](https?:)?//""", text), page
+        assert "@import" not in text and "url(" not in text
