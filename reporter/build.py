@@ -46,7 +46,8 @@ def run_build(args) -> int:
           f"({'new' if result.created else 'unchanged'})")
     from .site import render_site
     report = render_site(ws.releases, out, rerender_archive=args.rerender_archive, progress=show)
-    print(f"site: {out} ({report})")
+    print(f"site: {out}/index.html  ({report.pages} pages for {len(report.releases)} release(s); "
+          f"{report.written} files written, {report.unchanged} unchanged)")
     return 0
 
 

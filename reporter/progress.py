@@ -24,6 +24,7 @@ class Progress:
         self.done = 0
         self.start = time.monotonic()
         self.last = 0.0
+        self.shown = -1
 
     def advance(self, n: int) -> None:
         """Record n more units done."""
@@ -34,11 +35,12 @@ class Progress:
             self._emit(final=False)
 
     def close(self) -> None:
-        """Print the final line."""
-        if self.enabled:
+        """Print the final line (unless a plain line already said the same)."""
+        if self.enabled and (self.tty or self.shown != self.done):
             self._emit(final=True)
 
     def _emit(self, final: bool) -> None:
+        self.shown = self.done
         elapsed = max(time.monotonic() - self.start, 1e-9)
         rate = self.done / elapsed
         if self.total:

@@ -258,6 +258,7 @@ def build_rule_stats(plan, t: dict[str, np.ndarray], release_id: str, ov, replac
         entry = {
             "id": rule.id, "description": rule.description, "file": rule.file, "pile": rule.pile,
             "precedence": rule.precedence, "shadow": shadow, "spec": rule.spec,
+            "spec_text": json.dumps(rule.spec, indent=2, ensure_ascii=False),
             "matched": int(t["matched"][j]),
             "won": 0 if shadow else int(t["won"][j]),
             "no_text": 0 if shadow else int(t["no_text"][j]),

@@ -215,7 +215,7 @@ def build_rule_pages(rel: Release) -> list[RulePage]:
             meta=meta(page, f"Rule {r['id']}", [("Home", HOME), (f"Release {short_id(rid)}", release_path(rid))],
                       archived=True),
             release_id=rid, rule=row,
-            spec=json.dumps(r["spec"], indent=2, ensure_ascii=False),
+            spec=r.get("spec_text") or json.dumps(r["spec"], indent=2, ensure_ascii=False),
             counts=counts, chart=chart,
             outranked_by=tuple(rule_count(page, rid, o, known) for o in r["outranked_by"]),
             domain=domain_row(page, rid, r, known) if r["domain"] is not None else None,
