@@ -313,12 +313,17 @@ def normalise_batch(raw: pa.Array, low: pa.Array, offsets: np.ndarray, work: Row
         # ASCII rows only need their whitespace collapsed: str.split() splits on
         # exactly the isspace() set, and is several times faster than RE2 here.
         plain = ~np.isin(rows, work.non_ascii)
-        if plain.all():
-            texts = [None if t is None else " ".join(t.split()) for t in raw.take(pa.array(rows)).to_pylist()]
-            sub_norm = pa.array(texts, pa.string())
-            sub_low = pc.ascii_lower(sub_norm)
-        else:
-            sub_norm, sub_low = normalise_array(raw.take(pa.array(rows)))
+        order = np.concatenate([np.flatnonzero(plain), np.flatnonzero(~plain)])
+        texts = [None if t is None else " ".join(t.split()) for t in raw.take(pa.array(rows[plain])).to_pylist()]
+        norm_parts, low_parts = [pa.array(texts, pa.string())], []
+        low_parts.append(pc.ascii_lower(norm_parts[0]))
+        if (~plain).any():
+            n2, l2 = normalise_array(raw.take(pa.array(rows[~plain])))
+            norm_parts.append(n2)
+            low_parts.append(l2)
+        back = pa.array(np.argsort(order))
+        sub_norm = pa.concat_arrays(norm_parts).take(back)
+        sub_low = pa.concat_arrays(low_parts).take(back)
     norm = apply_edits(raw, offsets, work, False, sub_norm, rows)
     low = apply_edits(low, offsets, work, True, sub_low, rows)
     return norm, low
