@@ -34,7 +34,7 @@ def test_spec_examples():
 
 
 def test_required_literals_of_regexes():
-    from reporter.routing.engine import required_literal
+    from reporter.routing.regexlit import required_literal
     assert required_literal(r"\breplicat\w+ of\b") == "replicat"
     assert required_literal(r"colou?r chart") == "r chart"          # 'u' is optional, so the run stops
     assert required_literal(r"direct\s+Replication") == "replication"

@@ -16,7 +16,8 @@ import pyarrow.parquet as pq
 from ..errors import InputError
 from ..pool.overlay import load_overlay
 from ..pool.reader import open_table
-from .engine import CONTEXT_CHARS, FieldText, Evaluator, compile_plan
+from .engine import Evaluator, FieldText, compile_plan
+from .samples import CONTEXT_CHARS
 from .normalise import normalise_array
 from .specs import RuleBook
 

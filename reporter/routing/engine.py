@@ -10,7 +10,6 @@ are sums over batches, so batches may run in any number of workers.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,14 +17,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from .normalise import is_word_char, normalise_array, normalise_batch, normalise_text, unicode_work
+from .evidence import FIELDS, evidence_texts, find_evidence
+from .normalise import normalise_batch, unicode_work
+from .regexlit import required_literals
+from .samples import batch_samples
 from .specs import All, AnyOf, ColumnIn, Empty, Not, Phrase, Predicate, Regex, RuleBook
-from .textscan import FieldBuffer, Hits, Scanner
+from .textscan import FieldBuffer, Scanner
 
-FIELDS = ("title", "abstract")
 REASONS = (None, "unrouted", "no_text")
-EVIDENCE_TEXT_MAX = 200
-CONTEXT_CHARS = 80
 
 EVIDENCE_TYPE = pa.struct([("field", pa.string()), ("start", pa.int32()),
                            ("end", pa.int32()), ("text", pa.string())])
@@ -34,176 +33,6 @@ ROUTING_SCHEMA = pa.schema([
     ("winner", pa.string()), ("matched", pa.list_(pa.string())),
     ("shadow_matched", pa.list_(pa.string())), ("evidence", EVIDENCE_TYPE), ("title_only", pa.bool_()),
 ])
-
-
-def _uncapture(pattern: str) -> str:
-    """Turn a regex's unnamed capturing groups into non-capturing ones (for span extraction)."""
-    out, i, in_class = [], 0, False
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            out.append(pattern[i:i + 2])
-            i += 2
-            continue
-        if in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-            if pattern[i + 1:i + 2] == "]":
-                out.append("[]")
-                i += 2
-                continue
-        elif ch == "(" and pattern[i + 1:i + 2] != "?":
-            out.append("(?:")
-            i += 1
-            continue
-        elif ch == "(" and pattern[i + 1:i + 3] == "?P" and pattern[i + 3:i + 4] == "<":
-            close = pattern.index(">", i)
-            out.append("(?:")
-            i = close + 1
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-class _Re:
-    """A tiny reader of RE2 syntax, enough to find literals every match must contain."""
-
-    def __init__(self, pattern: str):
-        self.p, self.i = pattern, 0
-
-    def peek(self) -> str:
-        return self.p[self.i] if self.i < len(self.p) else ""
-
-    def alt(self):
-        branches = [self.seq()]
-        while self.peek() == "|":
-            self.i += 1
-            branches.append(self.seq())
-        return ("alt", branches)
-
-    def seq(self):
-        items = []
-        while self.peek() not in ("", "|", ")"):
-            atom = self.atom()
-            lo = self.quantifier()
-            items.append(atom if lo >= 1 else ("opt",))
-        return ("seq", items)
-
-    def quantifier(self) -> int:
-        ch, lo = self.peek(), 1
-        if ch in ("?", "*"):
-            self.i += 1
-            lo = 0
-        elif ch == "+":
-            self.i += 1
-        elif ch == "{":
-            close = self.p.find("}", self.i)
-            if close < 0:
-                self.i += 1
-                return 1
-            body = self.p[self.i + 1:close].split(",")[0].strip()
-            lo = int(body) if body.isdigit() else 0
-            self.i = close + 1
-            lo = min(lo, 1)
-        else:
-            return 1
-        if self.peek() == "?":  # lazy
-            self.i += 1
-        return lo
-
-    def atom(self):
-        ch = self.peek()
-        self.i += 1
-        if ch == "(":
-            if self.peek() == "?":
-                close = self.p.find(")", self.i)
-                colon = self.p.find(":", self.i)
-                if self.p.startswith("?P<", self.i) or self.p.startswith("?<", self.i):
-                    self.i = self.p.find(">", self.i) + 1
-                elif 0 <= colon < close or close < 0:
-                    self.i = colon + 1
-                else:  # a flag group such as (?i)
-                    self.i = close + 1
-                    return ("other",)
-            inner = self.alt()
-            if self.peek() == ")":
-                self.i += 1
-            return ("group", inner)
-        if ch == "[":
-            j = self.i + (1 if self.peek() == "^" else 0)
-            j += 1 if self.p[j:j + 1] == "]" else 0
-            close = self.p.find("]", j)
-            self.i = len(self.p) if close < 0 else close + 1
-            return ("other",)
-        if ch == "\\":
-            esc = self.peek()
-            self.i += 1
-            if esc in ("p", "P") and self.peek() == "{":
-                self.i = self.p.find("}", self.i) + 1
-                return ("other",)
-            if esc and not esc.isalnum():
-                return ("lit", esc)
-            return ("other",)
-        if ch in ".^$":
-            return ("other",)
-        return ("lit", ch)
-
-
-def _requirement(node) -> set[str] | None:
-    """A set of strings one of which every match contains, or None."""
-    kind = node[0]
-    if kind == "alt":
-        sets = [_requirement(b) for b in node[1]]
-        if any(s is None for s in sets):
-            return None
-        return set().union(*sets)
-    if kind == "group":
-        return _requirement(node[1])
-    if kind == "seq":
-        options, run = [], []
-        for item in node[1] + [("other",)]:
-            if item[0] == "lit":
-                run.append(item[1])
-                continue
-            if run:
-                options.append({"".join(run)})
-                run = []
-            if item[0] == "group":
-                req = _requirement(item[1])
-                if req:
-                    options.append(req)
-        return max(options, key=lambda o: min(len(x.strip()) for x in o), default=None)
-    return None
-
-
-def required_literals(pattern: str) -> tuple[str, ...] | None:
-    """Lower-cased literals one of which every match of the regex contains, or None.
-
-    The regex then runs only on rows where the literal pass saw one of them.
-    Each literal keeps a leading or trailing space (the text has single
-    spaces), and must have at least 3 characters, or there is no requirement.
-    """
-    try:
-        req = _requirement(_Re(pattern).alt())
-    except (ValueError, IndexError):
-        return None
-    if not req:
-        return None
-    out = set()
-    for lit in req:
-        core = normalise_text(lit)
-        if len(core) < 3:
-            return None
-        out.add((" " if lit[:1].isspace() else "") + core + (" " if lit[-1:].isspace() else ""))
-    return tuple(sorted(out))
-
-
-def required_literal(pattern: str) -> str | None:
-    """The single required literal of a regex, when there is exactly one."""
-    lits = required_literals(pattern)
-    return lits[0] if lits and len(lits) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -478,7 +307,7 @@ class BatchResult:
     work_ids: pa.Array | None = None
 
 
-def route_batch(plan: Plan, batch: pa.RecordBatch, batch_index: int, sample_seed: int = 0,
+def route_batch(plan: Plan, batch: pa.RecordBatch, sample_seed: int = 0,
                 sample_k: int = 20, rule_sample_k: int = 10) -> BatchResult:
     """Route one record batch: every rule on every row, one pile per row, partial counts."""
     n = batch.num_rows
@@ -575,101 +404,12 @@ def route_batch(plan: Plan, batch: pa.RecordBatch, batch_index: int, sample_seed
                   domain_miss=domain_miss, miss_winners=miss_winners,
                   overlap=np.rint(Mf.T @ Mf).astype(np.int64))
 
-    evidence = _evidence(plan, ev, fields, winner, n)
+    evidence = find_evidence(plan, fields, winner, n)
     table = _routing_table(plan, fields, batch.column("work_id"), pile, reason, winner, M, evidence, title_only)
 
-    samples = _samples(plan, batch, fields, table, evidence, batch_index, sample_seed, sample_k, rule_sample_k,
+    samples = batch_samples(plan, batch, fields, table, evidence, sample_seed, sample_k, rule_sample_k,
                        pile, winner, downgraded, miss_masks)
     return BatchResult(table=table, counts=counts, samples=samples, work_ids=batch.column("work_id"))
-
-
-def _evidence(plan: Plan, ev: Evaluator, fields: dict[str, FieldText], winner: np.ndarray, n: int):
-    """Per row: (field index, char start, char end) of the winner's first text hit, or -1."""
-    best_field = np.full(n, 9, dtype=np.int64)
-    best_start = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-    best_end = np.zeros(n, dtype=np.int64)
-    best_byte = np.zeros(n, dtype=bool)  # offsets still in bytes (phrase hits)
-    for j in np.unique(winner[winner >= 0]):
-        rows_mask = winner == j
-        for leaf in plan.positive_text[j]:
-            names = FIELDS if leaf.field == "text" else (leaf.field,)
-            for name in names:
-                fi = FIELDS.index(name)
-                ft = fields[name]
-                if isinstance(leaf, Phrase):
-                    for lit, prefix in leaf.phrases:
-                        idx = ft.good_hits(plan.lit_index[lit], prefix)
-                        idx = idx[rows_mask[ft.hits.row[idx]]]
-                        if len(idx) == 0:
-                            continue
-                        rows = ft.hits.row[idx]
-                        start = ft.hits.start[idx]
-                        end = ft.hits.end[idx]
-                        if prefix:
-                            base = ft.buf.offsets[rows]
-                            end = _word_end(ft.buf, rows, end + base) - base
-                        _take_better(best_field, best_start, best_end, best_byte, rows, fi, start, end, True, ft)
-                else:
-                    cand = np.flatnonzero(rows_mask & ~ft.blank)
-                    if len(cand) == 0:
-                        continue
-                    arr = ft.norm.take(pa.array(cand))
-                    flags = "" if leaf.case_sensitive else "(?i)"
-                    ext = pc.extract_regex(arr, f"{flags}(?s)(?P<pre>.*?)(?P<m>{_uncapture(leaf.pattern)})")
-                    valid = ext.is_valid().to_numpy(zero_copy_only=False)
-                    if not valid.any():
-                        continue
-                    ext = ext.filter(pa.array(valid))
-                    pre = pc.utf8_length(ext.field("pre")).to_numpy().astype(np.int64)
-                    mlen = pc.utf8_length(ext.field("m")).to_numpy().astype(np.int64)
-                    rows = cand[valid]
-                    _take_better(best_field, best_start, best_end, best_byte, rows, fi, pre, pre + mlen, False, ft)
-    return best_field, best_start, best_end, best_byte
-
-
-def _word_end(buf: FieldBuffer, rows: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Extend prefix-phrase hits (`trial*`) to the end of the word they start."""
-    from .textscan import _ASCII_WORD, _char_at
-    end = end.copy()
-    row_end = buf.offsets[rows + 1]
-    active = np.flatnonzero(end < row_end)
-    while len(active):
-        nxt = buf.data[end[active]]
-        word = _ASCII_WORD[nxt]
-        for k in np.flatnonzero(nxt >= 0x80):
-            i = active[k]
-            ch = _char_at(buf.data, int(end[i]), int(row_end[i]))
-            if is_word_char(ch):
-                word[k] = True
-                end[i] += len(ch.encode("utf-8")) - 1
-        end[active[word]] += 1
-        active = active[word]
-        active = active[end[active] < row_end[active]]
-    return end
-
-
-def _take_better(bf, bs, be, bb, rows, fi, start, end, in_bytes, ft):
-    """Keep, per row, the hit with the lowest (field, start), in character offsets."""
-    if in_bytes:
-        # Byte offsets equal character offsets on ASCII rows; decode the rest.
-        odd = np.flatnonzero(~ft.ascii[rows])
-        if len(odd):
-            start = start.copy()
-            end = end.copy()
-            base = ft.buf.offsets[rows[odd]]
-            for k, i in enumerate(odd):
-                r = int(rows[i])
-                start[i] = ft.buf.char_offset(r, int(base[k] + start[i]))
-                end[i] = ft.buf.char_offset(r, int(base[k] + end[i]))
-    order = np.lexsort((start, rows))
-    rows, start, end = rows[order], start[order], end[order]
-    first = np.concatenate([[True], rows[1:] != rows[:-1]])
-    rows, start, end = rows[first], start[first], end[first]
-    better = (fi < bf[rows]) | ((fi == bf[rows]) & (start < bs[rows]))
-    r = rows[better]
-    bf[r] = fi
-    bs[r] = start[better]
-    be[r] = end[better]
 
 
 def _routing_table(plan, fields, work_id, pile, reason, winner, M, evidence, title_only) -> pa.Table:
@@ -690,131 +430,16 @@ def _routing_table(plan, fields, work_id, pile, reason, winner, M, evidence, tit
             if len(cols) else pa.array([], pa.string())
         return pa.ListArray.from_arrays(pa.array(offsets), values)
 
-    bf, bs, be, _ = evidence
+    bf, bs, be = evidence
     has_ev = bf < len(FIELDS)
     starts = np.where(has_ev, bs, 0).astype(np.int32)
     ends = np.where(has_ev, be, 0).astype(np.int32)
     field_arr = pa.array(list(FIELDS) + [None], pa.string()).take(pa.array(np.minimum(bf, len(FIELDS))))
     evidence_arr = pa.StructArray.from_arrays(
-        [field_arr, pa.array(starts), pa.array(ends), _evidence_texts(fields, evidence, n)],
+        [field_arr, pa.array(starts), pa.array(ends), evidence_texts(fields, evidence, n)],
         fields=list(EVIDENCE_TYPE), mask=pa.array(~has_ev))
     return pa.Table.from_arrays(
         [work_id, pile_arr, reason_arr, winner_arr, lists(live), lists(shadow), evidence_arr,
          pa.array(title_only)], schema=ROUTING_SCHEMA)
 
 
-def _evidence_texts(fields: dict[str, "FieldText"], evidence, n: int) -> pa.Array:
-    """The evidence spans' text (case-preserved, at most 200 characters), null where none."""
-    bf, bs, be, _ = evidence
-    out = pa.nulls(n, pa.string())
-    for fi, name in enumerate(FIELDS):
-        ft = fields[name]
-        rows = np.flatnonzero(bf == fi)
-        if len(rows) == 0:
-            continue
-        span = np.minimum(be[rows] - bs[rows], EVIDENCE_TEXT_MAX)
-        # Character offsets equal byte offsets on ASCII rows; encode the rest.
-        begin = bs[rows].copy()
-        length = span.copy()
-        for k in np.flatnonzero(~ft.ascii[rows]):
-            text = ft.buf_norm_text(int(rows[k]))
-            a, ln = int(begin[k]), int(length[k])
-            begin[k] = len(text[:a].encode("utf-8"))
-            length[k] = len(text[a:a + ln].encode("utf-8"))
-        begin += ft.norm_buf.offsets[rows]
-        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-        np.cumsum(length, out=offsets[1:])
-        idx = np.repeat(begin - offsets[:-1], length) + np.arange(offsets[-1])
-        data = ft.norm_buf.data[idx]
-        arr = pa.StringArray.from_buffers(len(rows), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data))
-        mask = np.zeros(n, dtype=bool)
-        mask[rows] = True
-        out = pc.replace_with_mask(out, pa.array(mask), arr)
-    return out
-
-
-_POWERS = np.ones(1, dtype=np.uint64)
-
-
-def sample_keys(work_ids: pa.Array, seed: int) -> np.ndarray:
-    """A seeded pseudo-random key in [0, 1) per work, from its work_id alone.
-
-    Samples are the works with the smallest keys, so they depend only on the
-    seed and the ids: not on batch size, worker count or pool order, and a
-    work sampled in one release is sampled again in the next.
-    """
-    global _POWERS
-    buf = FieldBuffer.of(work_ids if work_ids.type == pa.string() else work_ids.cast(pa.string()))
-    n = len(work_ids)
-    lengths = np.diff(buf.offsets)
-    longest = int(lengths.max()) if n else 0
-    if len(_POWERS) < longest + 1:
-        p = np.ones(longest + 1, dtype=np.uint64)
-        with np.errstate(over="ignore"):
-            for i in range(1, longest + 1):
-                p[i] = p[i - 1] * np.uint64(1099511628211)
-        _POWERS = p
-    data = buf.data[buf.offsets[0]:buf.offsets[-1]].astype(np.uint64) + np.uint64(1)
-    row = np.repeat(np.arange(n), lengths)
-    pos = np.arange(len(data)) - (buf.offsets[:-1] - buf.offsets[0])[row]
-    with np.errstate(over="ignore"):
-        terms = data * _POWERS[pos]
-        h = np.zeros(n, dtype=np.uint64)
-        np.add.at(h, row, terms)
-        h ^= np.uint64(seed & 0xFFFFFFFFFFFFFFFF) * np.uint64(0x9E3779B97F4A7C15)
-        # splitmix64 finaliser
-        h ^= h >> np.uint64(30)
-        h *= np.uint64(0xBF58476D1CE4E5B9)
-        h ^= h >> np.uint64(27)
-        h *= np.uint64(0x94D049BB133111EB)
-        h ^= h >> np.uint64(31)
-    return (h >> np.uint64(11)).astype(np.float64) / float(1 << 53)
-
-
-def _samples(plan, batch, fields, table, evidence, batch_index, seed, k, rule_k,
-             pile, winner, downgraded, miss_masks) -> dict[str, list[tuple[float, int, int, dict]]]:
-    """Seeded sample candidates of this batch: the k smallest work keys per group."""
-    n = batch.num_rows
-    keys = sample_keys(batch.column("work_id"), seed)
-    groups: dict[str, np.ndarray] = {}
-    for p, name in enumerate(plan.pile_names):
-        groups[f"pile:{name}"] = (pile == p, k)
-    for j, rid in enumerate(plan.rule_ids):
-        if not plan.shadow[j]:
-            groups[f"wins:{rid}"] = ((winner == j) & ~downgraded, rule_k)
-    for j, miss in miss_masks.items():
-        groups[f"miss:{plan.rule_ids[j]}"] = (miss, rule_k)
-    chosen: dict[str, np.ndarray] = {}
-    for name, (mask, limit) in groups.items():
-        rows = np.flatnonzero(mask)
-        if len(rows) > limit:
-            rows = rows[np.argpartition(keys[rows], limit - 1)[:limit]]
-        if len(rows):
-            chosen[name] = rows
-    if not chosen:
-        return {}
-    wanted = np.unique(np.concatenate(list(chosen.values())))
-    payloads = _payloads(plan, batch, fields, table, evidence, wanted)
-    return {name: [(float(keys[r]), payloads[int(r)]["work_id"], int(r), payloads[int(r)]) for r in rows]
-            for name, rows in chosen.items()}
-
-
-def _payloads(plan, batch, fields, table, evidence, rows: np.ndarray) -> dict[int, dict]:
-    """What a page shows of one work: ids, title, fate, evidence and its context."""
-    bf, bs, be, _ = evidence
-    sub = table.take(pa.array(rows)).to_pylist()
-    src = batch.column("source").take(pa.array(rows)).to_pylist()
-    titles = batch.column("title").take(pa.array(rows)).to_pylist()
-    out = {}
-    for i, r in enumerate(rows.tolist()):
-        row = sub[i]
-        context = None
-        if bf[r] < len(FIELDS):
-            text = fields[FIELDS[bf[r]]].buf_norm_text(r)
-            a, b = int(bs[r]), int(be[r])
-            context = {"field": FIELDS[bf[r]], "before": text[max(0, a - CONTEXT_CHARS):a],
-                       "match": text[a:b], "after": text[b:b + CONTEXT_CHARS]}
-        out[r] = {"work_id": row["work_id"], "source": src[i], "title": titles[i], "pile": row["pile"],
-                  "pending_reason": row["pending_reason"], "winner": row["winner"],
-                  "title_only": row["title_only"], "evidence": row["evidence"], "context": context}
-    return out

@@ -23,7 +23,6 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .. import __version__
@@ -143,10 +142,10 @@ def _route_all(plan, source, ov: Overlay | None, path: Path, seed: int, workers:
                 work_ids.append(res.work_ids)
                 bar.advance(len(res.table))
 
-            for index, batch in enumerate(source.batches(list(plan.columns), batch_rows)):
+            for batch in source.batches(list(plan.columns), batch_rows):
                 if ov is not None:
                     batch = ov.apply(batch)
-                inflight.append(pool.submit(route_batch, plan, batch, index, seed, SAMPLE_K, RULE_SAMPLE_K))
+                inflight.append(pool.submit(route_batch, plan, batch, seed, SAMPLE_K, RULE_SAMPLE_K))
                 while len(inflight) > workers:
                     drain_one()
             while inflight:

@@ -1,0 +1,167 @@
+"""Evidence: the winner's first text hit per row, as character offsets, and its text.
+
+Title before abstract, then the lowest start; phrase hits come from the
+literal pass (byte offsets, converted to characters only on non-ASCII rows),
+regex hits from RE2 with a prefix group that measures the start.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .normalise import is_word_char
+from .specs import Phrase
+from .textscan import _ASCII_WORD, FieldBuffer, _char_at
+
+FIELDS = ("title", "abstract")
+EVIDENCE_TEXT_MAX = 200
+
+
+def _uncapture(pattern: str) -> str:
+    """Turn a regex's unnamed capturing groups into non-capturing ones (for span extraction)."""
+    out, i, in_class = [], 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            if pattern[i + 1:i + 2] == "]":
+                out.append("[]")
+                i += 2
+                continue
+        elif ch == "(" and pattern[i + 1:i + 2] != "?":
+            out.append("(?:")
+            i += 1
+            continue
+        elif ch == "(" and pattern[i + 1:i + 3] == "?P" and pattern[i + 3:i + 4] == "<":
+            close = pattern.index(">", i)
+            out.append("(?:")
+            i = close + 1
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def find_evidence(plan, fields: dict, winner: np.ndarray, n: int):
+    """Per row: (field index, char start, char end) of the winner's first text hit; field 9 where none."""
+    best_field = np.full(n, 9, dtype=np.int64)
+    best_start = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    best_end = np.zeros(n, dtype=np.int64)
+    for j in np.unique(winner[winner >= 0]):
+        rows_mask = winner == j
+        for leaf in plan.positive_text[j]:
+            names = FIELDS if leaf.field == "text" else (leaf.field,)
+            for name in names:
+                fi = FIELDS.index(name)
+                ft = fields[name]
+                if isinstance(leaf, Phrase):
+                    for lit, prefix in leaf.phrases:
+                        idx = ft.good_hits(plan.lit_index[lit], prefix)
+                        idx = idx[rows_mask[ft.hits.row[idx]]]
+                        if len(idx) == 0:
+                            continue
+                        rows = ft.hits.row[idx]
+                        start = ft.hits.start[idx]
+                        end = ft.hits.end[idx]
+                        if prefix:
+                            base = ft.buf.offsets[rows]
+                            end = _word_end(ft.buf, rows, end + base) - base
+                        _take_better(best_field, best_start, best_end, rows, fi, start, end, True, ft)
+                else:
+                    cand = np.flatnonzero(rows_mask & ~ft.blank)
+                    if len(cand) == 0:
+                        continue
+                    arr = ft.norm.take(pa.array(cand))
+                    flags = "" if leaf.case_sensitive else "(?i)"
+                    ext = pc.extract_regex(arr, f"{flags}(?s)(?P<pre>.*?)(?P<m>{_uncapture(leaf.pattern)})")
+                    valid = ext.is_valid().to_numpy(zero_copy_only=False)
+                    if not valid.any():
+                        continue
+                    ext = ext.filter(pa.array(valid))
+                    pre = pc.utf8_length(ext.field("pre")).to_numpy().astype(np.int64)
+                    mlen = pc.utf8_length(ext.field("m")).to_numpy().astype(np.int64)
+                    rows = cand[valid]
+                    _take_better(best_field, best_start, best_end, rows, fi, pre, pre + mlen, False, ft)
+    return best_field, best_start, best_end
+
+
+def _word_end(buf: FieldBuffer, rows: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Extend prefix-phrase hits (`trial*`) to the end of the word they start."""
+    end = end.copy()
+    row_end = buf.offsets[rows + 1]
+    active = np.flatnonzero(end < row_end)
+    while len(active):
+        nxt = buf.data[end[active]]
+        word = _ASCII_WORD[nxt]
+        for k in np.flatnonzero(nxt >= 0x80):
+            i = active[k]
+            ch = _char_at(buf.data, int(end[i]), int(row_end[i]))
+            if is_word_char(ch):
+                word[k] = True
+                end[i] += len(ch.encode("utf-8")) - 1
+        end[active[word]] += 1
+        active = active[word]
+        active = active[end[active] < row_end[active]]
+    return end
+
+
+def _take_better(bf, bs, be, rows, fi, start, end, in_bytes, ft):
+    """Keep, per row, the hit with the lowest (field, start), in character offsets."""
+    if in_bytes:
+        # Byte offsets equal character offsets on ASCII rows; decode the rest.
+        odd = np.flatnonzero(~ft.ascii[rows])
+        if len(odd):
+            start = start.copy()
+            end = end.copy()
+            base = ft.buf.offsets[rows[odd]]
+            for k, i in enumerate(odd):
+                r = int(rows[i])
+                start[i] = ft.buf.char_offset(r, int(base[k] + start[i]))
+                end[i] = ft.buf.char_offset(r, int(base[k] + end[i]))
+    order = np.lexsort((start, rows))
+    rows, start, end = rows[order], start[order], end[order]
+    first = np.concatenate([[True], rows[1:] != rows[:-1]])
+    rows, start, end = rows[first], start[first], end[first]
+    better = (fi < bf[rows]) | ((fi == bf[rows]) & (start < bs[rows]))
+    r = rows[better]
+    bf[r] = fi
+    bs[r] = start[better]
+    be[r] = end[better]
+
+
+def evidence_texts(fields: dict, evidence, n: int) -> pa.Array:
+    """The evidence spans' text (case-preserved, at most 200 characters), null where none."""
+    bf, bs, be = evidence
+    out = pa.nulls(n, pa.string())
+    for fi, name in enumerate(FIELDS):
+        ft = fields[name]
+        rows = np.flatnonzero(bf == fi)
+        if len(rows) == 0:
+            continue
+        span = np.minimum(be[rows] - bs[rows], EVIDENCE_TEXT_MAX)
+        # Character offsets equal byte offsets on ASCII rows; encode the rest.
+        begin = bs[rows].copy()
+        length = span.copy()
+        for k in np.flatnonzero(~ft.ascii[rows]):
+            text = ft.buf_norm_text(int(rows[k]))
+            a, ln = int(begin[k]), int(length[k])
+            begin[k] = len(text[:a].encode("utf-8"))
+            length[k] = len(text[a:a + ln].encode("utf-8"))
+        begin += ft.norm_buf.offsets[rows]
+        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(length, out=offsets[1:])
+        idx = np.repeat(begin - offsets[:-1], length) + np.arange(offsets[-1])
+        data = ft.norm_buf.data[idx]
+        arr = pa.StringArray.from_buffers(len(rows), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data))
+        mask = np.zeros(n, dtype=bool)
+        mask[rows] = True
+        out = pc.replace_with_mask(out, pa.array(mask), arr)
+    return out

@@ -1,0 +1,97 @@
+"""Seeded samples drawn while routing: what the pages show of single works."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from .evidence import FIELDS
+from .textscan import FieldBuffer
+
+CONTEXT_CHARS = 80
+
+
+_POWERS = np.ones(1, dtype=np.uint64)
+
+
+def sample_keys(work_ids: pa.Array, seed: int) -> np.ndarray:
+    """A seeded pseudo-random key in [0, 1) per work, from its work_id alone.
+
+    Samples are the works with the smallest keys, so they depend only on the
+    seed and the ids: not on batch size, worker count or pool order, and a
+    work sampled in one release is sampled again in the next.
+    """
+    global _POWERS
+    buf = FieldBuffer.of(work_ids if work_ids.type == pa.string() else work_ids.cast(pa.string()))
+    n = len(work_ids)
+    lengths = np.diff(buf.offsets)
+    longest = int(lengths.max()) if n else 0
+    if len(_POWERS) < longest + 1:
+        p = np.ones(longest + 1, dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            for i in range(1, longest + 1):
+                p[i] = p[i - 1] * np.uint64(1099511628211)
+        _POWERS = p
+    data = buf.data[buf.offsets[0]:buf.offsets[-1]].astype(np.uint64) + np.uint64(1)
+    row = np.repeat(np.arange(n), lengths)
+    pos = np.arange(len(data)) - (buf.offsets[:-1] - buf.offsets[0])[row]
+    with np.errstate(over="ignore"):
+        terms = data * _POWERS[pos]
+        h = np.zeros(n, dtype=np.uint64)
+        np.add.at(h, row, terms)
+        h ^= np.uint64(seed & 0xFFFFFFFFFFFFFFFF) * np.uint64(0x9E3779B97F4A7C15)
+        # splitmix64 finaliser
+        h ^= h >> np.uint64(30)
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(27)
+        h *= np.uint64(0x94D049BB133111EB)
+        h ^= h >> np.uint64(31)
+    return (h >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+
+
+def batch_samples(plan, batch, fields, table, evidence, seed, k, rule_k,
+                  pile, winner, downgraded, miss_masks) -> dict[str, list[tuple[float, str, int, dict]]]:
+    """Seeded sample candidates of this batch: the k smallest work keys per group."""
+    keys = sample_keys(batch.column("work_id"), seed)
+    groups: dict[str, np.ndarray] = {}
+    for p, name in enumerate(plan.pile_names):
+        groups[f"pile:{name}"] = (pile == p, k)
+    for j, rid in enumerate(plan.rule_ids):
+        if not plan.shadow[j]:
+            groups[f"wins:{rid}"] = ((winner == j) & ~downgraded, rule_k)
+    for j, miss in miss_masks.items():
+        groups[f"miss:{plan.rule_ids[j]}"] = (miss, rule_k)
+    chosen: dict[str, np.ndarray] = {}
+    for name, (mask, limit) in groups.items():
+        rows = np.flatnonzero(mask)
+        if len(rows) > limit:
+            rows = rows[np.argpartition(keys[rows], limit - 1)[:limit]]
+        if len(rows):
+            chosen[name] = rows
+    if not chosen:
+        return {}
+    wanted = np.unique(np.concatenate(list(chosen.values())))
+    payloads = _payloads(plan, batch, fields, table, evidence, wanted)
+    return {name: [(float(keys[r]), payloads[int(r)]["work_id"], int(r), payloads[int(r)]) for r in rows]
+            for name, rows in chosen.items()}
+
+
+def _payloads(plan, batch, fields, table, evidence, rows: np.ndarray) -> dict[int, dict]:
+    """What a page shows of one work: ids, title, fate, evidence and its context."""
+    bf, bs, be = evidence
+    sub = table.take(pa.array(rows)).to_pylist()
+    src = batch.column("source").take(pa.array(rows)).to_pylist()
+    titles = batch.column("title").take(pa.array(rows)).to_pylist()
+    out = {}
+    for i, r in enumerate(rows.tolist()):
+        row = sub[i]
+        context = None
+        if bf[r] < len(FIELDS):
+            text = fields[FIELDS[bf[r]]].buf_norm_text(r)
+            a, b = int(bs[r]), int(be[r])
+            context = {"field": FIELDS[bf[r]], "before": text[max(0, a - CONTEXT_CHARS):a],
+                       "match": text[a:b], "after": text[b:b + CONTEXT_CHARS]}
+        out[r] = {"work_id": row["work_id"], "source": src[i], "title": titles[i], "pile": row["pile"],
+                  "pending_reason": row["pending_reason"], "winner": row["winner"],
+                  "title_only": row["title_only"], "evidence": row["evidence"], "context": context}
+    return out
