@@ -65,6 +65,12 @@ def run(label: str, works: list[dict], inputs: list[dict], tmp: Path) -> None:
     t_build = time.perf_counter() - t0
 
     t0 = time.perf_counter()
+    with open(path, encoding="utf-8") as f:  # baseline: read and parse every line, nothing else
+        for line in f:
+            json.loads(line)
+    t_base = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
     graph = read_graph(path)
     t_load = time.perf_counter() - t0
     load_graph(path)
@@ -84,7 +90,8 @@ def run(label: str, works: list[dict], inputs: list[dict], tmp: Path) -> None:
           f"{counts['citation_edges']:,} citation edges, {counts['references_checked']:,} references_checked, "
           f"{graph.n_events:,} events, {path.stat().st_size / 1e6:.1f} MB, coverage gap {counts['coverage_gap']}; "
           f"events built and written in {t_build:.2f} s")
-    print(f"[{label}] load: {t_load:.2f} s (read, hash, parse, fold, index); cached reload {t_cached:.3f} s")
+    print(f"[{label}] load: {t_load:.2f} s (read, hash, parse, fold, index); cached reload {t_cached:.3f} s; "
+          f"baseline json.loads of every line {t_base:.2f} s (ratio {t_load / t_base:.2f})")
     print(f"[{label}] check: {len(results):,} candidates in {t_check:.3f} s = "
           f"{t_check / len(results) * 1000:.3f} ms per candidate ({t_check / len(results):.6f} s)")
     print(f"[{label}] verdicts: " + ", ".join(f"{v} {verdicts[v]}" for v in

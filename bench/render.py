@@ -180,6 +180,18 @@ def _samples(table: pa.Table, pile: np.ndarray, winner: np.ndarray, ids: list[st
     return {"seed": seed, "k": 20, "piles": piles, "rules": rules}
 
 
+def _baseline(releases: Path) -> float:
+    """Seconds to read every input of a render: the JSON files and the diff's routing columns."""
+    import json as _json
+    import pyarrow.parquet as _pq
+    t0 = time.perf_counter()
+    for folder in sorted(p for p in releases.iterdir() if p.is_dir()):
+        for name in ("release.json", "rule_stats.json", "samples.json"):
+            _json.loads((folder / name).read_text(encoding="utf-8"))
+        _pq.read_table(folder / "routing.parquet", columns=["work_id", "pile", "pending_reason", "winner"])
+    return time.perf_counter() - t0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=5_000_000, help="rows per release (default 5,000,000)")
@@ -194,9 +206,12 @@ def main() -> int:
         t1 = time.perf_counter()
         report = render_site(releases, site, progress=False)
         t2 = time.perf_counter()
+        base = _baseline(releases)
         print(f"synthetic releases: 2 x {args.rows:,} rows written in {t1 - t0:.1f} s")
         print(f"render: {t2 - t1:.2f} s for {report.pages} pages ({len(report.releases)} releases, one diff)")
         print(f"largest page: {report.largest_page[0]} {report.largest_page[1] / 1024:.1f} KB")
+        print(f"baseline: {base:.2f} s to read what render reads (every release's JSON files and the "
+              f"routing.parquet columns of the diff) with no work on them; render / baseline {(t2 - t1) / base:.1f}")
     return 0
 
 
