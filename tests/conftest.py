@@ -37,3 +37,24 @@ def site_build(tmp_path_factory):
         ids.append(result.release_id)
     render_site(releases, root / "site", progress=False)
     return {"releases": releases, "site": root / "site", "ids": ids}
+
+
+# --- the novelty page -------------------------------------------------------
+NOVELTY_FIXTURE = SITE_WORKSPACE / "novelty"
+
+
+@pytest.fixture(scope="session")
+def novelty_site(site_build, tmp_path_factory):
+    """site_build's releases rendered again with the novelty page of tests/fixtures/site_workspace/novelty.
+
+    The candidates (hostile ids among them) go through `reporter novelty --batch`;
+    returns site_build's dict with `site` replaced and `novelty` (the results file) added.
+    """
+    from reporter.cli import main
+    from reporter.site import render_site
+
+    root = tmp_path_factory.mktemp("novelty_site")
+    results = root / "novelty.jsonl"
+    assert main(["novelty", "--batch", str(NOVELTY_FIXTURE / "candidates.jsonl"), "--out", str(results)]) == 0
+    render_site(site_build["releases"], root / "site", novelty=results, progress=False)
+    return {**site_build, "site": root / "site", "novelty": results}

@@ -1,10 +1,12 @@
 """The built site in a real headless Chromium (Debian's package, driven by Playwright).
 
-Opens the home page, a release page, a rule page and the release diff from
-file:// and from a local HTTP server: no console errors, no failed or
-external requests, headings in order, text contrast at WCAG AA, pile counts
-in the DOM equal to rule_stats.json, sortable tables, no horizontal scroll
-at phone width. A screenshot of each page goes to tests/_artifacts/ for a
+Opens the home page, a release page, a rule page, the release diff, the
+status page and the novelty page (the fixture site rendered with novelty
+results: the `novelty_site` fixture) from file:// and from a local HTTP
+server: no console errors, no failed or external requests, headings in
+order, text contrast at WCAG AA, pile counts in the DOM equal to
+rule_stats.json, verdict counts equal to the novelty results file, sortable
+tables, no horizontal scroll at phone width. A screenshot of each page goes to tests/_artifacts/ for a
 person to look at. Skips, saying why, only where Chromium or Playwright is
 missing (.ci/run installs both).
 """
@@ -25,7 +27,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ARTIFACTS = Path(__file__).parent / "_artifacts" / "screenshots"
-PAGES = ["home", "release", "rule", "diff", "status"]
+PAGES = ["home", "release", "rule", "diff", "status", "novelty"]
 
 CONTRAST_JS = """() => {
   const parse = c => { const m = c && c.match(/rgba?\\(([^)]+)\\)/); if (!m) return null;
@@ -70,8 +72,8 @@ def browser():
 
 
 @pytest.fixture(scope="module")
-def http_base(site_build):
-    server = make_server(site_build["site"], 0)
+def http_base(novelty_site):
+    server = make_server(novelty_site["site"], 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/"
@@ -79,11 +81,12 @@ def http_base(site_build):
     server.server_close()
 
 
-def _path(site_build, name: str) -> str:
-    latest = site_build["ids"][-1]
+def _path(novelty_site, name: str) -> str:
+    latest = novelty_site["ids"][-1]
     return {"home": "index.html", "release": f"releases/{latest}/index.html",
             "rule": f"releases/{latest}/rules/replication-text.html",
-            "diff": f"releases/{latest}/diff.html", "status": f"releases/{latest}/status.html"}[name]
+            "diff": f"releases/{latest}/diff.html", "status": f"releases/{latest}/status.html",
+            "novelty": "novelty.html"}[name]
 
 
 class Visit:
@@ -105,15 +108,15 @@ class Visit:
 
 
 @pytest.fixture(params=["file", "http"])
-def base(request, site_build):
+def base(request, novelty_site):
     if request.param == "file":
-        return site_build["site"].resolve().as_uri() + "/"
+        return novelty_site["site"].resolve().as_uri() + "/"
     return request.getfixturevalue("http_base")
 
 
 @pytest.mark.parametrize("name", PAGES)
-def test_page_opens_cleanly(browser, site_build, base, name):
-    visit = Visit(browser, base + _path(site_build, name), base)
+def test_page_opens_cleanly(browser, novelty_site, base, name):
+    visit = Visit(browser, base + _path(novelty_site, name), base)
     try:
         page = visit.page
         assert visit.errors == [], f"console errors: {visit.errors}"
@@ -124,7 +127,8 @@ def test_page_opens_cleanly(browser, site_build, base, name):
         assert all(b <= a + 1 for a, b in zip(levels, levels[1:])), f"headings skip a level: {levels}"
         contrast = page.evaluate(CONTRAST_JS)
         assert contrast["checked"] > 10 and contrast["bad"] == [], contrast["bad"]
-        assert page.locator("button.sort").count() > 0 or name == "status", "the sort script ran"
+        # the novelty page has no sortable table: candidates are never re-ordered by anything
+        assert page.locator("button.sort").count() > 0 or name in ("status", "novelty"), "the sort script ran"
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"{name}-{'file' if base.startswith('file') else 'http'}.png"),
                         full_page=True)
@@ -132,10 +136,10 @@ def test_page_opens_cleanly(browser, site_build, base, name):
         visit.close()
 
 
-def test_pile_counts_in_the_dom_equal_rule_stats(browser, site_build):
-    base = site_build["site"].resolve().as_uri() + "/"
-    for rid in site_build["ids"]:
-        stats = json.loads((site_build["releases"] / rid / "rule_stats.json").read_text())
+def test_pile_counts_in_the_dom_equal_rule_stats(browser, novelty_site):
+    base = novelty_site["site"].resolve().as_uri() + "/"
+    for rid in novelty_site["ids"]:
+        stats = json.loads((novelty_site["releases"] / rid / "rule_stats.json").read_text())
         visit = Visit(browser, base + f"releases/{rid}/index.html", base)
         try:
             shown = visit.page.evaluate(
@@ -148,7 +152,7 @@ def test_pile_counts_in_the_dom_equal_rule_stats(browser, site_build):
             visit.close()
     visit = Visit(browser, base + "index.html", base)
     try:
-        latest = json.loads((site_build["releases"] / site_build["ids"][-1] / "rule_stats.json").read_text())
+        latest = json.loads((novelty_site["releases"] / novelty_site["ids"][-1] / "rule_stats.json").read_text())
         home = visit.page.evaluate(
             "() => Object.fromEntries(Array.from(document.querySelectorAll('#latest-table td[data-pile]'))"
             ".map(td => [td.dataset.pile, Number(td.innerText.replace(/,/g, ''))]))")
@@ -157,9 +161,9 @@ def test_pile_counts_in_the_dom_equal_rule_stats(browser, site_build):
         visit.close()
 
 
-def test_clicking_a_header_sorts_the_table(browser, site_build):
-    base = site_build["site"].resolve().as_uri() + "/"
-    visit = Visit(browser, base + _path(site_build, "release"), base)
+def test_clicking_a_header_sorts_the_table(browser, novelty_site):
+    base = novelty_site["site"].resolve().as_uri() + "/"
+    visit = Visit(browser, base + _path(novelty_site, "release"), base)
     try:
         page = visit.page
         column = "() => Array.from(document.querySelectorAll('#rule-table tbody td[data-key$=\"-matched\"]'))" \
@@ -181,15 +185,44 @@ def test_clicking_a_header_sorts_the_table(browser, site_build):
         visit.close()
 
 
-@pytest.mark.parametrize("name", ["home", "release", "rule", "diff"])
-def test_phone_width_has_no_horizontal_scroll(browser, site_build, name):
-    base = site_build["site"].resolve().as_uri() + "/"
-    visit = Visit(browser, base + _path(site_build, name), base, width=375)
+@pytest.mark.parametrize("name", ["home", "release", "rule", "diff", "novelty"])
+def test_phone_width_has_no_horizontal_scroll(browser, novelty_site, name):
+    base = novelty_site["site"].resolve().as_uri() + "/"
+    visit = Visit(browser, base + _path(novelty_site, name), base, width=375)
     try:
         widths = visit.page.evaluate("() => [document.documentElement.scrollWidth, "
                                      "document.documentElement.clientWidth]")
         assert widths[0] <= widths[1], f"{name}: the page scrolls sideways at 375 px ({widths})"
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         visit.page.screenshot(path=str(ARTIFACTS / f"{name}-phone.png"), full_page=True)
+    finally:
+        visit.close()
+
+
+def test_visible_verdict_counts_equal_the_results_file(browser, novelty_site):
+    base = novelty_site["site"].resolve().as_uri() + "/"
+    lines = [json.loads(x) for x in novelty_site["novelty"].read_text().splitlines() if x.strip()]
+    want = {v: sum(line["result"]["verdict"] == v for line in lines)
+            for v in ("duplicate", "neighborhood", "novel", "unknown")}
+    visit = Visit(browser, base + "novelty.html", base)
+    try:
+        page = visit.page
+        shown = page.evaluate(
+            "() => Object.fromEntries(Array.from(document.querySelectorAll('#verdict-table td[data-key]'))"
+            ".filter(td => td.offsetParent !== null).map(td => [td.dataset.key, Number(td.innerText)]))")
+        assert shown == {f"v-{v}": n for v, n in want.items()}
+        rows = page.evaluate(
+            "() => Array.from(document.querySelectorAll('#candidate-table tbody tr'))"
+            ".map(tr => [tr.id, tr.querySelector('td[data-verdict]').innerText.split('\\n')[0]])")
+        assert [verdict for _id, verdict in rows] == [line["result"]["verdict"] for line in lines]
+        assert page.locator("#candidate-table a.id").first.inner_text() == "<script>alert('id')</script>"
+        assert page.locator("#not-a-ranker").is_visible()
+    finally:
+        visit.close()
+    visit = Visit(browser, base + "index.html", base)
+    try:
+        visit.page.locator("#novelty a").click()
+        visit.page.wait_for_load_state("load")
+        assert visit.page.url.endswith("/novelty.html") and visit.errors == []
     finally:
         visit.close()

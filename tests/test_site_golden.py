@@ -107,8 +107,10 @@ def _ids(tree) -> set[str]:
     return {n.attrs["id"] for n in tree.iter() if "id" in n.attrs}
 
 
-def test_every_internal_link_and_anchor_resolves(site_build):
-    site = site_build["site"].resolve()
+@pytest.mark.parametrize("which", ["site_build", "novelty_site"])
+def test_every_internal_link_and_anchor_resolves(which, request):
+    """Walk every page of the fixture site, and of the same site with the novelty page."""
+    site = request.getfixturevalue(which)["site"].resolve()
     pages = sorted(site.rglob("*.html"))
     ids = {p: _ids(parse_html(p.read_text())) for p in pages}
     checked = 0
@@ -126,10 +128,10 @@ def test_every_internal_link_and_anchor_resolves(site_build):
                 assert frag in ids[target] if target.suffix == ".html" else True, \
                     f"{page.relative_to(site)}: anchor #{frag} missing in {target.relative_to(site)}"
             checked += 1
-        # every rule and every shown work has an anchor
+        # every rule, every shown work and every checked candidate has an anchor
         for row in tree.find_all("tr"):
             if row.find_all("a", **{"class": "id"}):
-                assert row.attrs.get("id", "").startswith("w-"), page
+                assert row.attrs.get("id", "").startswith("c-" if page.name == "novelty.html" else "w-"), page
     assert checked > 200
     parser = MarkdownIt("commonmark").enable("table")
     for md in sorted(site.rglob("*.md")):

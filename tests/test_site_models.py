@@ -15,7 +15,8 @@ from reporter.site import compute, env, links, models
 from reporter.site.charts import funnel_chart
 from reporter.site.load import check_stats
 
-PAGES = [models.HomePage, models.ReleasePage, models.RulePage, models.StatusPage, models.DiffPage]
+PAGES = [models.HomePage, models.ReleasePage, models.RulePage, models.StatusPage, models.DiffPage,
+         models.NoveltyPage]
 GLOBALS = {"csp", "static_style", "static_script"}
 
 

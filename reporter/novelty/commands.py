@@ -24,7 +24,8 @@ from .verdict import VERDICTS, NoveltyResult, check_candidate
 RESOLVER_NAMES = ("openalex", "s2")
 # The [novelty] table of reporter.toml.
 SECTION_KEYS = {"resolvers": list, "openalex_url": str, "s2_url": str, "timeout_seconds": (int, float),
-                "mailto": str, "s2_api_key_env": str}
+                "mailto": str, "s2_api_key_env": str,
+                "candidates": str}  # read by `reporter build` (the batch it checks)
 
 NOVELTY_EPILOG = """\
 examples:

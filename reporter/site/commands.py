@@ -20,11 +20,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Render every release folder under --releases (as written by `reporter route --out`) "
                     "into --out, without re-running anything. Archived release and rule pages are never "
                     "rewritten; a build that would change one stops with exit 2.",
-        epilog="Example: reporter render --releases releases --out site")
+        epilog="Example: reporter render --releases releases --out site [--novelty state/novelty.jsonl]")
     p.add_argument("--releases", type=Path, required=True, metavar="DIR",
                    help="the releases folder (index.json and one folder per release)")
     p.add_argument("--digests", type=Path, metavar="DIR",
                    help="digest weeks to render (accepted; digests are not rendered yet)")
+    p.add_argument("--novelty", type=Path, metavar="PATH",
+                   help="a results JSONL of `reporter novelty --batch --out`: adds the novelty page "
+                        "(novelty.html, rebuilt at every render, never archived) and links it from the home page")
     p.add_argument("--out", type=Path, default=Path("site"), metavar="DIR", help="output folder (default: site)")
     p.add_argument("--rerender-archive", action="store_true",
                    help="re-render archived pages whose bytes would change, keeping each old file "
@@ -45,11 +48,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_render(args: argparse.Namespace) -> int:
     """reporter render."""
     report = render_site(args.releases, args.out, digests_dir=args.digests,
-                         rerender_archive=args.rerender_archive, progress=not (args.quiet or args.json))
+                         rerender_archive=args.rerender_archive, progress=not (args.quiet or args.json),
+                         novelty=args.novelty)
     if args.json:
         print(json.dumps({
             "out": str(report.out), "releases": list(report.releases), "unlisted": list(report.unlisted),
-            "digests": report.digests, "pages": report.pages, "written": report.written,
+            "digests": report.digests, "novelty": report.novelty, "pages": report.pages, "written": report.written,
             "unchanged": report.unchanged, "superseded": list(report.superseded),
             "largest_page": {"path": report.largest_page[0], "bytes": report.largest_page[1]},
         }, indent=2, sort_keys=True))
@@ -57,6 +61,8 @@ def run_render(args: argparse.Namespace) -> int:
     print(f"rendered {len(report.releases)} release(s) into {report.out}: {report.pages} pages "
           f"(HTML and Markdown each), {report.written} file(s) written, {report.unchanged} unchanged; "
           f"largest page {report.largest_page[0]} ({report.largest_page[1] / 1024:.1f} KB)")
+    if report.novelty is not None:
+        print(f"novelty page: {report.novelty} checked candidate(s) from {args.novelty}")
     if report.superseded:
         print(f"kept {len(report.superseded)} superseded archived file(s) beside their new versions")
     for rid in report.unlisted:

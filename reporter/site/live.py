@@ -10,7 +10,7 @@ from .diff import ABSENT, DiffData, state_counts
 from .links import HOME, diff_path, href, release_path, rule_path, slug, status_path, work_anchor
 from .load import Release
 from .models import (Count, DiffPage, HomePage, LabelRow, Link, LostWork, Move, MovedGroup,
-                     MovedView, ReleaseSummary, Row, RuleChange, StateChange, StatusPage, Transition)
+                     MovedView, NoveltySummary, ReleaseSummary, Row, RuleChange, StateChange, StatusPage, Transition)
 from .pages import meta, rule_link, short_id
 
 LOST_SHOWN = 100
@@ -19,8 +19,9 @@ DIFF_SERIES = (("s-before", "before"), ("s-after", "now"))
 DIGEST_NOTE = "No weekly digest has been published yet."
 
 
-def build_home(releases: tuple[Release, ...], digest_note: str = DIGEST_NOTE) -> HomePage:
-    """The home page: the latest release, then every release, newest first."""
+def build_home(releases: tuple[Release, ...], digest_note: str = DIGEST_NOTE,
+               novelty: NoveltySummary | None = None) -> HomePage:
+    """The home page: the latest release, then every release, newest first (and the novelty checks, if any)."""
     piles: list[str] = []
     for rel in reversed(releases):
         for p in rel.stats["pile_order"]:
@@ -29,7 +30,7 @@ def build_home(releases: tuple[Release, ...], digest_note: str = DIGEST_NOTE) ->
     summaries = tuple(_summary(rel, piles) for rel in reversed(releases))
     return HomePage(meta=meta(HOME, "Releases and digests", [], archived=False),
                     latest=summaries[0] if summaries else None, releases=summaries,
-                    piles=tuple(piles), digest_note=digest_note)
+                    piles=tuple(piles), digest_note=digest_note, novelty=novelty)
 
 
 def _summary(rel: Release, piles: list[str]) -> ReleaseSummary:

@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..novelty.results import load_novelty_results
 from ..progress import Progress
 from .diff import compute_diff
 from .env import render_html, render_md
 from .live import DIGEST_NOTE, build_diff_page, build_home, build_status_page
 from .load import load_releases
+from .novelty_page import build_novelty_page, novelty_summary
 from .pages import build_release_page, build_rule_pages
 from .writer import SiteWriter
 
@@ -26,6 +28,8 @@ class RenderReport:
     """Release folders found but not in index.json (not rendered)."""
     digests: int
     """Digest weeks rendered (0 until the digest stage exists)."""
+    novelty: int | None
+    """Candidates on the novelty page, or None when no novelty results were given (no page)."""
     pages: int
     """Pages rendered (each HTML page and its Markdown twin count as one)."""
     written: int
@@ -39,11 +43,20 @@ class RenderReport:
 
 
 def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = None,
-                rerender_archive: bool = False, progress: bool = True) -> RenderReport:
-    """Render every release under releases_dir (and, later, every digest week) into out."""
+                rerender_archive: bool = False, progress: bool = True,
+                novelty: Path | None = None) -> RenderReport:
+    """Render every release under releases_dir (and, later, every digest week) into out.
+
+    `novelty` is a results JSONL of `reporter novelty --batch`: when given, the
+    novelty page (`novelty.html` and `novelty.md`) is rendered at the site root
+    and the home page links to it. It is rebuilt at every build, never archived.
+    """
     # First gather everything: read, compute, build page models and render them in memory.
     found = load_releases(Path(releases_dir))
     releases = found.releases
+    novelty_page = None
+    if novelty is not None:
+        novelty_page = build_novelty_page(load_novelty_results(Path(novelty)), Path(novelty))
     writer = SiteWriter(Path(out), rerender_archive=rerender_archive)
     bar = Progress("render", total=len(releases), unit="releases", enabled=progress)
     pages = 0
@@ -58,15 +71,18 @@ def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = Non
             pages += 1
         previous = rel
         bar.advance(1)
-    home = build_home(releases, _digest_note(digests_dir))
-    writer.add(home.meta.path + ".html", render_html(home), archived=False)
-    writer.add(home.meta.path + ".md", render_md(home), archived=False)
-    pages += 1
+    home = build_home(releases, _digest_note(digests_dir),
+                      novelty_summary(novelty_page) if novelty_page is not None else None)
+    for page in [home] + ([novelty_page] if novelty_page is not None else []):
+        writer.add(page.meta.path + ".html", render_html(page), archived=False)
+        writer.add(page.meta.path + ".md", render_md(page), archived=False)
+        pages += 1
     # Then write, all or nothing.
     done = writer.commit()
     bar.close()
     return RenderReport(out=Path(out), releases=tuple(r.release_id for r in releases), unlisted=found.unlisted,
-                        digests=0, pages=pages, written=len(done.written), unchanged=len(done.unchanged),
+                        digests=0, novelty=len(novelty_page.candidates) if novelty_page is not None else None,
+                        pages=pages, written=len(done.written), unchanged=len(done.unchanged),
                         superseded=done.superseded, largest_page=done.largest)
 
 
