@@ -41,7 +41,8 @@ def _summary(rel: Release, piles: list[str]) -> ReleaseSummary:
         diff=href(HOME, diff_path(rel.release_id)), rows=stats["rows"],
         piles=tuple(stats["piles"].get(p) for p in piles),
         to_screen=sum(stats["piles"][p] for p in compute.paying_piles(stats)),
-        engine_version=str(rel.manifest["engine_version"]))
+        engine_version=str(rel.manifest["engine_version"]),
+        generated=bool(rel.manifest.get("generated_pool")))
 
 
 def build_status_page(rel: Release) -> StatusPage:

@@ -141,6 +141,8 @@ class ReleaseSummary:
     """Works in the paying piles."""
     engine_version: str
     """Engine that routed it."""
+    generated: bool
+    """The pool is generated example data."""
 
 
 @dataclass(frozen=True)
@@ -315,6 +317,8 @@ class ReleasePage:
     """Full id."""
     engine_version: str
     """Engine that routed it."""
+    generated_pool: str | None
+    """The generator's note when the pool is generated example data (release.json), else None."""
     rows: int
     """Works in the pool."""
     inputs: tuple[Row, ...]

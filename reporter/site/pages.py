@@ -113,6 +113,7 @@ def build_release_page(rel: Release) -> ReleasePage:
     return ReleasePage(
         meta=meta(page, f"Release {short_id(rid)}", [("Home", HOME)], archived=True),
         release_id=rid, engine_version=str(man["engine_version"]), rows=stats["rows"],
+        generated_pool=man.get("generated_pool"),
         inputs=tuple(Row(n, str(man["inputs"][n]), f"input-{n}") for n in INPUT_NAMES),
         normalisation=tuple(Row(k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))
                             for k, v in sorted((man.get("normalisation") or {}).items())),
