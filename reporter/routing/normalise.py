@@ -325,6 +325,10 @@ def normalise_batch(raw: pa.Array, low: pa.Array, offsets: np.ndarray, work: Row
         sub_norm = pa.concat_arrays(norm_parts).take(back)
         sub_low = pa.concat_arrays(low_parts).take(back)
     norm = apply_edits(raw, offsets, work, False, sub_norm, rows)
+    if not work.case:
+        # No character of this batch changes under Unicode lower-casing (and no
+        # row needed full NFKC), so lower-casing the ASCII letters is all of it.
+        return norm, pc.ascii_lower(norm)
     low = apply_edits(low, offsets, work, True, sub_low, rows)
     return norm, low
 
