@@ -40,28 +40,33 @@ class Plan:
     """A rule book compiled against a pool schema, shared read-only by the workers."""
 
     book: RuleBook
-    literals: tuple[str, ...]
-    """Every distinct lower-cased literal of every phrase leaf."""
+    """The rule book, rules highest precedence first."""
     lit_index: dict[str, int]
+    """Every distinct lower-cased literal (phrases, regexes' required literals) and its scanner index."""
     scanner: Scanner
+    """The one multi-pattern automaton over those literals."""
     value_sets: dict[tuple[str, tuple], pa.Array]
     """Per (column, values) leaf: the value set cast to the column's type."""
     columns: tuple[str, ...]
     """Pool columns read per batch."""
     rule_ids: tuple[str, ...]
-    precedence: np.ndarray
+    """Rule ids, highest precedence first (the column order of every matrix)."""
     shadow: np.ndarray
+    """Per rule: shadow."""
     rule_pile: np.ndarray
     """Pile index of each rule."""
     pile_names: tuple[str, ...]
+    """Piles in piles.json order."""
     paying: np.ndarray
     """Per pile: kind screen."""
     pending_index: int
+    """Index of the pending pile."""
     title_only_sources: pa.Array
+    """Sources screened on their title when they have no abstract."""
     positive_text: tuple[tuple, ...]
     """Per rule: its text leaves not under a `not` (for evidence)."""
     regex_literals: dict
-    """Per regex leaf: a literal every match contains (the regex runs only where it occurs)."""
+    """Per regex leaf: literals one of which every match contains (the regex runs only where one occurs)."""
 
 
 def compile_plan(book: RuleBook, schema: pa.Schema) -> Plan:
@@ -108,10 +113,9 @@ def compile_plan(book: RuleBook, schema: pa.Schema) -> Plan:
         if c not in columns:
             columns.append(c)
     return Plan(
-        book=book, literals=tuple(lit_list), lit_index=dict(literals), scanner=Scanner(lit_list),
+        book=book, lit_index=dict(literals), scanner=Scanner(lit_list),
         value_sets=value_sets, columns=tuple(columns),
         rule_ids=tuple(r.id for r in book.rules),
-        precedence=np.array([r.precedence for r in book.rules], dtype=np.int64),
         shadow=np.array([r.shadow for r in book.rules], dtype=bool),
         rule_pile=np.array([pile_names.index(r.pile) for r in book.rules], dtype=np.int64),
         pile_names=pile_names,
