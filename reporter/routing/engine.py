@@ -306,9 +306,13 @@ class BatchResult:
     """The routing rows of one batch and its partial counts."""
 
     table: pa.Table
+    """The routing rows, in batch order."""
     counts: dict[str, np.ndarray]
-    samples: dict[str, list[tuple[float, int, dict]]] = field(default_factory=dict)
+    """Partial counts, summed over batches by the caller."""
+    samples: dict[str, list[tuple[float, str, int, dict]]] = field(default_factory=dict)
+    """Per sample group: (key, work_id, row, payload) candidates."""
     work_ids: pa.Array | None = None
+    """The batch's work ids (checked for duplicates once all are seen)."""
 
 
 def route_batch(plan: Plan, batch: pa.RecordBatch, sample_seed: int = 0,
