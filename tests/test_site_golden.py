@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import posixpath
 import re
 import shutil
 from pathlib import Path

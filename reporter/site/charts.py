@@ -132,7 +132,7 @@ def funnel_chart(chart_id: str, table_id: str, title: str, steps: list[FunnelSte
             labels.append(Label(x0 + w + 6, y + 11, fmt(n), "start", "num", key=key))
             y += sub
     legend = (Legend("s-main", "works after the step"), Legend("s-removed", "works removed at the step"))
-    return Chart(chart_id, title, f"The same numbers are in a table on this page.",
+    return Chart(chart_id, title, "The same numbers are in a table on this page.",
                  table_id, WIDTH, y + 4, tuple(bars), tuple(labels), legend)
 
 
@@ -168,7 +168,7 @@ def stacked_chart(chart_id: str, table_id: str, title: str, series: tuple[tuple[
             labels.append(Label(col, y + 29, fmt(value), "end", "num", key=f"{row.key}-{name}"))
         y += 40
     legend = tuple(Legend(css, name) for css, name in series)
-    return Chart(chart_id, title, f"The same numbers are in a table on this page.",
+    return Chart(chart_id, title, "The same numbers are in a table on this page.",
                  table_id, width, y + 2, tuple(bars), tuple(labels), legend)
 
 
@@ -193,5 +193,5 @@ def paired_chart(chart_id: str, table_id: str, title: str, series: tuple[tuple[s
             y += 15
         y += 8
     legend = tuple(Legend(css, name) for css, name in series)
-    return Chart(chart_id, title, f"The same numbers are in a table on this page.",
+    return Chart(chart_id, title, "The same numbers are in a table on this page.",
                  table_id, WIDTH, y, tuple(bars), tuple(labels), legend)
