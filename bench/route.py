@@ -116,6 +116,22 @@ def ensure_pool(rows: int, seed: int) -> Path:
     return path
 
 
+def with_extra_rules(rules: Path, n: int, into: Path) -> Path:
+    """A copy of the rule book with n more phrase rules, each on a distinct phrase of the generator's banks."""
+    import shutil
+    from reporter.pool.generate import BANKS
+    phrases = sorted({p for bank in ("construct", "outcome") for field in BANKS[bank].values() for p in field})
+    if n > len(phrases):
+        raise SystemExit(f"--extra-rules: at most {len(phrases)} distinct phrases are available")
+    shutil.copytree(rules, into, dirs_exist_ok=True)
+    piles = ["hold", "screen", "discard"]
+    extra = [{"id": f"x-extra-{i:03d}", "pile": piles[i % 3], "precedence": 10_000 + i,
+              "description": f"extra rule {i} for the scaling run", "shadow": i % 5 == 4,
+              "match": {"field": "text", "phrase": phrases[i]}} for i in range(n)]
+    (into / "rules" / "99-extra.json").write_text(json.dumps(extra, indent=1), encoding="utf-8")
+    return into
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run both phases, print the comparison."""
     parser = argparse.ArgumentParser(description="Benchmark routing against reading the text once.",
@@ -125,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pool", type=Path, help="route this pool instead of a generated one")
     parser.add_argument("--rules", type=Path, default=RULES, help="rule book folder (default bench/rules50)")
     parser.add_argument("--workers", type=int, default=2, help="routing worker threads (default 2)")
+    parser.add_argument("--extra-rules", type=int, default=0,
+                        help="add N phrase rules (the generator's constructs and outcomes) to a temporary copy "
+                             "of the rule book, to see how the cost grows with the rule count")
     parser.add_argument("--repeat", type=int, default=1,
                         help="run each phase N times and keep the fastest (default 1; use 3 on a busy machine)")
     parser.add_argument("--json", action="store_true", help="print the machine-readable result only")
@@ -141,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
 
     pool = args.pool if args.pool else ensure_pool(args.rows, args.seed)
     from reporter.routing.specs import load_rulebook
+    if args.extra_rules:
+        args.rules = with_extra_rules(args.rules, args.extra_rules, Path(tempfile.mkdtemp(prefix="rules-")))
     book = load_rulebook(args.rules)
     warm(pool)
     base = fastest([run_child(["--phase", "baseline", "--pool", str(pool)]) for _ in range(args.repeat)])

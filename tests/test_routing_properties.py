@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from reporter.routing.release import route_release
 from routing_helpers import write_pool, write_specs
 
-WORDS = ["trial", "trials", "pretrial", "replication", "replicate", "of", "study", "Hébert", "ﬁsh",
+WORDS = ["trial", "trials", "pretrial", "replication", "replicate", "of", "study", "Hébert", "ﬁsh", "café", "naïve",
+         "Ørsted", "Hébert",
          "meta\u2010analysis", "meta-analysis", "data", "x_y", "TRIAL", "Replication"]
 SEPS = [" ", "  ", "\n", ", ", "-", "\t"]
 PILES = ["discard", "hold", "screen_cheap", "screen"]
@@ -136,6 +137,16 @@ def test_engine_agrees_with_reference(tmp_path_factory, rules, rows):
     assert all(r["pile"] in stats["piles"] for r in table)
     assert stats["pending"]["unrouted"] + stats["pending"]["no_text"] == stats["piles"]["pending"]
 
+    # Evidence offsets are character offsets into the normalised (case-preserved) field,
+    # and the span is what one of the winner's text predicates matched.
+    by_id = {r["id"]: r for r in rules}
+    for row, routed in zip(rows, table):
+        ev = routed["evidence"]
+        if ev is not None:
+            assert routed["winner"] is not None
+            assert norm(row[ev["field"]], lower=False)[ev["start"]:ev["end"]][:200] == ev["text"]
+            assert any(_explains(leaf, ev["text"]) for leaf in _text_leaves(by_id[routed["winner"]]["match"])), ev
+
     expected_rows, expected_counts, expected_matched = ref_route(rules, rows)
     assert [set(r["matched"]) | set(r["shadow_matched"]) for r in table] == expected_matched
     assert [(r["pile"], r["pending_reason"]) for r in table] == expected_rows
@@ -147,6 +158,26 @@ def test_engine_agrees_with_reference(tmp_path_factory, rules, rows):
             assert r["matched"] == expected_counts[r["id"]]["matched"]
             assert r["won"] == r["no_text"] == r["outranked"] == 0
             assert 0 <= r["would_move"] <= r["would_win"] <= r["matched"]
+
+
+def _text_leaves(pred):
+    """Phrase and regex leaves not under a `not`."""
+    if "all" in pred or "any" in pred:
+        return [leaf for p in pred.get("all", pred.get("any")) for leaf in _text_leaves(p)]
+    if "phrase" in pred or "any_phrase" in pred or "regex" in pred:
+        return [pred]
+    return []
+
+
+def _explains(leaf, text):
+    """Whether the evidence text is a match of this leaf."""
+    if "regex" in leaf:
+        return re.fullmatch(leaf["regex"], text, re.I) is not None
+    for p in ([leaf["phrase"]] if "phrase" in leaf else leaf["any_phrase"]):
+        body = norm(p[:-1] if p.endswith("*") else p)
+        if norm(text) == body or (p.endswith("*") and norm(text).startswith(body)):
+            return True
+    return False
 
 
 def _empty_pool(root):

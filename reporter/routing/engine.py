@@ -196,6 +196,7 @@ class FieldText:
         order = np.argsort(self.hits.lit, kind="stable")
         bounds = np.searchsorted(self.hits.lit[order], np.arange(scanner.n + 1))
         self._by_lit = (order, bounds)
+        self._good: dict[tuple[int, bool], np.ndarray] = {}
 
     def buf_norm_text(self, row: int) -> str:
         """One row's normalised, case-preserved text."""
@@ -207,12 +208,16 @@ class FieldText:
         return order[bounds[lit]: bounds[lit + 1]]
 
     def good_hits(self, lit: int, prefix: bool) -> np.ndarray:
-        """Indices of one literal's hits that satisfy the word boundaries."""
-        idx = self.hit_index(lit)
-        ok = self.hits.left_ok[idx]
-        if not prefix:
-            ok = ok & self.hits.right_ok[idx]
-        return idx[ok]
+        """Indices of one literal's hits that satisfy the word boundaries (computed once per batch)."""
+        key = (lit, prefix)
+        found = self._good.get(key)
+        if found is None:
+            idx = self.hit_index(lit)
+            ok = self.hits.left_ok[idx]
+            if not prefix:
+                ok = ok & self.hits.right_ok[idx]
+            found = self._good[key] = idx[ok]
+        return found
 
 
 class Evaluator:

@@ -115,6 +115,11 @@ def _word_end(buf: FieldBuffer, rows: np.ndarray, end: np.ndarray) -> np.ndarray
 
 def _take_better(bf, bs, be, rows, fi, start, end, in_bytes, ft):
     """Keep, per row, the hit with the lowest (field, start), in character offsets."""
+    # First hit per row: within one row, byte order is character order.
+    order = np.lexsort((start, rows))
+    rows, start, end = rows[order], start[order], end[order]
+    first = np.concatenate([[True], rows[1:] != rows[:-1]])
+    rows, start, end = rows[first], start[first], end[first]
     if in_bytes:
         # Byte offsets equal character offsets on ASCII rows; decode the rest.
         odd = np.flatnonzero(~ft.ascii[rows])
@@ -126,10 +131,6 @@ def _take_better(bf, bs, be, rows, fi, start, end, in_bytes, ft):
                 r = int(rows[i])
                 start[i] = ft.buf.char_offset(r, int(base[k] + start[i]))
                 end[i] = ft.buf.char_offset(r, int(base[k] + end[i]))
-    order = np.lexsort((start, rows))
-    rows, start, end = rows[order], start[order], end[order]
-    first = np.concatenate([[True], rows[1:] != rows[:-1]])
-    rows, start, end = rows[first], start[first], end[first]
     better = (fi < bf[rows]) | ((fi == bf[rows]) & (start < bs[rows]))
     r = rows[better]
     bf[r] = fi
