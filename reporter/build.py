@@ -50,8 +50,11 @@ def run_build(args) -> int:
     novelty_rows = check_novelty(ws)  # before anything is written: a bad candidate or graph stops the build
     ensure_example_data(ws, show)
     from .routing.release import route_release
-    result = route_release(ws.pool, ws.specs, ws.releases, overlay=ws.overlay, labels=ws.labels,
+    from .routing.labels import load_labels, write_label_stats
+    from .routing.specs import load_rulebook
+    result = route_release(ws.pool, ws.specs, ws.releases, overlay=ws.overlay,
                            sample_seed=ws.sample_seed, workers=args.workers, progress=show)
+    write_label_stats(result.release_dir, load_labels(ws.labels) if ws.labels else None, load_rulebook(ws.specs))
     print(f"routed {result.rows:,} works: release {result.release_id[:12]} "
           f"({'new' if result.created else 'unchanged'})")
     novelty = None

@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from reporter.routing.labels import wilson
+from reporter.routing.labels import load_labels, wilson, write_label_stats
+from reporter.routing.specs import load_rulebook
 from reporter.routing.release import route_release
 from routing_helpers import write_pool, write_specs
 from test_routing_fixture import ROWS, RULES
@@ -29,7 +30,8 @@ def ws(tmp_path_factory):
     specs = write_specs(root, RULES)
     pool = write_pool(root / "pool.parquet", ROWS)
     (root / "labels.csv").write_text(LABELS)
-    result = route_release(pool, specs, root / "releases", labels=root / "labels.csv", progress=False)
+    result = route_release(pool, specs, root / "releases", progress=False)
+    write_label_stats(result.release_dir, load_labels(root / "labels.csv"), load_rulebook(specs))
     return root, result
 
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..errors import InputError
+from ..files import write_text
 from ..hashing import canonical_json
 from .keys import normalize_key
 
@@ -105,12 +105,5 @@ def write_events(path: Path, events: Iterable[Mapping[str, Any]], append: bool =
         with open(path, "a", encoding="utf-8") as f:
             f.writelines(lines)
         return len(lines)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.writelines(lines)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text(path, "".join(lines))
     return len(lines)

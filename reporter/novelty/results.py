@@ -8,12 +8,11 @@ verdict with its evidence, never a score.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import InputError
+from ..files import write_text
 from ..hashing import canonical_json
 from .candidate import CandidateInput
 from .graph import Graph
@@ -36,17 +35,7 @@ def result_row(line: int, item: CandidateInput, graph: Graph, graph_path: str,
 
 def write_novelty_results(path: Path, rows: Iterable[dict[str, Any]]) -> None:
     """Write the results JSONL whole (a temporary file renamed into place)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = "".join(canonical_json(row) + "\n" for row in rows)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text(Path(path), "".join(canonical_json(row) + "\n" for row in rows))
 
 
 def load_novelty_results(path: Path) -> list[dict[str, Any]]:

@@ -81,11 +81,16 @@ def resolve_inputs(args) -> dict:
 
 def run_route(args) -> int:
     """Route and report."""
+    from .labels import load_labels, write_label_stats
     from .release import route_release
+    from .specs import load_rulebook
     v = resolve_inputs(args)
     seed = args.seed if args.seed is not None else v["seed"]
-    result = route_release(v["pool"], v["specs"], v["releases"], overlay=v["overlay"], labels=v["labels"],
+    labels = load_labels(v["labels"]) if v["labels"] is not None else None  # checked before routing writes
+    result = route_release(v["pool"], v["specs"], v["releases"], overlay=v["overlay"],
                            sample_seed=seed, workers=args.workers, progress=not args.json or sys.stderr.isatty())
+    if labels is not None:
+        write_label_stats(result.release_dir, labels, load_rulebook(v["specs"]))
     if args.json:
         print(json.dumps({"release_id": result.release_id, "release_dir": str(result.release_dir),
                           "piles": result.piles, "pending": result.pending, "rows": result.rows,
@@ -106,7 +111,7 @@ def run_diagnose(args) -> int:
     """Sample and measure."""
     from .diagnose import sample, select_rows
     from .labels import label_stats, load_labels
-    from .release import read_index
+    from ..files import read_index
     from .specs import load_rulebook
     import polars as pl
     v = resolve_inputs(args)

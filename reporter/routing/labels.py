@@ -12,12 +12,14 @@ from pathlib import Path
 import polars as pl
 
 from ..errors import InputError
-from ..hashing import dump_json, sha256_file
+from ..files import write_json
+from ..hashing import sha256_file
 from ..pool.reader import open_table, read_whole, require_columns
 from .specs import RuleBook
 
 LABELS = ("include", "exclude")
 LOST_LIST_MAX = 1000
+LABELS_FILE = "labels.json"
 
 
 def wilson(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
@@ -92,10 +94,18 @@ def label_stats(routing: pl.LazyFrame, labels: pl.DataFrame, book: RuleBook) -> 
     }
 
 
-def write_label_stats(release_dir: Path, labels: pl.DataFrame, book: RuleBook) -> dict:
-    """Compute and write labels.json into a release folder (replacing an older one)."""
-    from .release import write_atomic
-    stats = label_stats(pl.scan_parquet(release_dir / "routing.parquet"), labels, book)
+def write_label_stats(release_dir: Path, labels: pl.DataFrame | None, book: RuleBook) -> dict | None:
+    """Compute and write labels.json into a release folder; without labels, remove an old one.
+
+    Labels are the workspace's current knowledge, not a release input, so the
+    status page must show the findings of the labels configured now: none
+    configured means no findings, not last run's.
+    """
+    target = Path(release_dir) / LABELS_FILE
+    if labels is None:
+        target.unlink(missing_ok=True)
+        return None
+    stats = label_stats(pl.scan_parquet(Path(release_dir) / "routing.parquet"), labels, book)
     stats["labels_digest"] = labels["_digest"][0] if len(labels) else None
-    write_atomic(release_dir / "labels.json", dump_json(stats))
+    write_json(target, stats)
     return stats

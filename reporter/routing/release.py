@@ -12,8 +12,6 @@ from __future__ import annotations
 import heapq
 import json
 import os
-import shutil
-import tempfile
 import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -27,7 +25,8 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..errors import InputError, InternalError
-from ..hashing import dump_json, sha256_json, sha256_text
+from ..files import append_index, make_temp_dir, remove_tree, write_json
+from ..hashing import sha256_json, sha256_text
 from ..pool.overlay import Overlay, load_overlay
 from ..pool.reader import REQUIRED_POOL_COLUMNS, open_table, require_columns
 from ..progress import Progress
@@ -64,7 +63,7 @@ class RouteResult:
 
 
 def route_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = None,
-                  labels: Path | None = None, sample_seed: int = 0, workers: int = 2,
+                  sample_seed: int = 0, workers: int = 2,
                   progress: bool = True, batch_rows: int = BATCH_ROWS) -> RouteResult:
     """Route a pool with a rule book into out/<release_id>/ and list it in out/index.json."""
     book = load_rulebook(Path(specs))
@@ -72,19 +71,14 @@ def route_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = 
     require_columns(source, REQUIRED_POOL_COLUMNS, "pool")
     check_columns(book, set(source.schema.names), str(pool))
     ov = load_overlay(Path(overlay)) if overlay else None
-    label_table = None
-    if labels:
-        from .labels import load_labels
-        label_table = load_labels(Path(labels))
     plan = compile_plan(book, source.schema)
 
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     digests: dict[str, str] = {}
     hasher = threading.Thread(target=lambda: digests.update(pool=source.digest()), daemon=True)
     hasher.start()
 
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-release-", dir=out))
+    tmp = make_temp_dir(out, "release")
     try:
         totals, samples, work_ids = _route_all(plan, source, ov, tmp / "routing.parquet", sample_seed,
                                                workers, progress, batch_rows)
@@ -103,18 +97,14 @@ def route_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = 
         manifest = {"schema_version": 1, "release_id": release_id, "inputs": inputs,
                     "engine_version": ENGINE_VERSION, "normalisation": SETTINGS,
                     "rows": int(totals["rows"][0]), "generated_pool": source.generated_note()}
-        (tmp / "release.json").write_text(dump_json(manifest), encoding="utf-8")
-        (tmp / "rule_stats.json").write_text(dump_json(stats), encoding="utf-8")
-        (tmp / "samples.json").write_text(dump_json(_finish_samples(samples, sample_seed)), encoding="utf-8")
+        write_json(tmp / "release.json", manifest)
+        write_json(tmp / "rule_stats.json", stats)
+        write_json(tmp / "samples.json", _finish_samples(samples, sample_seed))
         release_dir = out / release_id
         created = _publish(tmp, release_dir)
     finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    _append_index(out, release_id)
-    if label_table is not None:
-        from .labels import write_label_stats
-        write_label_stats(release_dir, label_table, book)
+        remove_tree(tmp)
+    append_index(out, release_id)
     return RouteResult(release_id, release_dir, stats["piles"], stats["pending"], created, stats["rows"])
 
 
@@ -314,32 +304,3 @@ def _publish(tmp: Path, final: Path) -> bool:
         return False
     os.replace(tmp, final)
     return True
-
-
-def read_index(out: Path) -> list[str]:
-    """Release ids in the order first written (index.json), [] when absent."""
-    path = Path(out) / "index.json"
-    if not path.exists():
-        return []
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not valid JSON ({exc.msg}); it should be a list of release ids") from None
-    if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
-        raise InputError(f"{path}: should be a JSON list of release ids")
-    return data
-
-
-def _append_index(out: Path, release_id: str) -> None:
-    ids = read_index(out)
-    if release_id in ids:
-        return
-    ids.append(release_id)
-    write_atomic(out / "index.json", json.dumps(ids, indent=2) + "\n")
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write a file through a temporary name so readers never see half of it."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..files import INDEX, read_index
 from .links import is_safe_segment
 
 STATS_KEYS = ("release_id", "rows", "identity_holds", "piles", "pile_order", "pending",
@@ -64,14 +65,8 @@ def load_releases(folder: Path) -> ReleaseSet:
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise InputError(f"{folder}: not a folder; --releases names the folder `reporter route --out` wrote")
-    index_file = folder / "index.json"
-    ids: list[str] = []
-    if index_file.exists():
-        ids = _read_json(index_file)
-        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-            raise InputError(f"{index_file}: must be a JSON list of release id strings")
-        if len(set(ids)) != len(ids):
-            raise InputError(f"{index_file}: lists a release id twice")
+    index_file = folder / INDEX
+    ids = read_index(folder)
     found_ids = sorted(p.parent.name for p in folder.glob("*/release.json")) if folder.is_dir() else []
     if found_ids and not index_file.exists():
         raise InputError(f"{index_file}: missing, but {len(found_ids)} release folder(s) exist; "

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError, InternalError
-from ..hashing import dump_json
+from ..files import write_bytes, write_json
 
 MANIFEST = "manifest.json"
 
@@ -82,14 +82,14 @@ class SiteWriter:
             os.replace(old, _inside(root, keep))
             superseded.append(keep)
         for path in changed:
-            _write(targets[path], self.files[path][0])
+            write_bytes(targets[path], self.files[path][0])
         manifest = {
             "schema_version": 1,
             "files": {path: {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data), "archived": archived}
                       for path, (data, archived) in sorted(self.files.items())},
             "superseded": sorted(superseded),
         }
-        _write(_inside(root, MANIFEST), dump_json(manifest).encode("utf-8"))
+        write_json(_inside(root, MANIFEST), manifest)
         largest = max(((p, len(d)) for p, (d, _a) in self.files.items()), key=lambda x: (x[1], x[0]),
                       default=("", 0))
         return WriteReport(tuple(changed), tuple(unchanged), tuple(superseded), largest)
@@ -109,8 +109,3 @@ def _inside(root: Path, path: str) -> Path:
     return target
 
 
-def _write(target: Path, data: bytes) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, target)
