@@ -20,7 +20,7 @@ Run it (from the repository root):
     .venv/bin/python bench/route.py --pool data/pool.parquet --workers 2 --json
     .venv/bin/python bench/route.py --repeat 3           # fastest of 3 runs per phase (busy machine)
 
-Without `--pool` the pool is generated with `reporter.pool.generate` into
+Without `--pool` the pool is generated with `reporter.example` into
 `bench/.cache/pool-<rows>-<seed>-v<generator version>.parquet` and reused
 on later runs. At 5,000,000 rows the pool takes about a minute to generate
 and 0.7 GB of disk (delete `bench/.cache/` to reclaim it), the routing
@@ -107,7 +107,7 @@ def warm(path: Path) -> None:
 
 def ensure_pool(rows: int, seed: int) -> Path:
     """The cached generated pool for (rows, seed), generated when absent."""
-    from reporter.pool.generate import GENERATOR_VERSION, generate_pool
+    from reporter.example import GENERATOR_VERSION, generate_pool
 
     path = CACHE / f"pool-{rows}-{seed}-v{GENERATOR_VERSION}.parquet"
     if not path.exists():
@@ -119,7 +119,7 @@ def ensure_pool(rows: int, seed: int) -> Path:
 def with_extra_rules(rules: Path, n: int, into: Path) -> Path:
     """A copy of the rule book with n more phrase rules, each on a distinct phrase of the generator's banks."""
     import shutil
-    from reporter.pool.generate import BANKS
+    from reporter.example import BANKS
     phrases = sorted({p for bank in ("construct", "outcome") for field in BANKS[bank].values() for p in field})
     if n > len(phrases):
         raise SystemExit(f"--extra-rules: at most {len(phrases)} distinct phrases are available")

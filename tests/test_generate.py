@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import csv
+import json
 import re
+import subprocess
+import sys
+from importlib import resources
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from reporter.pool import generate as gen
-from reporter.pool.generate import (HOSTILE_TITLES, INCLUDE_KINDS, KINDS, MARKER_KEY, generate_labels,
-                                    generate_pool, pool_truth)
+from reporter import files
+from reporter.example import (HOSTILE_TITLES, INCLUDE_KINDS, KINDS, MARKER_KEY, generate_labels, generate_pool,
+                              pool_truth)
+from reporter.example import generate as gen
 
 ROWS = 6_000
 ID_SHAPES = re.compile(r"^(doi:10\.5555/\S+|osf:[0-9a-z]{5}|pmid:[0-9]{8}|arxiv:[0-9]{4}\.[0-9]{5}|openalex:W[0-9]+)$")
@@ -146,3 +151,53 @@ def test_cli_and_bad_rows(tmp_path, capsys):
     assert (tmp_path / "cli.csv").exists()
     assert gen.main([str(tmp_path / "bad.parquet"), "--rows", "0", "--quiet"]) == 2
     assert not (tmp_path / "bad.parquet").exists()
+
+
+def test_cli_runs_as_a_module_with_help_and_an_example():
+    out = subprocess.run([sys.executable, "-m", "reporter.example", "--help"], capture_output=True, text=True,
+                         check=True).stdout
+    assert "python -m reporter.example" in out and "Example:" in out
+
+
+def test_word_lists_are_package_data():
+    data = json.loads(resources.files("reporter.example").joinpath("words.json").read_text(encoding="utf-8"))
+    assert data["hostile_titles"] == HOSTILE_TITLES
+    for name, bank in data["banks"].items():
+        assert gen.BANKS[name] == bank
+        lists = bank.values() if isinstance(bank, dict) else [bank]
+        assert all(lists) and all(isinstance(v, str) and v for values in lists for v in values), name
+    # Weighted templates are pairs in JSON and (template, weight) tuples in code.
+    assert ("Erratum", 2) in gen.TITLES["erratum_title"]
+
+
+def test_writes_go_through_the_file_layer(tmp_path, monkeypatch):
+    """The pool is written under the file layer's unique temporary name, then renamed into place."""
+    seen = []
+    real = gen._group_table
+
+    def spy(*args):
+        seen.extend(p.name for p in tmp_path.iterdir())
+        return real(*args)
+
+    monkeypatch.setattr(gen, "_group_table", spy)
+    generate_pool(tmp_path / "pool.parquet", 300, seed=1, progress=False)
+    assert seen and all(name.startswith(files.TEMP_PREFIX + "pool.parquet.") for name in seen)
+    assert [p.name for p in tmp_path.iterdir()] == ["pool.parquet"]
+
+
+def test_a_failed_write_keeps_the_old_files_and_leaves_no_temporary(tmp_path, pool, monkeypatch):
+    target, labels = tmp_path / "pool.parquet", tmp_path / "labels.csv"
+    target.write_bytes(b"old pool")
+    labels.write_text("old labels")
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(gen, "_group_table", boom)
+    with pytest.raises(RuntimeError):
+        generate_pool(target, 300, seed=1, progress=False)
+    monkeypatch.setattr(gen.csv, "writer", boom)
+    with pytest.raises(RuntimeError):
+        generate_labels(pool, labels, seed=1)
+    assert target.read_bytes() == b"old pool" and labels.read_text() == "old labels"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["labels.csv", "pool.parquet"]

@@ -1,7 +1,7 @@
 """Charts as data: SVG geometry computed here, drawn by one template macro.
 
 No chart is drawn with string formatting: a `Chart` is a list of rectangles
-and text labels with plain numbers, and `templates/html/_macros/charts.html`
+and text labels with plain numbers, and `reporter/templates/html/_macros/charts.html`
 turns it into inline SVG (autoescaped like everything else). Every number a
 chart shows is a `Label` with a `key`; the table beside the chart carries the
 same key on the cell holding the same number, which is how the tests prove

@@ -15,7 +15,7 @@ import hashlib
 import re
 from dataclasses import fields
 from functools import lru_cache
-from pathlib import Path
+from importlib import resources
 from typing import Any
 
 import jinja2
@@ -23,7 +23,8 @@ from markupsafe import Markup
 
 from ..errors import InternalError
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+TEMPLATES = resources.files("reporter") / "templates"
+"""The templates: package data of `reporter`, found in an installed wheel as in a checkout."""
 # ASCII punctuation that CommonMark or GFM could read as markup inside a line
 # (data never starts a line in our templates, so list and heading markers are safe).
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&$#])")
@@ -73,8 +74,8 @@ def num(value: int | None) -> str:
 
 def _static(name: str) -> str:
     path = TEMPLATES / "static" / name
-    if not path.exists():
-        raise InternalError(f"{path}: the vendored file is missing from the templates folder")
+    if not path.is_file():
+        raise InternalError(f"{path}: the vendored file is missing from the package's templates")
     return path.read_text(encoding="utf-8")
 
 
@@ -90,7 +91,7 @@ def _common(env: jinja2.Environment) -> jinja2.Environment:
 @lru_cache(maxsize=1)
 def html_env() -> jinja2.Environment:
     """The HTML environment: autoescaped, strict, with the vendored style and script as globals."""
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES / "html")), autoescape=True,
+    env = jinja2.Environment(loader=jinja2.PackageLoader("reporter", "templates/html"), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True)
     style, script = _static("style.css"), _static("sort.js")
@@ -105,7 +106,7 @@ def html_env() -> jinja2.Environment:
 @lru_cache(maxsize=1)
 def md_env() -> jinja2.Environment:
     """The Markdown environment: every expression escaped for Markdown unless it is `Md`."""
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES / "md")), autoescape=False,
+    env = jinja2.Environment(loader=jinja2.PackageLoader("reporter", "templates/md"), autoescape=False,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True, finalize=md_escape)
     env.filters["url"] = md_url

@@ -1,0 +1,516 @@
+"""Seeded example pool: invented works that look like a replication campaign's keyword survivors.
+
+Everything here is generated: authors, venues and cited studies are invented
+names, DOIs use the test prefix 10.5555, and the Parquet schema carries a
+`reporter.generated` marker. The same seed and row count give a
+byte-identical file (for a given pyarrow version).
+
+Speed comes from never formatting a row in Python: each row group draws
+template and word indices in bulk with numpy, and Arrow kernels
+(`take`, `binary_join_element_wise`) assemble the strings. Each row group
+has its own random streams (seeded by seed and group number), so memory
+stays bounded at any size and a larger pool starts with the same works as
+a smaller one.
+
+The generator knows a hidden truth per row (its `kind`: a replication
+study, an OSF preregistration, an erratum, ...); `generate_labels`
+recomputes it from the seed kept in the metadata and writes a seeded,
+slightly noisy `work_id,label` file so that label statistics mean something.
+
+The words and templates are in `words.py` (the lists in `words.json`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..files import atomic_path
+from ..progress import Progress
+from .words import BANKS, HOSTILE_TITLES, PLANS, SENTENCES, TITLE_SET, TITLES
+
+GROUP_ROWS = 65_536
+MAX_ROWS = 50_000_000  # work_id schemes stay unique below this (OSF ids have 5 characters)
+GENERATOR_VERSION = "2"
+MARKER_KEY = b"reporter.generated"
+
+SCHEMA = pa.schema([
+    ("work_id", pa.string()),
+    ("source", pa.string()),
+    ("title", pa.string()),
+    ("abstract", pa.string()),
+    ("type", pa.string()),
+    ("doi", pa.string()),
+    ("published", pa.date32()),
+    ("venue", pa.string()),
+    ("authors", pa.list_(pa.string())),
+])
+
+# --- sources, kinds and the hidden truth -------------------------------------
+
+SOURCES = ("openalex", "pubmed", "crossref", "osf", "biorxiv", "medrxiv", "arxiv")
+SOURCE_P = (0.40, 0.20, 0.14, 0.06, 0.07, 0.07, 0.06)
+FIELDS = ("psy", "med", "econ")
+# Field mix per source (psychology, medicine, economics).
+FIELD_P = {"openalex": (0.45, 0.35, 0.20), "pubmed": (0.25, 0.75, 0.0), "crossref": (0.40, 0.30, 0.30),
+           "osf": (0.85, 0.10, 0.05), "biorxiv": (0.20, 0.80, 0.0), "medrxiv": (0.05, 0.95, 0.0),
+           "arxiv": (0.15, 0.05, 0.80)}
+
+KINDS = ("paper", "mention", "replication", "reproduction", "osf_replication", "osf_prereg",
+         "osf_other", "erratum", "retraction", "editorial", "comment", "nonpaper")
+INCLUDE_KINDS = frozenset({"replication", "reproduction", "osf_replication"})
+"""The hidden truth: a replication, reproduction or reanalysis study (or its registration) is an include."""
+
+_JOURNAL = {"paper": 0.815, "mention": 0.06, "replication": 0.016, "reproduction": 0.008,
+            "erratum": 0.03, "retraction": 0.007, "editorial": 0.015, "comment": 0.014, "nonpaper": 0.015}
+_PREPRINT = {"paper": 0.855, "mention": 0.07, "replication": 0.035, "reproduction": 0.02,
+             "retraction": 0.01, "comment": 0.01}
+_OSF = {"osf_replication": 0.28, "osf_prereg": 0.45, "osf_other": 0.27}
+KIND_P = {"openalex": _JOURNAL, "pubmed": _JOURNAL, "crossref": _JOURNAL, "osf": _OSF,
+          "biorxiv": _PREPRINT, "medrxiv": _PREPRINT, "arxiv": _PREPRINT}
+
+# Share of rows per kind whose abstract is missing, and how much of that is null (vs "").
+MISSING_ABSTRACT = {"paper": 0.07, "mention": 0.03, "replication": 0.05, "reproduction": 0.05,
+                    "osf_replication": 0.70, "osf_prereg": 0.55, "osf_other": 0.80, "erratum": 0.80,
+                    "retraction": 0.75, "editorial": 0.70, "comment": 0.60, "nonpaper": 0.96}
+NULL_SHARE_OF_MISSING = 0.7
+
+TYPES = {"paper": "article", "mention": "article", "replication": "article", "reproduction": "article",
+         "osf_replication": "registration", "osf_prereg": "registration", "osf_other": "project",
+         "erratum": "erratum", "retraction": "retraction", "editorial": "editorial", "comment": "letter",
+         "nonpaper": "paratext"}
+
+
+# --- the renderer --------------------------------------------------------------
+
+_SLOT = re.compile(r"\{(@?\w+)\}")
+# Slots drawn once per row, so a work's title and abstract share a topic and a cited study;
+# a trailing digit ({outcome2}, {Surname2}) draws a fresh value from the same bank.
+FIXED_SLOTS = ("construct", "outcome", "population", "method", "field_topic", "surname", "surname2", "year", "d")
+
+
+@dataclass(frozen=True)
+class _Bank:
+    values: pa.Array
+    offsets: np.ndarray  # per field
+    sizes: np.ndarray    # per field
+
+
+def _compile_bank(bank: list[str] | dict[str, list[str]], capital: bool) -> _Bank:
+    per_field = [bank] * len(FIELDS) if isinstance(bank, list) else [bank[f] for f in FIELDS]
+    if capital:
+        per_field = [[v[:1].upper() + v[1:] for v in vs] for vs in per_field]
+    if isinstance(bank, list):
+        return _Bank(pa.array(per_field[0], pa.string()), np.zeros(len(FIELDS), np.int64),
+                     np.full(len(FIELDS), len(per_field[0]), np.int64))
+    sizes = np.array([len(vs) for vs in per_field], np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    return _Bank(pa.array([v for vs in per_field for v in vs], pa.string()), offsets, sizes)
+
+
+def _parse(template: str) -> list[tuple[str, str]]:
+    parts, pos = [], 0
+    for m in _SLOT.finditer(template):
+        if m.start() > pos:
+            parts.append(("lit", template[pos:m.start()]))
+        name = m.group(1)
+        parts.append(("set", name[1:]) if name.startswith("@") else ("bank", name))
+        pos = m.end()
+    if pos < len(template):
+        parts.append(("lit", template[pos:]))
+    return parts
+
+
+class _Renderer:
+    """Renders template sets for many rows at once with Arrow kernels."""
+
+    def __init__(self) -> None:
+        self.banks: dict[str, _Bank] = {}
+        for name, bank in BANKS.items():
+            self.banks[name] = _compile_bank(bank, capital=False)
+            self.banks[name[:1].upper() + name[1:]] = _compile_bank(bank, capital=True)
+        self.sets: dict[str, tuple[list[list[tuple[str, str]]], np.ndarray]] = {}
+        for name, items in {**TITLES, **SENTENCES}.items():
+            templates = [it if isinstance(it, tuple) else (it, 1) for it in items]
+            weights = np.array([w for _, w in templates], float)
+            self.sets[name] = ([_parse(t) for t, _ in templates], weights / weights.sum())
+
+    def fixed(self, rng: np.random.Generator, fields: np.ndarray) -> dict[str, np.ndarray]:
+        """Per-row choices that stay the same in a work's title and abstract (its topic, its cited study)."""
+        return {name: (rng.random(len(fields)) * self.banks[name.rstrip("0123456789")].sizes[fields]
+                       ).astype(np.int64) for name in FIXED_SLOTS}
+
+    def draw(self, rng: np.random.Generator, name: str, fields: np.ndarray,
+             fixed: dict[str, np.ndarray] | None = None, rows: np.ndarray | None = None) -> pa.Array:
+        """One value of bank `name` per row, from each row's field (the row's fixed choice for a topic slot)."""
+        bank = self.banks[name.rstrip("0123456789")]
+        key = name[:1].lower() + name[1:]
+        if fixed is not None and key in fixed:
+            pick = fixed[key][rows]
+        else:
+            pick = (rng.random(len(fields)) * bank.sizes[fields]).astype(np.int64)
+        return bank.values.take(pa.array(bank.offsets[fields] + pick))
+
+    def render(self, rng: np.random.Generator, name: str, fields: np.ndarray,
+               fixed: dict[str, np.ndarray] | None = None, rows: np.ndarray | None = None) -> pa.Array:
+        """One rendering of template set `name` per row (rows: the rows' positions in `fixed`)."""
+        templates, weights = self.sets[name]
+        n = len(fields)
+        if rows is None:
+            rows = np.arange(n)
+        choice = rng.choice(len(templates), size=n, p=weights) if len(templates) > 1 else np.zeros(n, np.int64)
+        pieces, order = [], []
+        for t, parts in enumerate(templates):
+            sel = np.flatnonzero(choice == t)
+            if sel.size:
+                pieces.append(self._template(rng, parts, fields[sel], fixed, rows[sel]))
+                order.append(sel)
+        if not pieces:
+            return pa.array([], pa.string())
+        out = pa.concat_arrays(pieces)
+        inverse = np.empty(n, np.int64)
+        inverse[np.concatenate(order)] = np.arange(n)
+        return out.take(pa.array(inverse))
+
+    def _template(self, rng: np.random.Generator, parts: list[tuple[str, str]], fields: np.ndarray,
+                  fixed: dict[str, np.ndarray] | None, rows: np.ndarray) -> pa.Array:
+        args = []
+        for kind, value in parts:
+            if kind == "lit":
+                args.append(pa.scalar(value, pa.string()))
+            elif kind == "bank":
+                args.append(self.draw(rng, value, fields, fixed, rows))
+            else:
+                args.append(self.render(rng, value, fields, fixed, rows))
+        if all(isinstance(a, pa.Scalar) for a in args):
+            return pa.array(["".join(a.as_py() for a in args)] * len(fields), pa.string())
+        return pc.binary_join_element_wise(*args, "")
+
+
+_RENDERER: _Renderer | None = None
+
+
+def _renderer() -> _Renderer:
+    global _RENDERER  # compiled once per process: banks and templates are constants
+    if _RENDERER is None:
+        _RENDERER = _Renderer()
+    return _RENDERER
+
+
+# --- one row group ----------------------------------------------------------------
+
+def _group_rng(seed: int, group: int, stream: int) -> np.random.Generator:
+    return np.random.default_rng([seed, group, stream])
+
+
+def _group_kinds(seed: int, group: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Source, kind and field codes of one row group: the hidden truth, drawn from its own stream."""
+    rng = _group_rng(seed, group, 0)
+    source = rng.choice(len(SOURCES), size=n, p=SOURCE_P)
+    kind = np.zeros(n, np.int64)
+    field = np.zeros(n, np.int64)
+    u_kind, u_field = rng.random(n), rng.random(n)
+    for s, name in enumerate(SOURCES):
+        sel = source == s
+        probs = KIND_P[name]
+        codes = np.array([KINDS.index(k) for k in probs])
+        cum = np.cumsum(np.array(list(probs.values())) / sum(probs.values()))
+        kind[sel] = codes[np.minimum(np.searchsorted(cum, u_kind[sel], side="right"), len(codes) - 1)]
+        fcum = np.cumsum(FIELD_P[name])
+        field[sel] = np.minimum(np.searchsorted(fcum, u_field[sel], side="right"), len(FIELDS) - 1)
+    return source, kind, field
+
+
+def _hostile_rows(seed: int, group: int, n: int) -> np.ndarray:
+    """Rows that get a pinned hostile title: every row group holds each hostile title once."""
+    rng = _group_rng(seed, group, 3)
+    return rng.permutation(n)[:min(n, len(HOSTILE_TITLES))]
+
+
+def _scatter(values: pa.Array, mask: np.ndarray) -> pa.Array:
+    """Spread `values` (one per True in mask) to len(mask) rows, null elsewhere."""
+    pos = np.cumsum(mask) - 1
+    return values.take(pa.array(np.where(mask, pos, 0), mask=~mask))
+
+
+def _replace_where(base: pa.Array, mask: np.ndarray, new: pa.Array) -> pa.Array:
+    """base with the rows of mask replaced by `new` (one value per True)."""
+    if not mask.any():
+        return base
+    return pc.if_else(pa.array(mask), _scatter(new, mask), base)
+
+
+def _texts(rng: np.random.Generator, kind: np.ndarray, field: np.ndarray) -> tuple[pa.Array, pa.Array]:
+    """Titles and abstracts of one row group, by each row's kind and field."""
+    r = _renderer()
+    n = len(kind)
+    fixed = r.fixed(rng, field)
+    titles = pa.nulls(n, pa.string())
+    for k, name in enumerate(KINDS):
+        mask = kind == k
+        if mask.any():
+            rows = np.flatnonzero(mask)
+            titles = _replace_where(titles, mask, r.render(rng, TITLE_SET[name], field[rows], fixed, rows))
+    # Abstracts: position j of every kind's plan, one render per sentence set.
+    depth = max(len(p) for p in PLANS.values())
+    positions = []
+    for j in range(depth):
+        by_set: dict[str, np.ndarray] = {}
+        for k, name in enumerate(KINDS):
+            plan = PLANS[name]
+            if j < len(plan):
+                set_name, p = plan[j]
+                present = (kind == k) & (rng.random(n) < p)
+                by_set[set_name] = by_set.get(set_name, np.zeros(n, bool)) | present
+        column = pa.nulls(n, pa.string())
+        for set_name in sorted(by_set):
+            mask = by_set[set_name]
+            if mask.any():
+                rows = np.flatnonzero(mask)
+                column = _replace_where(column, mask, r.render(rng, set_name, field[rows], fixed, rows))
+        positions.append(column)
+    abstracts = pc.binary_join_element_wise(*positions, " ", null_handling="skip")
+    return titles, abstracts
+
+
+def _edit(arr: pa.Array, mask: np.ndarray, fn) -> pa.Array:
+    """arr with fn applied to the rows of mask."""
+    return _replace_where(arr, mask, fn(arr.filter(pa.array(mask))))
+
+
+def _oddities(rng: np.random.Generator, titles: pa.Array, abstracts: pa.Array
+              ) -> tuple[pa.Array, pa.Array]:
+    """Whitespace oddities a real pool has: double spaces, newlines, stray edges, CRLF."""
+    u, v = rng.random(len(titles)), rng.random(len(titles))
+    titles = _edit(titles, u < 0.012, lambda a: pc.replace_substring(a, " ", "  ", max_replacements=1))
+    titles = _edit(titles, (u >= 0.012) & (u < 0.017),
+                   lambda a: pc.replace_substring(a, ": ", ":\n", max_replacements=1))
+    titles = _edit(titles, (u >= 0.017) & (u < 0.021), lambda a: pc.binary_join_element_wise(" ", a, " \n", ""))
+    abstracts = _edit(abstracts, v < 0.03, lambda a: pc.replace_substring(a, ". ", ".\n\n", max_replacements=2))
+    abstracts = _edit(abstracts, (v >= 0.03) & (v < 0.06),
+                      lambda a: pc.replace_substring(a, ", ", ",  ", max_replacements=3))
+    abstracts = _edit(abstracts, (v >= 0.06) & (v < 0.07),
+                      lambda a: pc.replace_substring(a, ". ", ".\r\n", max_replacements=1))
+    return titles, abstracts
+
+
+def _base36(x: np.ndarray, width: int) -> pa.Array:
+    alphabet = np.frombuffer(b"0123456789abcdefghijklmnopqrstuvwxyz", np.uint8)
+    digits = np.empty((len(x), width), np.uint8)
+    for j in range(width - 1, -1, -1):
+        digits[:, j] = alphabet[x % 36]
+        x = x // 36
+    return pa.array(digits.view(f"S{width}").ravel()).cast(pa.string())
+
+
+def _num(x: np.ndarray, width: int = 0) -> pa.Array:
+    s = pa.array(x.astype(np.int64)).cast(pa.string())
+    return pc.utf8_lpad(s, width=width, padding="0") if width else s
+
+
+def _ids(source: np.ndarray, counters: dict[int, int], published: np.ndarray
+         ) -> tuple[pa.Array, pa.Array]:
+    """work_id and doi per row: a per-scheme counter, scrambled by a bijection so ids look random."""
+    n = len(source)
+    work_id = pa.nulls(n, pa.string())
+    doi = pa.nulls(n, pa.string())
+    rxiv = (SOURCES.index("biorxiv"), SOURCES.index("medrxiv"))
+    scheme = np.where(np.isin(source, rxiv), rxiv[0], source)  # bioRxiv and medRxiv share one DOI scheme
+    base = dict(counters)
+    for s, name in enumerate(SOURCES):
+        mask = source == s
+        if not mask.any():
+            continue
+        key = int(scheme[mask][0])
+        k = np.cumsum(scheme == key)[mask] - 1 + base.get(key, 0)
+        if name == "osf":
+            code = _base36((k * 48_271 + 1_000_003) % 36**5, 5)
+            wid = pc.binary_join_element_wise("osf:", code, "")
+            d = pc.binary_join_element_wise("10.5555/osf.io/", code, "")
+        elif name == "pubmed":
+            wid = pc.binary_join_element_wise("pmid:", _num(10_000_000 + (k * 7_919 + 4_242) % 90_000_000), "")
+            d = pc.binary_join_element_wise("10.5555/pm.", _num((k * 6_481 + 77) % 10**8, 8), "")
+        elif name == "openalex":
+            wid = pc.binary_join_element_wise("openalex:W", _num(4_000_000_000 + (k * 2_654_435_761) % 2**32), "")
+            d = pc.binary_join_element_wise("10.5555/oa.", _num((k * 104_729 + 11) % 10**9, 9), "")
+        elif name == "crossref":
+            d = pc.binary_join_element_wise("10.5555/ex.", _num((k * 15_485_863 + 5) % 10**9, 9), "")
+            wid = pc.binary_join_element_wise("doi:", d, "")
+        elif name == "arxiv":
+            month = k // 90_000
+            yymm = (15 + (month // 12)) * 100 + 1 + month % 12
+            wid = pc.binary_join_element_wise("arxiv:", _num(yymm, 4), ".",
+                                              _num(10_000 + (k % 90_000 * 27_011 + 3) % 90_000, 5), "")
+            d = pc.binary_join_element_wise("10.5555/arxiv.", _num(yymm, 4), ".",
+                                            _num(10_000 + (k % 90_000 * 27_011 + 3) % 90_000, 5), "")
+        else:
+            days = published[mask].astype("datetime64[D]").astype(str)
+            date = pc.replace_substring(pa.array(days), "-", ".")
+            d = pc.binary_join_element_wise("10.5555/", date, ".", _num((k * 1_299_709 + 1) % 10**7, 7), "")
+            wid = pc.binary_join_element_wise("doi:", d, "")
+        work_id = _replace_where(work_id, mask, wid)
+        doi = _replace_where(doi, mask, d)
+    for key in np.unique(scheme):
+        counters[int(key)] = base.get(int(key), 0) + int((scheme == key).sum())
+    return work_id, doi
+
+
+def _group_table(seed: int, group: int, n: int, counters: dict[int, int]) -> pa.Table:
+    """One row group of the pool: rows group*GROUP_ROWS onwards, from the group's own random streams."""
+    source, kind, field = _group_kinds(seed, group, n)
+    rng = _group_rng(seed, group, 1)
+    titles, abstracts = _texts(rng, kind, field)
+    titles, abstracts = _oddities(rng, titles, abstracts)
+    # Hostile titles (exactly as written): pinned once per group, plus a small random share.
+    hostile_pos = _hostile_rows(seed, group, n)
+    extra = rng.random(n) < 0.0002
+    extra[hostile_pos] = False
+    hostile = np.full(n, -1, np.int64)
+    hostile[hostile_pos] = np.arange(len(hostile_pos))
+    hostile[extra] = rng.integers(0, len(HOSTILE_TITLES), int(extra.sum()))
+    hmask = hostile >= 0
+    titles = _replace_where(titles, hmask, pa.array(HOSTILE_TITLES, pa.string()).take(pa.array(hostile[hmask])))
+    # Missing abstracts (null or ""), by kind; a few null or blank titles.
+    u = rng.random(n)
+    miss_p = np.array([MISSING_ABSTRACT[k] for k in KINDS])[kind]
+    missing = u < miss_p
+    null_abs = missing & (u < miss_p * NULL_SHARE_OF_MISSING)
+    abstracts = pc.if_else(pa.array(missing), pa.scalar(None, pa.string()), abstracts)
+    abstracts = pc.if_else(pa.array(missing & ~null_abs), pa.scalar("", pa.string()), abstracts)
+    t = rng.random(n)
+    osf_other = kind == KINDS.index("osf_other")
+    no_title = ((t < 0.003) | (osf_other & (t < 0.06))) & ~hmask
+    blank_title = (t >= 0.003) & (t < 0.004) & ~hmask
+    titles = pc.if_else(pa.array(no_title), pa.scalar(None, pa.string()), titles)
+    titles = pc.if_else(pa.array(blank_title), pa.scalar("  ", pa.string()), titles)
+    # Dates: 2000-01-01 to 2026-06-30, weighted to recent years; OSF from 2013.
+    start = np.where(source == SOURCES.index("osf"), 15_706, 10_957)  # 2013-01-01, 2000-01-01
+    published = (start + (np.sqrt(rng.random(n)) * (20_634 - start)).astype(np.int64)).astype("datetime64[D]")
+    work_id, doi = _ids(source, counters, published)
+    no_doi = (rng.random(n) < 0.12) & np.isin(source, [SOURCES.index(s) for s in ("openalex", "pubmed", "arxiv")])
+    doi = pc.if_else(pa.array(no_doi), pa.scalar(None, pa.string()), doi)
+    names = np.array(SOURCES, dtype=object)[source]
+    venue, authors = _venues_authors(rng, names, kind, field)
+    type_names = np.array([TYPES[k] for k in KINDS], dtype=object)[kind]
+    type_names[np.isin(names, ["biorxiv", "medrxiv", "arxiv"]) & (type_names == "article")] = "preprint"
+    return pa.Table.from_arrays(
+        [work_id, pa.array(names, pa.string()), titles, abstracts, pa.array(type_names, pa.string()), doi,
+         pa.array(published, pa.date32()), venue, authors], schema=SCHEMA)
+
+
+def _venues_authors(rng: np.random.Generator, names: np.ndarray, kind: np.ndarray, field: np.ndarray
+                    ) -> tuple[pa.Array, pa.Array]:
+    """Invented journal names (the platform's name for OSF and preprint servers) and 1-12 invented authors."""
+    r = _renderer()
+    venue = r.draw(rng, "venue", field)
+    for source, platform in (("osf", "OSF Registries"), ("biorxiv", "bioRxiv"), ("medrxiv", "medRxiv"),
+                             ("arxiv", "arXiv")):
+        venue = pc.if_else(pa.array(names == source), pa.scalar(platform), venue)
+    count = np.minimum(1 + rng.geometric(0.3, len(kind)), 12)
+    count[kind == KINDS.index("nonpaper")] = 0
+    offsets = np.concatenate([[0], np.cumsum(count)]).astype(np.int32)
+    people = r.draw(rng, "author", np.zeros(int(offsets[-1]), np.int64))
+    return venue, pa.ListArray.from_arrays(pa.array(offsets), people)
+
+
+def _marker(seed: int, rows: int) -> dict[bytes, bytes]:
+    # The text names the generator's first home, reporter.pool.generate: it is part of the
+    # pool's bytes, so changing it would change every generated pool and the releases built on it.
+    return {MARKER_KEY: f"seeded example data (reporter.pool.generate, seed={seed}, rows={rows}): "
+                        f"not real works".encode(),
+            b"reporter.generated.seed": str(seed).encode(),
+            b"reporter.generated.rows": str(rows).encode(),
+            b"reporter.generated.version": GENERATOR_VERSION.encode()}
+
+
+def generate_pool(path: Path, rows: int = 200_000, seed: int = 0, *, progress: bool = True,
+                  labels: Path | None = None) -> Path:
+    """Write a seeded example pool of `rows` invented works to `path` (Parquet); optionally its labels."""
+    if not 0 < rows <= MAX_ROWS:
+        raise ValueError(f"rows must be between 1 and {MAX_ROWS:,}, got {rows:,}")
+    path = Path(path)
+    schema = SCHEMA.with_metadata(_marker(seed, rows))
+    bar = Progress("generate pool", total=rows, enabled=progress)
+    counters: dict[int, int] = {}
+    with atomic_path(path) as tmp, pq.ParquetWriter(
+            tmp, schema, compression="zstd", compression_level=1,
+            use_dictionary=["source", "type", "venue"], write_statistics=False) as writer:
+        for group, start in enumerate(range(0, rows, GROUP_ROWS)):
+            n = min(GROUP_ROWS, rows - start)
+            table = _group_table(seed, group, n, counters)
+            writer.write_table(table.replace_schema_metadata(schema.metadata), row_group_size=GROUP_ROWS)
+            bar.advance(n)
+    bar.close()
+    if labels is not None:
+        generate_labels(path, labels, seed)
+    return path
+
+
+def pool_truth(pool: Path) -> tuple[int, np.ndarray]:
+    """The pool's generator seed and every row's hidden kind (indices into KINDS), recomputed."""
+    meta = pq.read_schema(pool).metadata or {}
+    if MARKER_KEY not in meta:
+        raise ValueError(f"{pool}: not a generated example pool (no {MARKER_KEY.decode()} metadata)")
+    seed, rows = int(meta[b"reporter.generated.seed"]), int(meta[b"reporter.generated.rows"])
+    kinds = []
+    for group, start in enumerate(range(0, rows, GROUP_ROWS)):
+        n = min(GROUP_ROWS, rows - start)
+        kinds.append(_group_kinds(seed, group, n)[1].astype(np.int8))
+    return seed, np.concatenate(kinds)
+
+
+def generate_labels(pool: Path, out_csv: Path, seed: int = 0, *, include_share: float = 0.5,
+                    exclude_share: float = 0.02, noise: float = 0.015) -> Path:
+    """Write work_id,label for a seeded subset of a generated pool, from its hidden truth (with a little noise)."""
+    _, kinds = pool_truth(pool)
+    include = np.isin(kinds, [KINDS.index(k) for k in INCLUDE_KINDS])
+    rng = np.random.default_rng([seed, 7_771])
+    u = rng.random(len(kinds))
+    chosen = np.where(include, u < include_share, u < exclude_share)
+    flip = rng.random(len(kinds)) < noise
+    label = include ^ flip
+    out_csv = Path(out_csv)
+    start = 0
+    with atomic_path(out_csv) as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["work_id", "label"])
+        for batch in pq.ParquetFile(pool).iter_batches(batch_size=GROUP_ROWS, columns=["work_id"]):
+            ids = batch.column(0).to_pylist()
+            for i in np.flatnonzero(chosen[start:start + len(ids)]):
+                w.writerow([ids[i], "include" if label[start + i] else "exclude"])
+            start += len(ids)
+    return out_csv
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m reporter.example OUT --rows N --seed S [--labels CSV]."""
+    parser = argparse.ArgumentParser(
+        prog="python -m reporter.example",
+        description="Write a seeded example pool of invented works (Parquet).",
+        epilog="Example: python -m reporter.example data/pool.parquet --rows 200000 --seed 0 "
+               "--labels data/labels.csv")
+    parser.add_argument("out", type=Path, help="the Parquet file to write")
+    parser.add_argument("--rows", type=int, default=200_000, help="number of works (default 200000)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--labels", type=Path, default=None, help="also write work_id,label CSV here")
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
+    args = parser.parse_args(argv)
+    t0 = time.perf_counter()
+    try:
+        generate_pool(args.out, args.rows, args.seed, progress=not args.quiet, labels=args.labels)
+    except ValueError as exc:
+        print(f"generate: error: {exc}", file=sys.stderr)
+        return 2
+    size = args.out.stat().st_size
+    print(f"wrote {args.out} ({args.rows:,} rows, {size / 1e6:,.1f} MB) in {time.perf_counter() - t0:.1f}s")
+    return 0
