@@ -159,6 +159,13 @@ def test_cli_runs_as_a_module_with_help_and_an_example():
     assert "python -m reporter.example" in out and "Example:" in out
 
 
+def test_importing_the_package_loads_nothing_heavy():
+    """Reading a workspace imports reporter.example.config; the generator loads on first use."""
+    code = ("import sys, reporter.example; assert not {'pyarrow', 'numpy'} & set(sys.modules); "
+            "reporter.example.generate_pool; assert 'pyarrow' in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def test_word_lists_are_package_data():
     data = json.loads(resources.files("reporter.example").joinpath("words.json").read_text(encoding="utf-8"))
     assert data["hostile_titles"] == HOSTILE_TITLES
