@@ -1,5 +1,6 @@
-"""Shared test setup: the routing helpers on the path, and where ../shared/data lives."""
+"""Shared test setup: tests/ on the path (for the helpers in tests/support/), and shared fixtures."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -7,8 +8,27 @@ TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
 
 
-# --- the site's tests -------------------------------------------------------
+# --- artefacts a person may want to look at ---------------------------------
 import pytest  # noqa: E402
+
+ARTIFACTS_ENV = "REPORTER_TEST_ARTIFACTS"
+
+
+@pytest.fixture(scope="session")
+def artifacts(tmp_path_factory):
+    """Where tests put artefacts (screenshots): $REPORTER_TEST_ARTIFACTS when set, else a pytest temporary folder.
+
+    Never the source tree; CI can set the variable to a folder it keeps.
+    """
+    named = os.environ.get(ARTIFACTS_ENV)
+    if named:
+        folder = Path(named).resolve()
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+    return tmp_path_factory.mktemp("artifacts")
+
+
+# --- the site's tests -------------------------------------------------------
 
 SITE_WORKSPACE = TESTS / "fixtures" / "site_workspace"
 

@@ -6,9 +6,12 @@ results: the `novelty_site` fixture) from file:// and from a local HTTP
 server: no console errors, no failed or external requests, headings in
 order, text contrast at WCAG AA, pile counts in the DOM equal to
 rule_stats.json, verdict counts equal to the novelty results file, sortable
-tables, no horizontal scroll at phone width. A screenshot of each page goes to tests/_artifacts/ for a
-person to look at. Skips, saying why, only where Chromium or Playwright is
-missing (.ci/run installs both).
+tables, no horizontal scroll at phone width. A screenshot of each page goes to
+`screenshots/` in the folder named by REPORTER_TEST_ARTIFACTS when it is set (CI
+can keep that folder), else in pytest's temporary folder
+(/tmp/pytest-of-$USER/pytest-<n>/artifacts0/screenshots/), for a person to
+look at; never into the source tree. Skips, saying why, only where Chromium or
+Playwright is missing (.ci/run installs both).
 """
 
 from __future__ import annotations
@@ -26,7 +29,6 @@ pytestmark = pytest.mark.browser
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-ARTIFACTS = Path(__file__).parent / "_artifacts" / "screenshots"
 PAGES = ["home", "release", "rule", "diff", "status", "novelty"]
 
 CONTRAST_JS = """() => {
@@ -69,6 +71,14 @@ def browser():
             pytest.skip(f"/usr/bin/chromium did not start: {exc}")
         yield chromium
         chromium.close()
+
+
+@pytest.fixture(scope="module")
+def screenshots(artifacts):
+    """The folder the screenshots go to (see the module docstring)."""
+    folder = artifacts / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +125,7 @@ def base(request, novelty_site):
 
 
 @pytest.mark.parametrize("name", PAGES)
-def test_page_opens_cleanly(browser, novelty_site, base, name):
+def test_page_opens_cleanly(browser, novelty_site, base, name, screenshots):
     visit = Visit(browser, base + _path(novelty_site, name), base)
     try:
         page = visit.page
@@ -129,8 +139,7 @@ def test_page_opens_cleanly(browser, novelty_site, base, name):
         assert contrast["checked"] > 10 and contrast["bad"] == [], contrast["bad"]
         # the novelty page has no sortable table: candidates are never re-ordered by anything
         assert page.locator("button.sort").count() > 0 or name in ("status", "novelty"), "the sort script ran"
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / f"{name}-{'file' if base.startswith('file') else 'http'}.png"),
+        page.screenshot(path=str(screenshots / f"{name}-{'file' if base.startswith('file') else 'http'}.png"),
                         full_page=True)
     finally:
         visit.close()
@@ -186,15 +195,14 @@ def test_clicking_a_header_sorts_the_table(browser, novelty_site):
 
 
 @pytest.mark.parametrize("name", ["home", "release", "rule", "diff", "novelty"])
-def test_phone_width_has_no_horizontal_scroll(browser, novelty_site, name):
+def test_phone_width_has_no_horizontal_scroll(browser, novelty_site, name, screenshots):
     base = novelty_site["site"].resolve().as_uri() + "/"
     visit = Visit(browser, base + _path(novelty_site, name), base, width=375)
     try:
         widths = visit.page.evaluate("() => [document.documentElement.scrollWidth, "
                                      "document.documentElement.clientWidth]")
         assert widths[0] <= widths[1], f"{name}: the page scrolls sideways at 375 px ({widths})"
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        visit.page.screenshot(path=str(ARTIFACTS / f"{name}-phone.png"), full_page=True)
+        visit.page.screenshot(path=str(screenshots / f"{name}-phone.png"), full_page=True)
     finally:
         visit.close()
 

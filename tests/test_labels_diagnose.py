@@ -1,4 +1,4 @@
-"""Labels and `reporter diagnose` on the hand-computed fixture of test_routing_fixture."""
+"""Labels and `reporter diagnose` on the hand-computed fixture of test_routing_fixture (support/routing_fixture.py)."""
 
 import json
 import subprocess
@@ -9,8 +9,8 @@ import pytest
 from reporter.routing.labels import load_labels, wilson, write_label_stats
 from reporter.routing.specs import load_rulebook
 from reporter.routing.release import route_release
-from routing_helpers import write_pool, write_specs
-from test_routing_fixture import ROWS, RULES
+from support.routing import write_pool, write_specs
+from support.routing_fixture import ROWS, RULES
 
 LABELS = """work_id,label
 doi:10.1/w1,include

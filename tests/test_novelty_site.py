@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from markdown_it import MarkdownIt
-from test_site_support import parse_html
+from support.site import parse_html
 
 from reporter.cli import main
 from reporter.config import load_workspace

@@ -11,7 +11,7 @@ import pytest
 
 from reporter.errors import InputError
 from reporter.routing.release import route_release
-from routing_helpers import write_pool, write_specs
+from support.routing import write_pool, write_specs
 
 RULES = [
     {"id": "rep", "pile": "screen", "precedence": 20, "match": {"field": "text", "phrase": "replication"}},

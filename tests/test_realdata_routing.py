@@ -1,38 +1,34 @@
 """Routing on real records (SYNERGY v1, 7,233 OpenAlex works) against an independent oracle.
 
-The oracle below re-implements routing.md in plain Python (unicodedata NFKC,
-Pd dashes to '-', str.lower(), whitespace collapsed, `re` with explicit
-`(?<!\\w)` / `(?!\\w)` word boundaries) and shares no code with the engine.
-Every rule's counts, the piles, the pending reasons, the shadow forecasts,
-the domain counts and the overlap matrix must agree exactly. A few counts
-are also written as literal numbers obtained outside Python (zcat, jq, grep).
+The oracle is support/reference.py, the tests' one plain-Python reading of
+routing.md (unicodedata NFKC, Pd dashes to '-', str.lower(), whitespace
+collapsed, `re` with explicit `(?<!\\w)` / `(?!\\w)` word boundaries), which
+shares no code with the engine and is also what the property test checks
+the engine against. Every rule's counts, the piles, the pending reasons, the
+shadow forecasts, the domain counts, the overlap matrix and every row's
+fate must agree exactly. A few counts are also written as literal numbers
+obtained outside Python (zcat, jq, grep).
 """
 
 from __future__ import annotations
 
 import gzip
 import json
-import re
-import sys
-import unicodedata
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from support.reference import norm, phrase_re, route
+from support.routing import DEFAULT_PILES, write_specs
+
 pytestmark = pytest.mark.realdata
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 WORKS = DATA / "synergy_v1" / "synergy_v1_works.jsonl.gz"
 
-PILES = {"piles": [
-    {"name": "discard", "kind": "discard"},
-    {"name": "hold", "kind": "hold"},
-    {"name": "screen_cheap", "kind": "screen", "tier": "cheap"},
-    {"name": "screen", "kind": "screen", "tier": "expensive"},
-    {"name": "pending", "kind": "pending"},
-], "title_only_sources": ["osf"]}
+PILES = DEFAULT_PILES
 
 RULES = [
     {"id": "type-not-article", "pile": "discard", "precedence": 95,
@@ -77,7 +73,6 @@ RULES = [
      "description": "no abstract at all",
      "match": {"empty": "abstract"}},
 ]
-PAYING = {"screen", "screen_cheap"}
 
 
 # ---------------------------------------------------------------- the pool
@@ -105,126 +100,27 @@ def routed(tmp_path_factory):
     pool = root / "pool.parquet"
     cols = ("work_id", "source", "title", "abstract", "type")
     pq.write_table(pa.table({c: pa.array([w[c] for w in works], pa.string()) for c in cols}), pool)
-    specs = root / "specs"
-    (specs / "rules").mkdir(parents=True)
-    (specs / "piles.json").write_text(json.dumps(PILES), encoding="utf-8")
-    (specs / "rules" / "a.json").write_text(json.dumps(RULES[:5], ensure_ascii=False), encoding="utf-8")
-    (specs / "rules" / "b.json").write_text(json.dumps(RULES[5:], ensure_ascii=False), encoding="utf-8")
+    specs = write_specs(root, {"a.json": RULES[:5], "b.json": RULES[5:]}, PILES)
     from reporter.routing.release import route_release
     result = route_release(pool, specs, root / "releases", workers=2, progress=False)
     stats = json.loads((result.release_dir / "rule_stats.json").read_text(encoding="utf-8"))
     return works, result, stats
 
 
-# ---------------------------------------------------------------- the oracle
-
-_DASHES = {c: "-" for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Pd"}
-
-
-def norm(text: str | None, lower: bool = True) -> str | None:
-    """routing.md's normalisation, written independently of the engine."""
-    if text is None:
-        return None
-    text = unicodedata.normalize("NFKC", text).translate(_DASHES)
-    if lower:
-        text = text.lower()
-    return " ".join(text.split())
-
-
-def _phrase_re(phrase: str) -> re.Pattern:
-    prefix = phrase.endswith("*")
-    body = norm(phrase[:-1] if prefix else phrase)
-    return re.compile(r"(?<!\w)" + re.escape(body) + (r"\w*" if prefix else r"(?!\w)"))
-
-
-def holds(pred: dict, row: dict) -> bool:
-    """Evaluate one predicate of the rule language on one prepared row."""
-    if "all" in pred:
-        return all(holds(p, row) for p in pred["all"])
-    if "any" in pred:
-        return any(holds(p, row) for p in pred["any"])
-    if "not" in pred:
-        return not holds(pred["not"], row)
-    if "empty" in pred:
-        fields = ("title", "abstract") if pred["empty"] == "text" else (pred["empty"],)
-        return all(not row["low"][f] for f in fields)
-    if "in" in pred:
-        value = row["raw"].get(pred["column"])
-        return value is not None and value in pred["in"]
-    fields = ("title", "abstract") if pred["field"] == "text" else (pred["field"],)
-    if "regex" in pred:
-        flags = 0 if pred.get("case") == "sensitive" else re.IGNORECASE
-        rx = re.compile(pred["regex"], flags)
-        return any(row["case"][f] is not None and rx.search(row["case"][f]) for f in fields)
-    phrases = [pred["phrase"]] if "phrase" in pred else pred["any_phrase"]
-    pats = [_phrase_re(p) for p in phrases]
-    return any(row["low"][f] is not None and p.search(row["low"][f]) for f in fields for p in pats)
-
-
-def expected(works: list[dict]) -> dict:
-    """Every count of rule_stats.json that the test checks, computed the plain way."""
-    rules = sorted(RULES, key=lambda r: -r["precedence"])
-    ids = [r["id"] for r in rules]
-    pile_of = {r["id"]: r["pile"] for r in rules}
-    prec = {r["id"]: r["precedence"] for r in rules}
-    c = {rid: {"matched": 0, "won": 0, "no_text": 0, "outranked": 0, "would_win": 0, "would_move": 0,
-               "domain_rows": 0, "domain_matched": 0, "domain_miss": 0} for rid in ids}
-    piles = {p["name"]: 0 for p in PILES["piles"]}
-    pending = {"unrouted": 0, "no_text": 0}
-    overlap = {(a, b): 0 for a in ids for b in ids}
-
-    def final(rule_id, row):
-        if rule_id is None:
-            return "pending", "unrouted"
-        blank_abstract = not row["low"]["abstract"]
-        title_only = row["raw"]["source"] in PILES["title_only_sources"] and bool(row["low"]["title"])
-        if pile_of[rule_id] in PAYING and blank_abstract and not title_only:
-            return "pending", "no_text"
-        return pile_of[rule_id], None
-
-    for w in works:
-        row = {"raw": w,
-               "low": {f: norm(w[f]) for f in ("title", "abstract")},
-               "case": {f: norm(w[f], lower=False) for f in ("title", "abstract")}}
-        hit = [r["id"] for r in rules if holds(r["match"], row)]
-        live = [h for h in hit if not next(r for r in rules if r["id"] == h).get("shadow")]
-        winner = live[0] if live else None  # rules are in precedence order
-        pile, reason = final(winner, row)
-        piles[pile] += 1
-        if reason:
-            pending[reason] += 1
-        for a in hit:
-            for b in hit:
-                overlap[a, b] += 1
-        for r in rules:
-            rid, e = r["id"], c[r["id"]]
-            matched = rid in hit
-            e["matched"] += matched
-            if matched and not r.get("shadow"):
-                if rid != winner:
-                    e["outranked"] += 1
-                elif reason == "no_text":
-                    e["no_text"] += 1
-                else:
-                    e["won"] += 1
-            if matched and r.get("shadow") and (winner is None or prec[winner] < r["precedence"]):
-                e["would_win"] += 1
-                e["would_move"] += final(rid, row)[0] != pile
-            if "domain" in r and holds(r["domain"], row):
-                e["domain_rows"] += 1
-                e["domain_matched"] += matched
-                e["domain_miss"] += (not matched) and pile in PAYING
-    return {"rules": c, "piles": piles, "pending": pending, "overlap": overlap}
+@pytest.fixture(scope="module")
+def oracle(routed):
+    """support.reference's routing of the same works with the same rules."""
+    return route(RULES, routed[0], PILES)
 
 
 # ---------------------------------------------------------------- the tests
 
-def test_counts_match_the_oracle(routed):
-    works, result, stats = routed
-    want = expected(works)
+def test_counts_match_the_oracle(routed, oracle):
+    _, result, stats = routed
+    want = oracle
     got = {r["id"]: r for r in stats["rules"]}
-    assert set(got) == set(want["rules"])
-    for rid, e in want["rules"].items():
+    assert set(got) == set(want.rules)
+    for rid, e in want.rules.items():
         g = got[rid]
         assert g["matched"] == e["matched"], rid
         if g["shadow"]:
@@ -235,20 +131,26 @@ def test_counts_match_the_oracle(routed):
         if g["domain"] is not None:
             assert (g["domain_rows"], g["domain_matched"], g["domain_miss"]) == \
                 (e["domain_rows"], e["domain_matched"], e["domain_miss"]), rid
-    assert stats["piles"] == want["piles"] == result.piles
-    assert stats["pending"] == want["pending"] == result.pending
+    assert stats["piles"] == want.piles == result.piles
+    assert stats["pending"] == want.pending == result.pending
+    assert stats["title_only"] == want.title_only
     order = stats["overlap"]["rules"]
     for i, a in enumerate(order):
         for j, b in enumerate(order):
-            assert stats["overlap"]["matrix"][i][j] == want["overlap"][a, b], (a, b)
+            assert stats["overlap"]["matrix"][i][j] == want.overlap[a, b], (a, b)
 
 
-def test_routing_table_agrees_with_the_counts(routed):
+def test_routing_table_agrees_with_the_counts(routed, oracle):
     works, result, stats = routed
     table = pq.read_table(result.release_dir / "routing.parquet")
     assert table.column("work_id").to_pylist() == [w["work_id"] for w in works]
     piles = table.column("pile").to_pylist()
     assert {p: piles.count(p) for p in stats["piles"]} == stats["piles"]
+    # ... and every row's fate is the oracle's.
+    keys = ("pile", "pending_reason", "winner", "matched", "shadow_matched", "title_only")
+    got = table.select(list(keys)).to_pylist()
+    wrong = [(w["work_id"], g, e) for w, g, e in zip(works, got, oracle.rows) if g != e]
+    assert wrong == [], f"{len(wrong)} rows differ from the oracle, e.g. {wrong[:3]}"
 
 
 def test_counts_checked_outside_python(routed):
@@ -274,5 +176,5 @@ def test_counts_checked_outside_python(routed):
 
 
 def _title_count(works: list[dict], phrase: str) -> int:
-    pat = _phrase_re(phrase)
+    pat = phrase_re(phrase)
     return sum(1 for w in works if w["title"] and pat.search(norm(w["title"])))

@@ -1,16 +1,18 @@
 """Property tests: on random rule books and pools, every row lands in exactly one pile,
-the identity holds, and the engine agrees with a plain-Python reading of routing.md."""
+the identity holds, and the engine agrees with the plain-Python reading of routing.md
+in support/reference.py (the same reference the real-data test uses)."""
 
 import json
 import re
-import unicodedata
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reporter.routing.release import route_release
-from routing_helpers import write_pool, write_specs
+from support.reference import norm, route
+from support.routing import DEFAULT_PILES, write_pool, write_specs
 
 WORDS = ["trial", "trials", "pretrial", "replication", "replicate", "of", "study", "Hébert", "ﬁsh", "café", "naïve",
          "Ørsted", "Hébert",
@@ -22,77 +24,13 @@ FIELDS = ["title", "abstract", "text"]
 REGEXES = ["replicat[a-z]* of", "(trial|study) data", "^meta", "^(meta|fish)", "(hébert|data)\\b"]
 
 
-def norm(s, lower=True):
-    s = unicodedata.normalize("NFKC", s)
-    s = "".join("-" if unicodedata.category(c) == "Pd" else c for c in s)
-    if lower:
-        s = s.lower()
-    return " ".join(s.split())
-
-
-def texts(row, field):
-    names = ["title", "abstract"] if field == "text" else [field]
-    return [row[n] for n in names if row[n] is not None]
-
-
-def ref_eval(pred, row):
-    if "all" in pred:
-        return all(ref_eval(p, row) for p in pred["all"])
-    if "any" in pred:
-        return any(ref_eval(p, row) for p in pred["any"])
-    if "not" in pred:
-        return not ref_eval(pred["not"], row)
-    if "empty" in pred:
-        names = ["title", "abstract"] if pred["empty"] == "text" else [pred["empty"]]
-        return all(row[n] is None or norm(row[n]) == "" for n in names)
-    if "in" in pred:
-        return row[pred["column"]] in pred["in"]
-    if "regex" in pred:
-        return any(re.search(pred["regex"], norm(t, lower=False), re.I) for t in texts(row, pred["field"]))
-    phrases = [pred["phrase"]] if "phrase" in pred else pred["any_phrase"]
-    for p in phrases:
-        prefix = p.endswith("*")
-        body = norm(p[:-1] if prefix else p)
-        pat = r"(?<!\w)" + re.escape(body) + ("" if prefix else r"(?!\w)")
-        if any(re.search(pat, norm(t)) for t in texts(row, pred["field"])):
-            return True
-    return False
-
-
-def ref_route(rules, rows):
-    """A direct reading of routing.md: returns per-row (pile, reason) and per-rule counts."""
-    live = sorted((r for r in rules if not r.get("shadow")), key=lambda r: -r["precedence"])
-    out, counts = [], {r["id"]: {"matched": 0, "won": 0, "no_text": 0, "outranked": 0} for r in rules}
-    matched = []
-    for row in rows:
-        hit = {r["id"] for r in rules if ref_eval(r["match"], row)}
-        matched.append(hit)
-        for rid in hit:
-            counts[rid]["matched"] += 1
-        winner = next((r for r in live if r["id"] in hit), None)
-        has_abs = row["abstract"] is not None and norm(row["abstract"]) != ""
-        has_title = row["title"] is not None and norm(row["title"]) != ""
-        if winner is None:
-            out.append(("pending", "unrouted"))
-            continue
-        for r in live:
-            if r["id"] in hit and r["precedence"] < winner["precedence"]:
-                counts[r["id"]]["outranked"] += 1
-        if winner["pile"].startswith("screen") and not has_abs and not (row["source"] == "osf" and has_title):
-            out.append(("pending", "no_text"))
-            counts[winner["id"]]["no_text"] += 1
-        else:
-            out.append((winner["pile"], None))
-            counts[winner["id"]]["won"] += 1
-    return out, counts, matched
-
-
 phrase = st.sampled_from(["trial", "trial*", "replicat*", "replication", "meta-analysis", "meta-analysis of",
                           "of study", "hébert", "fish", "data", "x", "y", "study data"])
 leaf = st.one_of(
     st.builds(lambda f, p: {"field": f, "phrase": p}, st.sampled_from(FIELDS), phrase),
     st.builds(lambda f, ps: {"field": f, "any_phrase": ps}, st.sampled_from(FIELDS), st.lists(phrase, min_size=1, max_size=3)),
-    st.builds(lambda f, r: {"field": f, "regex": r}, st.sampled_from(FIELDS), st.sampled_from(REGEXES)),
+    st.builds(lambda f, r, c: {"field": f, "regex": r, **c}, st.sampled_from(FIELDS), st.sampled_from(REGEXES),
+              st.sampled_from([{}, {}, {"case": "sensitive"}])),
     st.builds(lambda vs: {"column": "source", "in": vs}, st.lists(st.sampled_from(SOURCES), min_size=1, max_size=2, unique=True)),
     st.builds(lambda f: {"empty": f}, st.sampled_from(FIELDS)),
 )
@@ -106,8 +44,13 @@ predicate = st.recursive(leaf, lambda kids: st.one_of(
 def rule_books(draw):
     n = draw(st.integers(1, 6))
     precs = draw(st.lists(st.integers(1, 100), min_size=n, max_size=n, unique=True))
-    return [{"id": f"r{i}", "pile": draw(st.sampled_from(PILES)), "precedence": precs[i],
-             "shadow": draw(st.booleans()), "match": draw(predicate)} for i in range(n)]
+    rules = [{"id": f"r{i}", "pile": draw(st.sampled_from(PILES)), "precedence": precs[i],
+              "shadow": draw(st.booleans()), "match": draw(predicate)} for i in range(n)]
+    for r in rules:
+        domain = draw(st.one_of(st.none(), predicate))
+        if domain is not None:
+            r["domain"] = domain
+    return rules
 
 
 text = st.one_of(st.none(), st.just(""), st.just("  "),
@@ -147,17 +90,30 @@ def test_engine_agrees_with_reference(tmp_path_factory, rules, rows):
             assert norm(row[ev["field"]], lower=False)[ev["start"]:ev["end"]][:200] == ev["text"]
             assert any(_explains(leaf, ev["text"]) for leaf in _text_leaves(by_id[routed["winner"]]["match"])), ev
 
-    expected_rows, expected_counts, expected_matched = ref_route(rules, rows)
-    assert [set(r["matched"]) | set(r["shadow_matched"]) for r in table] == expected_matched
-    assert [(r["pile"], r["pending_reason"]) for r in table] == expected_rows
+    # Every row's fate and every count agree exactly with the reference.
+    want = route(rules, rows, DEFAULT_PILES)
+    keys = ("pile", "pending_reason", "winner", "matched", "shadow_matched", "title_only")
+    assert [{k: r[k] for k in keys} for r in table] == want.rows
+    assert stats["piles"] == want.piles and stats["pending"] == want.pending
+    assert stats["title_only"] == want.title_only
     for r in stats["rules"]:
+        e = want.rules[r["id"]]
+        assert r["matched"] == e["matched"]
         if not r["shadow"]:
             assert r["matched"] == r["won"] + r["no_text"] + r["outranked"]
-            assert {k: r[k] for k in ("matched", "won", "no_text", "outranked")} == expected_counts[r["id"]]
+            assert {k: r[k] for k in ("won", "no_text", "outranked")} == \
+                {k: e[k] for k in ("won", "no_text", "outranked")}
         else:
-            assert r["matched"] == expected_counts[r["id"]]["matched"]
             assert r["won"] == r["no_text"] == r["outranked"] == 0
             assert 0 <= r["would_move"] <= r["would_win"] <= r["matched"]
+            assert (r["would_win"], r["would_move"]) == (e["would_win"], e["would_move"])
+        if "domain" in by_id[r["id"]]:
+            assert (r["domain_rows"], r["domain_matched"], r["domain_miss"]) == \
+                (e["domain_rows"], e["domain_matched"], e["domain_miss"])
+        else:
+            assert r["domain_rows"] is None
+    order = stats["overlap"]["rules"]
+    assert stats["overlap"]["matrix"] == [[want.overlap[a, b] for b in order] for a in order]
 
 
 def _text_leaves(pred):
@@ -172,16 +128,15 @@ def _text_leaves(pred):
 def _explains(leaf, text):
     """Whether the evidence text is a match of this leaf."""
     if "regex" in leaf:
-        return re.fullmatch(leaf["regex"], text, re.I) is not None
+        return re.fullmatch(leaf["regex"], text, re.IGNORECASE) is not None
     for p in ([leaf["phrase"]] if "phrase" in leaf else leaf["any_phrase"]):
-        body = norm(p[:-1] if p.endswith("*") else p)
+        body = norm(p.removesuffix("*"))
         if norm(text) == body or (p.endswith("*") and norm(text).startswith(body)):
             return True
     return False
 
 
 def _empty_pool(root):
-    import pyarrow as pa
     path = root / "pool.parquet"
     pq.write_table(pa.table({k: pa.array([], pa.string()) for k in ("work_id", "source", "title", "abstract")}), path)
     return path

@@ -7,7 +7,7 @@ import pytest
 from reporter.errors import InputError
 from reporter.routing.release import route_release
 from reporter.routing.specs import load_rulebook
-from routing_helpers import DEFAULT_PILES, write_pool, write_specs
+from support.routing import DEFAULT_PILES, write_pool, write_specs
 
 GOOD = {"id": "r1", "pile": "screen", "precedence": 10, "match": {"field": "title", "phrase": "replication"}}
 

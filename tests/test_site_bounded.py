@@ -13,7 +13,7 @@ from reporter.site import render_site
 from reporter.site.compute import funnel_steps
 from reporter.site.diff import ABSENT, compute_diff, state_counts
 from reporter.site.load import load_releases
-from test_site_support import toy_rules, write_release
+from support.site import toy_rules, write_release
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "render.py"
 

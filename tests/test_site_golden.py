@@ -22,7 +22,7 @@ from markdown_it import MarkdownIt
 
 from reporter.site import render_site
 from reporter.site.env import TEMPLATES
-from test_site_support import parse_html
+from support.site import parse_html
 
 GOLDEN = Path(__file__).parent / "golden" / "site_workspace"
 VERSION_LINE = re.compile(r"^(.*(?:arrow\\?_version|unicode\\?_version).*?)\d+(?:\.\d+)+", re.M)

@@ -16,7 +16,7 @@ from reporter.errors import InputError, InternalError
 from reporter.site import render_site
 from reporter.site.commands import make_server
 from reporter.site.writer import SiteWriter
-from test_site_support import HOSTILE, parse_html, toy_rules, toy_works, write_release
+from support.site import HOSTILE, parse_html, toy_rules, toy_works, write_release
 
 
 @pytest.fixture

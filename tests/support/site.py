@@ -2,8 +2,10 @@
 
 The site tests use it to make small, fully controlled releases (identity
 holding, hostile titles, two releases for a diff) without the real engine.
-Rules here are a tiny subset: one lower-cased substring on a field, an
-optional domain of sources. No tests live in this module.
+Rules here are a toy format of their own, not the rule language: one
+lower-cased substring on a field, an optional domain of sources (the rule
+language's reference is support.reference). Also a small HTML tree
+(`parse_html`) for structural assertions on pages.
 """
 
 from __future__ import annotations
@@ -181,7 +183,7 @@ def write_release(releases: Path, works: list[dict[str, Any]], rules: list[dict[
         "normalisation": {"toy": 1}, "rows": len(rows)}), encoding="utf-8")
     (folder / "rule_stats.json").write_text(dump_json(stats_of(rows, rules, rid)), encoding="utf-8")
     rng = random.Random(seed)
-    samples = {"seed": seed, "k": 20,
+    samples = {"seed": seed, "k": 20, "context_chars": 80,
                "piles": {p["name"]: _pick([r for r in rows if r["pile"] == p["name"]], 20, rng) for p in PILES},
                "rules": {}}
     for r in rules:
