@@ -177,7 +177,7 @@ def _samples(table: pa.Table, pile: np.ndarray, winner: np.ndarray, ids: list[st
     rules = {}
     for i, rid in enumerate(ids[:30]):
         rules[rid] = {"wins": works(np.nonzero(winner == i)[0][:100_000], 10), "domain_misses": []}
-    return {"seed": seed, "k": 20, "piles": piles, "rules": rules}
+    return {"seed": seed, "k": 20, "context_chars": 80, "piles": piles, "rules": rules}
 
 
 def _baseline(releases: Path) -> float:

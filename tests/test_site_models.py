@@ -161,3 +161,27 @@ def test_overlap_pairs_are_the_off_diagonal_counts_largest_first():
 def test_share_is_a_percentage_with_one_decimal():
     assert compute.share(1, 3) == "33.3%" and compute.share(0, 0) == "—"
     assert json.loads(json.dumps(compute.share(2, 8))) == "25.0%"
+
+
+def test_the_context_window_is_the_one_routing_recorded():
+    from reporter.site.pages import work_view
+    w = {"work_id": "doi:1", "pile": "screen", "context": {"field": "title", "before": "abcde", "match": "trial",
+                                                          "after": "xy"}}
+    cut = work_view("index.html", "r" * 64, w, set(), window=5).context
+    assert (cut.cut_before, cut.cut_after) == (True, False)
+    whole = work_view("index.html", "r" * 64, w, set(), window=80).context
+    assert (whole.cut_before, whole.cut_after) == (False, False)
+
+
+def test_a_release_without_its_context_window_is_refused(tmp_path):
+    from reporter.routing import route_release
+    from reporter.site.load import load_release
+    from conftest import SITE_WORKSPACE
+    result = route_release(SITE_WORKSPACE / "pool.jsonl", SITE_WORKSPACE / "specs", tmp_path, workers=1,
+                           progress=False)
+    samples = json.loads((result.release_dir / "samples.json").read_text())
+    assert load_release(tmp_path, result.release_id).samples["context_chars"] == samples["context_chars"] == 80
+    del samples["context_chars"]
+    (result.release_dir / "samples.json").write_text(json.dumps(samples))
+    with pytest.raises(InputError, match="samples.json: lacks the field 'context_chars'"):
+        load_release(tmp_path, result.release_id)

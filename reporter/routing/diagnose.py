@@ -17,8 +17,8 @@ from ..errors import InputError
 from ..pool.overlay import load_overlay
 from ..pool.reader import open_table
 from .engine import Evaluator, FieldText, compile_plan
-from .samples import CONTEXT_CHARS
 from .normalise import normalise_array
+from .samples import context_window
 from .specs import RuleBook
 
 KINDS = ("wins", "matches", "domain-misses")
@@ -104,10 +104,7 @@ def sample(routing: Path, positions: np.ndarray, n: int, seed: int,
         t = texts.get(r["work_id"], {})
         ev, context = r["evidence"], None
         if ev and t.get(ev["field"]) is not None:
-            text = t[ev["field"]]
-            a, b = ev["start"], ev["end"]
-            context = {"field": ev["field"], "before": text[max(0, a - CONTEXT_CHARS):a],
-                       "match": text[a:b], "after": text[b:b + CONTEXT_CHARS]}
+            context = context_window(ev["field"], t[ev["field"]], ev["start"], ev["end"])
         out.append(Sample(r["work_id"], r["pile"], r["pending_reason"], r["winner"], t.get("raw_title"), ev,
                           context))
     return sorted(out, key=lambda s: s.work_id)

@@ -4,8 +4,11 @@ Per batch: normalise title and abstract once, scan each with one
 Aho-Corasick pass for every literal of the book, evaluate every rule's
 `match` and `domain` as numpy boolean vectors (regexes only on rows where
 they can still change the predicate's value), pick winners by marking
-rules in reverse precedence, apply the no_text policy, and count. Counts
-are sums over batches, so batches may run in any number of workers.
+rules in reverse precedence, apply the no_text policy, and count (the
+count table and the counting are in stats.py). Counts are sums over
+batches, so batches may run in any number of workers. FieldText (the
+normalised field and its boundary-checked literal hits) is also what
+`match_phrases` (phrases.py) runs on, so the two can never disagree.
 """
 
 from __future__ import annotations
@@ -22,9 +25,8 @@ from .normalise import normalise_batch, unicode_work
 from .regexlit import required_literals
 from .samples import batch_samples
 from .specs import All, AnyOf, ColumnIn, Empty, Not, Phrase, Predicate, Regex, RuleBook
+from .stats import REASONS, Decisions, count_batch
 from .textscan import FieldBuffer, Scanner
-
-REASONS = (None, "unrouted", "no_text")
 
 EVIDENCE_TYPE = pa.struct([("field", pa.string()), ("start", pa.int32()),
                            ("end", pa.int32()), ("text", pa.string())])
@@ -325,7 +327,26 @@ def route_batch(plan: Plan, batch: pa.RecordBatch, sample_seed: int = 0,
     """Route one record batch: every rule on every row, one pile per row, partial counts."""
     n = batch.num_rows
     fields = {f: FieldText(batch.column(f), plan.scanner) for f in FIELDS}
-    ev = Evaluator(plan, batch, fields)
+    M, D, has_domain = _evaluate_rules(plan, Evaluator(plan, batch, fields), n)
+    winner = _winners(plan, M)
+    policy = NoTextPolicy(plan, batch, fields)
+    won_any = winner >= 0
+    pile, downgraded, title_only = policy.final_pile(winner, won_any)
+    reason = np.where(~won_any, 1, np.where(downgraded, 2, 0))
+    counts, miss_masks = count_batch(plan, Decisions(
+        matched=M, domain=D, has_domain=has_domain, winner=winner, pile=pile, reason=reason,
+        downgraded=downgraded, title_only=title_only, has_title=policy.has_title,
+        has_abstract=policy.has_abstract, final_pile=lambda j, rows: policy.final_pile(np.full(n, j), rows)[0]))
+
+    evidence = find_evidence(plan, fields, winner, n)
+    table = _routing_table(plan, fields, batch.column("work_id"), pile, reason, winner, M, evidence, title_only)
+    samples = batch_samples(plan, batch, fields, table, evidence, sample_seed, sample_k, rule_sample_k,
+                            pile, winner, downgraded, miss_masks)
+    return BatchResult(table=table, counts=counts, samples=samples, work_ids=batch.column("work_id"))
+
+
+def _evaluate_rules(plan: Plan, ev: Evaluator, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows, R) matrices of every rule's match and domain, and which rules have a domain."""
     R = len(plan.rule_ids)
     M = np.zeros((n, R), dtype=bool)
     D = np.zeros((n, R), dtype=bool)
@@ -335,94 +356,38 @@ def route_batch(plan: Plan, batch: pa.RecordBatch, sample_seed: int = 0,
         if rule.domain is not None:
             has_domain[j] = True
             D[:, j] = ev.eval(rule.domain)
+    return M, D, has_domain
 
-    # Winner: the highest-precedence non-shadow rule that matched (rules are
-    # sorted highest first, so marking from the lowest up leaves the highest).
-    winner = np.full(n, -1, dtype=np.int64)
-    live = np.flatnonzero(~plan.shadow)
-    for j in live[::-1]:
+
+def _winners(plan: Plan, M: np.ndarray) -> np.ndarray:
+    """Per row: the highest-precedence non-shadow rule that matched, -1 for none."""
+    # Rules are sorted highest first, so marking from the lowest up leaves the highest.
+    winner = np.full(len(M), -1, dtype=np.int64)
+    for j in np.flatnonzero(~plan.shadow)[::-1]:
         winner[M[:, j]] = j
+    return winner
 
-    has_abstract = ~fields["abstract"].blank
-    has_title = ~fields["title"].blank
-    source = batch.column("source")
-    title_only_src = pc.fill_null(pc.is_in(source, value_set=plan.title_only_sources), False).to_numpy(
-        zero_copy_only=False)
-    exempt = title_only_src & has_title
 
-    def final_pile(rule_idx: np.ndarray, matched: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(pile index, downgraded, title_only) for rows won by rule_idx (-1: none)."""
+class NoTextPolicy:
+    """Where a win sends a row: the rule's pile, unless a paying pile would screen it without text."""
+
+    def __init__(self, plan: Plan, batch: pa.RecordBatch, fields: dict[str, FieldText]):
+        self.plan = plan
+        self.has_abstract = ~fields["abstract"].blank
+        self.has_title = ~fields["title"].blank
+        title_only_src = pc.fill_null(pc.is_in(batch.column("source"), value_set=plan.title_only_sources),
+                                      False).to_numpy(zero_copy_only=False)
+        self.exempt = title_only_src & self.has_title
+
+    def final_pile(self, rule_idx: np.ndarray, matched: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(pile index, downgraded, title_only) for rows won by rule_idx where matched (elsewhere: pending)."""
+        plan = self.plan
         pile = np.where(matched, plan.rule_pile[np.maximum(rule_idx, 0)], plan.pending_index)
         paying_win = matched & plan.paying[pile]
-        no_text = paying_win & ~has_abstract
-        downgraded = no_text & ~exempt
+        no_text = paying_win & ~self.has_abstract
+        downgraded = no_text & ~self.exempt
         pile = np.where(downgraded, plan.pending_index, pile)
-        return pile, downgraded, no_text & exempt
-
-    won_any = winner >= 0
-    pile, downgraded, title_only = final_pile(winner, won_any)
-    reason = np.where(~won_any, 1, np.where(downgraded, 2, 0))
-    paying_final = plan.paying[pile]
-
-    P = len(plan.pile_names)
-    counts: dict[str, np.ndarray] = {
-        "rows": np.array([n]),
-        "with_title": np.array([int(has_title.sum())]),
-        "with_abstract": np.array([int(has_abstract.sum())]),
-        "piles": np.bincount(pile, minlength=P),
-        "reasons": np.bincount(reason, minlength=3),
-        "title_only": np.array([int(title_only.sum())]),
-        "matched": M.sum(axis=0),
-    }
-    won = np.zeros(R, dtype=np.int64)
-    no_text = np.zeros(R, dtype=np.int64)
-    outranked = np.zeros(R, dtype=np.int64)
-    would_win = np.zeros(R, dtype=np.int64)
-    would_move = np.zeros(R, dtype=np.int64)
-    outranked_by = np.zeros((R, R), dtype=np.int64)
-    domain_rows = np.zeros(R, dtype=np.int64)
-    domain_matched = np.zeros(R, dtype=np.int64)
-    domain_miss = np.zeros(R, dtype=np.int64)
-    miss_winners = np.zeros((R, R), dtype=np.int64)
-    win_counts = np.bincount(winner[won_any], minlength=R)
-    nt_counts = np.bincount(winner[downgraded], minlength=R)
-    miss_masks: dict[int, np.ndarray] = {}
-    for j in range(R):
-        mj = M[:, j]
-        if plan.shadow[j]:
-            ww = mj & ((winner < 0) | (winner > j))
-            would_win[j] = ww.sum()
-            if would_win[j]:
-                alt, _, _ = final_pile(np.full(n, j), ww)
-                would_move[j] = (ww & (alt != pile)).sum()
-        else:
-            won[j] = win_counts[j] - nt_counts[j]
-            no_text[j] = nt_counts[j]
-            beaten = mj & (winner >= 0) & (winner < j)
-            outranked[j] = beaten.sum()
-            if outranked[j]:
-                outranked_by[j] = np.bincount(winner[beaten], minlength=R)
-        if has_domain[j]:
-            dj = D[:, j]
-            domain_rows[j] = dj.sum()
-            domain_matched[j] = (dj & mj).sum()
-            miss = dj & ~mj & paying_final
-            domain_miss[j] = miss.sum()
-            if domain_miss[j]:
-                miss_winners[j] = np.bincount(winner[miss], minlength=R)
-                miss_masks[j] = miss
-    Mf = M.astype(np.float32)
-    counts.update(won=won, no_text=no_text, outranked=outranked, would_win=would_win, would_move=would_move,
-                  outranked_by=outranked_by, domain_rows=domain_rows, domain_matched=domain_matched,
-                  domain_miss=domain_miss, miss_winners=miss_winners,
-                  overlap=np.rint(Mf.T @ Mf).astype(np.int64))
-
-    evidence = find_evidence(plan, fields, winner, n)
-    table = _routing_table(plan, fields, batch.column("work_id"), pile, reason, winner, M, evidence, title_only)
-
-    samples = batch_samples(plan, batch, fields, table, evidence, sample_seed, sample_k, rule_sample_k,
-                       pile, winner, downgraded, miss_masks)
-    return BatchResult(table=table, counts=counts, samples=samples, work_ids=batch.column("work_id"))
+        return pile, downgraded, no_text & self.exempt
 
 
 def _routing_table(plan, fields, work_id, pile, reason, winner, M, evidence, title_only) -> pa.Table:
@@ -436,7 +401,7 @@ def _routing_table(plan, fields, work_id, pile, reason, winner, M, evidence, tit
 
     def lists(cols: np.ndarray) -> pa.Array:
         sub = M[:, cols]
-        rows, which = np.nonzero(sub)
+        _, which = np.nonzero(sub)
         offsets = np.zeros(n + 1, dtype=np.int32)
         np.cumsum(sub.sum(axis=1), out=offsets[1:])
         values = pa.array([plan.rule_ids[c] for c in cols], pa.string()).take(pa.array(which)) \

@@ -64,17 +64,8 @@ def find_evidence(plan, fields: dict, winner: np.ndarray, n: int):
                 ft = fields[name]
                 if isinstance(leaf, Phrase):
                     for lit, prefix in leaf.phrases:
-                        idx = ft.good_hits(plan.lit_index[lit], prefix)
-                        idx = idx[rows_mask[ft.hits.row[idx]]]
-                        if len(idx) == 0:
-                            continue
-                        rows = ft.hits.row[idx]
-                        start = ft.hits.start[idx]
-                        end = ft.hits.end[idx]
-                        if prefix:
-                            base = ft.buf.offsets[rows]
-                            end = _word_end(ft.buf, rows, end + base) - base
-                        _take_better(best_field, best_start, best_end, rows, fi, start, end, True, ft)
+                        rows, start, end, _ = phrase_spans(ft, plan.lit_index[lit], prefix, rows_mask)
+                        _take_better(best_field, best_start, best_end, rows, fi, start, end)
                 else:
                     cand = np.flatnonzero(rows_mask & ~ft.blank)
                     if len(cand) == 0:
@@ -89,7 +80,7 @@ def find_evidence(plan, fields: dict, winner: np.ndarray, n: int):
                     pre = pc.utf8_length(ext.field("pre")).to_numpy().astype(np.int64)
                     mlen = pc.utf8_length(ext.field("m")).to_numpy().astype(np.int64)
                     rows = cand[valid]
-                    _take_better(best_field, best_start, best_end, rows, fi, pre, pre + mlen, False, ft)
+                    _take_better(best_field, best_start, best_end, rows, fi, pre, pre + mlen)
     return best_field, best_start, best_end
 
 
@@ -113,24 +104,43 @@ def _word_end(buf: FieldBuffer, rows: np.ndarray, end: np.ndarray) -> np.ndarray
     return end
 
 
-def _take_better(bf, bs, be, rows, fi, start, end, in_bytes, ft):
-    """Keep, per row, the hit with the lowest (field, start), in character offsets."""
+def phrase_spans(ft, lit: int, prefix: bool, rows_mask: np.ndarray | None = None):
+    """One phrase's first boundary-checked hit per row of a field, and the row's number of hits.
+
+    Returns (rows, start, end, count): rows ascending (only rows with a hit,
+    and only those in rows_mask when given), the first hit's character
+    offsets into the normalised field (for a prefix phrase, `trial*`, the
+    span runs to the end of the word it starts) and the number of hits
+    (every start position, overlapping ones included).
+    """
+    idx = ft.good_hits(lit, prefix)
+    if rows_mask is not None:
+        idx = idx[rows_mask[ft.hits.row[idx]]]
+    rows, start, end = ft.hits.row[idx], ft.hits.start[idx], ft.hits.end[idx]
     # First hit per row: within one row, byte order is character order.
     order = np.lexsort((start, rows))
     rows, start, end = rows[order], start[order], end[order]
-    first = np.concatenate([[True], rows[1:] != rows[:-1]])
+    first = np.flatnonzero(np.concatenate([[True], rows[1:] != rows[:-1]])) if len(rows) else order[:0]
+    count = np.diff(np.append(first, len(rows)))
     rows, start, end = rows[first], start[first], end[first]
-    if in_bytes:
-        # Byte offsets equal character offsets on ASCII rows; decode the rest.
-        odd = np.flatnonzero(~ft.ascii[rows])
-        if len(odd):
-            start = start.copy()
-            end = end.copy()
-            base = ft.buf.offsets[rows[odd]]
-            for k, i in enumerate(odd):
-                r = int(rows[i])
-                start[i] = ft.buf.char_offset(r, int(base[k] + start[i]))
-                end[i] = ft.buf.char_offset(r, int(base[k] + end[i]))
+    if prefix and len(rows):
+        base = ft.buf.offsets[rows]
+        end = _word_end(ft.buf, rows, end + base) - base
+    # Byte offsets equal character offsets on ASCII rows; decode the rest.
+    odd = np.flatnonzero(~ft.ascii[rows])
+    if len(odd):
+        start = start.copy()
+        end = end.copy()
+        base = ft.buf.offsets[rows[odd]]
+        for k, i in enumerate(odd):
+            r = int(rows[i])
+            start[i] = ft.buf.char_offset(r, int(base[k] + start[i]))
+            end[i] = ft.buf.char_offset(r, int(base[k] + end[i]))
+    return rows, start, end, count
+
+
+def _take_better(bf, bs, be, rows, fi, start, end):
+    """Keep, per row, the lower (field, start) of the best so far and this hit (one per row, in characters)."""
     better = (fi < bf[rows]) | ((fi == bf[rows]) & (start < bs[rows]))
     r = rows[better]
     bf[r] = fi
@@ -143,26 +153,30 @@ def evidence_texts(fields: dict, evidence, n: int) -> pa.Array:
     bf, bs, be = evidence
     out = pa.nulls(n, pa.string())
     for fi, name in enumerate(FIELDS):
-        ft = fields[name]
         rows = np.flatnonzero(bf == fi)
         if len(rows) == 0:
             continue
-        span = np.minimum(be[rows] - bs[rows], EVIDENCE_TEXT_MAX)
-        # Character offsets equal byte offsets on ASCII rows; encode the rest.
-        begin = bs[rows].copy()
-        length = span.copy()
-        for k in np.flatnonzero(~ft.ascii[rows]):
-            text = ft.buf_norm_text(int(rows[k]))
-            a, ln = int(begin[k]), int(length[k])
-            begin[k] = len(text[:a].encode("utf-8"))
-            length[k] = len(text[a:a + ln].encode("utf-8"))
-        begin += ft.norm_buf.offsets[rows]
-        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-        np.cumsum(length, out=offsets[1:])
-        idx = np.repeat(begin - offsets[:-1], length) + np.arange(offsets[-1])
-        data = ft.norm_buf.data[idx]
-        arr = pa.StringArray.from_buffers(len(rows), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data))
+        arr = span_texts(fields[name], rows, bs[rows], be[rows], EVIDENCE_TEXT_MAX)
         mask = np.zeros(n, dtype=bool)
         mask[rows] = True
         out = pc.replace_with_mask(out, pa.array(mask), arr)
     return out
+
+
+def span_texts(ft, rows: np.ndarray, start: np.ndarray, end: np.ndarray, limit: int | None = None) -> pa.Array:
+    """The case-preserved normalised text of one span per given row (character offsets), cut at limit characters."""
+    span = end - start if limit is None else np.minimum(end - start, limit)
+    # Character offsets equal byte offsets on ASCII rows; encode the rest.
+    begin = np.array(start, dtype=np.int64)
+    length = np.array(span, dtype=np.int64)
+    for k in np.flatnonzero(~ft.ascii[rows]):
+        text = ft.buf_norm_text(int(rows[k]))
+        a, ln = int(begin[k]), int(length[k])
+        begin[k] = len(text[:a].encode("utf-8"))
+        length[k] = len(text[a:a + ln].encode("utf-8"))
+    begin += ft.norm_buf.offsets[rows]
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(length, out=offsets[1:])
+    idx = np.repeat(begin - offsets[:-1], length) + np.arange(offsets[-1])
+    data = ft.norm_buf.data[idx]
+    return pa.StringArray.from_buffers(len(rows), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data))

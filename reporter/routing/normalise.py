@@ -342,3 +342,21 @@ def normalise_text(text: str, lower: bool = True) -> str:
 def is_word_char(ch: str) -> bool:
     """A word character: a Unicode letter, digit or underscore (Python's \\w)."""
     return ch == "_" or ch.isalnum()
+
+
+def phrase_literal(phrase: object) -> tuple[str, bool]:
+    """A phrase of the rule language as the engine looks for it: (normalised lower-cased literal, prefix).
+
+    `prefix` is a trailing `*` (the last word may go on). Raises TypeError
+    (not a string) or ValueError saying what is wrong with the phrase.
+    """
+    if not isinstance(phrase, str):
+        raise TypeError("a phrase must be a string")
+    prefix = phrase.rstrip().endswith("*")
+    body = phrase.rstrip()[:-1] if prefix else phrase
+    if "*" in body:
+        raise ValueError("'*' is allowed only at the end of a phrase (it lets the last word go on)")
+    literal = normalise_text(body)
+    if not literal:
+        raise ValueError("the phrase is empty after normalisation")
+    return literal, prefix

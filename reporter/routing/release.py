@@ -10,7 +10,6 @@ renamed into place at the end: a release folder is complete or absent.
 from __future__ import annotations
 
 import heapq
-import json
 import os
 import threading
 from collections import deque
@@ -18,7 +17,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -30,12 +28,15 @@ from ..hashing import sha256_json, sha256_text
 from ..pool.overlay import Overlay, load_overlay
 from ..pool.reader import REQUIRED_POOL_COLUMNS, open_table, require_columns
 from ..progress import Progress
-from .engine import REASONS, ROUTING_SCHEMA, compile_plan, route_batch
+from .engine import ROUTING_SCHEMA, compile_plan, route_batch
 from .normalise import SETTINGS, settings_digest
+from .samples import CONTEXT_CHARS
 from .specs import check_columns, load_rulebook
+from .stats import add_counts, build_rule_stats, compile_empty_totals
 
-# Bump whenever routing semantics change: it is part of every release id.
-ROUTING_ALGORITHM_VERSION = 1
+# Bump whenever routing semantics or a release file's bytes change: it is part of every release id.
+# 2: samples.json records its context window (`context_chars`).
+ROUTING_ALGORITHM_VERSION = 2
 ENGINE_VERSION = f"{__version__}+routing.{ROUTING_ALGORITHM_VERSION}"
 BATCH_ROWS = 32_768
 ROW_GROUP_ROWS = 65_536  # routing.parquet row groups: fixed, so the bytes never depend on batching
@@ -112,7 +113,7 @@ def _route_all(plan, source, ov: Overlay | None, path: Path, seed: int, workers:
                batch_rows: int):
     """Route every batch in order; returns (summed counts, sample heaps, work_id chunks)."""
     bar = Progress("route", total=source.num_rows, enabled=show)
-    totals: dict[str, np.ndarray] = {}
+    totals = compile_empty_totals(plan)
     heaps: dict[str, list] = {}
     work_ids: list[pa.Array] = []
     writer = _GroupWriter(path)
@@ -123,8 +124,7 @@ def _route_all(plan, source, ov: Overlay | None, path: Path, seed: int, workers:
             def drain_one():
                 res = inflight.popleft().result()
                 writer.write(res.table)
-                for key, value in res.counts.items():
-                    totals[key] = totals[key] + value if key in totals else value.copy()
+                add_counts(totals, res.counts)
                 for group, items in res.samples.items():
                     heap = heaps.setdefault(group, [])
                     for item in items:
@@ -143,9 +143,6 @@ def _route_all(plan, source, ov: Overlay | None, path: Path, seed: int, workers:
     finally:
         writer.close()
         bar.close()
-    if not totals:  # an empty pool
-        empty = compile_empty_totals(plan)
-        totals.update(empty)
     return totals, heaps, work_ids
 
 
@@ -174,16 +171,6 @@ class _GroupWriter:
         self.writer.close()
 
 
-def compile_empty_totals(plan) -> dict[str, np.ndarray]:
-    """Zero counts of the right shapes, for a pool with no rows."""
-    R, P = len(plan.rule_ids), len(plan.pile_names)
-    z = lambda *shape: np.zeros(shape, dtype=np.int64)  # noqa: E731
-    return {"rows": z(1), "with_title": z(1), "with_abstract": z(1), "piles": z(P), "reasons": z(3),
-            "title_only": z(1), "matched": z(R), "won": z(R), "no_text": z(R), "outranked": z(R),
-            "would_win": z(R), "would_move": z(R), "outranked_by": z(R, R), "domain_rows": z(R),
-            "domain_matched": z(R), "domain_miss": z(R), "miss_winners": z(R, R), "overlap": z(R, R)}
-
-
 def _keep_smallest(heap: list, item: tuple, k: int) -> None:
     """Keep the k items with the smallest (key, work_id) in a max-heap."""
     key = (-item[0], _Desc(item[1]))
@@ -205,7 +192,8 @@ class _Desc(str):
 
 def _finish_samples(heaps: dict[str, list], seed: int) -> dict:
     """samples.json: per pile and per rule, the kept works ordered by work_id."""
-    out: dict = {"seed": seed, "k": SAMPLE_K, "rule_k": RULE_SAMPLE_K, "piles": {}, "rules": {}}
+    out: dict = {"seed": seed, "k": SAMPLE_K, "rule_k": RULE_SAMPLE_K, "context_chars": CONTEXT_CHARS,
+                 "piles": {}, "rules": {}}
     for group in sorted(heaps):
         works = sorted((payload for _, payload in heaps[group]), key=lambda w: w["work_id"])
         kind, name = group.split(":", 1)
@@ -235,61 +223,6 @@ def _check_unique(chunks: list[pa.Array], path: Path) -> None:
         raise InputError(f"{path}: {len(bad):,} work_id value(s) lack a scheme prefix, e.g. "
                          f"{', '.join(repr(x) for x in bad.head(3).to_list())}; write e.g. doi:10.1101/..., "
                          "osf:abc12, openalex:W123")
-
-
-def build_rule_stats(plan, t: dict[str, np.ndarray], release_id: str, ov, replaced: int) -> dict:
-    """rule_stats.json from the summed counts; fails loudly if the identity breaks."""
-    ids = plan.rule_ids
-    rules = []
-    for j, rule in enumerate(plan.book.rules):
-        shadow = bool(plan.shadow[j])
-        has_domain = rule.domain is not None
-        entry = {
-            "id": rule.id, "description": rule.description, "file": rule.file, "pile": rule.pile,
-            "precedence": rule.precedence, "shadow": shadow, "spec": rule.spec,
-            "spec_text": json.dumps(rule.spec, indent=2, ensure_ascii=False),
-            "matched": int(t["matched"][j]),
-            "won": 0 if shadow else int(t["won"][j]),
-            "no_text": 0 if shadow else int(t["no_text"][j]),
-            "outranked": 0 if shadow else int(t["outranked"][j]),
-            "would_win": int(t["would_win"][j]) if shadow else None,
-            "would_move": int(t["would_move"][j]) if shadow else None,
-            "domain": rule.spec.get("domain") if has_domain else None,
-            "domain_rows": int(t["domain_rows"][j]) if has_domain else None,
-            "domain_matched": int(t["domain_matched"][j]) if has_domain else None,
-            "domain_miss": int(t["domain_miss"][j]) if has_domain else None,
-            "domain_miss_winners": _ranked(t["miss_winners"][j], ids) if has_domain else [],
-            "outranked_by": _ranked(t["outranked_by"][j], ids),
-        }
-        if not shadow and entry["matched"] != entry["won"] + entry["no_text"] + entry["outranked"]:
-            raise InternalError(
-                f"rule {rule.id!r}: matched {entry['matched']} != won {entry['won']} + no_text "
-                f"{entry['no_text']} + outranked {entry['outranked']}; the routing identity must hold")
-        rules.append(entry)
-    piles = {name: int(t["piles"][p]) for p, name in enumerate(plan.pile_names)}
-    rows = int(t["rows"][0])
-    if sum(piles.values()) != rows:
-        raise InternalError(f"piles sum to {sum(piles.values())} but the pool has {rows} rows")
-    pending = {REASONS[i]: int(t["reasons"][i]) for i in (1, 2)}
-    if sum(pending.values()) != piles[plan.pile_names[plan.pending_index]]:
-        raise InternalError("pending reasons do not add up to the pending pile")
-    return {
-        "schema_version": 1, "release_id": release_id, "rows": rows, "identity_holds": True,
-        "piles": piles,
-        "pile_order": [{"name": p.name, "kind": p.kind, "tier": p.tier} for p in plan.book.piles],
-        "pending": pending, "title_only": int(t["title_only"][0]),
-        "title_only_sources": list(plan.book.title_only_sources),
-        "pool": {"rows": rows, "with_title": int(t["with_title"][0]),
-                 "with_abstract": int(t["with_abstract"][0]), "utf8_replaced": int(replaced)},
-        "overlay": ov.summary() if ov else None,
-        "rules": rules,
-        "overlap": {"rules": list(ids), "matrix": t["overlap"].astype(int).tolist()},
-    }
-
-
-def _ranked(counts: np.ndarray, ids: tuple[str, ...]) -> list[dict]:
-    pairs = [(int(c), ids[i]) for i, c in enumerate(counts) if c]
-    return [{"rule": rid, "rows": c} for c, rid in sorted(pairs, key=lambda x: (-x[0], x[1]))]
 
 
 def _publish(tmp: Path, final: Path) -> bool:

@@ -9,6 +9,13 @@ from .evidence import FIELDS
 from .textscan import FieldBuffer
 
 CONTEXT_CHARS = 80
+"""Characters of the normalised field shown either side of an evidence span (samples.json `context_chars`)."""
+
+
+def context_window(field: str, text: str, start: int, end: int) -> dict:
+    """An evidence span in context: {field, before, match, after}, at most CONTEXT_CHARS either side."""
+    return {"field": field, "before": text[max(0, start - CONTEXT_CHARS):start], "match": text[start:end],
+            "after": text[end:end + CONTEXT_CHARS]}
 
 
 _POWERS = np.ones(1, dtype=np.uint64)
@@ -87,10 +94,7 @@ def _payloads(plan, batch, fields, table, evidence, rows: np.ndarray) -> dict[in
         row = sub[i]
         context = None
         if bf[r] < len(FIELDS):
-            text = fields[FIELDS[bf[r]]].buf_norm_text(r)
-            a, b = int(bs[r]), int(be[r])
-            context = {"field": FIELDS[bf[r]], "before": text[max(0, a - CONTEXT_CHARS):a],
-                       "match": text[a:b], "after": text[b:b + CONTEXT_CHARS]}
+            context = context_window(FIELDS[bf[r]], fields[FIELDS[bf[r]]].buf_norm_text(r), int(bs[r]), int(be[r]))
         out[r] = {"work_id": row["work_id"], "source": src[i], "title": titles[i], "pile": row["pile"],
                   "pending_reason": row["pending_reason"], "winner": row["winner"],
                   "title_only": row["title_only"], "evidence": row["evidence"], "context": context}

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from ..errors import InputError
 from ..hashing import sha256_json
-from .normalise import normalise_text
+from .normalise import phrase_literal
 
 TEXT_FIELDS = ("title", "abstract", "text")
 PILE_KINDS = ("discard", "hold", "screen", "pending")
@@ -397,16 +397,10 @@ def parse_predicate(raw: Any, where: _Where) -> Predicate:
     phrases = []
     for i, item in enumerate(items):
         w = where.at(".phrase" if shape == "phrase" else f".any_phrase[{i}]")
-        if not isinstance(item, str):
-            raise w.fail("a phrase must be a string")
-        prefix = item.rstrip().endswith("*")
-        body = item.rstrip()[:-1] if prefix else item
-        if "*" in body:
-            raise w.fail("'*' is allowed only at the end of a phrase (it lets the last word go on)")
-        norm = normalise_text(body)
-        if not norm:
-            raise w.fail("the phrase is empty after normalisation")
-        phrases.append((norm, prefix))
+        try:
+            phrases.append(phrase_literal(item))
+        except (TypeError, ValueError) as exc:
+            raise w.fail(str(exc)) from None
     return Phrase(raw["field"], tuple(dict.fromkeys(phrases)))
 
 

@@ -85,7 +85,7 @@ def load_release(folder: Path, release_id: str) -> Release:
         raise InputError(f"{rdir}: index.json lists release {release_id} but its folder is missing")
     manifest = _read_doc(rdir / "release.json", MANIFEST_KEYS)
     stats = _read_doc(rdir / "rule_stats.json", STATS_KEYS)
-    samples = _read_doc(rdir / "samples.json", ("seed", "k", "piles", "rules"))
+    samples = _read_doc(rdir / "samples.json", ("seed", "k", "context_chars", "piles", "rules"))
     labels_file = rdir / "labels.json"
     labels = _read_doc(labels_file, ("rules", "lost_includes")) if labels_file.exists() else None
     for name, doc in (("release.json", manifest), ("rule_stats.json", stats)):

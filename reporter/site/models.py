@@ -70,11 +70,11 @@ class Context:
     field: str
     """title or abstract."""
     before: str
-    """Text before the match (at most 80 characters)."""
+    """Text before the match (at most samples.json's `context_chars` characters)."""
     match: str
     """The matched text (highlighted)."""
     after: str
-    """Text after the match (at most 80 characters)."""
+    """Text after the match (at most samples.json's `context_chars` characters)."""
     cut_before: bool
     """The field goes on before the window (an ellipsis is shown)."""
     cut_after: bool

@@ -15,7 +15,6 @@ from .models import (Context, Count, Crumb, DomainRow, FunnelRow, Link, Overlap,
                      PileRow, ReleasePage, Row, RulePage, RuleRow, Sample, WorkView)
 
 TITLE_CHARS = 300
-CONTEXT_CHARS = 80  # the engine's window either side of a match (docs/release-format.md)
 RULE_SERIES = (("s-won", "won"), ("s-no_text", "no_text"), ("s-outranked", "outranked"))
 
 
@@ -66,8 +65,12 @@ def domain_row(page: str, release_id: str, r: dict[str, Any], known: set[str]) -
         winners=tuple(rule_count(page, release_id, w, known) for w in r["domain_miss_winners"]))
 
 
-def work_view(page: str, release_id: str, w: dict[str, Any], known: set[str]) -> WorkView:
-    """A sampled work from samples.json, its title shortened and its match in context."""
+def work_view(page: str, release_id: str, w: dict[str, Any], known: set[str], window: int) -> WorkView:
+    """A sampled work from samples.json, its title shortened and its match in context.
+
+    `window` is samples.json's `context_chars`: the characters routing kept
+    either side of the match (a side that long may have been cut from a longer field).
+    """
     title = w.get("title")
     if isinstance(title, str) and len(title) > TITLE_CHARS:
         title = title[: TITLE_CHARS - 1] + "…"
@@ -78,13 +81,13 @@ def work_view(page: str, release_id: str, w: dict[str, Any], known: set[str]) ->
         title=title, state=state, winner=rule_link(page, release_id, w.get("winner"), known),
         title_only=bool(w.get("title_only")),
         context=Context(ctx["field"], ctx["before"], ctx["match"], ctx["after"],
-                        len(ctx["before"]) >= CONTEXT_CHARS, len(ctx["after"]) >= CONTEXT_CHARS) if ctx else None)
+                        len(ctx["before"]) >= window, len(ctx["after"]) >= window) if ctx else None)
 
 
 def sample(page: str, release_id: str, name: str, anchor: str, total: int,
-           works: list[dict[str, Any]], seed: int, known: set[str]) -> Sample:
+           works: list[dict[str, Any]], seed: int, known: set[str], window: int) -> Sample:
     """A sample with the sentence saying what it is."""
-    views = tuple(work_view(page, release_id, w, known) for w in sorted(works, key=lambda w: w["work_id"]))
+    views = tuple(work_view(page, release_id, w, known, window) for w in sorted(works, key=lambda w: w["work_id"]))
     if total == 0:
         note = "no works"
     elif len(views) >= total:
@@ -109,7 +112,7 @@ def build_release_page(rel: Release) -> ReleasePage:
     totals = compute.identity_totals(stats)
     pairs, n_pairs = compute.overlap_pairs(stats)
     matched = {r["id"]: r["matched"] for r in stats["rules"]}
-    seed = rel.samples["seed"]
+    seed, window = rel.samples["seed"], rel.samples["context_chars"]
     return ReleasePage(
         meta=meta(page, f"Release {short_id(rid)}", [("Home", HOME)], archived=True),
         release_id=rid, engine_version=str(man["engine_version"]), rows=stats["rows"],
@@ -143,7 +146,7 @@ def build_release_page(rel: Release) -> ReleasePage:
         overlap_note=(f"{fmt(n_pairs)} pairs of rules matched some of the same works"
                       + (f"; the {fmt(len(pairs))} largest are shown." if n_pairs > len(pairs) else ".")),
         samples=tuple(sample(page, rid, p["name"], f"pile-{slug(p['name'])}", stats["piles"][p["name"]],
-                             rel.samples["piles"].get(p["name"], []), seed, known)
+                             rel.samples["piles"].get(p["name"], []), seed, known, window)
                       for p in stats["pile_order"]),
         status=href(page, status_path(rid)),
         diff=href(page, diff_path(rid)),
@@ -187,7 +190,7 @@ def build_rule_pages(rel: Release) -> list[RulePage]:
     """One archived page per rule (shadow rules included)."""
     rid, stats = rel.release_id, rel.stats
     known = {r["id"] for r in stats["rules"]}
-    seed = rel.samples["seed"]
+    seed, window = rel.samples["seed"], rel.samples["context_chars"]
     pages = []
     for r in stats["rules"]:
         page = rule_path(rid, r["id"])
@@ -208,10 +211,10 @@ def build_rule_pages(rel: Release) -> list[RulePage]:
                                   RULE_SERIES, [Stack(r["id"], "c", (r["won"], r["no_text"], r["outranked"]))])
         samples = []
         if not r["shadow"]:
-            samples.append(sample(page, rid, "wins", "wins", r["won"], lists.get("wins", []), seed, known))
+            samples.append(sample(page, rid, "wins", "wins", r["won"], lists.get("wins", []), seed, known, window))
         if r["domain"] is not None:
             samples.append(sample(page, rid, "domain misses", "domain-misses", r["domain_miss"] or 0,
-                                  lists.get("domain_misses", []), seed, known))
+                                  lists.get("domain_misses", []), seed, known, window))
         pages.append(RulePage(
             meta=meta(page, f"Rule {r['id']}", [("Home", HOME), (f"Release {short_id(rid)}", release_path(rid))],
                       archived=True),
