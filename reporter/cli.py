@@ -26,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The full argument parser with every registered command."""
     parser = argparse.ArgumentParser(
         prog="reporter",
-        description="Route, screen, digest and publish a literature-screening operation.",
+        description="Route scholarly works through a rule book, check novelty against a citation graph, "
+                    "and publish every decision as a static site.",
         epilog="Example: reporter build   (in the repository: builds the example site into site/)",
     )
     from . import __version__

@@ -1,11 +1,17 @@
-"""The workspace: a folder with a reporter.toml naming its inputs and settings."""
+"""The workspace: a folder with a reporter.toml naming its inputs and settings.
+
+The top-level keys name the routing inputs. Each later stage owns one table
+(`[novelty]`, `[screen]`, `[digest]`, `[fetch]`, `[example]`) and parses it
+once, in its own `config.py`, into a frozen settings object through
+`Table`, so every error names the file, the table and the key.
+"""
 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from .errors import InputError
 
@@ -14,9 +20,91 @@ WORKSPACE_FILE = "reporter.toml"
 # Top-level path keys and whether routing needs them.
 PATH_KEYS = {"pool": True, "specs": True, "releases": True, "site": True,
              "overlay": False, "labels": False, "graph": False}
-# Sections later stages own; read as tables and handed to them untouched.
-SECTION_KEYS = ("screen", "digest", "novelty", "example")
 OTHER_KEYS = {"schema_version": int, "sample_seed": int}
+TABLES = ("novelty", "screen", "digest", "fetch", "example")
+
+T = TypeVar("T")
+_MISSING: Any = object()
+_KINDS = {int: "an integer", float: "a number", str: "a string", bool: "true or false",
+          list: "a list", dict: "a table"}
+
+
+class Table:
+    """One table of reporter.toml being read: typed look-ups whose errors name file, table and key.
+
+    Read every key with `get` / `path` / `table`, then call `done()`: a key
+    nobody asked for is an unknown key, listed with the ones allowed.
+    """
+
+    def __init__(self, file: Path, name: str, data: Any, root: Path):
+        self.file, self.name, self.root = file, name, root
+        if not isinstance(data, dict):
+            raise InputError(f"{file}: [{name}] must be a table")
+        self.data: dict[str, Any] = data
+        self.asked: list[str] = []
+
+    @property
+    def where(self) -> str:
+        """`FILE: [table]`, the start of every message about this table."""
+        return f"{self.file}: [{self.name}]"
+
+    def error(self, key: str, message: str) -> InputError:
+        """An InputError naming this table's key."""
+        return InputError(f"{self.where}: key {key!r} {message}")
+
+    def get(self, key: str, kind: type[T], default: Any = _MISSING,
+            check: Callable[[Any], str | None] | None = None) -> T:
+        """The key's value, of `kind` (an int is accepted for a float); `check` returns a complaint or None."""
+        self.asked.append(key)
+        if key not in self.data:
+            if default is _MISSING:
+                raise self.error(key, f"is missing ({_KINDS.get(kind, kind.__name__)})")
+            return default
+        value = self.data[key]
+        ok = isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool)
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value, ok = float(value), True
+        if not ok:
+            raise self.error(key, f"must be {_KINDS.get(kind, kind.__name__)}, not {value!r}")
+        if check is not None and (complaint := check(value)):
+            raise self.error(key, complaint)
+        return value
+
+    def path(self, key: str, default: Any = _MISSING) -> Path:
+        """A non-empty path string resolved against the workspace folder (a str default is resolved too)."""
+        value = self.get(key, str, default, check=lambda v: None if v else "must be a non-empty path")
+        return None if value is None else (self.root / value).resolve()
+
+    def table(self, key: str) -> Table | None:
+        """A sub-table ([name.key]) as its own Table, or None when absent."""
+        self.asked.append(key)
+        if key not in self.data:
+            return None
+        return Table(self.file, f"{self.name}.{key}", self.data[key], self.root)
+
+    def tables(self, key: str) -> list[Table]:
+        """An array of tables ([[name.key]]), each as its own Table ([] when absent)."""
+        self.asked.append(key)
+        items = self.data.get(key, [])
+        if not isinstance(items, list):
+            raise self.error(key, "must be an array of tables ([[...]] entries)")
+        return [Table(self.file, f"{self.name}.{key}[{i}]", item, self.root) for i, item in enumerate(items)]
+
+    def done(self) -> None:
+        """Refuse keys that were never asked for."""
+        for key in sorted(self.data):
+            if key not in self.asked:
+                raise InputError(f"{self.where}: unknown key {key!r}; allowed: {', '.join(sorted(self.asked))}")
+
+
+def positive(value: float) -> str | None:
+    """A check for `Table.get`: the value must be above zero."""
+    return None if value > 0 else f"must be positive, not {value}"
+
+
+def non_negative(value: float) -> str | None:
+    """A check for `Table.get`: the value must be zero or more."""
+    return None if value >= 0 else f"must be zero or more, not {value}"
 
 
 @dataclass(frozen=True)
@@ -41,23 +129,36 @@ class Workspace:
     """Optional citation-graph events (JSONL) for novelty."""
     sample_seed: int = 0
     """Seed of every sample the release shows (default 0)."""
-    sections: dict[str, Any] = field(default_factory=dict)
-    """The [screen], [digest], [novelty] and [example] tables, untouched."""
+    novelty: Any = None
+    """[novelty] as `reporter.novelty.config.NoveltySettings` (defaults when the table is absent)."""
+    screen: Any = None
+    """[screen] as `reporter.screening.config.ScreenSettings`, or None when absent."""
+    digest: Any = None
+    """[digest] as `reporter.digest.config.DigestSettings`, or None when absent."""
+    fetch: Any = None
+    """[fetch] as `reporter.fetch.config.FetchSettings`, or None when absent."""
+    example: Any = None
+    """[example] as `reporter.example.config.ExampleSettings`, or None when absent."""
+
+    @property
+    def file(self) -> Path:
+        """The reporter.toml itself."""
+        return self.root / WORKSPACE_FILE
 
 
 def load_workspace(path: Path) -> Workspace:
-    """Read DIR/reporter.toml (or the file itself) and resolve its paths."""
+    """Read DIR/reporter.toml (or the file itself), resolve its paths and parse every stage's table."""
     path = Path(path)
     file = path / WORKSPACE_FILE if path.is_dir() else path
-    if not file.exists():
+    if not file.is_file():
         raise InputError(f"{file}: no workspace file here; create {WORKSPACE_FILE} "
                          f"naming at least pool, specs, releases and site")
     try:
         data = tomllib.loads(file.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{file}: not valid TOML: {exc}") from None
     root = file.parent.resolve()
-    known = set(PATH_KEYS) | set(SECTION_KEYS) | set(OTHER_KEYS)
+    known = set(PATH_KEYS) | set(TABLES) | set(OTHER_KEYS)
     for key in sorted(data):
         if key not in known:
             raise InputError(f"{file}: unknown key {key!r}; allowed: {', '.join(sorted(known))}")
@@ -71,12 +172,19 @@ def load_workspace(path: Path) -> Workspace:
             raise InputError(f"{file}: key {key!r} must be a non-empty path string")
         values[key] = (root / data[key]).resolve()
     for key, kind in OTHER_KEYS.items():
-        if key in data and not isinstance(data[key], kind):
-            raise InputError(f"{file}: key {key!r} must be {kind.__name__}")
-    sections = {}
-    for key in SECTION_KEYS:
-        if key in data:
-            if not isinstance(data[key], dict):
-                raise InputError(f"{file}: [{key}] must be a table")
-            sections[key] = data[key]
-    return Workspace(root=root, sample_seed=data.get("sample_seed", 0), sections=sections, **values)
+        if key in data and (not isinstance(data[key], kind) or isinstance(data[key], bool)):
+            raise InputError(f"{file}: key {key!r} must be {_KINDS[kind]}")
+    from .digest.config import parse_digest
+    from .example.config import parse_example
+    from .fetch.config import parse_fetch
+    from .novelty.config import parse_novelty
+    from .screening.config import parse_screen
+    parsers = {"novelty": parse_novelty, "screen": parse_screen, "digest": parse_digest,
+               "fetch": parse_fetch, "example": parse_example}
+    stages = {}
+    for name, parse in parsers.items():
+        table = Table(file, name, data[name], root) if name in data else None
+        stages[name] = parse(table)
+        if table is not None:
+            table.done()
+    return Workspace(root=root, sample_seed=data.get("sample_seed", 0), **values, **stages)

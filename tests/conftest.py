@@ -45,7 +45,7 @@ def site_build(tmp_path_factory):
     Returns a dict with `releases` (the releases folder), `site` (the rendered
     site) and `ids` (release ids, oldest first).
     """
-    from reporter.routing.labels import load_labels, write_label_stats
+    from reporter.routing.labels import label_stats_for, load_labels, write_label_stats
     from reporter.routing.release import route_release
     from reporter.routing.specs import load_rulebook
     from reporter.site import render_site
@@ -56,8 +56,8 @@ def site_build(tmp_path_factory):
     for specs in ("specs", "specs_v2"):
         result = route_release(SITE_WORKSPACE / "pool.jsonl", SITE_WORKSPACE / specs, releases,
                                sample_seed=0, workers=1, progress=False)
-        write_label_stats(result.release_dir, load_labels(SITE_WORKSPACE / "labels.csv"),
-                          load_rulebook(SITE_WORKSPACE / specs))
+        write_label_stats(result.release_dir, label_stats_for(
+            result.release_dir, load_labels(SITE_WORKSPACE / "labels.csv"), load_rulebook(SITE_WORKSPACE / specs)))
         ids.append(result.release_id)
     render_site(releases, root / "site", progress=False)
     return {"releases": releases, "site": root / "site", "ids": ids}

@@ -39,4 +39,81 @@ def test_every_rule_key_is_documented_in_the_project_docs():
 def test_readme_names_the_two_commands_and_ci_runs_the_test_one():
     readme = (ROOT / "README.md").read_text()
     assert "make demo" in readme and "make test" in readme
-    assert "make test" in (ROOT / ".ci" / "run").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "make test" in ci and "make demo" in ci, "CI runs both of the README's commands"
+
+
+def test_the_readme_command_table_lists_every_command_and_no_other():
+    readme = (ROOT / "README.md").read_text()
+    named = set(re.findall(r"^\| `reporter ([a-z-]+)`", readme, flags=re.M))
+    assert named == set(_commands()), "the README's command table and the CLI disagree"
+
+
+def _docs():
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def test_every_page_the_docs_cite_is_in_the_repository():
+    for page in _docs():
+        text = page.read_text()
+        assert "../shared" not in text or page.name == "README.md" and page.parent == ROOT, \
+            f"{page} points outside the repository"
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            assert (page.parent / target).exists(), f"{page.relative_to(ROOT)} links to missing {target}"
+
+
+def _examples():
+    """Every `reporter ...` line of every command's --help epilog, with the command it belongs to."""
+    out = []
+    for name, parser in sorted(_commands().items()):
+        for line in (parser.epilog or "").splitlines():
+            line = line.strip()
+            if line.startswith("reporter "):
+                out.append((name, line))
+    return out
+
+
+def test_every_help_example_runs_in_the_example_workspace(tmp_path):
+    """Copy the example workspace (3,000 generated works), build it, then run every other example."""
+    import shlex
+    import shutil
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for folder in ("specs", "examples"):
+        shutil.copytree(ROOT / folder, ws / folder)
+    (ws / "reporter.toml").write_text((ROOT / "reporter.toml").read_text().replace("rows = 200000", "rows = 3000"))
+    examples = _examples()
+    assert {name for name, _ in examples} == set(_commands()), "a command's --help has no runnable example"
+    examples.sort(key=lambda e: e[0] != "build")  # the build makes what the others read
+    for name, line in examples:
+        argv = [sys.executable, "-m", "reporter.cli", *shlex.split(line)[1:]]
+        if name == "serve":
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+            argv[argv.index("--port") + 1] = str(port)
+            server = subprocess.Popen(argv, cwd=ws, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                for _ in range(100):
+                    try:
+                        with urllib.request.urlopen(f"http://127.0.0.1:{port}/index.html", timeout=2) as r:
+                            assert r.status == 200
+                            break
+                    except OSError:
+                        time.sleep(0.1)
+                else:
+                    raise AssertionError(f"`{line}` never answered")
+            finally:
+                server.terminate()
+                server.wait(10)
+            continue
+        done = subprocess.run(argv, cwd=ws, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, f"`{line}` exited {done.returncode}: {done.stderr[-2000:]}"

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from reporter.routing.labels import load_labels, wilson, write_label_stats
+from reporter.routing.labels import label_stats_for, load_labels, wilson, write_label_stats
 from reporter.routing.specs import load_rulebook
 from reporter.routing.release import route_release
 from support.routing import write_pool, write_specs
@@ -31,7 +31,8 @@ def ws(tmp_path_factory):
     pool = write_pool(root / "pool.parquet", ROWS)
     (root / "labels.csv").write_text(LABELS)
     result = route_release(pool, specs, root / "releases", progress=False)
-    write_label_stats(result.release_dir, load_labels(root / "labels.csv"), load_rulebook(specs))
+    write_label_stats(result.release_dir,
+                      label_stats_for(result.release_dir, load_labels(root / "labels.csv"), load_rulebook(specs)))
     return root, result
 
 

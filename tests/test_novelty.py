@@ -495,7 +495,7 @@ def test_novelty_help_has_an_example(capsys):
         main(["novelty", "--help"])
     assert info.value.code == 0
     text = capsys.readouterr().out
-    assert "reporter novelty --candidate cand.json --graph graph/events.jsonl --json" in text
+    assert "reporter novelty --candidate examples/novelty/candidate.json --json" in text
     assert "--batch" in text and "--resolver" in text
 
 

@@ -37,10 +37,10 @@ import pyarrow.parquet as pq
 
 from ..files import atomic_path
 from ..progress import Progress
+from .config import MAX_ROWS
 from .words import BANKS, HOSTILE_TITLES, PLANS, SENTENCES, TITLE_SET, TITLES
 
 GROUP_ROWS = 65_536
-MAX_ROWS = 50_000_000  # work_id schemes stay unique below this (OSF ids have 5 characters)
 GENERATOR_VERSION = "2"
 MARKER_KEY = b"reporter.generated"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -15,23 +15,21 @@ from ..errors import InputError
 from ..hashing import canonical_json
 from ..progress import Progress
 from .candidate import CandidateInput, read_candidate_batch, read_candidate_file
+from .config import RESOLVER_NAMES, NoveltySettings
 from .graph import Graph, load_graph
 from .ingest import openalex_events, read_openalex_works, write_events
-from .resolvers import DEFAULT_TIMEOUT, Resolver, make_resolvers
+from .resolvers import DEFAULT_TIMEOUT, Resolver
 from .results import result_row, write_novelty_results
 from .verdict import VERDICTS, NoveltyResult, check_candidate
 
-RESOLVER_NAMES = ("openalex", "s2")
-# The [novelty] table of reporter.toml.
-SECTION_KEYS = {"resolvers": list, "openalex_url": str, "s2_url": str, "timeout_seconds": (int, float),
-                "mailto": str, "s2_api_key_env": str,
-                "candidates": str}  # read by `reporter build` (the batch it checks)
-
 NOVELTY_EPILOG = """\
 examples:
-  reporter novelty --candidate cand.json --graph graph/events.jsonl --json
-  reporter novelty --batch cands.jsonl --graph graph/events.jsonl --out novelty.jsonl
-  reporter novelty --candidate cand.json --workspace . --resolver openalex --resolver s2
+  reporter novelty --candidate examples/novelty/candidate.json --json
+  reporter novelty --candidate examples/novelty/candidate.json --workspace .
+  reporter novelty --batch examples/novelty/candidates.jsonl --graph examples/novelty/events.jsonl --out state/checked.jsonl
+
+(in the example workspace: the repository). `--resolver openalex --resolver s2`
+asks those APIs for keys a candidate lacks; without it no network call is made.
 
 The candidate file is the input object of docs/novelty.md:
   {"candidate": {"kind": "paper", "keys": {"doi": null, "arxiv": "2608.13940",
@@ -50,8 +48,7 @@ lacks and the graph could match on. The verdict is evidence, never a score.
 
 INGEST_EPILOG = """\
 example:
-  reporter novelty-ingest --works works.jsonl.gz --out graph/events.jsonl \\
-      --checked-ts 2026-09-03T00:00:00Z
+  reporter novelty-ingest --works examples/novelty/openalex-works.json --out state/ingested.jsonl --checked-ts 2026-09-03T00:00:00Z
 
 --works holds OpenAlex work objects (a JSON list, an API page with `results`,
 or JSONL, optionally .gz). A work with `referenced_works` becomes a read paper
@@ -102,8 +99,8 @@ def register(subparsers: Any) -> None:
 
 
 @dataclass(frozen=True)
-class NoveltySettings:
-    """Where the graph is and which resolvers to use, from the workspace and the flags."""
+class NoveltyRun:
+    """What a `reporter novelty` run checks against: the workspace's graph and the resolvers."""
 
     graph: Path | None
     """The workspace's graph (the flag and the candidate's entry come first)."""
@@ -111,35 +108,19 @@ class NoveltySettings:
     """The configured resolvers, OpenAlex first; empty means no network call."""
 
 
-def settings_from(args: argparse.Namespace) -> NoveltySettings:
+def settings_from(args: argparse.Namespace) -> NoveltyRun:
     """Merge the workspace's `graph` and [novelty] table with the flags (flags win)."""
-    section: dict[str, Any] = {}
-    ws_graph = None
+    settings, ws_graph = NoveltySettings(), None
     if args.workspace is not None:
         ws = load_workspace(args.workspace)
-        ws_graph = ws.graph
-        section = dict(ws.sections.get("novelty", {}))
-        where = f"{args.workspace}: [novelty]"
-        for key, value in section.items():
-            if key not in SECTION_KEYS:
-                raise InputError(f"{where}: unknown key {key!r}; allowed: {', '.join(sorted(SECTION_KEYS))}")
-            if isinstance(value, bool) or not isinstance(value, SECTION_KEYS[key]):
-                raise InputError(f"{where}: key {key!r} has the wrong type")
-        bad = [n for n in section.get("resolvers", []) if n not in RESOLVER_NAMES]
-        if bad:
-            raise InputError(f"{where}: resolvers: unknown {bad!r}; allowed: {', '.join(RESOLVER_NAMES)}")
-    names = list(args.resolver or section.get("resolvers", []))
-    timeout = args.lookup_timeout if args.lookup_timeout is not None else section.get("timeout_seconds",
-                                                                                      DEFAULT_TIMEOUT)
-    if timeout <= 0:
-        raise InputError(f"lookup timeout must be positive, got {timeout}")
-    key_env = args.s2_api_key_env or section.get("s2_api_key_env")
-    resolvers = make_resolvers(
-        names, openalex_url=args.openalex_url or section.get("openalex_url"),
-        s2_url=args.s2_url or section.get("s2_url"), timeout=float(timeout),
-        mailto=args.mailto or section.get("mailto"),
-        s2_api_key=os.environ.get(key_env) if key_env else None)
-    return NoveltySettings(graph=ws_graph, resolvers=resolvers)
+        settings, ws_graph = ws.novelty, ws.graph
+    flags = {"resolvers": tuple(args.resolver) if args.resolver else None,
+             "timeout_seconds": args.lookup_timeout, "openalex_url": args.openalex_url,
+             "s2_url": args.s2_url, "mailto": args.mailto, "s2_api_key_env": args.s2_api_key_env}
+    settings = replace(settings, **{k: v for k, v in flags.items() if v is not None})
+    if settings.timeout_seconds <= 0:
+        raise InputError(f"--lookup-timeout must be positive, got {settings.timeout_seconds:g}")
+    return NoveltyRun(graph=ws_graph, resolvers=settings.make_resolvers(os.environ))
 
 
 def graph_path_for(item: CandidateInput, base: Path, flag: Path | None,

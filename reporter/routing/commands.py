@@ -33,8 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "diagnose", help="sample a pile or a rule's wins, matches or domain misses; measure precision",
         description="Seeded, reproducible samples with the matched span in context, and each rule's "
                     "precision (Wilson 95%% interval) from a labels file (work_id,label).",
-        epilog="Examples:\n  reporter diagnose --pile discard --n 10\n"
-               "  reporter diagnose --rule osf-discard-registration --of domain-misses\n"
+        epilog="Examples (in the example workspace, after `reporter build`):\n"
+               "  reporter diagnose --pile discard --n 10\n"
+               "  reporter diagnose --rule osf-materials --of domain-misses\n"
                "  reporter diagnose --labels data/labels.csv --json",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     _inputs(d)
@@ -81,7 +82,7 @@ def resolve_inputs(args) -> dict:
 
 def run_route(args) -> int:
     """Route and report."""
-    from .labels import load_labels, write_label_stats
+    from .labels import label_stats_for, load_labels, write_label_stats
     from .release import route_release
     from .specs import load_rulebook
     v = resolve_inputs(args)
@@ -90,7 +91,8 @@ def run_route(args) -> int:
     result = route_release(v["pool"], v["specs"], v["releases"], overlay=v["overlay"],
                            sample_seed=seed, workers=args.workers, progress=not args.json or sys.stderr.isatty())
     if labels is not None:
-        write_label_stats(result.release_dir, labels, load_rulebook(v["specs"]))
+        found = label_stats_for(result.release_dir, labels, load_rulebook(v["specs"]))
+        write_label_stats(result.release_dir, found)
     if args.json:
         print(json.dumps({"release_id": result.release_id, "release_dir": str(result.release_dir),
                           "piles": result.piles, "pending": result.pending, "rows": result.rows,

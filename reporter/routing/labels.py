@@ -94,18 +94,22 @@ def label_stats(routing: pl.LazyFrame, labels: pl.DataFrame, book: RuleBook) -> 
     }
 
 
-def write_label_stats(release_dir: Path, labels: pl.DataFrame | None, book: RuleBook) -> dict | None:
-    """Compute and write labels.json into a release folder; without labels, remove an old one.
+def label_stats_for(release_dir: Path, labels: pl.DataFrame, book: RuleBook) -> dict:
+    """labels.json's content for a release folder: the findings and the labels' digest."""
+    stats = label_stats(pl.scan_parquet(Path(release_dir) / "routing.parquet"), labels, book)
+    stats["labels_digest"] = labels["_digest"][0] if len(labels) else None
+    return stats
+
+
+def write_label_stats(release_dir: Path, stats: dict | None) -> None:
+    """Write labels.json (from `label_stats_for`) into a release folder; None removes an old one.
 
     Labels are the workspace's current knowledge, not a release input, so the
     status page must show the findings of the labels configured now: none
     configured means no findings, not last run's.
     """
     target = Path(release_dir) / LABELS_FILE
-    if labels is None:
+    if stats is None:
         target.unlink(missing_ok=True)
-        return None
-    stats = label_stats(pl.scan_parquet(Path(release_dir) / "routing.parquet"), labels, book)
-    stats["labels_digest"] = labels["_digest"][0] if len(labels) else None
-    write_json(target, stats)
-    return stats
+    else:
+        write_json(target, stats)

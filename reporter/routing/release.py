@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..errors import InputError, InternalError
-from ..files import append_index, make_temp_dir, remove_tree, write_json
+from ..files import append_index, locked, make_temp_dir, remove_tree, write_json
 from ..hashing import sha256_json, sha256_text
 from ..pool.overlay import Overlay, load_overlay
 from ..pool.reader import REQUIRED_POOL_COLUMNS, open_table, require_columns
@@ -63,10 +63,57 @@ class RouteResult:
     """Pool rows routed."""
 
 
+@dataclass(frozen=True)
+class StagedRelease:
+    """A routed release, complete in a temporary folder beside the releases, not yet published.
+
+    `reporter build` stages first, builds every page from the staged folder,
+    and publishes only once the site writer's checks have passed; a refused
+    build then discards it and the releases folder is as it was.
+    """
+
+    release_id: str
+    """sha256 of the six input digests."""
+    folder: Path
+    """The temporary folder holding every release file."""
+    out: Path
+    """The releases folder it will be published into."""
+    piles: dict[str, int]
+    """Rows per pile, pending included."""
+    pending: dict[str, int]
+    """Rows per pending reason."""
+    rows: int
+    """Pool rows routed."""
+
+    def publish(self) -> RouteResult:
+        """Rename the folder into place (or check an existing one is identical) and list it in index.json."""
+        final = self.out / self.release_id
+        with locked(self.out):
+            created = _publish(self.folder, final)
+        append_index(self.out, self.release_id)
+        return RouteResult(self.release_id, final, self.piles, self.pending, created, self.rows)
+
+    def discard(self) -> None:
+        """Remove the temporary folder (nothing happens once it was published)."""
+        remove_tree(self.folder)
+
+
 def route_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = None,
                   sample_seed: int = 0, workers: int = 2,
                   progress: bool = True, batch_rows: int = BATCH_ROWS) -> RouteResult:
     """Route a pool with a rule book into out/<release_id>/ and list it in out/index.json."""
+    staged = stage_release(pool, specs, out, overlay=overlay, sample_seed=sample_seed, workers=workers,
+                           progress=progress, batch_rows=batch_rows)
+    try:
+        return staged.publish()
+    finally:
+        staged.discard()
+
+
+def stage_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = None,
+                  sample_seed: int = 0, workers: int = 2,
+                  progress: bool = True, batch_rows: int = BATCH_ROWS) -> StagedRelease:
+    """Route a pool with a rule book into a temporary folder inside out; publish it with `.publish()`."""
     book = load_rulebook(Path(specs))
     source = open_table(Path(pool), "pool")
     require_columns(source, REQUIRED_POOL_COLUMNS, "pool")
@@ -101,12 +148,10 @@ def route_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = 
         write_json(tmp / "release.json", manifest)
         write_json(tmp / "rule_stats.json", stats)
         write_json(tmp / "samples.json", _finish_samples(samples, sample_seed))
-        release_dir = out / release_id
-        created = _publish(tmp, release_dir)
-    finally:
+    except BaseException:
         remove_tree(tmp)
-    append_index(out, release_id)
-    return RouteResult(release_id, release_dir, stats["piles"], stats["pending"], created, stats["rows"])
+        raise
+    return StagedRelease(release_id, tmp, out, stats["piles"], stats["pending"], stats["rows"])
 
 
 def _route_all(plan, source, ov: Overlay | None, path: Path, seed: int, workers: int, show: bool,

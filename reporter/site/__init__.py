@@ -4,6 +4,8 @@ compute (compute.py, diff.py) -> page models (pages.py, live.py, models.py)
 -> views (templates/html, templates/md via env.py) -> one writer (writer.py).
 """
 
-from .render import RenderReport, render_site
+from .load import ReleaseSet, load_release, load_releases
+from .render import PreparedSite, RenderReport, StagePages, novelty_stage, prepare_site, render_site
 
-__all__ = ["RenderReport", "render_site"]
+__all__ = ["PreparedSite", "ReleaseSet", "RenderReport", "StagePages", "load_release", "load_releases",
+           "novelty_stage", "prepare_site", "render_site"]

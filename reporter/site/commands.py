@@ -20,7 +20,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Render every release folder under --releases (as written by `reporter route --out`) "
                     "into --out, without re-running anything. Archived release and rule pages are never "
                     "rewritten; a build that would change one stops with exit 2.",
-        epilog="Example: reporter render --releases releases --out site [--novelty state/novelty.jsonl]")
+        epilog="Examples (in the example workspace, after `reporter build`):\n"
+               "  reporter render --releases releases --out site\n"
+               "  reporter render --releases releases --out site --novelty state/novelty.jsonl",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--releases", type=Path, required=True, metavar="DIR",
                    help="the releases folder (index.json and one folder per release)")
     p.add_argument("--digests", type=Path, metavar="DIR",
@@ -39,7 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s = subparsers.add_parser(
         "serve", help="serve the site on 127.0.0.1 for a look",
         description="Serve a rendered site folder on 127.0.0.1 (never on another interface) until Ctrl-C.",
-        epilog="Example: reporter serve --dir site --port 8000")
+        epilog="Example (after `reporter build`):\n  reporter serve --dir site --port 8000",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("--dir", type=Path, default=Path("site"), metavar="DIR", help="site folder (default: site)")
     s.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
     s.set_defaults(func=run_serve)

@@ -60,27 +60,38 @@ class ReleaseSet:
     """Sub-folders holding a release.json that index.json does not list (not rendered)."""
 
 
-def load_releases(folder: Path) -> ReleaseSet:
-    """Read index.json and every release it lists; an absent or empty folder has none."""
+def load_releases(folder: Path, staged: Release | None = None) -> ReleaseSet:
+    """Read index.json and every release it lists; an absent or empty folder has none.
+
+    `staged` is a release as `reporter build` staged it, with the label findings
+    of this build (it renders before it publishes): it stands in for the listed
+    release of the same id, or is added as the newest.
+    """
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise InputError(f"{folder}: not a folder; --releases names the folder `reporter route --out` wrote")
     index_file = folder / INDEX
     ids = read_index(folder)
-    found_ids = sorted(p.parent.name for p in folder.glob("*/release.json")) if folder.is_dir() else []
+    # Hidden folders are a run's temporary folders (a staged or interrupted release), never releases.
+    found_ids = sorted(p.parent.name for p in folder.glob("*/release.json")
+                       if not p.parent.name.startswith(".")) if folder.is_dir() else []
     if found_ids and not index_file.exists():
         raise InputError(f"{index_file}: missing, but {len(found_ids)} release folder(s) exist; "
                          f"it lists the release ids in the order they were written")
-    releases = tuple(load_release(folder, rid) for rid in ids)
+    releases = tuple(staged if staged is not None and rid == staged.release_id else load_release(folder, rid)
+                     for rid in ids)
     unlisted = tuple(rid for rid in found_ids if rid not in set(ids))
+    if staged is not None and staged.release_id not in ids:
+        releases += (staged,)
+        unlisted = tuple(rid for rid in unlisted if rid != staged.release_id)
     return ReleaseSet(folder=folder, releases=releases, unlisted=unlisted)
 
 
-def load_release(folder: Path, release_id: str) -> Release:
-    """Read and check one release folder named in index.json."""
+def load_release(folder: Path, release_id: str, rdir: Path | None = None) -> Release:
+    """Read and check one release folder named in index.json (or staged in rdir, not yet published)."""
     if not is_safe_segment(release_id):
         raise InputError(f"{folder / 'index.json'}: release id {release_id!r} is not a plain folder name")
-    rdir = folder / release_id
+    rdir = folder / release_id if rdir is None else rdir
     if not rdir.is_dir():
         raise InputError(f"{rdir}: index.json lists release {release_id} but its folder is missing")
     manifest = _read_doc(rdir / "release.json", MANIFEST_KEYS)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..novelty.results import load_novelty_results
 from ..progress import Progress
 from .diff import compute_diff
 from .env import render_html, render_md
 from .live import DIGEST_NOTE, build_diff_page, build_home, build_status_page
-from .load import load_releases
+from .load import ReleaseSet, load_releases
 from .novelty_page import build_novelty_page, novelty_summary
 from .pages import build_release_page, build_rule_pages
 from .writer import SiteWriter
@@ -42,48 +44,104 @@ class RenderReport:
     """The largest file and its size in bytes."""
 
 
+@dataclass(frozen=True)
+class StagePages:
+    """What one stage adds to the site: its page models and the summary the home page shows for it.
+
+    Stages (novelty now; the digest and screening next) hand these to the one
+    writer through `prepare_site`, instead of each growing a keyword of its own.
+    """
+
+    name: str
+    """The stage, e.g. `novelty`; the home page's field of the same name gets `home`."""
+    pages: tuple[tuple[Any, bool], ...]
+    """(page model, archived) pairs; an archived page is never rewritten once published."""
+    home: Any = None
+    """The stage's summary model for the home page, or None."""
+    items: int | None = None
+    """How many things the stage shows (candidates checked, papers decided), for the build's summary."""
+
+
+@dataclass(frozen=True)
+class PreparedSite:
+    """Every page of a build rendered in memory and checked against the archive; nothing written yet."""
+
+    writer: SiteWriter
+    """The writer holding every file."""
+    releases: ReleaseSet
+    """The releases rendered."""
+    stages: tuple[StagePages, ...]
+    """The stages' pages rendered beside them."""
+    pages: int
+    """Pages rendered (each HTML page and its Markdown twin count as one)."""
+
+    def commit(self) -> RenderReport:
+        """Write the site (all or nothing) and report."""
+        done = self.writer.commit()
+        novelty = next((s for s in self.stages if s.name == "novelty"), None)
+        return RenderReport(out=self.writer.root, releases=tuple(r.release_id for r in self.releases.releases),
+                            unlisted=self.releases.unlisted, digests=0,
+                            novelty=novelty.items if novelty is not None else None,
+                            pages=self.pages, written=len(done.written), unchanged=len(done.unchanged),
+                            superseded=done.superseded, largest_page=done.largest)
+
+
 def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = None,
                 rerender_archive: bool = False, progress: bool = True,
                 novelty: Path | None = None) -> RenderReport:
-    """Render every release under releases_dir (and, later, every digest week) into out.
+    """Render every release under releases_dir (and the novelty results, when given) into out.
 
     `novelty` is a results JSONL of `reporter novelty --batch`: when given, the
     novelty page (`novelty.html` and `novelty.md`) is rendered at the site root
     and the home page links to it. It is rebuilt at every build, never archived.
     """
-    # First gather everything: read, compute, build page models and render them in memory.
-    found = load_releases(Path(releases_dir))
-    releases = found.releases
-    novelty_page = None
+    stages = []
     if novelty is not None:
-        novelty_page = build_novelty_page(load_novelty_results(Path(novelty)), Path(novelty))
+        stages.append(novelty_stage(load_novelty_results(Path(novelty)), Path(novelty)))
+    site = prepare_site(load_releases(Path(releases_dir)), out, stages=stages, digests_dir=digests_dir,
+                        rerender_archive=rerender_archive, progress=progress)
+    return site.commit()
+
+
+def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] = (),
+                 digests_dir: Path | None = None, rerender_archive: bool = False,
+                 progress: bool = True) -> PreparedSite:
+    """Build every page model, render them in memory and run the writer's checks; write nothing."""
+    releases = found.releases
     writer = SiteWriter(Path(out), rerender_archive=rerender_archive)
     bar = Progress("render", total=len(releases), unit="releases", enabled=progress)
     pages = 0
+
+    def add(page, archived: bool) -> None:
+        nonlocal pages
+        writer.add(page.meta.path + ".html", render_html(page), archived=archived)
+        writer.add(page.meta.path + ".md", render_md(page), archived=archived)
+        pages += 1
+
     previous = None
     for rel in releases:
-        archived = [build_release_page(rel), *build_rule_pages(rel)]
+        for page in [build_release_page(rel), *build_rule_pages(rel)]:
+            add(page, True)
         diff = compute_diff(previous, rel, seed=rel.samples["seed"]) if previous is not None else None
-        live = [build_status_page(rel), build_diff_page(rel, previous, diff)]
-        for page, is_archived in [(p, True) for p in archived] + [(p, False) for p in live]:
-            writer.add(page.meta.path + ".html", render_html(page), archived=is_archived)
-            writer.add(page.meta.path + ".md", render_md(page), archived=is_archived)
-            pages += 1
+        add(build_status_page(rel), False)
+        add(build_diff_page(rel, previous, diff), False)
         previous = rel
         bar.advance(1)
-    home = build_home(releases, _digest_note(digests_dir),
-                      novelty_summary(novelty_page) if novelty_page is not None else None)
-    for page in [home] + ([novelty_page] if novelty_page is not None else []):
-        writer.add(page.meta.path + ".html", render_html(page), archived=False)
-        writer.add(page.meta.path + ".md", render_md(page), archived=False)
-        pages += 1
-    # Then write, all or nothing.
-    done = writer.commit()
+    for stage in stages:
+        for page, archived in stage.pages:
+            add(page, archived)
+    homes = {stage.name: stage.home for stage in stages if stage.home is not None}
+    add(build_home(releases, _digest_note(digests_dir), **homes), False)
+    writer.check()
     bar.close()
-    return RenderReport(out=Path(out), releases=tuple(r.release_id for r in releases), unlisted=found.unlisted,
-                        digests=0, novelty=len(novelty_page.candidates) if novelty_page is not None else None,
-                        pages=pages, written=len(done.written), unchanged=len(done.unchanged),
-                        superseded=done.superseded, largest_page=done.largest)
+    return PreparedSite(writer=writer, releases=found, stages=tuple(stages), pages=pages)
+
+
+def novelty_stage(rows: list[dict[str, Any]], source: Path | str) -> StagePages:
+    """The novelty page and its home-page summary, from the lines of a results file."""
+    page = build_novelty_page(rows, source)
+    return StagePages(name="novelty", pages=((page, False),), home=novelty_summary(page),
+                      items=len(page.candidates))
 
 
 def _digest_note(digests_dir: Path | None) -> str:

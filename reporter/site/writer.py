@@ -52,8 +52,11 @@ class SiteWriter:
         data = content.encode("utf-8") if isinstance(content, str) else content
         self.files[path] = (data, archived)
 
-    def commit(self) -> WriteReport:
-        """Check the archive, write every changed file, then the manifest."""
+    def check(self) -> None:
+        """Refuse the build (InputError, nothing written) if it would change an archived page or a folder is in the way."""
+        self._plan()
+
+    def _plan(self) -> tuple[Path, dict[str, Path], list[str], list[str], list[str]]:
         root = self.root.resolve()
         targets = {path: _inside(root, path) for path in sorted(self.files)}
         changed, unchanged, conflicts = [], [], []
@@ -73,6 +76,11 @@ class SiteWriter:
                 f"{root}: {len(conflicts)} archived page(s) would change: {shown}. A published release page "
                 f"is never rewritten; a changed template is a new site version. Render into a new --out "
                 f"folder, or pass --rerender-archive to re-render them and keep each old file beside the new one")
+        return root, targets, changed, unchanged, conflicts
+
+    def commit(self) -> WriteReport:
+        """Check the archive again, write every changed file, then the manifest."""
+        root, targets, changed, unchanged, conflicts = self._plan()
         superseded = []
         for path in conflicts:
             old = targets[path]

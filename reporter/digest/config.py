@@ -1,0 +1,53 @@
+"""[digest] of reporter.toml: the week's papers, the watchlist, the criteria, the archive, the thresholds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import Table
+
+DEFAULT_MAX_KEPT = 25
+DEFAULT_KEEP = 70
+DEFAULT_REVIEW = 50
+
+
+@dataclass(frozen=True)
+class DigestSettings:
+    """The [digest] table (digest.md)."""
+
+    papers: Path
+    """A records file (JSONL, Parquet, CSV) or a folder of `YYYY-Www.jsonl`, one file per ISO week."""
+    watchlist: Path
+    """The watchlist: one phrase a line with an optional tab and weight, or a JSON list."""
+    criteria: Path
+    """The relevance-criteria Markdown document."""
+    archive: Path
+    """The digest archive: one folder per published ISO week."""
+    max_kept: int = DEFAULT_MAX_KEPT
+    """The most KEEPs a week may have; the rest are demoted to REVIEW (never DROP)."""
+    keep_threshold: int = DEFAULT_KEEP
+    """The lowest score that is KEEP (default 70)."""
+    review_threshold: int = DEFAULT_REVIEW
+    """The lowest score that is REVIEW (default 50); below it, DROP."""
+
+
+def parse_digest(table: Table | None) -> DigestSettings | None:
+    """Parse [digest]; None when the workspace publishes no digest."""
+    if table is None:
+        return None
+    score = lambda v: None if 0 <= v <= 100 else f"must be a score from 0 to 100, not {v}"  # noqa: E731
+    settings = DigestSettings(
+        papers=table.path("papers"),
+        watchlist=table.path("watchlist"),
+        criteria=table.path("criteria"),
+        archive=table.path("archive", "digests"),
+        max_kept=table.get("max_kept", int, DEFAULT_MAX_KEPT,
+                           check=lambda v: None if v >= 1 else f"must be 1 or more, not {v}"),
+        keep_threshold=table.get("keep_threshold", int, DEFAULT_KEEP, check=score),
+        review_threshold=table.get("review_threshold", int, DEFAULT_REVIEW, check=score),
+    )
+    if settings.review_threshold > settings.keep_threshold:
+        raise table.error("review_threshold", f"({settings.review_threshold}) must not be above "
+                                              f"keep_threshold ({settings.keep_threshold})")
+    return settings

@@ -1,0 +1,1 @@
+"""Fetching a week of papers from the public sources. So far: its settings (config.py)."""

@@ -1,0 +1,98 @@
+"""reporter.build.build: gather everything, then write; a refused build changes nothing."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from reporter.build import build
+from reporter.cli import main
+from reporter.config import load_workspace
+from reporter.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT / "tests" / "fixtures" / "site_workspace"
+
+
+def _workspace(tmp_path: Path) -> Path:
+    """The site fixture workspace (40 works, two rule books) with the example graph and candidates."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    shutil.copy(FIXTURE / "pool.jsonl", ws / "pool.jsonl")
+    shutil.copy(FIXTURE / "labels.csv", ws / "labels.csv")
+    shutil.copytree(FIXTURE / "specs", ws / "specs")
+    shutil.copytree(ROOT / "examples" / "novelty", ws / "novelty")
+    (ws / "reporter.toml").write_text(
+        'pool = "pool.jsonl"\nspecs = "specs"\nreleases = "releases"\nsite = "site"\nlabels = "labels.csv"\n'
+        'graph = "novelty/events.jsonl"\n[novelty]\ncandidates = "novelty/candidates.jsonl"\n')
+    return ws
+
+
+def _snapshot(ws: Path) -> dict[str, bytes]:
+    """Every file under the workspace's outputs (releases, state, site) with its bytes."""
+    return {str(p.relative_to(ws)): p.read_bytes() for sub in ("releases", "state", "site")
+            for p in sorted((ws / sub).rglob("*")) if p.is_file()}
+
+
+def test_build_reports_what_it_did(tmp_path):
+    ws = _workspace(tmp_path)
+    report = build(load_workspace(ws), progress=False)
+    ids = json.loads((ws / "releases" / "index.json").read_text())
+    assert ids == [report.release_id] and report.created and report.rows == 40
+    assert report.novelty == {"duplicate": 2, "neighborhood": 2, "novel": 3, "unknown": 1}
+    assert (ws / "releases" / report.release_id / "labels.json").exists()
+    assert (ws / "state" / "novelty.jsonl").exists() and (ws / "site" / "novelty.html").exists()
+    assert report.site.releases == (report.release_id,)
+    # No temporary folder is left beside the release.
+    assert sorted(p.name for p in (ws / "releases").iterdir() if p.name != ".lock") == [report.release_id,
+                                                                                        "index.json"]
+
+
+def test_a_build_refused_by_the_archive_changes_nothing(tmp_path, capsys):
+    """The review's reproduction: tamper with an archived page, change a rule, build: exit 2, nothing written."""
+    ws = _workspace(tmp_path)
+    first = build(load_workspace(ws), progress=False)
+    page = ws / "site" / "releases" / first.release_id / "index.html"
+    page.write_text(page.read_text().replace("</body>", "<!-- tampered --></body>"))
+    rule_file = sorted((ws / "specs" / "rules").glob("*.json"))[0]
+    rules = json.loads(rule_file.read_text())
+    rules[0]["description"] = "edited so the rule book mints a new release"
+    rule_file.write_text(json.dumps(rules, indent=2))
+    (ws / "labels.csv").write_text((ws / "labels.csv").read_text())  # labels unchanged
+    before = _snapshot(ws)
+    assert main(["build", "--workspace", str(ws)]) == 2
+    err = capsys.readouterr().err
+    assert "archived page(s) would change" in err and "--rerender-archive" in err
+    assert _snapshot(ws) == before, "the releases, their index, the state files and the site are as they were"
+    assert [p.name for p in (ws / "releases").iterdir() if p.name.startswith(".tmp-")] == []
+
+
+def test_bad_input_found_late_still_writes_nothing(tmp_path):
+    """A candidates file that cannot be read stops the build before routing writes anything."""
+    ws = _workspace(tmp_path)
+    (ws / "novelty" / "candidates.jsonl").write_text("{not json\n")
+    with pytest.raises(InputError, match="candidates.jsonl"):
+        build(load_workspace(ws), progress=False)
+    assert not (ws / "releases").exists() and not (ws / "site").exists() and not (ws / "state").exists()
+
+
+def test_removing_labels_removes_the_label_findings(tmp_path):
+    ws = _workspace(tmp_path)
+    first = build(load_workspace(ws), progress=False)
+    labels = ws / "releases" / first.release_id / "labels.json"
+    assert labels.exists()
+    toml = ws / "reporter.toml"
+    toml.write_text(toml.read_text().replace('labels = "labels.csv"\n', ""))
+    again = build(load_workspace(ws), progress=False)
+    assert again.release_id == first.release_id and not again.created
+    assert not labels.exists()
+    assert "No labels were given" in (ws / "site" / "releases" / first.release_id / "status.html").read_text()
+
+
+def test_build_date_comes_from_source_date_epoch(tmp_path):
+    ws = _workspace(tmp_path)
+    report = build(load_workspace(ws), progress=False, environ={"SOURCE_DATE_EPOCH": "1780000000"})
+    assert report.as_of.isoformat() == "2026-05-28"
+    with pytest.raises(InputError, match="SOURCE_DATE_EPOCH"):
+        build(load_workspace(ws), progress=False, environ={"SOURCE_DATE_EPOCH": "soon"})

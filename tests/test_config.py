@@ -1,0 +1,90 @@
+"""reporter.toml: each stage's table parsed once into frozen settings; errors name file, table and key."""
+
+from pathlib import Path
+
+import pytest
+
+from reporter.config import load_workspace
+from reporter.errors import InputError
+
+BASE = 'pool = "pool.jsonl"\nspecs = "specs"\nreleases = "releases"\nsite = "site"\n'
+
+
+def _load(tmp_path: Path, extra: str):
+    (tmp_path / "reporter.toml").write_text(BASE + extra)
+    return load_workspace(tmp_path)
+
+
+VOTER = ('name = "{name}"\nbase_url = "http://127.0.0.1:8000/v1"\nmodel = "m"\napi_key_env = "KEY"\n'
+         'price_in_per_mtok = 0.15\nprice_out_per_mtok = 0.6\n')
+
+
+def test_every_table_parses_into_typed_settings(tmp_path):
+    ws = _load(tmp_path, (
+        '[novelty]\nresolvers = ["s2", "openalex"]\ntimeout_seconds = 3\ncandidates = "c.jsonl"\n'
+        '[example]\nrows = 10\n'
+        '[digest]\npapers = "weeks"\nwatchlist = "w.txt"\ncriteria = "c.md"\nmax_kept = 5\n'
+        '[fetch.arxiv]\nquery = "cat:cs.CL"\nmin_interval_seconds = 0\n'
+        '[screen]\ndatabase = "postgresql://u@127.0.0.1/db"\n'
+        + "[[screen.expensive.voters]]\n" + VOTER.format(name="a")
+        + "[[screen.expensive.voters]]\n" + VOTER.format(name="b")))
+    assert ws.novelty.resolvers == ("s2", "openalex") and ws.novelty.timeout_seconds == 3.0
+    assert ws.novelty.candidates == tmp_path.resolve() / "c.jsonl"
+    assert (ws.example.rows, ws.example.seed) == (10, 0)
+    assert ws.digest.papers == tmp_path.resolve() / "weeks" and ws.digest.max_kept == 5
+    assert (ws.digest.keep_threshold, ws.digest.review_threshold) == (70, 50)
+    assert ws.digest.archive == tmp_path.resolve() / "digests"
+    arxiv = ws.fetch.source("arxiv")
+    assert (arxiv.query, arxiv.min_interval_seconds) == ("cat:cs.CL", 0.0)
+    assert ws.fetch.source("pubmed").min_interval_seconds == pytest.approx(1 / 3)  # NCBI's etiquette
+    assert ws.fetch.cache_dir == tmp_path.resolve() / "state" / "fetch-cache"
+    assert ws.screen.is_postgres and ws.screen.lease_seconds == 300 and ws.screen.cheap == ()
+    assert [v.name for v in ws.screen.expensive] == ["a", "b"]
+    assert ws.screen.expensive[0].max_concurrency == 8 and ws.screen.expensive[1].price_out_per_mtok == 0.6
+
+
+def test_absent_tables_take_their_defaults(tmp_path):
+    ws = _load(tmp_path, "")
+    assert ws.novelty.resolvers == () and ws.novelty.candidates is None
+    assert ws.screen is None and ws.digest is None and ws.fetch is None and ws.example is None
+
+
+def test_a_sqlite_database_is_resolved_against_the_workspace(tmp_path):
+    ws = _load(tmp_path, '[screen]\ndatabase = "state/s.db"\n')
+    assert ws.screen.database == str(tmp_path.resolve() / "state" / "s.db") and not ws.screen.is_postgres
+    assert ws.screen.raw_dir == tmp_path.resolve() / "state" / "raw"
+
+
+@pytest.mark.parametrize("extra, message", [
+    ('[example]\nrows = "abc"\n', "[example]: key 'rows' must be an integer, not 'abc'"),
+    ("[example]\nrows = -5\n", "[example]: key 'rows' must be from 1 to 50,000,000, not -5"),
+    ("[example]\nrows = true\n", "[example]: key 'rows' must be an integer, not True"),
+    ("[example]\nrowz = 5\n", "[example]: unknown key 'rowz'; allowed: rows, seed"),
+    ("example = 3\n", "[example] must be a table"),
+    ('[novelty]\nresolvers = ["bing"]\n', "[novelty]: key 'resolvers' names unknown resolvers ['bing']"),
+    ("[novelty]\ntimeout_seconds = 0\n", "[novelty]: key 'timeout_seconds' must be positive, not 0"),
+    ('[digest]\npapers = "p"\nwatchlist = "w"\n', "[digest]: key 'criteria' is missing (a string)"),
+    ('[digest]\npapers = "p"\nwatchlist = "w"\ncriteria = "c"\nreview_threshold = 80\n',
+     "[digest]: key 'review_threshold' (80) must not be above keep_threshold (70)"),
+    ('[digest]\npapers = "p"\nwatchlist = "w"\ncriteria = "c"\nmax_kept = 0\n',
+     "[digest]: key 'max_kept' must be 1 or more, not 0"),
+    ("[fetch.arxiv]\nmin_interval_seconds = -1\n",
+     "[fetch.arxiv]: key 'min_interval_seconds' must be zero or more, not -1.0"),
+    ("[fetch.scholar]\nquery = \"x\"\n", "[fetch]: unknown key 'scholar'"),
+    ("[screen]\nlease_seconds = 0\n", "[screen]: key 'lease_seconds' must be positive, not 0"),
+    ("[[screen.expensive.voters]]\n" + VOTER.format(name="a"),
+     "[screen.expensive]: key 'voters' must hold exactly 2 [[screen.expensive.voters]] entries, not 1"),
+    ("[[screen.cheap.voters]]\n" + VOTER.format(name="a") + "[[screen.cheap.voters]]\n" + VOTER.format(name="a"),
+     "[screen.cheap]: key 'voters' names 'a' twice"),
+    ("[[screen.cheap.voters]]\n" + VOTER.format(name="a").replace("http://", "ftp://")
+     + "[[screen.cheap.voters]]\n" + VOTER.format(name="b"),
+     "[screen.cheap.voters[0]]: key 'base_url' must be an http:// or https:// URL"),
+    ("[[screen.cheap.voters]]\n" + VOTER.format(name="a") + "api_key = \"sk-123\"\n"
+     + "[[screen.cheap.voters]]\n" + VOTER.format(name="b"),
+     "[screen.cheap.voters[0]]: unknown key 'api_key'"),
+])
+def test_errors_name_the_file_the_table_and_the_key(tmp_path, extra, message):
+    with pytest.raises(InputError) as caught:
+        _load(tmp_path, extra)
+    assert str(caught.value).startswith(str(tmp_path / "reporter.toml")), caught.value
+    assert message in str(caught.value)
