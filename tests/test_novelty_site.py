@@ -195,7 +195,8 @@ def test_hostile_ids_do_not_break_the_markdown_twin(novelty_site, results):
     assert "<script" not in rendered and "<img" not in rendered and "<strong>bold</strong>" not in rendered
     assert "&lt;script&gt;alert('id')&lt;/script&gt; (paper, batch line 1)" in rendered
     assert "<td>a|b|c (paper, batch line 2)" in rendered
-    assert "**bold** _x_ [l](http://evil.example) (paper" in rendered
+    # a word joiner (U+2060) keeps the bare URL in pieces (docs/site.md, "Markdown escaping")
+    assert "**bold** _x_ [l](http://evil.example) (paper" in rendered.replace("\u2060", "")
     assert "&lt;img src=x onerror=alert(1)&gt; | a new | claim" in rendered
     verdicts = next(rows for rows in tables if rows[0][0] == "verdict")
     assert {r[0].strip("*"): int(r[1]) for r in verdicts[1:]} == {

@@ -157,7 +157,8 @@ def test_hostile_titles_do_not_break_markdown(two_releases, tmp_path):
     rendered = MarkdownIt("commonmark").enable("table").render(release_md)
     assert "&lt;script&gt;alert('x')&lt;/script&gt;" in rendered
     assert "pipes | in | the | title" in rendered
-    assert "**bold** and _under_ and [link](http://evil.example)" in rendered
+    # a word joiner (U+2060) keeps the bare URL in pieces (docs/site.md, "Markdown escaping")
+    assert "**bold** and _under_ and [link](http://evil.example)" in rendered.replace("\u2060", "")
     assert "<strong>bold</strong>" not in rendered
 
 

@@ -3,9 +3,10 @@
 HTML: `autoescape=True` for every template whatever its name, and
 `StrictUndefined`, so a misspelt field is an error rather than an empty
 cell. Markdown: every `{{ ... }}` goes through `md_escape` (the environment's
-`finalize`), so data can neither open markup (`**`, `[`, `<script>`) nor
-break a table (`|`, line breaks); a value that is already Markdown is an
-`Md` string and passes untouched.
+`finalize`), so data, whatever its type, can neither open markup (`**`, `[`,
+`<script>`), nor start a list, heading or rule at a line's start, nor become
+a bare link, nor break a table (`|`, line breaks); a value that is already
+Markdown is an `Md` string and passes untouched (docs/site.md, "Markdown escaping").
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+import unicodedata
 from dataclasses import fields
 from functools import lru_cache
 from importlib import resources
@@ -25,13 +27,32 @@ from ..errors import InternalError
 
 TEMPLATES = resources.files("reporter") / "templates"
 """The templates: package data of `reporter`, found in an installed wheel as in a checkout."""
-# ASCII punctuation that CommonMark or GFM could read as markup inside a line
-# (data never starts a line in our templates, so list and heading markers are safe).
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&$#])")
+# --- Markdown: data as literal text (docs/site.md, "Markdown escaping") -----------------------
+# Every value is first made one line: control characters (C0 and C1), the byte order mark
+# (a reader drops it at a document's start) and the invisible bidi embedding/override/isolate
+# controls dropped (in a Markdown line, unlike in HTML where data sits in <bdi>, they could
+# reorder the rest of the row), line breaks and tabs read as a space, and a run of spaces at
+# either end shortened to one (four at a line's start would open an indented code block, two
+# at its end a hard line break).
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069\ufeff]")
 _LINE_BREAKS = re.compile(r"[\r\n\t\v\f\u0085\u2028\u2029]+")
-# Control bytes, and the invisible bidi embedding/override/isolate controls, which in a
-# Markdown line (unlike in HTML, where data sits in <bdi>) could reorder the rest of the row.
-_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f\u202a-\u202e\u2066-\u2069]")
+_EDGE_SPACES = re.compile(r"^ {2,}| {2,}$")
+# Then a backslash goes before each ASCII punctuation character that could be read as markup
+# (a backslash-escaped punctuation character renders as itself):
+_MD_ESCAPE = re.compile(
+    r"[\\`*_\[\]<>|~&$#]"  # emphasis, code, links, raw HTML, entities, tables, strikethrough, math, headings
+    # bare links (GFM's autolink extension, linkify): every domain name has a dot before a letter,
+    # `www.` is a link by itself, and a scheme needs its colon (`https://`, `mailto:`, `xmpp:`) or `//`
+    r"|\.(?=[^\W\d_])|(?<=www)\.|(?<=[a-z]):(?=/)|(?<=mailto):|(?<=xmpp):|(?<=/)/",
+    re.IGNORECASE)
+# ... and before a line-start marker at the value's start, where a template may put it:
+# a list item (`-`, `+`, `1.`, `1)`), a thematic break or setext underline (`---`, `===`).
+_LINE_START = re.compile(r" ?(?:([-+=])(?![^\W_])|\d{1,9}([.)])(?=\s|$))")
+# GitHub's cmark-gfm links e-mail addresses in the text as resolved, escapes gone (and its
+# pages may link URLs so after rendering): an invisible WORD JOINER (U+2060) goes before the
+# `@` of an address, the colon of a scheme and the dot of `www.`, so no address or URL is whole.
+_LINK_JOIN = re.compile(r"(?<=[\w.+-])@|(?<=[a-z]):(?=/)|(?<=mailto):|(?<=xmpp):|(?<=www)\.", re.IGNORECASE)
+WORD_JOINER = "\u2060"
 _URL_SAFE = re.compile(r"[^A-Za-z0-9._~/#%-]")
 
 
@@ -39,16 +60,46 @@ class Md(str):
     """A string that is already Markdown (escaped or built by a filter): not escaped again."""
 
 
+def _as_text(value: Any) -> str:
+    """A value's text without control characters: str() of a non-string, None empty."""
+    return _CONTROL.sub("", "" if value is None else value if isinstance(value, str) else str(value))
+
+
+def _md_line(value: Any) -> str:
+    """Any value as one line of text: controls dropped, line breaks as spaces, edge spaces shortened."""
+    return _EDGE_SPACES.sub(" ", _LINE_BREAKS.sub(" ", _as_text(value)))
+
+
+def _escaped(text: str, bold: tuple[int, int] | None = None) -> str:
+    """One line of text with its escapes and joiners, and `**` around text[start:end] for `bold=(start, end)`.
+
+    A joiner due where the bold ends goes inside it: after `**`, it would keep the run from closing.
+    """
+    at = {m.start() for m in _MD_ESCAPE.finditer(text)}
+    start = _LINE_START.match(text)
+    if start:
+        at.add(start.start(start.lastindex))
+    join = {m.start() for m in _LINK_JOIN.finditer(text)}
+    opens, closes = bold or (-1, -1)
+    out, last = [], 0
+    for i in sorted(at | join | {opens, closes} - {-1}):
+        out += [text[last:i], WORD_JOINER if i in join and i == closes else "",
+                "**" if i in (opens, closes) else "", WORD_JOINER if i in join and i != closes else "",
+                "\\" if i in at else ""]
+        last = i
+    out.append(text[last:])
+    return "".join(out)
+
+
 def md_escape(value: Any) -> str:
-    """Text as literal Markdown: special characters backslash-escaped, one line, no control bytes."""
-    if value is None:
-        return ""
+    """Any value as literal Markdown text, wherever a template puts it: one line, every markup escaped.
+
+    None is empty; an `Md` value is already Markdown and passes untouched; any
+    other value (a number, a list) is escaped as its `str()`.
+    """
     if isinstance(value, Md):
         return value
-    if isinstance(value, bool) or not isinstance(value, str):
-        return str(value)
-    text = _CONTROL.sub("", _LINE_BREAKS.sub(" ", value))
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    return _escaped(_md_line(value))
 
 
 def md_url(value: str) -> Md:
@@ -56,15 +107,56 @@ def md_url(value: str) -> Md:
     return Md(_URL_SAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), value))
 
 
-def md_mark(value: str) -> Md:
-    """Text shown bold (the matched span): escaped, with its outer spaces kept outside the markers."""
-    text = md_escape(value)
-    core = text.strip()
-    if not core:
-        return Md(text)
-    lead = text[: len(text) - len(text.lstrip())]
-    trail = text[len(text.rstrip()):]
-    return Md(f"{lead}**{core}**{trail}")
+def _plain(ch: str) -> bool:
+    """Neither white space nor punctuation (by any CommonMark version: P* and S* categories)."""
+    return not ch.isspace() and not unicodedata.category(ch).startswith(("P", "S"))
+
+
+def _boundary(ch: str | None) -> bool:
+    """White space or punctuation by every CommonMark version (ASCII punctuation, P*), or the text's end."""
+    return ch is None or ch.isspace() or unicodedata.category(ch).startswith("P") or (
+        ch.isascii() and not ch.isalnum())
+
+
+def md_mark(value: Any, before: Any = "", after: Any = "") -> Md:
+    """`value` in bold, escaped, between its escaped context `before` and `after` (the matched span).
+
+    The three are escaped as one text, so together they cannot form a link. The
+    bold markers go around the value without its outer white space, and also
+    without outer punctuation where a neighbouring letter would keep `**` from
+    opening or closing (CommonMark's flanking rules); a value with nothing left
+    is shown plain. Outside the three, the template puts white space or punctuation.
+    """
+    head, core, tail = _md_line(before), _md_line(value), _md_line(after)
+    text = head + core + tail
+    s, e = len(head), len(head) + len(core)
+    while s < e and (text[s].isspace() or not (_plain(text[s]) or _boundary(text[s - 1] if s else None))):
+        s += 1
+    while e > s and (text[e - 1].isspace() or not (_plain(text[e - 1])
+                                                   or _boundary(text[e] if e < len(text) else None))):
+        e -= 1
+    return Md(_escaped(text, (s, e) if s < e else None))
+
+
+def _longest_backticks(text: str) -> int:
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
+
+
+def md_code(value: Any) -> Md:
+    """A value as an inline code span (one line, shown exactly; not for table cells, where `|` splits)."""
+    text = _md_line(value) or " "
+    fence = "`" * (_longest_backticks(text) + 1)
+    if text[0] == "`" or text[-1] == "`" or (text[0] == text[-1] == " " and text.strip(" ")):
+        text = f" {text} "
+    return Md(f"{fence}{text}{fence}")
+
+
+def md_code_block(value: Any, info: str = "") -> Md:
+    """A value as a fenced code block, its lines shown exactly (control characters dropped)."""
+    text = _as_text(value)
+    fence = "`" * max(3, _longest_backticks(text) + 1)
+    lines = "".join(line + "\n" for line in text.splitlines())
+    return Md(f"{fence}{info}\n{lines}{fence}")
 
 
 def num(value: int | None) -> str:
@@ -111,6 +203,8 @@ def md_env() -> jinja2.Environment:
                              keep_trailing_newline=True, finalize=md_escape)
     env.filters["url"] = md_url
     env.filters["mark"] = md_mark
+    env.filters["code"] = md_code
+    env.filters["code_block"] = md_code_block
     # A macro's output is Markdown whose data was escaped inside the macro.
     env.filters["md"] = Md
     return _common(env)
