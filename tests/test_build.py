@@ -96,3 +96,21 @@ def test_build_date_comes_from_source_date_epoch(tmp_path):
     assert report.as_of.isoformat() == "2026-05-28"
     with pytest.raises(InputError, match="SOURCE_DATE_EPOCH"):
         build(load_workspace(ws), progress=False, environ={"SOURCE_DATE_EPOCH": "soon"})
+
+
+def test_releases_of_the_previous_engine_still_render(tmp_path):
+    """An archive outlives engine versions: a routing.1 release (no context_chars) loads with its 80-character window."""
+    from reporter.site import load_releases
+    ws = _workspace(tmp_path)
+    report = build(load_workspace(ws), progress=False)
+    folder = ws / "releases" / report.release_id
+    samples = json.loads((folder / "samples.json").read_text())
+    window = samples.pop("context_chars")
+    (folder / "samples.json").write_text(json.dumps(samples))
+    manifest = json.loads((folder / "release.json").read_text())
+    with pytest.raises(InputError, match="lacks the field 'context_chars'"):
+        load_releases(ws / "releases")
+    manifest["engine_version"] = manifest["engine_version"].rsplit("+", 1)[0] + "+routing.1"
+    (folder / "release.json").write_text(json.dumps(manifest))
+    (release,) = load_releases(ws / "releases").releases
+    assert release.samples["context_chars"] == 80 == window

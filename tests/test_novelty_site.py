@@ -284,7 +284,7 @@ def test_build_checks_the_candidates_and_renders_the_page(tmp_path, capsys):
 
 @pytest.mark.parametrize("novelty, message", [
     ('[novelty]\ncandidates = "cands.jsonl"\n', "names no `graph`"),
-    ('graph = "graph/events.jsonl"\n[novelty]\ncandidates = 3\n', "candidates must be a non-empty path"),
+    ('graph = "graph/events.jsonl"\n[novelty]\ncandidates = 3\n', "[novelty]: key 'candidates' must be a string"),
     ('graph = "graph/events.jsonl"\n[novelty]\ncandidates = "cands.jsonl"\nresolver = ["s2"]\n',
      "unknown key 'resolver'"),
     ('graph = "graph/events.jsonl"\n[novelty]\ncandidates = "nope.jsonl"\n', "batch file not found"),

@@ -205,13 +205,14 @@ class _GroupWriter:
         if self.rows >= ROW_GROUP_ROWS:
             whole = pa.concat_tables(self.pending)
             cut = (self.rows // ROW_GROUP_ROWS) * ROW_GROUP_ROWS
-            self.writer.write_table(whole.slice(0, cut), row_group_size=ROW_GROUP_ROWS)
+            # One chunk per column: Parquet pages follow the chunks, so bytes would otherwise depend on batching.
+            self.writer.write_table(whole.slice(0, cut).combine_chunks(), row_group_size=ROW_GROUP_ROWS)
             rest = whole.slice(cut)
             self.pending, self.rows = ([rest] if len(rest) else []), len(rest)
 
     def close(self) -> None:
         if self.rows or not self.pending:
-            tail = pa.concat_tables(self.pending) if self.pending else ROUTING_SCHEMA.empty_table()
+            tail = pa.concat_tables(self.pending).combine_chunks() if self.pending else ROUTING_SCHEMA.empty_table()
             self.writer.write_table(tail, row_group_size=ROW_GROUP_ROWS)
         self.writer.close()
 

@@ -96,7 +96,12 @@ def load_release(folder: Path, release_id: str, rdir: Path | None = None) -> Rel
         raise InputError(f"{rdir}: index.json lists release {release_id} but its folder is missing")
     manifest = _read_doc(rdir / "release.json", MANIFEST_KEYS)
     stats = _read_doc(rdir / "rule_stats.json", STATS_KEYS)
-    samples = _read_doc(rdir / "samples.json", ("seed", "k", "context_chars", "piles", "rules"))
+    samples = _read_doc(rdir / "samples.json", ("seed", "k", "piles", "rules"))
+    if "context_chars" not in samples:
+        if not str(manifest.get("engine_version", "")).endswith("+routing.1"):
+            raise InputError(f"{rdir / 'samples.json'}: lacks the field 'context_chars' (see docs/release-format.md)")
+        # Releases of engine routing.1 cut their samples with 80 characters either side but did not say so.
+        samples = {**samples, "context_chars": 80}
     labels_file = rdir / "labels.json"
     labels = _read_doc(labels_file, ("rules", "lost_includes")) if labels_file.exists() else None
     for name, doc in (("release.json", manifest), ("rule_stats.json", stats)):
