@@ -1,5 +1,6 @@
 """reporter.build.build: gather everything, then write; a refused build changes nothing."""
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -108,9 +109,12 @@ def test_releases_of_the_previous_engine_still_render(tmp_path):
     window = samples.pop("context_chars")
     (folder / "samples.json").write_text(json.dumps(samples))
     manifest = json.loads((folder / "release.json").read_text())
+    manifest["files"]["samples.json"] = hashlib.sha256((folder / "samples.json").read_bytes()).hexdigest()
+    (folder / "release.json").write_text(json.dumps(manifest))
     with pytest.raises(InputError, match="lacks the field 'context_chars'"):
         load_releases(ws / "releases")
     manifest["engine_version"] = manifest["engine_version"].rsplit("+", 1)[0] + "+routing.1"
+    del manifest["files"]  # routing.1 recorded no file digests
     (folder / "release.json").write_text(json.dumps(manifest))
     (release,) = load_releases(ws / "releases").releases
     assert release.samples["context_chars"] == 80 == window

@@ -23,8 +23,9 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..errors import InputError, InternalError
-from ..files import append_index, locked, make_temp_dir, remove_tree, write_json
-from ..hashing import sha256_json, sha256_text
+from ..files import (append_index, locked, make_temp_dir, read_index, remove_debris, remove_tree, start_index,
+                     write_json)
+from ..hashing import sha256_file, sha256_json, sha256_text
 from ..pool.overlay import Overlay, load_overlay
 from ..pool.reader import REQUIRED_POOL_COLUMNS, open_table, require_columns
 from ..progress import Progress
@@ -36,7 +37,9 @@ from .stats import add_counts, build_rule_stats, compile_empty_totals
 
 # Bump whenever routing semantics or a release file's bytes change: it is part of every release id.
 # 2: samples.json records its context window (`context_chars`).
-ROUTING_ALGORITHM_VERSION = 2
+# 3: the id covers every byte of the release (rule key order, the sample seed); release.json
+#    records the sha256 of every other release file.
+ROUTING_ALGORITHM_VERSION = 3
 ENGINE_VERSION = f"{__version__}+routing.{ROUTING_ALGORITHM_VERSION}"
 BATCH_ROWS = 32_768
 ROW_GROUP_ROWS = 65_536  # routing.parquet row groups: fixed, so the bytes never depend on batching
@@ -86,11 +89,19 @@ class StagedRelease:
     """Pool rows routed."""
 
     def publish(self) -> RouteResult:
-        """Rename the folder into place (or check an existing one is identical) and list it in index.json."""
+        """Rename the folder into place (or check an existing one is identical) and list it in index.json.
+
+        All under the releases folder's lock, so runs publishing at once take
+        turns: the second of two runs with the same id finds the first's folder
+        and checks it is identical. index.json exists before the first rename,
+        so a run killed between the rename and the index leaves a release the
+        next run lists, never release folders without an index.
+        """
         final = self.out / self.release_id
         with locked(self.out):
+            start_index(self.out)
             created = _publish(self.folder, final)
-        append_index(self.out, self.release_id)
+            append_index(self.out, self.release_id)
         return RouteResult(self.release_id, final, self.piles, self.pending, created, self.rows)
 
     def discard(self) -> None:
@@ -122,6 +133,8 @@ def stage_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = 
     plan = compile_plan(book, source.schema)
 
     out = Path(out)
+    read_index(out)  # a missing index.json beside release folders is refused before any routing
+    remove_debris(out)  # temporary folders and files of runs that were killed
     digests: dict[str, str] = {}
     hasher = threading.Thread(target=lambda: digests.update(pool=source.digest()), daemon=True)
     hasher.start()
@@ -136,18 +149,21 @@ def stage_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = 
             "pool": digests["pool"],
             "overlay": ov.digest if ov else "none",
             "specs": book.specs_digest(),
-            "piles": book.piles_digest(),
+            # Piles and policy: the sample seed is publication policy (samples.json follows it).
+            "piles": sha256_json({"piles": book.piles_digest(), "sample_seed": sample_seed}),
             "normalisation": settings_digest(),
             "engine": sha256_text(ENGINE_VERSION),
         }
         release_id = sha256_json(inputs)
         stats = build_rule_stats(plan, totals, release_id, ov, source.replaced)
-        manifest = {"schema_version": 1, "release_id": release_id, "inputs": inputs,
-                    "engine_version": ENGINE_VERSION, "normalisation": SETTINGS,
-                    "rows": int(totals["rows"][0]), "generated_pool": source.generated_note()}
-        write_json(tmp / "release.json", manifest)
         write_json(tmp / "rule_stats.json", stats)
         write_json(tmp / "samples.json", _finish_samples(samples, sample_seed))
+        # release.json last, with the digest of every other file: a reader can tell a tampered release.
+        manifest = {"schema_version": 1, "release_id": release_id, "inputs": inputs,
+                    "engine_version": ENGINE_VERSION, "normalisation": SETTINGS,
+                    "rows": int(totals["rows"][0]), "generated_pool": source.generated_note(),
+                    "files": {name: sha256_file(tmp / name) for name in RELEASE_FILES if name != "release.json"}}
+        write_json(tmp / "release.json", manifest)
     except BaseException:
         remove_tree(tmp)
         raise

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 from ..errors import InputError
 from ..hashing import sha256_json
 from .normalise import phrase_literal
+from .regexlit import regex_error
 
 TEXT_FIELDS = ("title", "abstract", "text")
 PILE_KINDS = ("discard", "hold", "screen", "pending")
@@ -24,6 +25,12 @@ TIERS = ("cheap", "expensive")
 RULE_KEYS = {"id", "description", "pile", "precedence", "shadow", "match", "domain", "schema_version"}
 REQUIRED_RULE_KEYS = ("id", "pile", "precedence", "match")
 DEFAULT_TITLE_ONLY_SOURCES = ("osf",)
+MAX_RULES = 2_000
+"""Rules a book may hold (shadow rules included). Routing counts rule pairs (the overlap,
+outranked_by and domain-miss matrices are rules x rules per record batch), so memory grows
+with the square of the rule count; docs/rules.md gives the measured peak at this limit."""
+MAX_DEPTH = 32
+"""Predicates nested inside one another (the rule's `match` or `domain` is depth 1)."""
 
 
 # ---------------------------------------------------------------- predicates
@@ -158,8 +165,16 @@ class RuleBook:
         return next(p for p in self.piles if p.kind == "pending")
 
     def specs_digest(self) -> str:
-        """Release input: the rules as written, canonical JSON, in file then id order."""
-        return sha256_json(sorted(([r.file, r.id, r.spec] for r in self.rules), key=lambda x: (x[0], x[1])))
+        """Release input: the rules as written (keys in their file's order), in file then id order.
+
+        Key order is covered because rule_stats.json shows each spec in its
+        file's order (`spec_text`): a release's bytes must follow from its id,
+        so reordering a rule's keys mints a new release rather than new bytes
+        under an old id. Whitespace and formatting of the file are not covered:
+        they change no byte of the release.
+        """
+        return sha256_json(sorted(([r.file, r.id, json.dumps(r.spec, ensure_ascii=False)] for r in self.rules),
+                                  key=lambda x: (x[0], x[1])))
 
     def piles_digest(self) -> str:
         """Release input: piles and policy."""
@@ -212,6 +227,9 @@ def _read_json(path: Path, label: str) -> Any:
         raise InputError(f"{label}: not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{label}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise InputError(f"{label}: JSON nested too deeply to read; a predicate may nest at most "
+                         f"{MAX_DEPTH} levels") from None
 
 
 def load_piles(specs: Path) -> tuple[tuple[Pile, ...], tuple[str, ...]]:
@@ -279,6 +297,11 @@ def load_rulebook(specs: Path) -> RuleBook:
         items = data if isinstance(data, list) else [data]
         for i, raw in enumerate(items):
             base = f"$[{i}]" if isinstance(data, list) else "$"
+            if len(rules) == MAX_RULES:
+                raise _Where(label, None, base).fail(
+                    f"the rule book holds more than {MAX_RULES:,} rules (shadow rules included), the most "
+                    f"routing supports: it counts every pair of rules, so memory grows with the square of "
+                    f"the rule count. Merge rules (any_phrase, any) or split the book")
             rule = _load_rule(raw, _Where(label, None, base), pile_names)
             rule = Rule(**{**rule.__dict__, "file": label})
             where = _Where(label, rule.id, base)
@@ -292,8 +315,31 @@ def load_rulebook(specs: Path) -> RuleBook:
                     "precedences must be unique (shadow rules included) so a promotion is never ambiguous")
             seen_prec[rule.precedence] = (label, rule.id)
             rules.append(rule)
+    if not rules:
+        raise InputError(f"{rule_dir}: the rule files ({', '.join(p.name for p in files)}) hold no rule; "
+                         "a rule book needs at least one rule")
+    _check_page_names(rules)
     rules.sort(key=lambda r: -r.precedence)
     return RuleBook(tuple(rules), piles, title_only, specs)
+
+
+def _check_page_names(rules: list[Rule]) -> None:
+    """Refuse two rule ids the site would give one page (and one anchor): `A` and `a-559aead0`."""
+    from ..site.links import slug  # the site's naming decides; imported here only
+
+    seen: dict[str, Rule] = {}
+    for rule in rules:
+        name = slug(rule.id)
+        other = seen.setdefault(name, rule)
+        if other is not rule:
+            raise _Where(rule.file, rule.id, _rule_path(rule)).at(".id").fail(
+                f"the site names this rule's page {name!r}, as it does rule {other.id!r} in {other.file}; "
+                f"rename one of them")
+
+
+def _rule_path(rule: Rule) -> str:
+    """The JSON path of a loaded rule in its file ($ or $[i])."""
+    return getattr(rule, "_path", "$")
 
 
 def _load_rule(raw: Any, where: _Where, piles: dict[str, Pile]) -> Rule:
@@ -310,6 +356,8 @@ def _load_rule(raw: Any, where: _Where, piles: dict[str, Pile]) -> Rule:
         if key not in raw:
             raise where.fail(f"missing required key {key!r}")
     pile = raw["pile"]
+    if not isinstance(pile, str):
+        raise where.at(".pile").fail(f"must be a pile name (a string), got {pile!r}")
     if pile not in piles:
         raise where.at(".pile").fail(f"unknown pile {pile!r}; piles.json names: {', '.join(piles)}")
     if piles[pile].kind == "pending":
@@ -343,8 +391,10 @@ LEAF_SHAPES = {
 }
 
 
-def parse_predicate(raw: Any, where: _Where) -> Predicate:
-    """Parse one predicate of the rule language (leaves and combinators)."""
+def parse_predicate(raw: Any, where: _Where, depth: int = 1) -> Predicate:
+    """Parse one predicate of the rule language (leaves and combinators) at a nesting depth."""
+    if depth > MAX_DEPTH:
+        raise where.fail(f"predicates nest more than {MAX_DEPTH} levels deep; flatten the all/any/not nesting")
     if not isinstance(raw, dict):
         raise where.fail("a predicate must be a JSON object")
     shapes = [k for k in ("phrase", "any_phrase", "regex", "in", "empty", "all", "any", "not") if k in raw]
@@ -360,10 +410,10 @@ def parse_predicate(raw: Any, where: _Where) -> Predicate:
         items = raw[shape]
         if not isinstance(items, list) or not items:
             raise where.at(f".{shape}").fail("must be a non-empty list of predicates")
-        children = tuple(parse_predicate(c, where.at(f".{shape}[{i}]")) for i, c in enumerate(items))
+        children = tuple(parse_predicate(c, where.at(f".{shape}[{i}]"), depth + 1) for i, c in enumerate(items))
         return All(children) if shape == "all" else AnyOf(children)
     if shape == "not":
-        return Not(parse_predicate(raw["not"], where.at(".not")))
+        return Not(parse_predicate(raw["not"], where.at(".not"), depth + 1))
     if shape == "empty":
         field = raw["empty"]
         _check_field(field, where.at(".empty"))
@@ -386,10 +436,9 @@ def parse_predicate(raw: Any, where: _Where) -> Predicate:
             raise where.at(".regex").fail("must be a non-empty RE2 pattern")
         if case not in ("sensitive", "insensitive"):
             raise where.at(".case").fail(f"must be 'sensitive' or 'insensitive', got {case!r}")
-        try:
-            pc.match_substring_regex(pa.array(["x"]), pattern, ignore_case=case != "sensitive")
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-            raise where.at(".regex").fail(f"invalid RE2 regex {pattern!r}: {exc}") from None
+        problem = regex_error(pattern, case == "sensitive")  # compiled exactly as routing compiles it
+        if problem is not None:
+            raise where.at(".regex").fail(f"invalid RE2 regex {pattern!r}: {problem}")
         return Regex(raw["field"], pattern, case == "sensitive")
     items = [raw["phrase"]] if shape == "phrase" else raw["any_phrase"]
     if shape == "any_phrase" and (not isinstance(items, list) or not items):

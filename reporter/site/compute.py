@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .charts import FunnelStep
+from .links import isolated
 
 OVERLAP_TOP = 50
 
@@ -46,7 +47,7 @@ def funnel_steps(stats: dict[str, Any]) -> list[FunnelStep]:
         FunnelStep("f-text", "with usable text", with_text,
                    (("f-no_text", "pending: no_text (no abstract)", no_text),)),
     ]
-    steps += [FunnelStep(f"f-to-{p}", f"to {p}", stats["piles"][p]) for p in paying]
+    steps += [FunnelStep(f"f-to-{p}", f"to {isolated(p)}", stats["piles"][p]) for p in paying]
     return steps
 
 

@@ -145,6 +145,7 @@ def _read(release: Release, states: list[str], rules: list[str]) -> _Side:
     path = release.routing
     if not path.exists():
         raise InputError(f"{path}: missing; the release diff reads it")
+    release.check_file("routing.parquet")
     try:
         table = pq.read_table(path, columns=COLUMNS, read_dictionary=COLUMNS[1:]).unify_dictionaries()
     except Exception as exc:  # pyarrow raises several kinds for a bad file

@@ -180,6 +180,19 @@ def _common(env: jinja2.Environment) -> jinja2.Environment:
     return env
 
 
+def bdi(value: Any) -> Markup:
+    """An identifier from the data, isolated from the text around it when it could reorder it.
+
+    Titles already sit in <bdi>; ids (work ids, rule ids, pile names) get one
+    only when they hold a non-ASCII character, so the pages of plain-ASCII ids
+    keep their bytes. Without it a U+202E in an id reverses the rest of its cell.
+    """
+    text = "" if value is None else str(value)
+    if text.isascii():
+        return Markup.escape(text)
+    return Markup("<bdi>") + Markup.escape(text) + Markup("</bdi>")
+
+
 @lru_cache(maxsize=1)
 def html_env() -> jinja2.Environment:
     """The HTML environment: autoescaped, strict, with the vendored style and script as globals."""
@@ -188,6 +201,7 @@ def html_env() -> jinja2.Environment:
                              keep_trailing_newline=True)
     style, script = _static("style.css"), _static("sort.js")
     env.globals["static_style"] = Markup(style)
+    env.filters["bdi"] = bdi
     env.globals["static_script"] = Markup(script)
     # The page runs only its own script and style: even an escaping bug could not run injected code.
     env.globals["csp"] = ("default-src 'none'; img-src data:; base-uri 'none'; form-action 'none'; "

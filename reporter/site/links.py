@@ -91,3 +91,14 @@ def href(from_page: str, to_page: str, anchor: str = "") -> Href:
 def _rel(from_page: str, to_page: str, ext: str) -> str:
     start = posixpath.dirname(from_page) or "."
     return posixpath.relpath(to_page + ext, start)
+
+
+def isolated(text: str) -> str:
+    """An id placed inside plain text (a page title): wrapped in FSI ... PDI when it is not ASCII.
+
+    A <title> cannot hold a <bdi>; the Unicode isolates do the same there, so
+    a U+202E in a rule id cannot reverse the rest of the title. Plain-ASCII ids
+    are left as they are (their pages keep their bytes).
+    """
+    return text if text.isascii() else f"\u2068{text}\u2069"
+

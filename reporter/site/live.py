@@ -7,7 +7,7 @@ from typing import Any
 from . import compute
 from .charts import Stack, fmt, paired_chart
 from .diff import ABSENT, DiffData, state_counts
-from .links import HOME, diff_path, href, release_path, rule_path, slug, status_path, work_anchor
+from .links import HOME, diff_path, href, isolated, release_path, rule_path, slug, status_path, work_anchor
 from .load import Release
 from .models import (Count, DiffPage, HomePage, LabelRow, Link, LostWork, Move, MovedGroup,
                      MovedView, NoveltySummary, ReleaseSummary, Row, RuleChange, StateChange, StatusPage, Transition)
@@ -118,7 +118,7 @@ def build_diff_page(rel: Release, previous: Release | None, data: DiffData | Non
                                 f"{after.get(s, 0) - before.get(s, 0):+,}")
                     for s in data.states if s != ABSENT)
     chart = paired_chart("diff-chart", "change-table", "Works per pile before and now", DIFF_SERIES,
-                         [Stack(c.state, c.key, (c.before, c.after)) for c in changes])
+                         [Stack(isolated(c.state), c.key, (c.before, c.after)) for c in changes])
     titles = _titles(rel, previous)
 
     def moved_group(name: str, anchor: str, group: tuple[int, tuple]) -> MovedGroup:

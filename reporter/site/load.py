@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..files import INDEX, read_index
+from ..hashing import sha256_file
 from .links import is_safe_segment
 
 STATS_KEYS = ("release_id", "rows", "identity_holds", "piles", "pile_order", "pending",
@@ -46,6 +47,17 @@ class Release:
     def routing(self) -> Path:
         """routing.parquet (read only by the release diff)."""
         return self.folder / "routing.parquet"
+
+    def check_file(self, name: str) -> None:
+        """Refuse a release file whose bytes differ from the digest release.json recorded for it.
+
+        Releases of engines before routing.3 recorded no file digests; theirs are not checked.
+        """
+        recorded = self.manifest.get("files", {}).get(name)
+        if recorded is not None and sha256_file(self.folder / name) != recorded:
+            raise InputError(f"{self.folder / name}: its bytes differ from the sha256 release.json records; "
+                             f"a published release is never edited. Restore the file (or route again into a "
+                             f"fresh releases folder)")
 
 
 @dataclass(frozen=True)
@@ -112,8 +124,11 @@ def load_release(folder: Path, release_id: str, rdir: Path | None = None) -> Rel
             raise InputError(f"{rdir / 'release.json'}: inputs.{name} is missing; the six inputs are "
                              + ", ".join(INPUT_NAMES))
     check_stats(stats, rdir / "rule_stats.json")
-    return Release(release_id=release_id, folder=rdir, manifest=manifest, stats=stats,
-                   samples=samples, labels=labels)
+    release = Release(release_id=release_id, folder=rdir, manifest=manifest, stats=stats,
+                      samples=samples, labels=labels)
+    for name in ("rule_stats.json", "samples.json"):
+        release.check_file(name)  # routing.parquet is checked where it is read (the diff)
+    return release
 
 
 def check_stats(stats: dict[str, Any], file: Path) -> None:

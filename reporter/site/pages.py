@@ -8,7 +8,7 @@ from typing import Any
 
 from . import compute
 from .charts import fmt, funnel_chart, stacked_chart, Stack
-from .links import (HOME, Href, href, release_path, rule_anchor, rule_path, slug, status_path,
+from .links import (HOME, Href, href, isolated, release_path, rule_anchor, rule_path, slug, status_path,
                     diff_path, work_anchor)
 from .load import INPUT_NAMES, Release
 from .models import (Context, Count, Crumb, DomainRow, FunnelRow, Link, Overlap, PageMeta,
@@ -136,7 +136,7 @@ def build_release_page(rel: Release) -> ReleasePage:
             Row("works in the pool", fmt(totals["rows"]), "t-rows"),
         ),
         rule_chart=stacked_chart("rule-chart", "rule-table", "What each rule's matches became",
-                                 RULE_SERIES, [Stack(r.id, r.key, (r.won, r.no_text, r.outranked))
+                                 RULE_SERIES, [Stack(isolated(r.id), r.key, (r.won, r.no_text, r.outranked))
                                                for r in rules]),
         shadows=tuple(rule_row(page, rid, r) for r in stats["rules"] if r["shadow"]),
         domains=tuple(domain_row(page, rid, r, known) for r in stats["rules"] if r["domain"] is not None),
@@ -207,8 +207,8 @@ def build_rule_pages(rel: Release) -> list[RulePage]:
                       Row("no_text", fmt(r["no_text"]), "c-no_text"),
                       Row("outranked", fmt(r["outranked"]), "c-outranked"),
                       Row("won + no_text + outranked", fmt(row.parts_sum), "c-sum"))
-            chart = stacked_chart("rule-chart", "count-table", f"What the matches of {r['id']} became",
-                                  RULE_SERIES, [Stack(r["id"], "c", (r["won"], r["no_text"], r["outranked"]))])
+            chart = stacked_chart("rule-chart", "count-table", f"What the matches of {isolated(r['id'])} became",
+                                  RULE_SERIES, [Stack(isolated(r["id"]), "c", (r["won"], r["no_text"], r["outranked"]))])
         samples = []
         if not r["shadow"]:
             samples.append(sample(page, rid, "wins", "wins", r["won"], lists.get("wins", []), seed, known, window))
@@ -216,7 +216,7 @@ def build_rule_pages(rel: Release) -> list[RulePage]:
             samples.append(sample(page, rid, "domain misses", "domain-misses", r["domain_miss"] or 0,
                                   lists.get("domain_misses", []), seed, known, window))
         pages.append(RulePage(
-            meta=meta(page, f"Rule {r['id']}", [("Home", HOME), (f"Release {short_id(rid)}", release_path(rid))],
+            meta=meta(page, f"Rule {isolated(r['id'])}", [("Home", HOME), (f"Release {short_id(rid)}", release_path(rid))],
                       archived=True),
             release_id=rid, rule=row,
             spec=r.get("spec_text") or json.dumps(r["spec"], indent=2, ensure_ascii=False),

@@ -1,0 +1,95 @@
+"""A release's bytes follow from its id, and a render refuses a release whose files were edited."""
+
+import json
+
+import pytest
+from support.routing import write_pool, write_specs
+from support.routing_fixture import ROWS, RULES
+
+from reporter.cli import main
+from reporter.errors import InputError
+from reporter.routing.release import route_release
+from reporter.site import render_site
+
+
+@pytest.fixture()
+def ws(tmp_path):
+    specs = write_specs(tmp_path, RULES)
+    pool = write_pool(tmp_path / "pool.parquet", ROWS)
+    return tmp_path, pool, specs
+
+
+def _route(args):
+    """`reporter route ... --json` in process: (exit code, printed JSON)."""
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["route", *map(str, args), "--json"])
+    return code, json.loads(out.getvalue()) if code == 0 else None
+
+
+def test_reordering_a_rules_keys_mints_a_new_release_and_keeps_the_old(ws):
+    root, pool, specs = ws
+    code, first = _route(["--pool", pool, "--specs", specs, "--out", root / "releases"])
+    assert code == 0 and first["created"]
+    before = {p.name: p.read_bytes() for p in (root / "releases" / first["release_id"]).iterdir()}
+    for file in (specs / "rules").glob("*.json"):
+        rules = json.loads(file.read_text())
+        rules = [dict(reversed(list(r.items()))) for r in rules] if isinstance(rules, list) else rules
+        file.write_text(json.dumps(rules, indent=4))  # same meaning, other key order and layout
+    code, second = _route(["--pool", pool, "--specs", specs, "--out", root / "releases"])
+    assert code == 0 and second["created"] and second["release_id"] != first["release_id"]
+    assert second["piles"] == first["piles"]
+    assert {p.name: p.read_bytes() for p in (root / "releases" / first["release_id"]).iterdir()} == before
+
+
+def test_layout_alone_changes_nothing(ws):
+    root, pool, specs = ws
+    code, first = _route(["--pool", pool, "--specs", specs, "--out", root / "releases"])
+    for file in (specs / "rules").glob("*.json"):
+        file.write_text(json.dumps(json.loads(file.read_text()), indent=8) + "\n\n")
+    code, again = _route(["--pool", pool, "--specs", specs, "--out", root / "releases"])
+    assert code == 0 and again["release_id"] == first["release_id"] and not again["created"]
+
+
+def test_another_seed_is_another_release(ws):
+    root, pool, specs = ws
+    _, first = _route(["--pool", pool, "--specs", specs, "--out", root / "releases"])
+    code, seeded = _route(["--pool", pool, "--specs", specs, "--out", root / "releases", "--seed", "1"])
+    assert code == 0 and seeded["created"] and seeded["release_id"] != first["release_id"]
+    samples = json.loads((root / "releases" / seeded["release_id"] / "samples.json").read_text())
+    assert samples["seed"] == 1
+    code, again = _route(["--pool", pool, "--specs", specs, "--out", root / "releases", "--seed", "1"])
+    assert code == 0 and not again["created"]
+
+
+def test_release_json_records_every_file_digest(ws):
+    import hashlib
+    root, pool, specs = ws
+    result = route_release(pool, specs, root / "releases", progress=False)
+    manifest = json.loads((result.release_dir / "release.json").read_text())
+    assert set(manifest["files"]) == {"routing.parquet", "rule_stats.json", "samples.json"}
+    for name, digest in manifest["files"].items():
+        assert hashlib.sha256((result.release_dir / name).read_bytes()).hexdigest() == digest
+
+
+@pytest.mark.parametrize("name", ["rule_stats.json", "samples.json", "routing.parquet"])
+def test_a_render_refuses_an_edited_release(ws, name):
+    root, pool, specs = ws
+    route_release(pool, specs, root / "releases", progress=False)
+    file = next(specs.glob("rules/*.json"))
+    rules = json.loads(file.read_text())
+    rules[0]["description"] = "a second rule book, so the site shows a diff that reads routing.parquet"
+    file.write_text(json.dumps(rules))
+    second = route_release(pool, specs, root / "releases", progress=False)
+    target = second.release_dir / name
+    if name.endswith(".json"):
+        doc = json.loads(target.read_text())
+        doc["seed" if name == "samples.json" else "title_only"] = 12345  # a quiet edit the checks would miss
+        target.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    else:
+        target.write_bytes(target.read_bytes() + b"\0")
+    with pytest.raises(InputError, match=f"{name}: its bytes differ from the sha256 release.json records"):
+        render_site(root / "releases", root / "fresh-site", progress=False)
+    assert not (root / "fresh-site").exists()
