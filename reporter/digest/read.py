@@ -1,0 +1,222 @@
+"""Read a week's papers into records: normalized records (JSONL, Parquet, CSV) or a source's own format.
+
+`read_papers(path)` detects the format (docs/digest.md, "Records and merge"):
+
+1. A `.parquet`/`.pq` name, or content starting with `PAR1`: normalized Parquet.
+2. A `.csv`/`.tsv` name (optionally `.gz`): normalized CSV/TSV.
+3. Otherwise the content decides (gzip is undone first, whatever the name):
+   - XML (`<` first): root `PubmedArticleSet` is PubMed efetch XML; root Atom `feed` is the arXiv API;
+   - JSON or JSONL: the first record decides. An object with `collection` is bioRxiv/medRxiv
+     `details`; with `results` an OpenAlex API page; a record with `abstract_inverted_index`,
+     `authorships` or an `https://openalex.org/W...` id is an OpenAlex work; one with `crawl_date`
+     (or `abs`, `pdf` and `summary`) is an arXiv listing row; anything else is a normalized record.
+   Any other content is refused, naming the formats read.
+
+Normalized records have exactly the fields of `Record.to_json` (id, title, abstract, source, doi,
+published, type, authors, venue, related_ids, version); an unknown field is an error (it is most
+often a misspelt one, which would otherwise silently lose its value). In CSV, `authors` and
+`related_ids` are `;`-separated and an empty cell is null.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..errors import InputError
+from ..novelty.keys import normalize_lom_id
+from ..pool import sources
+from .records import Record
+
+FIELDS = ("id", "title", "abstract", "source", "doi", "published", "type", "authors", "venue",
+          "related_ids", "version")
+TEXT_FIELDS = ("abstract", "source", "type", "venue")
+_DATE = re.compile(r"\d{4}(-\d{2}(-\d{2})?)?")
+
+
+def read_papers(path: Path) -> list[Record]:
+    """The records of a papers file in any format read_papers detects (module docstring), in file order."""
+    path = Path(path)
+    kind = detect_format(path)
+    return READERS[kind](path)
+
+
+def detect_format(path: Path) -> str:
+    """The format of a papers file: one of READERS' keys (the rule is the module docstring)."""
+    name = path.name.lower()
+    if name.endswith((".parquet", ".pq")):
+        return "parquet"
+    if name.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz")):
+        return "csv"
+    data = sources.read_bytes(path)
+    head = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    if head.startswith(b"<"):
+        return sources.xml_kind(path, data)
+    if head.startswith((b"{", b"[")):
+        return sources.json_kind(path, data)
+    raise InputError(f"{path}: not a papers file this tool reads: expected normalized records (JSONL, "
+                     f"Parquet, CSV), OpenAlex or bioRxiv/medRxiv JSON, PubMed XML, arXiv Atom or "
+                     f"an arXiv listing JSONL")
+
+
+# --- normalized records ---------------------------------------------------------------------------
+
+def read_jsonl(path: Path) -> list[Record]:
+    """Normalized records from JSONL (or a JSON list of records), `.gz` or not."""
+    data = sources.read_bytes(path)
+    return [normalized_record(item, where) for where, item in sources.json_items(path, data)]
+
+
+def read_parquet(path: Path) -> list[Record]:
+    """Normalized records from a Parquet file."""
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for a file that is not Parquet
+        raise InputError(f"{path}: cannot read as Parquet: {exc}") from None
+    _check_columns(path, table.column_names)
+    return [normalized_record(row, f"{path}: record {n}") for n, row in enumerate(table.to_pylist(), start=1)]
+
+
+def read_csv(path: Path) -> list[Record]:
+    """Normalized records from CSV or TSV (by name), `.gz` or not; `;` separates list items."""
+    text = sources.decode(path, sources.read_bytes(path))
+    delimiter = "\t" if path.name.lower().endswith((".tsv", ".tsv.gz")) else ","
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    records: list[Record] = []
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise InputError(f"{path}: empty file; a CSV of records starts with a header naming id and title")
+        _check_columns(path, header)
+        line = reader.line_num + 1
+        for row in reader:
+            where = f"{path}: line {line}"
+            line = reader.line_num + 1
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) != len(header):
+                raise InputError(f"{where}: {len(row)} cells for {len(header)} columns")
+            item: dict[str, Any] = {k: (v if v.strip() else None) for k, v in zip(header, row)}
+            for key in ("authors", "related_ids"):
+                if item.get(key) is not None:
+                    item[key] = [part.strip() for part in item[key].split(";") if part.strip()]
+            records.append(normalized_record(item, where))
+    except csv.Error as exc:
+        raise InputError(f"{path}: line {reader.line_num}: not valid CSV ({exc})") from None
+    return records
+
+
+def _check_columns(path: Path, columns: Iterable[str]) -> None:
+    columns = list(columns)
+    unknown = [c for c in columns if c not in FIELDS]
+    if unknown:
+        raise InputError(f"{path}: unknown column(s) {', '.join(map(repr, unknown))}; "
+                         f"a records file has {', '.join(FIELDS)}")
+    missing = [c for c in ("id", "title") if c not in columns]
+    if missing:
+        raise InputError(f"{path}: no {' or '.join(missing)} column; every record needs an id and a title")
+    if len(set(columns)) != len(columns):
+        raise InputError(f"{path}: a column is named twice in the header")
+
+
+def _text(item: dict[str, Any], key: str, where: str) -> str | None:
+    value = item.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InputError(f"{where}: {key!r} must be a string or null, got {value!r:.60}")
+    return value.strip() or None
+
+
+def _id_list(item: dict[str, Any], key: str, where: str) -> list[str]:
+    value = item.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise InputError(f"{where}: {key!r} must be a list of strings, got {value!r:.60}")
+    return [v.strip() for v in value if v.strip()]
+
+
+def record_id(value: str, where: str, key: str = "id") -> tuple[str, str | None]:
+    """(normal id, arXiv version or None) of a scheme-prefixed id; InputError when it has no scheme."""
+    low = value.strip().lower()
+    if low.startswith(("arxiv:", "http://arxiv.org/", "https://arxiv.org/")):
+        arxiv = sources.split_arxiv(value)
+        if arxiv is not None:
+            return arxiv
+    normal = normalize_lom_id(value)
+    scheme, sep, rest = normal.partition(":")
+    if not sep or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_.-]*", scheme) or not rest.strip():
+        raise InputError(f"{where}: {key} {value!r} has no scheme; write it scheme-prefixed "
+                         f"(arxiv:2401.01234, doi:10.1101/..., pmid:39000000, openalex:W1)")
+    return f"{scheme.lower()}:{rest.strip()}", None
+
+
+def normalized_record(item: Any, where: str) -> Record:
+    """One normalized record (a dict of FIELDS) as a Record; InputError naming `where` when malformed."""
+    if not isinstance(item, dict):
+        raise InputError(f"{where}: a record must be an object, got {type(item).__name__}")
+    unknown = sorted(set(item) - set(FIELDS))
+    if unknown:
+        raise InputError(f"{where}: unknown field(s) {', '.join(map(repr, unknown))}; "
+                         f"a record has {', '.join(FIELDS)}")
+    raw_id = _text(item, "id", where)
+    if raw_id is None:
+        raise InputError(f"{where}: record without an id; every record needs a scheme-prefixed id")
+    rid, id_version = record_id(raw_id, where)
+    where_id = f"{where} (id {rid})"
+    title = _text(item, "title", where_id)
+    if title is None:
+        raise InputError(f"{where_id}: record without a title")
+    version = item.get("version")
+    if isinstance(version, int) and not isinstance(version, bool):
+        version = str(version)
+    version = _text({"version": version}, "version", where_id) or id_version
+    doi = sources.doi_id(_text(item, "doi", where_id))
+    if doi is None and rid.startswith("doi:"):
+        doi = rid[4:]
+    related = []
+    for value in _id_list(item, "related_ids", where_id):
+        other, _ = record_id(value, where_id, "related id")
+        if other != rid and other not in related:
+            related.append(other)
+    published = item.get("published")
+    if isinstance(published, (dt.date, dt.datetime)):
+        published = published.isoformat()[:10]
+    published = _text({"published": published}, "published", where_id)
+    if published is not None and not _valid_date(published):
+        raise InputError(f"{where_id}: 'published' must be an ISO date (YYYY-MM-DD, YYYY-MM or YYYY), "
+                         f"got {published!r:.40}")
+    texts = {key: _text(item, key, where_id) for key in TEXT_FIELDS}
+    return Record(id=rid, title=title, abstract=texts["abstract"], source=texts["source"] or "", doi=doi,
+                  published=published, type=texts["type"], authors=tuple(_id_list(item, "authors", where_id)),
+                  venue=texts["venue"], related_ids=tuple(related), version=version, where=where)
+
+
+def _valid_date(value: str) -> bool:
+    if not _DATE.fullmatch(value):
+        return False
+    parts = [int(p) for p in value.split("-")] + [1, 1]
+    try:
+        dt.date(parts[0], parts[1], parts[2])
+    except ValueError:
+        return False
+    return True
+
+
+READERS = {
+    "jsonl": read_jsonl,
+    "parquet": read_parquet,
+    "csv": read_csv,
+}
+"""Format name -> reader; the source formats are added from reporter.pool.sources."""

@@ -1,0 +1,119 @@
+"""The digest's data: a paper record in, a decision out (docs/design/digest.md).
+
+`Record` is what every reader produces (normalized records, and the
+sources' own formats through `reporter.pool.sources`). `Decision` and
+`WeekDecisions` are what `decisions.json` holds; the pages are built from
+them and nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+DECISIONS = ("KEEP", "REVIEW", "DROP")
+DROP_CAUSES = ("already-covered", "look-alike-trap", "fails-required", "not-in-scope", "weak-match")
+"""Why a paper was dropped, in the order the digest page groups them."""
+
+
+@dataclass(frozen=True)
+class Record:
+    """One paper of a week: scheme-prefixed id, text, and the ids of its other versions."""
+
+    id: str
+    """Scheme-prefixed identity: `arxiv:2608.13940` (no version), `doi:10.1101/...`, `pmid:39000000`, `openalex:W1`."""
+    title: str
+    """The title as the source gave it (never empty)."""
+    abstract: str | None = None
+    """The abstract, or None when the source returned none (such a paper is never KEEP)."""
+    source: str = ""
+    """Where it came from: arxiv, biorxiv, medrxiv, pubmed, openalex, or the file's own `source`."""
+    doi: str | None = None
+    """The DOI without a resolver prefix, lower-cased (`10.1101/2026.05.07.123456`), or None."""
+    published: str | None = None
+    """Publication or posting date, ISO `YYYY-MM-DD`, or None."""
+    type: str | None = None
+    """The source's work type (preprint, journal-article, ...)."""
+    authors: tuple[str, ...] = ()
+    """Author names in order, as given ("Ada Lovelace" or "Lovelace, Ada")."""
+    venue: str | None = None
+    """Journal, server or listing."""
+    related_ids: tuple[str, ...] = ()
+    """Scheme-prefixed ids of other versions of the same work (e.g. its preprint, its journal DOI)."""
+    version: str | None = None
+    """The source's version of this text (arXiv `v2`, bioRxiv `3`), kept as a field, never part of `id`."""
+    where: str = ""
+    """Where the record was read: `FILE:line N` or `FILE: record N`, for error messages and the merge list."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The normalized-record form (one JSONL line of `reporter fetch`)."""
+        return {"id": self.id, "title": self.title, "abstract": self.abstract, "source": self.source,
+                "doi": self.doi, "published": self.published, "type": self.type, "authors": list(self.authors),
+                "venue": self.venue, "related_ids": list(self.related_ids), "version": self.version}
+
+
+@dataclass(frozen=True)
+class Axes:
+    """The three axis scores, each in [0, 1], kept to two decimals."""
+
+    match: float
+    criteria: float
+    novelty: float
+
+    def to_json(self) -> dict[str, float]:
+        return {"match": self.match, "criteria": self.criteria, "novelty": self.novelty}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One paper's decision: the contract fields of decisions.json plus what the pages show."""
+
+    id: str
+    """The surviving id (a merged paper appears once)."""
+    decision: str
+    """KEEP, REVIEW or DROP."""
+    score: int
+    """0-100, computed exactly in integer hundredths and rounded half up."""
+    axes: Axes
+    """The three axis scores."""
+    rationale: str
+    """One line a reader can audit; every DROP names its cause and quotes the criteria line or prior week."""
+    tags: tuple[str, ...]
+    """e.g. already-covered, look-alike-trap, fails-required, criteria-silent, no-abstract,
+    demoted-for-cap, journal-version-of:YYYY-Www."""
+    title: str
+    """The paper's title (for the pages)."""
+    cause: str | None = None
+    """For a DROP: one of DROP_CAUSES (the group it is listed under); None otherwise."""
+    criteria_lines: tuple[int, ...] = ()
+    """Lines of the criteria document the criteria score came from."""
+    matched_terms: tuple[str, ...] = ()
+    """Watchlist entries that matched, for the pages."""
+    merged_ids: tuple[str, ...] = ()
+    """Other ids folded into this paper by the cross-source merge."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "decision": self.decision, "score": self.score, "axes": self.axes.to_json(),
+                "rationale": self.rationale, "tags": list(self.tags), "title": self.title, "cause": self.cause,
+                "criteria_lines": list(self.criteria_lines), "matched_terms": list(self.matched_terms),
+                "merged_ids": list(self.merged_ids)}
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The calibration block of decisions.json (the seed's fields)."""
+
+    kept: int
+    review: int
+    dropped: int
+    force_dropped_already_covered: int
+    demoted_for_cap: int
+    stricter_pass_applied: bool
+    histogram: tuple[int, ...] = field(default=(0,) * 10)
+    """Papers per score decile (0-9, 10-19, ..., 90-100), for the page's histogram."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kept": self.kept, "review": self.review, "dropped": self.dropped,
+                "force_dropped_already_covered": self.force_dropped_already_covered,
+                "demoted_for_cap": self.demoted_for_cap, "stricter_pass_applied": self.stricter_pass_applied,
+                "histogram": list(self.histogram)}
