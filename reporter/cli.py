@@ -11,6 +11,7 @@ import importlib
 import sys
 
 from .errors import InputError, InternalError
+from .files import resource_error
 
 # Each module defines register(subparsers) that adds its commands and sets
 # `func` (args -> exit code) on each parser.
@@ -62,6 +63,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"reporter {args.command}: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:
+        message = resource_error(exc)
+        if message is None:
+            raise
+        print(f"reporter {args.command}: error: {message}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -93,3 +93,203 @@ def test_good_book_loads_sorted_by_precedence(tmp_path):
     assert [r.id for r in book.rules] == ["r2", "r1", "r3"]
     assert book.rules[0].spec == rule(id="r2", precedence=50)
     assert json.loads(json.dumps(book.rules[0].spec)) == book.rules[0].spec
+
+
+# ---------------------------------------------------------------- issue 8, item 2: books that passed and then broke
+
+POOL_ROWS = [
+    {"work_id": "doi:1", "source": "osf", "title": "A replication of x", "abstract": "We replicate it."},
+    {"work_id": "doi:2", "source": "pubmed", "title": "Other work", "abstract": None},
+    {"work_id": "doi:3", "source": "osf", "title": "Abc (quoted) text", "abstract": "ΑΣ and abc"},
+    {"work_id": "doi:4", "source": "pubmed", "title": None, "abstract": None},
+]
+
+
+def _route_and_render(tmp_path, specs, rows=POOL_ROWS, out="releases"):
+    from reporter.site import render_site
+    pool = write_pool(tmp_path / "pool.parquet", rows)
+    result = route_release(pool, specs, tmp_path / out, progress=False)
+    render_site(tmp_path / out, tmp_path / "site", progress=False)
+    return result
+
+
+def test_a_book_of_empty_rule_files_is_refused_before_anything_is_written(tmp_path):
+    specs = write_specs(tmp_path, {"a.json": [], "b.json": []})
+    pool = write_pool(tmp_path / "pool.parquet", POOL_ROWS)
+    out = tmp_path / "releases"
+    with pytest.raises(InputError, match=r"rules: the rule files \(a.json, b.json\) hold no rule; "
+                                         r"a rule book needs at least one rule"):
+        route_release(pool, specs, out, progress=False)
+    assert not out.exists()
+
+
+def test_an_empty_rule_file_beside_rules_is_no_rule(tmp_path):
+    specs = write_specs(tmp_path, {"a.json": [], "b.json": [rule()]})
+    assert [r.id for r in load_rulebook(specs).rules] == ["r1"]
+
+
+def test_the_engine_routes_a_book_without_rules_to_pending(tmp_path):
+    import pyarrow as pa
+
+    from reporter.routing.engine import compile_plan, route_batch
+    from reporter.routing.specs import RuleBook, load_piles
+    specs = write_specs(tmp_path, [rule()])
+    piles, title_only = load_piles(specs)
+    batch = pa.RecordBatch.from_pylist(POOL_ROWS)
+    res = route_batch(compile_plan(RuleBook((), piles, title_only, specs), batch.schema), batch)
+    assert res.table.column("pending_reason").to_pylist() == ["unrouted"] * 4
+
+
+@pytest.mark.parametrize("pile", [["screen"], {"name": "screen"}, 3, None, True])
+def test_a_pile_that_is_not_a_name_is_refused(tmp_path, pile):
+    specs = write_specs(tmp_path, [rule(pile=pile)])
+    with pytest.raises(InputError, match=r"rules/rules.json: rule 'r1': \$\[0\].pile: must be a pile name \(a string\)"):
+        load_rulebook(specs)
+
+
+def _nested_not(levels: int) -> str:
+    leaf = json.dumps(GOOD["match"])
+    return '{"not": ' * levels + leaf + "}" * levels
+
+
+def test_json_too_deep_to_read_is_refused(tmp_path):
+    specs = write_specs(tmp_path, [rule()])
+    (specs / "rules" / "rules.json").write_text(
+        '[{"id": "r1", "pile": "screen", "precedence": 1, "match": ' + _nested_not(3000) + "}]")
+    with pytest.raises(InputError, match=r"rules/rules.json: JSON nested too deeply to read; "
+                                         r"a predicate may nest at most 32 levels"):
+        load_rulebook(specs)
+
+
+def test_predicates_nested_past_the_limit_are_refused_with_their_path(tmp_path):
+    from reporter.routing.specs import MAX_DEPTH
+    specs = write_specs(tmp_path, [rule()])
+    (specs / "rules" / "rules.json").write_text(
+        '[{"id": "r1", "pile": "screen", "precedence": 1, "match": ' + _nested_not(MAX_DEPTH) + "}]")
+    with pytest.raises(InputError) as err:
+        load_rulebook(specs)
+    assert str(err.value).startswith("rules/rules.json: rule 'r1': $[0].match" + ".not" * MAX_DEPTH + ": ")
+    assert f"predicates nest more than {MAX_DEPTH} levels deep" in str(err.value)
+
+
+def test_predicates_nested_to_the_limit_route_and_render(tmp_path):
+    from reporter.routing.specs import MAX_DEPTH
+    specs = write_specs(tmp_path, [rule()])
+    (specs / "rules" / "rules.json").write_text(   # MAX_DEPTH - 1 nots around a leaf: MAX_DEPTH levels
+        '[{"id": "r1", "pile": "screen", "precedence": 1, "match": ' + _nested_not(MAX_DEPTH - 1) + "}]")
+    _route_and_render(tmp_path, specs)
+
+
+@pytest.mark.parametrize("pattern", [
+    r"\Qreplication",            # a quote RE2 closes at the end of the pattern; the span pattern used to swallow its ')'
+    r"\Q(quoted)",               # a quoted parenthesis is a character, not a group
+    r"(?<m>replication)",        # RE2's other spelling of a named group, named as the span pattern's own
+])
+def test_regexes_routing_compiles_route_and_render(tmp_path, pattern):
+    specs = write_specs(tmp_path, [rule(match={"field": "title", "regex": pattern})])
+    result = _route_and_render(tmp_path, specs)
+    assert result.piles["screen"] == 1
+
+
+def test_a_regex_whose_span_pattern_re2_refuses_is_refused_at_load(tmp_path, monkeypatch):
+    from reporter.routing import regexlit
+    monkeypatch.setattr(regexlit, "_uncapture", lambda pattern: pattern + "(")
+    specs = write_specs(tmp_path, [rule(match={"field": "title", "regex": "replication"})])
+    with pytest.raises(InputError, match=r"rule 'r1': \$\[0\].match.regex: invalid RE2 regex 'replication': .*missing \)"):
+        load_rulebook(specs)
+
+
+@pytest.mark.parametrize("pattern,text", [
+    (r"\pLabc", "xabc"),                      # \pL is a class: 'L' is not a literal
+    (r"\x41bc", "Abc"),                       # \x41 is 'A'
+    (r"\101bc", "Abc"),                       # octal
+    (r"[[:alpha:]]abc", "xabc"),              # a POSIX class inside a class
+    (r"[\]x]abc", "]abc"),                    # an escaped ] inside a class
+    (r"ab{cd", "ab{cd"),                      # a brace that is not a repetition is a literal
+    (r"\Qabc)\E|xyz", "xyz"),                 # a quoted ')' does not end the pattern
+    (r"\Qab|cd\E", "ab|cd"),                  # a quoted '|' is no alternation
+    ("σωμα", "ΣΩΜΑ"),                          # RE2 folds σ, ς and Σ; lower-casing does not
+    ("ςxyz", "σxyz"),
+])
+def test_the_literal_prefilter_never_hides_a_match(tmp_path, pattern, text):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from reporter.routing.normalise import normalise_text
+    from reporter.routing.regexlit import required_literals
+    assert pc.match_substring_regex(pa.array([text]), pattern, ignore_case=True)[0].as_py()
+    lits = required_literals(pattern)
+    assert lits is None or any(lit in normalise_text(text) for lit in lits), lits
+    specs = write_specs(tmp_path, [rule(match={"field": "title", "regex": pattern})])
+    rows = [{"work_id": "doi:1", "source": "x", "title": text, "abstract": "a"}]
+    result = route_release(write_pool(tmp_path / "pool.parquet", rows), specs, tmp_path / "releases", progress=False)
+    assert result.piles["screen"] == 1
+
+
+def test_a_pending_pile_of_another_name_routes_renders_and_diffs(tmp_path):
+    piles = {"piles": [{"name": "screen", "kind": "screen", "tier": "expensive"},
+                       {"name": "pending", "kind": "hold"},
+                       {"name": "waiting", "kind": "pending"}]}
+    first = _route_and_render(tmp_path / "one", write_specs(tmp_path / "one", [rule()]))
+    assert first.piles["pending"] == 3   # the default book: its pending pile is called pending
+    specs = write_specs(tmp_path, [rule(), rule(id="r2", pile="pending", precedence=5,
+                                            match={"field": "title", "phrase": "other"})], piles=piles)
+    result = _route_and_render(tmp_path, specs, out="one/releases")   # a second release beside the first: a diff
+    assert result.piles == {"screen": 1, "pending": 1, "waiting": 2}
+    page = (tmp_path / "site" / "releases" / result.release_id / "index.md").read_text()
+    assert "| waiting | pending | 2 |" in page
+    assert (tmp_path / "site" / "releases" / result.release_id / "diff.md").exists()
+
+
+def test_rule_ids_the_site_would_give_one_page_are_refused(tmp_path):
+    from reporter.site.links import slug
+    twin = slug("A")   # a plain id spelled like A's page name
+    specs = write_specs(tmp_path, {"a.json": [rule(id="A")],
+                                   "b.json": [rule(id="x", precedence=11), rule(id=twin, precedence=12)]})
+    with pytest.raises(InputError) as err:
+        load_rulebook(specs)
+    assert str(err.value) == (f"rules/b.json: rule '{twin}': $[1].id: the site would give this rule the page "
+                              f"name '{twin}', which rule 'A' (in rules/a.json) already has; rename one of them")
+
+
+def test_ids_differing_only_in_case_get_pages_of_their_own(tmp_path):
+    specs = write_specs(tmp_path, [rule(id="A"), rule(id="a", precedence=12)])
+    _route_and_render(tmp_path, specs)
+
+
+def test_a_book_past_the_rule_limit_is_refused_naming_the_first_rule_too_many(tmp_path):
+    from reporter.routing.specs import MAX_RULES
+    rules = [rule(id=f"r{i}", precedence=i) for i in range(MAX_RULES + 5)]
+    specs = write_specs(tmp_path, {"a.json": rules[:10], "b.json": rules[10:]})
+    with pytest.raises(InputError) as err:
+        load_rulebook(specs)
+    assert str(err.value).startswith(f"rules/b.json: $[{MAX_RULES - 10}]: the rule book holds more than "
+                                     f"{MAX_RULES:,} rules (shadow rules included)")
+
+
+def test_a_book_at_the_rule_limit_routes_and_renders(tmp_path):
+    from reporter.routing.specs import MAX_RULES
+    words = ["replication", "trial", "erratum", "other", "data"]
+    rules = [rule(id=f"r{i}", precedence=i, pile=["screen", "hold", "discard"][i % 3], shadow=i % 10 == 0,
+                  match={"field": "text", "phrase": words[i % 5]}) for i in range(MAX_RULES)]
+    specs = write_specs(tmp_path, rules)
+    result = _route_and_render(tmp_path, specs)
+    assert result.rows == len(POOL_ROWS)
+    assert len(list((tmp_path / "site" / "releases" / result.release_id / "rules").glob("*.html"))) == MAX_RULES
+
+
+@pytest.mark.parametrize("values", [["osf", 1], [True, "osf"], [0, False]])
+def test_values_of_mixed_types_are_refused_at_load(tmp_path, values):
+    specs = write_specs(tmp_path, [rule(domain={"column": "source", "in": values})])
+    with pytest.raises(InputError, match=r"rule 'r1': \$\[0\].domain.in: values must be all strings, all numbers "
+                                         r"or all booleans \(one column holds one type\); got \w+ and \w+ in \["):
+        load_rulebook(specs)
+
+
+@pytest.mark.parametrize("name", ["pending/unrouted", "a/b"])
+def test_a_pile_name_with_a_slash_is_refused(tmp_path, name):
+    piles = {"piles": [{"name": "screen", "kind": "screen", "tier": "expensive"},
+                       {"name": name, "kind": "hold"}, {"name": "pending", "kind": "pending"}]}
+    specs = write_specs(tmp_path, [rule()], piles=piles)
+    with pytest.raises(InputError, match=r"piles.json: \$.piles\[1\].name: '.*' holds '/', which the site keeps"):
+        load_rulebook(specs)

@@ -382,7 +382,8 @@ class NoTextPolicy:
     def final_pile(self, rule_idx: np.ndarray, matched: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(pile index, downgraded, title_only) for rows won by rule_idx where matched (elsewhere: pending)."""
         plan = self.plan
-        pile = np.where(matched, plan.rule_pile[np.maximum(rule_idx, 0)], plan.pending_index)
+        pile = np.full(len(matched), plan.pending_index, dtype=np.int64)
+        pile[matched] = plan.rule_pile[rule_idx[matched]]  # no rule is indexed where none matched (a book may be empty)
         paying_win = matched & plan.paying[pile]
         no_text = paying_win & ~self.has_abstract
         downgraded = no_text & ~self.exempt

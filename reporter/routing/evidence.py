@@ -12,42 +12,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .normalise import is_word_char
+from .regexlit import span_pattern
 from .specs import Phrase
 from .textscan import _ASCII_WORD, FieldBuffer, _char_at
 
 FIELDS = ("title", "abstract")
 EVIDENCE_TEXT_MAX = 200
-
-
-def _uncapture(pattern: str) -> str:
-    """Turn a regex's unnamed capturing groups into non-capturing ones (for span extraction)."""
-    out, i, in_class = [], 0, False
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            out.append(pattern[i:i + 2])
-            i += 2
-            continue
-        if in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-            if pattern[i + 1:i + 2] == "]":
-                out.append("[]")
-                i += 2
-                continue
-        elif ch == "(" and pattern[i + 1:i + 2] != "?":
-            out.append("(?:")
-            i += 1
-            continue
-        elif ch == "(" and pattern[i + 1:i + 3] == "?P" and pattern[i + 3:i + 4] == "<":
-            close = pattern.index(">", i)
-            out.append("(?:")
-            i = close + 1
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
 
 
 def find_evidence(plan, fields: dict, winner: np.ndarray, n: int):
@@ -71,8 +41,7 @@ def find_evidence(plan, fields: dict, winner: np.ndarray, n: int):
                     if len(cand) == 0:
                         continue
                     arr = ft.norm.take(pa.array(cand))
-                    flags = "" if leaf.case_sensitive else "(?i)"
-                    ext = pc.extract_regex(arr, f"{flags}(?s)(?P<pre>.*?)(?P<m>{_uncapture(leaf.pattern)})")
+                    ext = pc.extract_regex(arr, span_pattern(leaf.pattern, leaf.case_sensitive))
                     valid = ext.is_valid().to_numpy(zero_copy_only=False)
                     if not valid.any():
                         continue

@@ -1,13 +1,108 @@
-"""Literals a regex's every match must contain, so the regex runs only where one occurs.
+"""The regexes routing compiles, and the literals a regex's every match must contain.
 
-A tiny reader of the RE2 syntax rule books use: literal runs, groups,
-alternation, quantifiers, classes and escapes. It is conservative: where it
-is unsure it finds no literal, and the regex runs on every row it must.
+Routing compiles two patterns per regex leaf: the regex as written (the
+match, `pc.match_substring_regex`) and `span_pattern`, the regex wrapped to
+measure where its first match starts (the evidence, `pc.extract_regex`).
+`regex_error` compiles exactly those two, so the rule book's check at load
+and routing can never disagree about a pattern.
+
+`required_literals` is a tiny reader of the RE2 syntax rule books use:
+literal runs, `\\Q...\\E` quotes, groups, alternation, quantifiers, classes
+and escapes. It is conservative: where it is unsure (a construct it does not
+know, a non-ASCII letter whose case folding lower-casing may not mirror) it
+finds no literal there, and the regex runs on every row it must.
 """
 
 from __future__ import annotations
 
+import re
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from .normalise import normalise_text
+
+_OCTAL = "01234567"
+_HEX = "0123456789abcdefABCDEF"
+_REPEAT = re.compile(r"\{([0-9]+)(?:,[0-9]*)?\}")
+
+
+def span_pattern(pattern: str, case_sensitive: bool) -> str:
+    """The regex wrapped so that RE2 reports its first match's prefix (`pre`) and text (`m`).
+
+    The regex's own capturing groups become non-capturing (named ones too,
+    so they cannot clash with `pre` and `m`), and a `\\Q` quote left open at
+    the end is closed, so the wrapper's `)` stays a parenthesis.
+    """
+    flags = "" if case_sensitive else "(?i)"
+    return f"{flags}(?s)(?P<pre>.*?)(?P<m>{_uncapture(pattern)})"
+
+
+def regex_error(pattern: str, case_sensitive: bool) -> str | None:
+    """Why RE2 refuses the regex or its span pattern (as routing compiles them), or None."""
+    probe = pa.array(["x"], pa.string())
+    try:
+        pc.match_substring_regex(probe, pattern, ignore_case=not case_sensitive)
+        pc.extract_regex(probe, span_pattern(pattern, case_sensitive))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        return str(exc)
+    return None
+
+
+def _uncapture(pattern: str) -> str:
+    """The regex with every capturing group made non-capturing and an open `\\Q` closed."""
+    out, i, n = [], 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if pattern.startswith("\\Q", i):
+            end = pattern.find("\\E", i + 2)
+            if end < 0:  # quoted to the end of the pattern
+                out.append(pattern[i:] + "\\E")
+                break
+            out.append(pattern[i:end + 2])
+            i = end + 2
+        elif ch == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+        elif ch == "[":
+            end = _class_end(pattern, i)
+            out.append(pattern[i:end])
+            i = end
+        elif ch == "(" and not pattern.startswith("(?", i):
+            out.append("(?:")
+            i += 1
+        elif pattern.startswith("(?P<", i) or (pattern.startswith("(?<", i) and pattern[i + 3:i + 4] not in ("=", "!")):
+            close = pattern.find(">", i)
+            if close < 0:
+                out.append(pattern[i:])
+                break
+            out.append("(?:")
+            i = close + 1
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _class_end(p: str, i: int) -> int:
+    """The index just past the character class that opens at p[i] == '['."""
+    j = i + 1
+    if p[j:j + 1] == "^":
+        j += 1
+    if p[j:j + 1] == "]":  # a leading ] is a literal
+        j += 1
+    while j < len(p):
+        ch = p[j]
+        if ch == "\\":
+            j += 2
+        elif p.startswith("[:", j):
+            close = p.find(":]", j + 2)
+            j = close + 2 if close >= 0 else j + 1
+        elif ch == "]":
+            return j + 1
+        else:
+            j += 1
+    return len(p)
 
 
 class _Re:
@@ -42,14 +137,11 @@ class _Re:
         elif ch == "+":
             self.i += 1
         elif ch == "{":
-            close = self.p.find("}", self.i)
-            if close < 0:
-                self.i += 1
+            rep = _REPEAT.match(self.p, self.i)
+            if rep is None:  # not a repetition: RE2 reads the brace as a literal
                 return 1
-            body = self.p[self.i + 1:close].split(",")[0].strip()
-            lo = int(body) if body.isdigit() else 0
-            self.i = close + 1
-            lo = min(lo, 1)
+            self.i = rep.end()
+            lo = min(int(rep.group(1)), 1)
         else:
             return 1
         if self.peek() == "?":  # lazy
@@ -65,6 +157,8 @@ class _Re:
                 colon = self.p.find(":", self.i)
                 if self.p.startswith("?P<", self.i) or self.p.startswith("?<", self.i):
                     self.i = self.p.find(">", self.i) + 1
+                    if self.i == 0:
+                        raise ValueError("unclosed group name")
                 elif 0 <= colon < close or close < 0:
                     self.i = colon + 1
                 else:  # a flag group such as (?i)
@@ -75,23 +169,53 @@ class _Re:
                 self.i += 1
             return ("group", inner)
         if ch == "[":
-            j = self.i + (1 if self.peek() == "^" else 0)
-            j += 1 if self.p[j:j + 1] == "]" else 0
-            close = self.p.find("]", j)
-            self.i = len(self.p) if close < 0 else close + 1
+            self.i = _class_end(self.p, self.i - 1)
             return ("other",)
         if ch == "\\":
-            esc = self.peek()
-            self.i += 1
-            if esc in ("p", "P") and self.peek() == "{":
-                self.i = self.p.find("}", self.i) + 1
-                return ("other",)
-            if esc and not esc.isalnum():
-                return ("lit", esc)
-            return ("other",)
-        if ch in ".^$":
+            return self.escape()
+        if ch in ".^$" or not ch.isascii():
+            # Non-ASCII letters: RE2's case folding (σ, ς, Σ) is not what lower-casing sees.
             return ("other",)
         return ("lit", ch)
+
+    def escape(self):
+        esc = self.peek()
+        self.i += 1
+        if esc == "Q":  # \Q...\E: every character up to \E (or the end) is a literal
+            end = self.p.find("\\E", self.i)
+            end = len(self.p) if end < 0 else end
+            body, self.i = self.p[self.i:end], min(end + 2, len(self.p))
+            if not body:
+                return ("opt",)
+            # A quantifier after the quote repeats only its last character: keep the rest.
+            last = ("lit", body[-1]) if body[-1].isascii() else ("other",)
+            lits = [("lit", c) if c.isascii() else ("other",) for c in body[:-1]]
+            lo = self.quantifier()
+            return ("group", ("alt", [("seq", lits + [last if lo >= 1 else ("opt",)])]))
+        if esc in ("p", "P"):
+            if self.peek() == "{":
+                close = self.p.find("}", self.i)
+                self.i = len(self.p) if close < 0 else close + 1
+            else:
+                self.i += 1  # a one-letter class name: \pL, \PN
+            return ("other",)
+        if esc == "x":
+            if self.peek() == "{":
+                close = self.p.find("}", self.i)
+                self.i = len(self.p) if close < 0 else close + 1
+            else:
+                for _ in range(2):
+                    if self.peek() and self.peek() in _HEX:
+                        self.i += 1
+            return ("other",)
+        if esc in _OCTAL:
+            for _ in range(2):
+                if self.peek() and self.peek() in _OCTAL:
+                    self.i += 1
+            return ("other",)
+        if esc and esc.isascii() and not esc.isalnum():
+            return ("lit", esc)
+        return ("other",)
 
 
 def _requirement(node) -> set[str] | None:
@@ -127,12 +251,14 @@ def required_literals(pattern: str) -> tuple[str, ...] | None:
     The regex then runs only on rows where the literal pass saw one of them.
     Each literal keeps a leading or trailing space (the text has single
     spaces), and must have at least 3 characters, or there is no requirement.
+    A pattern the reader does not follow to its end has no requirement.
     """
+    reader = _Re(pattern)
     try:
-        req = _requirement(_Re(pattern).alt())
+        req = _requirement(reader.alt())
     except (ValueError, IndexError):
         return None
-    if not req:
+    if reader.i < len(pattern) or not req:
         return None
     out = set()
     for lit in req:

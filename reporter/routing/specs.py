@@ -11,9 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Union
 
-import pyarrow as pa
-import pyarrow.compute as pc
-
 from ..errors import InputError
 from ..hashing import sha256_json
 from .normalise import phrase_literal
@@ -259,6 +256,9 @@ def load_piles(specs: Path) -> tuple[tuple[Pile, ...], tuple[str, ...]]:
         name, kind, tier = item.get("name"), item.get("kind"), item.get("tier")
         if not isinstance(name, str) or not name:
             raise w.at(".name").fail("must be a non-empty string")
+        if "/" in name:
+            raise w.at(".name").fail(f"{name!r} holds '/', which the site keeps for the pending reasons "
+                                     "(pending/unrouted, pending/no_text); name the pile without it")
         if kind not in PILE_KINDS:
             raise w.at(".kind").fail(f"{kind!r} is not a pile kind; allowed: {', '.join(PILE_KINDS)}")
         if kind == "screen":
@@ -291,6 +291,7 @@ def load_rulebook(specs: Path) -> RuleBook:
     rules: list[Rule] = []
     seen_ids: dict[str, str] = {}
     seen_prec: dict[int, tuple[str, str]] = {}
+    paths: dict[str, str] = {}
     for path in files:
         label = path.relative_to(specs).as_posix()
         data = _read_json(path, label)
@@ -315,16 +316,17 @@ def load_rulebook(specs: Path) -> RuleBook:
                     "precedences must be unique (shadow rules included) so a promotion is never ambiguous")
             seen_prec[rule.precedence] = (label, rule.id)
             rules.append(rule)
+            paths[rule.id] = base
     if not rules:
         raise InputError(f"{rule_dir}: the rule files ({', '.join(p.name for p in files)}) hold no rule; "
                          "a rule book needs at least one rule")
-    _check_page_names(rules)
+    _check_page_names(rules, paths)
     rules.sort(key=lambda r: -r.precedence)
     return RuleBook(tuple(rules), piles, title_only, specs)
 
 
-def _check_page_names(rules: list[Rule]) -> None:
-    """Refuse two rule ids the site would give one page (and one anchor): `A` and `a-559aead0`."""
+def _check_page_names(rules: list[Rule], paths: dict[str, str]) -> None:
+    """Refuse two rule ids the site would give one page (and one anchor), such as `A` and `a-559aead0`."""
     from ..site.links import slug  # the site's naming decides; imported here only
 
     seen: dict[str, Rule] = {}
@@ -332,14 +334,9 @@ def _check_page_names(rules: list[Rule]) -> None:
         name = slug(rule.id)
         other = seen.setdefault(name, rule)
         if other is not rule:
-            raise _Where(rule.file, rule.id, _rule_path(rule)).at(".id").fail(
-                f"the site names this rule's page {name!r}, as it does rule {other.id!r} in {other.file}; "
-                f"rename one of them")
-
-
-def _rule_path(rule: Rule) -> str:
-    """The JSON path of a loaded rule in its file ($ or $[i])."""
-    return getattr(rule, "_path", "$")
+            raise _Where(rule.file, rule.id, paths[rule.id]).at(".id").fail(
+                f"the site would give this rule the page name {name!r}, which rule {other.id!r} "
+                f"(in {other.file}) already has; rename one of them")
 
 
 def _load_rule(raw: Any, where: _Where, piles: dict[str, Pile]) -> Rule:
@@ -426,6 +423,12 @@ def parse_predicate(raw: Any, where: _Where, depth: int = 1) -> Predicate:
             raise where.at(".in").fail("must be a non-empty list of values")
         if any(isinstance(v, (dict, list)) or v is None for v in values):
             raise where.at(".in").fail("values must be strings, numbers or booleans (a null never matches)")
+        kinds = {"booleans" if isinstance(v, bool) else "numbers" if isinstance(v, (int, float)) else "strings"
+                 for v in values}
+        if len(kinds) > 1:
+            raise where.at(".in").fail(f"values must be all strings, all numbers or all booleans (one column "
+                                       f"holds one type); got {' and '.join(sorted(kinds))} in "
+                                       f"{json.dumps(values, ensure_ascii=False)}")
         return ColumnIn(column, tuple(values))
     if "field" not in raw:
         raise where.fail(f"a {shape!r} predicate needs 'field' (one of {', '.join(TEXT_FIELDS)})")

@@ -32,7 +32,7 @@ def funnel_steps(stats: dict[str, Any]) -> list[FunnelStep]:
     no_text = pending.get("no_text", 0)
     others = [(r, n) for r, n in sorted(pending.items()) if r not in ("unrouted", "no_text")]
     paying = paying_piles(stats)
-    parked = [p["name"] for p in stats["pile_order"] if p["name"] != "pending" and p["name"] not in paying]
+    parked = [p["name"] for p in stats["pile_order"] if p["kind"] != "pending" and p["name"] not in paying]
     routed = rows - unrouted - sum(n for _r, n in others)
     to_paying = routed - sum(stats["piles"][p] for p in parked)
     with_text = to_paying - no_text

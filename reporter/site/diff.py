@@ -67,7 +67,7 @@ def state_names(release: Release) -> list[str]:
     """A release's states in pile order, `pending` split into its reasons."""
     out = []
     for pile in release.stats["pile_order"]:
-        if pile["name"] == "pending":
+        if pile["kind"] == "pending":  # whatever piles.json names it, its states are pending/<reason>
             out += [f"pending/{r}" for r in _reasons(release.stats["pending"])]
         else:
             out.append(pile["name"])
@@ -76,7 +76,8 @@ def state_names(release: Release) -> list[str]:
 
 def state_counts(release: Release) -> dict[str, int]:
     """Works per state, from rule_stats.json."""
-    counts = {name: n for name, n in release.stats["piles"].items() if name != "pending"}
+    pending = {p["name"] for p in release.stats["pile_order"] if p["kind"] == "pending"}
+    counts = {name: n for name, n in release.stats["piles"].items() if name not in pending}
     counts.update({f"pending/{r}": n for r, n in release.stats["pending"].items()})
     return counts
 

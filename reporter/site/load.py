@@ -153,12 +153,15 @@ def check_stats(stats: dict[str, Any], file: Path) -> None:
         raise InputError(f"{file}: pile_order names {names} but piles has {sorted(stats['piles'])}")
     if sum(stats["piles"].values()) != stats["rows"]:
         raise InputError(f"{file}: the piles hold {sum(stats['piles'].values())} rows, not rows={stats['rows']}")
-    if sum(stats["pending"].values()) != stats["piles"].get("pending", 0):
+    pending = [p["name"] for p in stats["pile_order"] if p.get("kind") == "pending"]
+    if len(pending) != 1:
+        raise InputError(f"{file}: pile_order must list exactly one pile of kind 'pending', not {len(pending)}")
+    if sum(stats["pending"].values()) != stats["piles"][pending[0]]:
         raise InputError(f"{file}: pending reasons sum to {sum(stats['pending'].values())}, "
-                         f"not piles.pending={stats['piles'].get('pending', 0)}")
+                         f"not piles.{pending[0]}={stats['piles'][pending[0]]}")
     live = [r for r in stats["rules"] if not r["shadow"]]
     for pile in stats["pile_order"]:
-        if pile["name"] == "pending":
+        if pile["kind"] == "pending":  # the engine-owned pile, whatever piles.json names it
             continue
         won = sum(r["won"] for r in live if r["pile"] == pile["name"])
         if won != stats["piles"][pile["name"]]:

@@ -175,7 +175,7 @@ def _pile_rows(stats: dict[str, Any]) -> tuple[PileRow, ...]:
     for p in stats["pile_order"]:
         name, n = p["name"], stats["piles"][p["name"]]
         anchor = f"pile-{slug(name)}"
-        if name == "pending":
+        if p["kind"] == "pending":
             rows.append(PileRow(name, p["kind"], n, compute.share(n, stats["rows"]), None, anchor))
             for reason, m in stats["pending"].items():
                 rows.append(PileRow(f"pending/{reason}", "pending", m, compute.share(m, stats["rows"]), None, anchor))
