@@ -23,6 +23,7 @@ from typing import Any
 
 from .config import Workspace, load_workspace
 from .errors import InputError
+from .files import locked, remove_debris
 
 # Where the build writes the novelty results, relative to the workspace folder. Not part
 # of a release: rewritten at every build from the graph and the candidates (docs/novelty.md).
@@ -67,23 +68,27 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
         labels = load_labels(ws.labels)
     staged = stage_release(ws.pool, ws.specs, ws.releases, overlay=ws.overlay, sample_seed=ws.sample_seed,
                            workers=workers, progress=progress)
-    try:
-        # 2. Page models: the staged release is shown as the newest, with its label findings.
-        release = load_release(ws.releases, staged.release_id, staged.folder)
-        found_labels = (label_stats_for(staged.folder, labels, load_rulebook(ws.specs))
-                        if labels is not None else None)
-        release = dataclasses.replace(release, labels=found_labels)
-        stages = [novelty_stage(novelty_rows, ws.root / NOVELTY_RESULTS)] if novelty_rows is not None else []
-        site = prepare_site(load_releases(ws.releases, staged=release), out, stages=stages,
-                            rerender_archive=rerender_archive, progress=progress)
-        # 3. Publish, now that the writer's checks have passed.
-        routed = staged.publish()
-    finally:
-        staged.discard()
-    write_label_stats(routed.release_dir, found_labels)
-    if novelty_rows is not None:
-        write_novelty_results(ws.root / NOVELTY_RESULTS, novelty_rows)
-    report = site.commit()
+    # Builds into one releases folder take turns from here (routing above runs side by side): each
+    # renders the index it publishes into, so the last site written lists every published release.
+    with locked(ws.releases):
+        try:
+            # 2. Page models: the staged release is shown as the newest, with its label findings.
+            release = load_release(ws.releases, staged.release_id, staged.folder)
+            found_labels = (label_stats_for(staged.folder, labels, load_rulebook(ws.specs))
+                            if labels is not None else None)
+            release = dataclasses.replace(release, labels=found_labels)
+            stages = [novelty_stage(novelty_rows, ws.root / NOVELTY_RESULTS)] if novelty_rows is not None else []
+            site = prepare_site(load_releases(ws.releases, staged=release), out, stages=stages,
+                                rerender_archive=rerender_archive, progress=progress)
+            # 3. Publish, now that the writer's checks have passed.
+            routed = staged.publish()
+        finally:
+            staged.discard()
+        write_label_stats(routed.release_dir, found_labels)
+        if novelty_rows is not None:
+            remove_debris((ws.root / NOVELTY_RESULTS).parent)  # temporaries of killed builds
+            write_novelty_results(ws.root / NOVELTY_RESULTS, novelty_rows)
+        report = site.commit()
     verdicts = None
     if novelty_rows is not None:
         verdicts = dict(sorted(Counter(row["result"]["verdict"] for row in novelty_rows).items()))
@@ -135,6 +140,9 @@ def ensure_example_data(ws: Workspace, progress: bool = True) -> None:
                          f"to generate made-up works, or point `pool` at your data")
     from .example.generate import generate_labels, generate_pool
     ws.pool.parent.mkdir(parents=True, exist_ok=True)
+    # Half-written pools of killed builds (only ours: the folder may hold the user's files).
+    remove_debris(ws.pool.parent, recursive=False,
+                  targets=[ws.pool.name] + ([ws.labels.name] if ws.labels is not None else []))
     print(f"generating the example pool ({ws.example.rows:,} seeded, made-up works) -> {ws.pool}",
           file=sys.stderr)
     generate_pool(ws.pool, rows=ws.example.rows, seed=ws.example.seed, progress=progress)

@@ -1,4 +1,4 @@
-"""The one file layer: atomic writes with explicit modes, the release index, locks.
+"""The one file layer: atomic writes with explicit modes, the release index, locks, debris.
 
 Every file the tool writes goes through here. A write lands under a unique
 temporary name in the target's folder and is renamed into place, so a
@@ -6,17 +6,27 @@ reader (or a run killed at any point) sees the old file or the new one,
 never half of one, and two runs at once never share a temporary name.
 Modes are explicit: files 0644 and folders 0755, less what the user's umask
 takes away (a temporary file or folder from `tempfile` would be 0600/0700).
+
+A run holds an exclusive `flock` on every temporary file or folder it makes,
+for as long as that entry lives; the kernel drops the lock when the run
+ends, however it ends (`kill -9` included). `remove_debris` removes the
+`.tmp-*` entries whose lock it can take, which are exactly those of dead
+runs: never a live run's. A run that finds its new entry removed before it
+took the lock (a sweep got there first) makes another.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
+import re
 import shutil
 import tempfile
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -61,12 +71,16 @@ def atomic_path(path: Path) -> Iterator[Path]:
     """Yield a unique temporary path beside `path`; on success it is renamed onto `path`.
 
     For writers that want a file name rather than bytes (Parquet, CSV). On any
-    exception the temporary file is removed and `path` is left as it was.
+    exception the temporary file is removed and `path` is left as it was. The
+    temporary file is locked by this run until it is renamed or removed.
     """
     path = Path(path)
     make_dirs(path.parent)
-    fd, name = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{path.name}.", dir=path.parent)
-    os.close(fd)
+    while True:
+        fd, name = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{path.name}.", dir=path.parent)
+        if _claim(Path(name), fd):
+            break
+        os.close(fd)
     tmp = Path(name)
     try:
         yield tmp
@@ -75,6 +89,8 @@ def atomic_path(path: Path) -> Iterator[Path]:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    finally:
+        os.close(fd)
 
 
 def write_bytes(path: Path, data: bytes) -> None:
@@ -95,34 +111,233 @@ def write_json(path: Path, value: Any) -> None:
 
 
 def make_temp_dir(parent: Path, name: str) -> Path:
-    """A new, uniquely named temporary folder inside parent, with the folder mode."""
+    """A new, uniquely named temporary folder inside parent, with the folder mode, locked by this run.
+
+    The lock lasts until `remove_tree` (or the end of the run); a folder renamed
+    into place keeps it until then, which is harmless: only `.tmp-*` names are swept.
+    """
     make_dirs(parent)
-    tmp = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{name}-", dir=parent))
+    while True:
+        tmp = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{name}-", dir=parent))
+        fd = os.open(tmp, os.O_RDONLY | os.O_DIRECTORY)
+        if _claim(tmp, fd):
+            break
+        os.close(fd)
+    with _REGISTRY:
+        _TEMP_DIRS[tmp] = fd
     os.chmod(tmp, dir_mode())
     return tmp
 
 
 def remove_tree(path: Path) -> None:
-    """Remove a temporary folder, ignoring one that is already gone."""
+    """Remove a temporary folder (ignoring one already gone or renamed into place) and drop its lock."""
     shutil.rmtree(path, ignore_errors=True)
+    with _REGISTRY:
+        fd = _TEMP_DIRS.pop(Path(path), None)
+    if fd is not None:
+        os.close(fd)
+
+
+_TEMP_DIRS: dict[Path, int] = {}
+"""Open descriptors of this run's temporary folders: each holds the folder's lock."""
+_REGISTRY = threading.Lock()
+
+
+def _claim(path: Path, fd: int) -> bool:
+    """Lock a temporary entry just made; False when a sweep removed it before the lock was taken.
+
+    A sweep removes only what it has locked, so once this run holds the lock
+    and the entry is still at its path, no sweep will touch it. On a file
+    system without flock the entry goes unlocked, and no sweep removes it either.
+    """
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:
+        return True
+    return _same_entry(path, fd)
+
+
+def _same_entry(path: Path, fd: int) -> bool:
+    try:
+        now = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino)
+
+
+def remove_debris(folder: Path, *, recursive: bool = True, targets: Iterable[str] | None = None) -> list[Path]:
+    """Remove the temporary files and folders (`.tmp-*`) that dead runs left in folder; returns them.
+
+    An entry is removed only when its lock can be taken, that is when the run
+    that made it has ended: a live run's temporaries are never touched, so
+    this is safe at any time, beside any number of running commands. With
+    `recursive`, sub-folders are swept too (temporary folders are removed whole,
+    not entered); `targets` limits the sweep to temporaries of those file names
+    (for a folder the tool shares with the user's own files).
+    """
+    folder = Path(folder)
+    removed: list[Path] = []
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return removed
+    prefixes = None if targets is None else tuple(f"{TEMP_PREFIX}{t}." for t in targets)
+    for entry in entries:
+        path = Path(entry.path)
+        if entry.name.startswith(TEMP_PREFIX):
+            if (prefixes is None or entry.name.startswith(prefixes)) and _remove_if_dead(path, entry):
+                removed.append(path)
+        elif recursive and entry.is_dir(follow_symlinks=False):
+            removed += remove_debris(path, recursive=True, targets=targets)
+    return removed
+
+
+def _remove_if_dead(path: Path, entry: os.DirEntry) -> bool:
+    is_dir = entry.is_dir(follow_symlinks=False)
+    if not is_dir and not entry.is_file(follow_symlinks=False):
+        return False  # a link, a pipe: never one of ours
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | (os.O_DIRECTORY if is_dir else 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return False  # gone already, or not ours to open
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False  # a live run holds it (or this file system has no flock): leave it
+        if not _same_entry(path, fd):
+            return False  # renamed into place or replaced meanwhile
+        if is_dir:
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        return True
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager
-def locked(folder: Path, name: str = ".lock") -> Iterator[None]:
-    """Hold an exclusive lock on folder/name while the block runs; a second run waits its turn."""
-    make_dirs(folder)
-    with open(Path(folder) / name, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+def locked(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on a folder while the block runs; another run (or thread) waits its turn.
+
+    The lock is a flock on the folder itself, so no lock file appears in it.
+    It is re-entrant within a thread: a block that holds a folder's lock may
+    call code that takes it again (a build holds the releases folder while it
+    publishes into it).
+    """
+    folder = make_dirs(Path(folder))
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        st = os.fstat(fd)
+        key = (st.st_dev, st.st_ino)
+        with _REGISTRY:
+            turn = _TURNS.setdefault(key, threading.RLock())
+        with turn:
+            depth = _DEPTH.get(key, 0)
+            if depth == 0:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            _DEPTH[key] = depth + 1
+            try:
+                yield
+            finally:
+                _DEPTH[key] -= 1
+                if _DEPTH[key] == 0:
+                    del _DEPTH[key]
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+_TURNS: dict[tuple[int, int], threading.RLock] = {}
+_DEPTH: dict[tuple[int, int], int] = {}
+"""Per locked folder: the threads' turn and how deep this process holds its flock."""
+
+
+def replace_files(files: Mapping[Path, bytes], stage_in: Path) -> None:
+    """Write several files all or nothing: every one under a temporary name first, then renamed into place.
+
+    The new bytes are written into one temporary folder inside `stage_in` (on
+    the same file system as the targets); only when all are written are they
+    renamed onto their targets, in the mapping's order (put what links to the
+    others last). On an OSError (a full disk, a read-only file system) every
+    target is put back as it was, the folders this call made are removed, the
+    temporaries too, and the error is raised again. Each replaced file is kept
+    (hard-linked) in the temporary folder until the end, so it can be put back.
+    """
+    stage = make_temp_dir(stage_in, "write")
+    made: list[Path] = []
+    done: list[tuple[Path, Path | None]] = []
+    try:
+        staged = []
+        for i, (target, data) in enumerate(files.items()):
+            tmp = stage / f"new-{i}"
+            _write_new(tmp, data)
+            staged.append((Path(target), tmp))
+        for i, (target, tmp) in enumerate(staged):
+            made += _make_parents(target.parent)
+            backup = None
+            if os.path.lexists(target):
+                backup = stage / f"old-{i}"
+                try:
+                    os.link(target, backup, follow_symlinks=False)
+                except OSError as exc:
+                    if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK, errno.EXDEV):
+                        raise
+                    os.rename(target, backup)  # a file system without hard links: move the old one aside
+            done.append((target, backup))
+            os.replace(tmp, target)
+    except BaseException:
+        for target, backup in reversed(done):
+            with contextlib.suppress(OSError):
+                if backup is None:
+                    target.unlink(missing_ok=True)
+                else:
+                    os.replace(backup, target)
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+    finally:
+        remove_tree(stage)
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """Write a new file (it must not exist) with the file mode."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, file_mode())
+    with open(fd, "wb") as f:
+        f.write(data)
+
+
+def _make_parents(folder: Path) -> list[Path]:
+    """mkdir -p, returning the folders it made, outermost first."""
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        path.mkdir(mode=dir_mode())
+    return list(reversed(missing))
 
 
 def read_index(folder: Path) -> list[str]:
-    """Release ids of a releases folder in the order first written (index.json); [] when absent."""
+    """Release ids of a releases folder in the order first written (index.json); [] when it has no releases.
+
+    Refuses a folder whose index.json is missing while release folders exist:
+    the index is the only record of the order releases were published in.
+    """
     path = Path(folder) / INDEX
     if not path.exists():
+        found = release_folders(folder)
+        if found:
+            shown = json.dumps(found[:3]) if len(found) <= 3 else f"{found[0]} and {len(found) - 1} more"
+            raise InputError(
+                f"{path}: missing, but {folder} holds {len(found)} release folder(s) ({shown}). index.json "
+                f"is the only record of the order releases were published in (the home page, the latest "
+                f"release and every diff follow it), so it is not rebuilt by guessing and nothing was written. "
+                f"Restore it from a backup or version control, or, if you know the order, write it by hand: "
+                f"a JSON list of the release ids, oldest first")
         return []
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -135,9 +350,55 @@ def read_index(folder: Path) -> list[str]:
     return data
 
 
+def release_folders(folder: Path) -> list[str]:
+    """Names of the release folders (a release.json inside) of a releases folder, sorted; hidden ones are temporary."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    return sorted(p.parent.name for p in folder.glob("*/release.json") if not p.parent.name.startswith("."))
+
+
 def append_index(folder: Path, release_id: str) -> None:
     """Add a release id at the end of index.json (once), under the folder's lock."""
     with locked(folder):
         ids = read_index(folder)
         if release_id not in ids:
             write_text(Path(folder) / INDEX, json.dumps([*ids, release_id], indent=2) + "\n")
+
+
+def start_index(folder: Path) -> None:
+    """Write an empty index.json into a releases folder that has none and no release yet (under its lock).
+
+    Publishing does this before it renames the first release into place, so a
+    run killed between the rename and the index leaves a listed-less release
+    the next run lists, never a release folder without an index.
+    """
+    with locked(folder):
+        if not (Path(folder) / INDEX).exists():
+            read_index(folder)  # refuses release folders without their index
+            write_text(Path(folder) / INDEX, "[]\n")
+
+
+# Failures of the machine's resources rather than of the tool: the user can fix them (exit 2, a message).
+RESOURCE_ERRORS = {
+    errno.ENOSPC: "free some space and run again",
+    errno.EDQUOT: "free some space (or raise the quota) and run again",
+    errno.EACCES: "make it writable by this user, or choose another folder",
+    errno.EROFS: "the file system is read-only; choose another folder",
+}
+
+
+def resource_error(exc: OSError) -> str | None:
+    """What to tell the user about a full disk, a quota, a permission or a read-only file system; else None.
+
+    E.g. `no space left on device (ENOSPC); free some space and run again`.
+    Arrow may report the errno only in its message (`[errno 28] ...`); that is read too.
+    """
+    code = exc.errno
+    if code is None:
+        found = re.search(r"\[errno (\d+)\]", str(exc), re.IGNORECASE)
+        code = int(found.group(1)) if found else None
+    if code not in RESOURCE_ERRORS:
+        return None
+    where = f"{exc.filename}: " if exc.filename and TEMP_PREFIX not in str(exc.filename) else ""
+    return f"{where}{os.strerror(code).lower()} ({errno.errorcode.get(code, code)}); {RESOURCE_ERRORS[code]}"

@@ -65,3 +65,124 @@ def test_concurrent_appends_lose_no_release(tmp_path):
     files.append_index(tmp_path, "r000")  # once only
     assert len(files.read_index(tmp_path)) == 100
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(files.TEMP_PREFIX)]
+
+
+# --- debris of killed runs, locks, the missing index ---------------------------------------------
+
+def _leave_debris(folder):
+    """A run that makes a temporary folder and file, then dies without cleaning up (like kill -9)."""
+    files.make_temp_dir(folder, "release")
+    with files.atomic_path(folder / "index.json"):
+        os._exit(0)
+
+
+def _sweep(folder, queue):
+    queue.put(sorted(p.name for p in files.remove_debris(folder)))
+
+
+def test_debris_of_dead_runs_is_removed_and_a_live_runs_never(tmp_path):
+    ctx = multiprocessing.get_context("fork")
+    dead = ctx.Process(target=_leave_debris, args=(tmp_path,))
+    dead.start()
+    dead.join()
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert len(left) == 2 and all(name.startswith(files.TEMP_PREFIX) for name in left)
+    live = files.make_temp_dir(tmp_path, "release")  # this run's: held until remove_tree
+    (tmp_path / "sub").mkdir()
+    with files.atomic_path(tmp_path / "sub" / "page.html") as tmp:
+        tmp.write_text("half")
+        queue = ctx.Queue()
+        other = ctx.Process(target=_sweep, args=(tmp_path, queue))  # another run sweeps meanwhile
+        other.start()
+        other.join()
+        assert queue.get(timeout=5) == left, "the dead run's two entries, not this run's"
+        assert live.is_dir() and tmp.exists()
+    assert (tmp_path / "sub" / "page.html").read_text() == "half"
+    files.remove_tree(live)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sub"]
+    assert files.remove_debris(tmp_path / "missing") == []
+
+
+def test_a_sweep_with_targets_leaves_other_temporaries_and_never_follows_a_link(tmp_path):
+    (tmp_path / ".tmp-notes.txt.abc").write_text("the user's")
+    os.symlink("/", tmp_path / ".tmp-link")
+    assert files.remove_debris(tmp_path, targets=["pool.parquet"]) == []
+    assert files.remove_debris(tmp_path) == [tmp_path / ".tmp-notes.txt.abc"]  # unlocked, so dead
+    assert (tmp_path / ".tmp-link").is_symlink()
+
+
+def _try_lock(folder, queue):
+    import fcntl
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        queue.put("took it")
+    except BlockingIOError:
+        queue.put("waits")
+    finally:
+        os.close(fd)
+
+
+def test_the_folder_lock_excludes_other_runs_and_is_reentrant_within_one(tmp_path):
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    with files.locked(tmp_path):
+        with files.locked(tmp_path):  # the same run again: no deadlock
+            files.append_index(tmp_path, "r1")  # which takes it too
+        p = ctx.Process(target=_try_lock, args=(tmp_path, queue))
+        p.start()
+        p.join()
+        assert queue.get(timeout=5) == "waits"
+    p = ctx.Process(target=_try_lock, args=(tmp_path, queue))
+    p.start()
+    p.join()
+    assert queue.get(timeout=5) == "took it"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index.json"], "no lock file in the folder"
+
+
+def test_a_missing_index_beside_release_folders_is_refused(tmp_path):
+    files.start_index(tmp_path)
+    assert files.read_index(tmp_path) == [] and (tmp_path / "index.json").read_text() == "[]\n"
+    (tmp_path / ("a" * 64)).mkdir()
+    (tmp_path / ("a" * 64) / "release.json").write_text("{}")
+    (tmp_path / ".tmp-release-x").mkdir()  # a staged release is not a release
+    (tmp_path / ".tmp-release-x" / "release.json").write_text("{}")
+    files.append_index(tmp_path, "a" * 64)
+    (tmp_path / "index.json").unlink()
+    for call in (files.read_index, files.start_index, lambda f: files.append_index(f, "b" * 64)):
+        with pytest.raises(InputError, match=r"index.json: missing, but .* holds 1 release folder\(s\)") as caught:
+            call(tmp_path)
+        assert "a" * 64 in str(caught.value) and "oldest first" in str(caught.value)
+    assert not (tmp_path / "index.json").exists()
+
+
+def test_replace_files_puts_everything_back_when_a_rename_fails(tmp_path, monkeypatch):
+    import errno
+    (tmp_path / "a.txt").write_text("old a")
+    targets = {tmp_path / "a.txt": b"new a", tmp_path / "new" / "deep" / "b.txt": b"new b",
+               tmp_path / "c.txt": b"new c"}
+    real = os.replace
+    calls = []
+
+    def third_fails(src, dst):
+        calls.append(dst)
+        if len(calls) == 3:
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+        return real(src, dst)
+    monkeypatch.setattr(files.os, "replace", third_fails)
+    with pytest.raises(OSError):
+        files.replace_files(targets, tmp_path)
+    monkeypatch.undo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"] and (tmp_path / "a.txt").read_text() == "old a"
+    files.replace_files(targets, tmp_path)
+    assert [p.read_bytes() for p in targets] == [b"new a", b"new b", b"new c"]
+    assert _mode(tmp_path / "new" / "deep" / "b.txt") == files.file_mode()
+    assert not [p for p in tmp_path.rglob(files.TEMP_PREFIX + "*")]
+
+
+def test_resource_errors_read_as_a_message():
+    import errno
+    assert files.resource_error(OSError(errno.ENOSPC, "x", "/srv/site/a.html")) == (
+        "/srv/site/a.html: no space left on device (ENOSPC); free some space and run again")
+    assert files.resource_error(OSError("IOError: [Errno 122] Disk quota exceeded")).startswith("disk quota exceeded")
+    assert files.resource_error(OSError(errno.EIO, "x")) is None

@@ -23,8 +23,8 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..errors import InputError, InternalError
-from ..files import (append_index, locked, make_temp_dir, read_index, remove_debris, remove_tree, start_index,
-                     write_json)
+from ..files import (append_index, locked, make_temp_dir, read_index, remove_debris, remove_tree, resource_error,
+                     start_index, write_json)
 from ..hashing import sha256_file, sha256_json, sha256_text
 from ..pool.overlay import Overlay, load_overlay
 from ..pool.reader import REQUIRED_POOL_COLUMNS, open_table, require_columns
@@ -164,8 +164,12 @@ def stage_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = 
                     "rows": int(totals["rows"][0]), "generated_pool": source.generated_note(),
                     "files": {name: sha256_file(tmp / name) for name in RELEASE_FILES if name != "release.json"}}
         write_json(tmp / "release.json", manifest)
-    except BaseException:
+    except BaseException as exc:
         remove_tree(tmp)
+        cause = resource_error(exc) if isinstance(exc, OSError) else None
+        if cause is not None:
+            raise InputError(f"{out}: could not write the release: {cause}. Nothing was published: the "
+                             f"releases folder is as it was before this run") from None
         raise
     return StagedRelease(release_id, tmp, out, stats["piles"], stats["pending"], stats["rows"])
 

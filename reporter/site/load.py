@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..files import INDEX, read_index
+from ..files import read_index, release_folders
 from ..hashing import sha256_file
 from .links import is_safe_segment
 
@@ -82,14 +82,9 @@ def load_releases(folder: Path, staged: Release | None = None) -> ReleaseSet:
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise InputError(f"{folder}: not a folder; --releases names the folder `reporter route --out` wrote")
-    index_file = folder / INDEX
-    ids = read_index(folder)
+    ids = read_index(folder)  # refuses release folders without their index.json, saying how to restore it
     # Hidden folders are a run's temporary folders (a staged or interrupted release), never releases.
-    found_ids = sorted(p.parent.name for p in folder.glob("*/release.json")
-                       if not p.parent.name.startswith(".")) if folder.is_dir() else []
-    if found_ids and not index_file.exists():
-        raise InputError(f"{index_file}: missing, but {len(found_ids)} release folder(s) exist; "
-                         f"it lists the release ids in the order they were written")
+    found_ids = release_folders(folder)
     releases = tuple(staged if staged is not None and rid == staged.release_id else load_release(folder, rid)
                      for rid in ids)
     unlisted = tuple(rid for rid in found_ids if rid not in set(ids))

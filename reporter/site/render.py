@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..files import locked
 from ..novelty.results import load_novelty_results
 from ..progress import Progress
 from .diff import compute_diff
@@ -98,9 +100,11 @@ def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = Non
     stages = []
     if novelty is not None:
         stages.append(novelty_stage(load_novelty_results(Path(novelty)), Path(novelty)))
-    site = prepare_site(load_releases(Path(releases_dir)), out, stages=stages, digests_dir=digests_dir,
-                        rerender_archive=rerender_archive, progress=progress)
-    return site.commit()
+    # Under the releases folder's lock (as a build publishes), so the site written shows the index as it is.
+    with locked(releases_dir) if Path(releases_dir).is_dir() else contextlib.nullcontext():
+        site = prepare_site(load_releases(Path(releases_dir)), out, stages=stages, digests_dir=digests_dir,
+                            rerender_archive=rerender_archive, progress=progress)
+        return site.commit()
 
 
 def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] = (),

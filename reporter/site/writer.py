@@ -3,19 +3,23 @@
 It gathers every file first, then checks the archive, then writes: each
 path once, never outside the root, an archived page never changed (unless
 `--rerender-archive`, which keeps the old file beside the new one), and a
-manifest of content hashes at the end. Nothing is written when a check fails.
+manifest of content hashes at the end. Nothing is written when a check fails,
+and nothing is changed when a write fails (a full disk): every changed file
+is written under a temporary name first and renamed into place only once all
+are written. Runs committing into one site take turns (a lock on the folder).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import os
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError, InternalError
-from ..files import write_bytes, write_json
+from ..files import locked, remove_debris, replace_files, resource_error
+from ..hashing import dump_json
 
 MANIFEST = "manifest.json"
 
@@ -79,25 +83,52 @@ class SiteWriter:
         return root, targets, changed, unchanged, conflicts
 
     def commit(self) -> WriteReport:
-        """Check the archive again, write every changed file, then the manifest."""
-        root, targets, changed, unchanged, conflicts = self._plan()
-        superseded = []
-        for path in conflicts:
-            old = targets[path]
-            digest = hashlib.sha256(old.read_bytes()).hexdigest()[:12]
-            stem, ext = posixpath.splitext(path)
-            keep = f"{stem}.superseded-{digest}{ext}"
-            os.replace(old, _inside(root, keep))
-            superseded.append(keep)
-        for path in changed:
-            write_bytes(targets[path], self.files[path][0])
-        manifest = {
-            "schema_version": 1,
-            "files": {path: {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data), "archived": archived}
-                      for path, (data, archived) in sorted(self.files.items())},
-            "superseded": sorted(superseded),
-        }
-        write_json(_inside(root, MANIFEST), manifest)
+        """Check the archive again and write every changed file, then the manifest: all or nothing.
+
+        Under the site folder's lock, so two runs committing into one site take
+        turns. Temporary files that killed runs left in the site are removed
+        first. A write that fails (no space left, a read-only file system)
+        leaves the site as it was and is reported as an InputError naming the
+        folder and the cause.
+        """
+        existed = self.root.exists()
+        with locked(self.root):
+            remove_debris(self.root)
+            root, targets, changed, unchanged, conflicts = self._plan()
+            writes: dict = {}
+            superseded = []
+            for path in conflicts:
+                old = targets[path].read_bytes()
+                stem, ext = posixpath.splitext(path)
+                keep = f"{stem}.superseded-{hashlib.sha256(old).hexdigest()[:12]}{ext}"
+                writes[_inside(root, keep)] = old
+                superseded.append(keep)
+            # Deepest first, so a page is in place before the pages that link to it (home last).
+            for path in sorted(changed, key=lambda p: (-p.count("/"), p)):
+                writes[targets[path]] = self.files[path][0]
+            manifest = {
+                "schema_version": 1,
+                "files": {path: {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
+                                 "archived": archived}
+                          for path, (data, archived) in sorted(self.files.items())},
+                "superseded": sorted(superseded),
+            }
+            manifest_file = _inside(root, MANIFEST)
+            manifest_bytes = dump_json(manifest).encode("utf-8")
+            if writes or not (manifest_file.is_file() and manifest_file.read_bytes() == manifest_bytes):
+                writes[manifest_file] = manifest_bytes  # last: a site with its manifest is complete
+            try:
+                if writes:
+                    replace_files(writes, root)
+            except OSError as exc:
+                cause = resource_error(exc)
+                if not existed:
+                    with contextlib.suppress(OSError):
+                        self.root.rmdir()  # made by this run, and empty again
+                if cause is None:
+                    raise
+                raise InputError(f"{root}: could not write the site: {cause}. Nothing was changed: "
+                                 f"the site is as it was before this run") from None
         largest = max(((p, len(d)) for p, (d, _a) in self.files.items()), key=lambda x: (x[1], x[0]),
                       default=("", 0))
         return WriteReport(tuple(changed), tuple(unchanged), tuple(superseded), largest)
