@@ -35,30 +35,42 @@ from .records import Record
 FIELDS = ("id", "title", "abstract", "source", "doi", "published", "type", "authors", "venue",
           "related_ids", "version")
 TEXT_FIELDS = ("abstract", "source", "type", "venue")
-_DATE = re.compile(r"\d{4}(-\d{2}(-\d{2})?)?")
+CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz")
 
 
 def read_papers(path: Path) -> list[Record]:
-    """The records of a papers file in any format read_papers detects (module docstring), in file order."""
+    """The records of a papers file in any format detect_format names (module docstring), in file order."""
     path = Path(path)
-    kind = detect_format(path)
-    return READERS[kind](path)
+    name = path.name.lower()
+    if name.endswith((".parquet", ".pq")):
+        return read_parquet(path)
+    if name.endswith(CSV_SUFFIXES):
+        return read_csv(path)
+    data = sources.read_bytes(path)
+    kind = detect_format(path, data)
+    if kind == "parquet":
+        return read_parquet(path)
+    if kind == "jsonl":
+        return [normalized_record(item, where) for where, item in sources.json_items(path, data)]
+    return sources.SOURCE_READERS[kind](path, data)
 
 
-def detect_format(path: Path) -> str:
-    """The format of a papers file: one of READERS' keys (the rule is the module docstring)."""
+def detect_format(path: Path, data: bytes | None = None) -> str:
+    """The format of a papers file (the rule is the module docstring): parquet, csv, jsonl (normalized
+    records), or one of reporter.pool.sources.SOURCE_READERS' names. `data`: its bytes, when already read."""
     name = path.name.lower()
     if name.endswith((".parquet", ".pq")):
         return "parquet"
-    if name.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz")):
+    if name.endswith(CSV_SUFFIXES):
         return "csv"
-    data = sources.read_bytes(path)
-    head = data.lstrip(b"\xef\xbb\xbf \t\r\n")
-    if head.startswith(b"PAR1"):
+    if data is None:
+        data = sources.read_bytes(path)
+    first = sources.head(data)
+    if first.startswith(b"PAR1"):
         return "parquet"
-    if head.startswith(b"<"):
+    if first.startswith(b"<"):
         return sources.xml_kind(path, data)
-    if head.startswith((b"{", b"[")):
+    if first.startswith((b"{", b"[")):
         return sources.json_kind(path, data)
     raise InputError(f"{path}: not a papers file this tool reads: expected normalized records (JSONL, "
                      f"Parquet, CSV), OpenAlex or bioRxiv/medRxiv JSON, PubMed XML, arXiv Atom or "
@@ -66,12 +78,6 @@ def detect_format(path: Path) -> str:
 
 
 # --- normalized records ---------------------------------------------------------------------------
-
-def read_jsonl(path: Path) -> list[Record]:
-    """Normalized records from JSONL (or a JSON list of records), `.gz` or not."""
-    data = sources.read_bytes(path)
-    return [normalized_record(item, where) for where, item in sources.json_items(path, data)]
-
 
 def read_parquet(path: Path) -> list[Record]:
     """Normalized records from a Parquet file."""
@@ -90,7 +96,7 @@ def read_parquet(path: Path) -> list[Record]:
 def read_csv(path: Path) -> list[Record]:
     """Normalized records from CSV or TSV (by name), `.gz` or not; `;` separates list items."""
     text = sources.decode(path, sources.read_bytes(path))
-    delimiter = "\t" if path.name.lower().endswith((".tsv", ".tsv.gz")) else ","
+    delimiter = "\t" if path.name.lower().endswith(CSV_SUFFIXES[2:]) else ","
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     records: list[Record] = []
     try:
@@ -129,15 +135,6 @@ def _check_columns(path: Path, columns: Iterable[str]) -> None:
         raise InputError(f"{path}: a column is named twice in the header")
 
 
-def _text(item: dict[str, Any], key: str, where: str) -> str | None:
-    value = item.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise InputError(f"{where}: {key!r} must be a string or null, got {value!r:.60}")
-    return value.strip() or None
-
-
 def _id_list(item: dict[str, Any], key: str, where: str) -> list[str]:
     value = item.get(key)
     if value is None:
@@ -170,19 +167,19 @@ def normalized_record(item: Any, where: str) -> Record:
     if unknown:
         raise InputError(f"{where}: unknown field(s) {', '.join(map(repr, unknown))}; "
                          f"a record has {', '.join(FIELDS)}")
-    raw_id = _text(item, "id", where)
+    raw_id = sources.text_field(item, "id", where)
     if raw_id is None:
         raise InputError(f"{where}: record without an id; every record needs a scheme-prefixed id")
     rid, id_version = record_id(raw_id, where)
     where_id = f"{where} (id {rid})"
-    title = _text(item, "title", where_id)
+    title = sources.text_field(item, "title", where_id)
     if title is None:
         raise InputError(f"{where_id}: record without a title")
     version = item.get("version")
     if isinstance(version, int) and not isinstance(version, bool):
         version = str(version)
-    version = _text({"version": version}, "version", where_id) or id_version
-    doi = sources.doi_id(_text(item, "doi", where_id))
+    version = sources.text_field({"version": version}, "version", where_id) or id_version
+    doi = sources.doi_id(sources.text_field(item, "doi", where_id))
     if doi is None and rid.startswith("doi:"):
         doi = rid[4:]
     related = []
@@ -193,30 +190,9 @@ def normalized_record(item: Any, where: str) -> Record:
     published = item.get("published")
     if isinstance(published, (dt.date, dt.datetime)):
         published = published.isoformat()[:10]
-    published = _text({"published": published}, "published", where_id)
-    if published is not None and not _valid_date(published):
-        raise InputError(f"{where_id}: 'published' must be an ISO date (YYYY-MM-DD, YYYY-MM or YYYY), "
-                         f"got {published!r:.40}")
-    texts = {key: _text(item, key, where_id) for key in TEXT_FIELDS}
+    published = sources.iso_date(sources.text_field({"published": published}, "published", where_id), where_id,
+                                 "published")
+    texts = {key: sources.text_field(item, key, where_id) for key in TEXT_FIELDS}
     return Record(id=rid, title=title, abstract=texts["abstract"], source=texts["source"] or "", doi=doi,
                   published=published, type=texts["type"], authors=tuple(_id_list(item, "authors", where_id)),
                   venue=texts["venue"], related_ids=tuple(related), version=version, where=where)
-
-
-def _valid_date(value: str) -> bool:
-    if not _DATE.fullmatch(value):
-        return False
-    parts = [int(p) for p in value.split("-")] + [1, 1]
-    try:
-        dt.date(parts[0], parts[1], parts[2])
-    except ValueError:
-        return False
-    return True
-
-
-READERS = {
-    "jsonl": read_jsonl,
-    "parquet": read_parquet,
-    "csv": read_csv,
-}
-"""Format name -> reader; the source formats are added from reporter.pool.sources."""
