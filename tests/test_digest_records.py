@@ -117,6 +117,12 @@ def test_parquet_error_names_the_record(tmp_path):
         read_papers(path)
 
 
+def test_an_empty_file_has_no_records(tmp_path):
+    path = tmp_path / "papers.jsonl"
+    path.write_text("\n  \n", encoding="utf-8")
+    assert read_papers(path) == []
+
+
 def test_unknown_content_is_refused(tmp_path):
     path = tmp_path / "papers.txt"
     path.write_text("hello\n", encoding="utf-8")
@@ -196,6 +202,19 @@ def test_biorxiv_versions_fold_into_the_newest():
     assert preprint.related_ids == ("doi:10.1038/s41586-024-07001-x",)  # `published`: the journal DOI
     assert preprint.authors == ("Zhang, Z.", "Ovchinnikov, S.") and preprint.source == "biorxiv"
     assert medrxiv.source == "medrxiv" and medrxiv.venue == "medRxiv" and medrxiv.related_ids == ()  # "NA"
+
+
+def test_biorxiv_pages_as_a_list_and_as_jsonl(tmp_path):
+    page = json.loads(fixture("biorxiv_details.json").read_text(encoding="utf-8"))
+    first, second = dict(page, collection=page["collection"][:2]), dict(page, collection=page["collection"][2:])
+    as_list = tmp_path / "pages.json"
+    as_list.write_text(json.dumps([first, second]), encoding="utf-8")
+    as_jsonl = write_jsonl(tmp_path / "pages.jsonl", [first, second])
+    expected = [(r.id, r.version, r.abstract) for r in read_papers(fixture("biorxiv_details.json"))]
+    for path in (as_list, as_jsonl):
+        assert detect_format(path) == "biorxiv"
+        assert [(r.id, r.version, r.abstract) for r in read_papers(path)] == expected
+    assert read_papers(as_jsonl)[0].where == f"{as_jsonl}: record 3"  # records count across the pages
 
 
 def test_arxiv_atom_versions_and_old_style_ids():

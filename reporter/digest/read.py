@@ -10,7 +10,8 @@
      `details`; with `results` an OpenAlex API page; a record with `abstract_inverted_index`,
      `authorships` or an `https://openalex.org/W...` id is an OpenAlex work; one with `crawl_date`
      (or `abs`, `pdf` and `summary`) is an arXiv listing row; anything else is a normalized record.
-   Any other content is refused, naming the formats read.
+   An empty file (or only white space) has no records; any other content is refused, naming the
+   formats read.
 
 Normalized records have exactly the fields of `Record.to_json` (id, title, abstract, source, doi,
 published, type, authors, venue, related_ids, version); an unknown field is an error (it is most
@@ -47,6 +48,8 @@ def read_papers(path: Path) -> list[Record]:
     if name.endswith(CSV_SUFFIXES):
         return read_csv(path)
     data = sources.read_bytes(path)
+    if not sources.head(data):
+        return []  # an empty file: a week without papers
     kind = detect_format(path, data)
     if kind == "parquet":
         return read_parquet(path)

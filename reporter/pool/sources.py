@@ -597,7 +597,9 @@ def json_kind(path: Path, data: bytes) -> str:
         doc = _json(decode(path, data), str(path))
         first = doc[0] if isinstance(doc, list) and doc else doc
     else:
-        first = next((item for _, item in jsonl_items(path, data[:1 << 20].rsplit(b"\n", 1)[0] or data)), None)
+        start = _LEADING.match(data).end()  # blank lines skipped too
+        end = data.find(b"\n", start)
+        first = _json(decode(path, data[start:end if end >= 0 else len(data)]), f"{path}: first record")
     if not isinstance(first, Mapping):
         return "jsonl"
     if "collection" in first:
