@@ -209,8 +209,19 @@ def run_ingest(args: argparse.Namespace) -> int:
         datetime.fromisoformat(args.checked_ts)
     except ValueError:
         raise InputError(f"--checked-ts {args.checked_ts!r} is not an ISO 8601 timestamp") from None
-    events = openalex_events(read_openalex_works(args.works), args.checked_ts, source=args.source)
-    n = write_events(args.out, events, append=args.append)
+    if args.out.is_dir():
+        raise InputError(f"--out {args.out}: is a folder; name the events file to write, "
+                         f"e.g. --out {args.out / 'events.jsonl'}")
+    above = next((p for p in args.out.parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        raise InputError(f"--out {args.out}: {above} is a file, not a folder")
+    events = openalex_events(read_openalex_works(args.works), args.checked_ts, source=args.source,
+                             origin=str(args.works))
+    try:
+        n = write_events(args.out, events, append=args.append)
+    except (IsADirectoryError, NotADirectoryError, FileExistsError) as exc:
+        raise InputError(f"--out {args.out}: cannot write the events file there ({exc.strerror}); "
+                         "name a file in a folder") from None
     tables: dict[str, int] = {}
     for event in events:
         tables[event["table"]] = tables.get(event["table"], 0) + 1

@@ -238,6 +238,9 @@ def parse_events(lines: Iterable[str], source: str = "<events>", sha256: str = "
             event = decode(line)
         except ValueError as exc:
             raise InputError(f"{source}: line {number}: not valid JSON ({exc})") from None
+        except RecursionError:
+            raise InputError(f"{source}: line {number}: JSON nested too deeply to read (Python's parser stops "
+                             "at about 1,000 levels); an event is an object holding a flat row") from None
         try:
             if not isinstance(event, dict):
                 raise _Malformed("an event must be a JSON object")

@@ -3,14 +3,24 @@
 Bad input gets a clear error before anything is written: a missing required
 column, a file that is not what its extension says, a duplicate work_id.
 Non-UTF-8 bytes are replaced (U+FFFD) and counted, never fatal.
+
+Odd but valid input reads: a UTF-8 byte order mark, `large_string` columns,
+nesting up to MAX_JSON_DEPTH levels in JSONL (deeper is refused naming the
+line, before pyarrow's recursive parser could overflow its stack), and rows
+of any size up to 2 GiB. JSONL and CSV are parsed in blocks; when
+pyarrow finds a row longer than a block ("straddling object"), the file is
+scanned once for its longest row and read again with a block that holds it
+(rows already handed out are skipped, so the caller sees each row once).
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.json as pajson
@@ -24,6 +34,18 @@ TEXT_COLUMNS = ("work_id", "source", "title", "abstract")
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
 CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz")
 GENERATED_KEY = b"reporter.generated"
+JSON_BLOCK = 1 << 20
+"""pyarrow's default JSON block; a file with a longer line is read again with a larger one."""
+CSV_BLOCK = 1 << 24
+"""The first CSV block tried (16 MiB)."""
+MAX_BLOCK = (1 << 31) - 1
+"""The largest block pyarrow takes (an int32), which is also the most a string column chunk holds."""
+MAX_JSON_DEPTH = 1000
+"""The deepest nesting of arrays and objects a JSONL line may have (pyarrow's parser recurses and
+would crash the process far deeper; the check runs before it)."""
+PIECE = 1 << 24
+"""Bytes read at a time by the scans for the longest row and the deepest nesting."""
+T = TypeVar("T")
 
 
 def _kind(path: Path) -> str:
@@ -48,6 +70,8 @@ class TableSource:
     schema: pa.Schema
     num_rows: int | None
     files: tuple[Path, ...]
+    block_size: int = 0
+    """JSONL and CSV: the block size that holds the file's longest row (found by open_table)."""
 
     def digest(self) -> str:
         """sha256 of the content on disk (a folder: every file's name and digest)."""
@@ -70,7 +94,7 @@ class TableSource:
         for name in columns:
             arr = batch.column(name)
             if name in TEXT_COLUMNS:
-                arr, bad = as_utf8(arr)
+                arr, bad = as_utf8(arr, f"{self.path}: column {name!r}")
                 self.replaced += bad
             arrays.append(arr)
             fields.append(pa.field(name, arr.type))
@@ -87,16 +111,31 @@ class TableSource:
                 except (pa.ArrowInvalid, OSError) as exc:
                     raise InputError(f"{f}: could not read Parquet: {exc}") from None
         elif self.kind == "jsonl":
-            table = _read_jsonl(self.path)
+            table, _ = _read_jsonl(self.path)
             for batch in table.select(columns).to_batches(max_chunksize=batch_size):
                 yield self._conform(batch, columns)
         else:
-            reader = _open_csv(self.path)
+            for batch in self._csv_batches():
+                yield self._conform(batch.select(columns), columns)
+
+    def _csv_batches(self) -> Iterator[pa.RecordBatch]:
+        """The CSV's record batches; on a row longer than the block, again with a larger block, skipping rows seen."""
+        done = 0
+        while True:
+            reader, self.block_size = _sized(self.path, "csv", self.block_size or CSV_BLOCK,
+                                             lambda block: _open_csv(self.path, block))
+            skip = done
             try:
-                for batch in reader:
-                    yield self._conform(batch.select(columns), columns)
-            except pa.ArrowInvalid as exc:
-                raise InputError(f"{self.path}: could not read CSV: {exc}") from None
+                for batch in _guarded(self.path, reader):
+                    if skip >= batch.num_rows:
+                        skip -= batch.num_rows
+                        continue
+                    batch, skip = batch.slice(skip), 0
+                    done += batch.num_rows
+                    yield batch
+                return
+            except _Straddling:
+                self.block_size = _larger_block(self.path, "csv", self.block_size)
 
 
 def open_table(path: Path, label: str = "pool") -> TableSource:
@@ -125,54 +164,239 @@ def open_table(path: Path, label: str = "pool") -> TableSource:
             if s.names != names:
                 raise InputError(f"{f}: its columns {s.names} differ from {files[0].name}'s {names}; "
                                  "every file of a Parquet folder needs the same columns")
+            _check_text_types(f, s, label)
         return TableSource(path, kind, schemas[0], rows, files)
     if kind == "jsonl":
-        table = _read_jsonl(path)
-        return TableSource(path, kind, table.schema, table.num_rows, files)
-    reader = _open_csv(path)
-    return TableSource(path, kind, reader.schema, None, files)
+        table, block = _read_jsonl(path)
+        _check_text_types(path, table.schema, label)
+        return TableSource(path, kind, table.schema, table.num_rows, files, block)
+    reader, block = _sized(path, "csv", CSV_BLOCK, lambda size: _open_csv(path, size))
+    _check_text_types(path, reader.schema, label)
+    return TableSource(path, kind, reader.schema, None, files, block)
 
 
-_JSONL_CACHE: dict[Path, tuple[float, pa.Table]] = {}
+def _check_text_types(path: Path, schema: pa.Schema, label: str) -> None:
+    """Refuse, naming the file and the column, a text column whose type cannot be read as text."""
+    for name in TEXT_COLUMNS:
+        if name not in schema.names:
+            continue
+        kind = schema.field(name).type
+        try:
+            pa.array([], kind).cast(pa.string())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise InputError(f"{path}: column {name!r} of the {label} has type {kind}, which cannot be read "
+                             "as text; write it as a string (one value per row, not an object or a list)") from None
 
 
-def _read_jsonl(path: Path) -> pa.Table:
+class _Straddling(Exception):
+    """pyarrow met a row longer than its block."""
+
+
+@contextmanager
+def _arrow_errors(path: Path, what: str) -> Iterator[None]:
+    """pyarrow's errors reading path as InputError naming it and `what` is wrong (a too-long row as _Straddling)."""
+    try:
+        yield
+    except pa.ArrowInvalid as exc:
+        if "straddl" in str(exc):
+            raise _Straddling() from None
+        raise InputError(f"{path}: {what}: {exc}") from None
+    except OSError as exc:
+        raise InputError(_unreadable(path, exc)) from None
+
+
+def _guarded(path: Path, batches: Iterator[T]) -> Iterator[T]:
+    """Items of a pyarrow CSV reader, its errors as InputError naming the file (a too-long row as _Straddling)."""
+    with _arrow_errors(path, "could not read CSV"):
+        yield from batches
+
+
+def _unreadable(path: Path, exc: OSError) -> str:
+    hint = "; is it really gzip-compressed? (rename it without .gz if it is plain text)" \
+        if path.name.lower().endswith(".gz") else ""
+    return f"{path}: cannot read the file ({exc}){hint}"
+
+
+def _sized(path: Path, kind: str, block: int, attempt: Callable[[int], T]) -> tuple[T, int]:
+    """attempt(block) and the block used; again with a block that holds the longest row when one straddles."""
+    while True:
+        try:
+            return attempt(block), block
+        except _Straddling:
+            block = _larger_block(path, kind, block)
+
+
+def _larger_block(path: Path, kind: str, block: int) -> int:
+    """A block that holds the file's longest row (at least twice the last one), up to MAX_BLOCK."""
+    longest = _longest_row(path, quoted=kind == "csv")
+    if longest > MAX_BLOCK or block >= MAX_BLOCK:
+        raise InputError(f"{path}: a row of {longest:,} bytes is longer than the {MAX_BLOCK:,} bytes a row may take; "
+                         "shorten its text")
+    return min(MAX_BLOCK, max(2 * block, 1 << max(longest - 1, 1).bit_length()))
+
+
+def _longest_row(path: Path, quoted: bool) -> int:
+    """Bytes of the file's longest line (decompressed); quoted (CSV): a line break inside double quotes goes on."""
+    longest = start = pos = odd = 0
+    try:
+        with pa.input_stream(str(path), compression="detect") as stream:
+            while chunk := stream.read(PIECE):
+                data = np.frombuffer(chunk, dtype=np.uint8)
+                ends = np.flatnonzero((data == 0x0A) | (data == 0x0D)) if quoted else np.flatnonzero(data == 0x0A)
+                if quoted:
+                    quotes = data == 0x22
+                    if len(ends):  # a line break ends a row only outside quotes: an even count of quotes before it
+                        ends = ends[((np.cumsum(quotes, dtype=np.uint8) + odd) & 1)[ends] == 0]
+                    odd = (odd + int(np.count_nonzero(quotes))) & 1
+                if len(ends):
+                    ends = ends + pos
+                    longest = max(longest, int(ends[0]) + 1 - start, int(np.diff(ends).max(initial=0)))
+                    start = int(ends[-1]) + 1
+                pos += len(data)
+    except OSError as exc:
+        raise InputError(_unreadable(path, exc)) from None
+    return max(longest, pos - start)
+
+
+_JSONL_CACHE: dict[Path, tuple[float, pa.Table, int]] = {}
+
+
+def _read_jsonl(path: Path) -> tuple[pa.Table, int]:
+    """The whole JSONL table (cached while the file's mtime holds) and the block size that read it."""
     key = path.resolve()
     mtime = path.stat().st_mtime
     if key in _JSONL_CACHE and _JSONL_CACHE[key][0] == mtime:
-        return _JSONL_CACHE[key][1]
+        return _JSONL_CACHE[key][1:]
+
+    _check_json_depth(path)
+
+    def attempt(block: int) -> pa.Table:
+        with _arrow_errors(path, "not valid JSON lines (one JSON object a line)"), \
+                pa.input_stream(str(path), compression="detect") as stream:
+            return pajson.read_json(stream, read_options=pajson.ReadOptions(block_size=block))
+
+    table, block = _sized(path, "jsonl", JSON_BLOCK, attempt)
+    _JSONL_CACHE.clear()
+    _JSONL_CACHE[key] = (mtime, table, block)
+    return table, block
+
+
+class _Nesting:
+    """The nesting depth of one JSON line read in pieces: string and escape state carried between them."""
+
+    def __init__(self) -> None:
+        self.depth = self.deepest = self.in_string = self.backslashes = 0
+
+    def feed(self, data: np.ndarray) -> None:
+        """Read the next piece of the line (bytes, without its line break)."""
+        for lo in range(0, len(data), 1 << 20):
+            self._feed(data[lo: lo + (1 << 20)])
+
+    def _feed(self, b: np.ndarray) -> None:
+        n = len(b)
+        if not n:
+            return
+        idx = np.arange(n)
+        last_plain = np.maximum.accumulate(np.where(b == 0x5C, -1, idx))  # last non-backslash at or before i
+        run = np.empty(n, dtype=np.int64)  # backslashes just before i
+        run[0] = self.backslashes
+        before = last_plain[:-1]
+        run[1:] = np.where(before >= 0, idx[:-1] - before, idx[:-1] + 1 + self.backslashes)
+        quote = (b == 0x22) & (run % 2 == 0)
+        inside = ((np.cumsum(quote) + self.in_string) & 1).astype(bool)
+        step = ((b == 0x5B) | (b == 0x7B)).astype(np.int64) - ((b == 0x5D) | (b == 0x7D))
+        depth = np.cumsum(np.where(inside, 0, step)) + self.depth
+        self.deepest = max(self.deepest, int(depth.max()))
+        self.depth, self.in_string = int(depth[-1]), int(inside[-1])
+        self.backslashes = n - 1 - int(last_plain[-1]) if last_plain[-1] >= 0 else n + self.backslashes
+
+
+_NOT_OPENING = bytes(c for c in range(256) if c not in b"[{\n")
+_NOT_STRUCTURE = bytes(c for c in range(256) if c not in b'[]{}"\n')
+
+
+def _structure(raw: bytes) -> np.ndarray:
+    """A piece of JSON cut down to its structure: escaped backslashes and quotes removed, then all but
+    brackets, quotes and line breaks."""
+    text = raw.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_STRUCTURE)
+    return np.frombuffer(text, dtype=np.uint8)
+
+
+def _check_json_depth(path: Path) -> None:
+    """Refuse, naming the line, a JSONL line that nests arrays and objects deeper than MAX_JSON_DEPTH.
+
+    A line can only be that deep when it holds more than MAX_JSON_DEPTH
+    opening brackets, which one pass over the file's opening brackets and
+    line breaks finds; only such lines, and the lines running across two
+    pieces of the file, are read bracket by bracket, strings skipped.
+    """
+    line, tail, carry = 1, _Nesting(), b""
+
+    def refuse(number: int, scan: _Nesting) -> None:
+        if scan.deepest > MAX_JSON_DEPTH:
+            raise InputError(f"{path}: line {number}: JSON nested {scan.deepest:,} levels deep; at most "
+                             f"{MAX_JSON_DEPTH:,} levels of arrays and objects are read")
+
     try:
         with pa.input_stream(str(path), compression="detect") as stream:
-            table = pajson.read_json(stream)
-    except pa.ArrowInvalid as exc:
-        raise InputError(f"{path}: not valid JSON lines (one JSON object a line): {exc}") from None
-    _JSONL_CACHE.clear()
-    _JSONL_CACHE[key] = (mtime, table)
-    return table
+            while chunk := stream.read(PIECE):
+                chunk = carry + chunk
+                body = chunk.rstrip(b"\\")  # a run of backslashes is never cut between pieces
+                carry = chunk[len(body):]
+                first, last = body.find(b"\n"), body.rfind(b"\n")
+                tail.feed(_structure(body if first < 0 else body[:first]))
+                refuse(line, tail)
+                if first < 0:
+                    continue
+                opening = body.translate(None, _NOT_OPENING).split(b"\n")[1:-1]  # the whole lines
+                if opening and max(map(len, opening)) > MAX_JSON_DEPTH:
+                    ends = np.flatnonzero(np.frombuffer(body, dtype=np.uint8) == 0x0A)
+                    for k in (k for k, text in enumerate(opening) if len(text) > MAX_JSON_DEPTH):
+                        scan = _Nesting()
+                        scan.feed(_structure(body[ends[k] + 1: ends[k + 1]]))
+                        refuse(line + 1 + k, scan)
+                line += len(opening) + 1
+                tail = _Nesting()
+                tail.feed(_structure(body[last + 1:]))
+                refuse(line, tail)
+    except OSError as exc:
+        raise InputError(_unreadable(path, exc)) from None
 
 
-def _open_csv(path: Path) -> pacsv.CSVStreamingReader:
+def _csv_names(path: Path, delimiter: str) -> list[str]:
+    """The header row's column names, read on their own (however long the rows after it are)."""
+    head, odd = b"", 0
+    with pa.input_stream(str(path), compression="detect") as stream:
+        while chunk := stream.read(1 << 16):
+            data = np.frombuffer(chunk, dtype=np.uint8)
+            ends = np.flatnonzero((data == 0x0A) | (data == 0x0D))
+            ends = ends[((np.cumsum(data == 0x22, dtype=np.uint8) + odd) & 1)[ends] == 0] if len(ends) else ends
+            if len(ends):
+                head += chunk[: int(ends[0]) + 1]
+                break
+            head += chunk
+            odd = (odd + int(np.count_nonzero(data == 0x22))) & 1
+    table = pacsv.read_csv(pa.BufferReader(head), parse_options=pacsv.ParseOptions(delimiter=delimiter),
+                           read_options=pacsv.ReadOptions(block_size=max(len(head) + 1, 1 << 16)))
+    return table.schema.names
+
+
+def _open_csv(path: Path, block: int) -> pacsv.CSVStreamingReader:
+    """A streaming CSV reader with the given block size, text columns as strings."""
     delimiter = "\t" if ".tsv" in path.name.lower() else ","
-    try:
-        probe = pacsv.open_csv(str(path), parse_options=pacsv.ParseOptions(delimiter=delimiter),
-                               read_options=pacsv.ReadOptions(block_size=1 << 16))
-        names = probe.schema.names
-    except pa.ArrowInvalid as exc:
-        raise InputError(f"{path}: not a readable CSV file: {exc}") from None
-    types = {n: pa.string() for n in names if n in TEXT_COLUMNS or n in ("label", "doi", "venue", "type")}
-    try:
+    with _arrow_errors(path, "not a readable CSV file"):
+        names = _csv_names(path, delimiter)
+        types = {n: pa.string() for n in names if n in TEXT_COLUMNS or n in ("label", "doi", "venue", "type")}
         return pacsv.open_csv(
             str(path),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
-            read_options=pacsv.ReadOptions(block_size=1 << 24),
+            read_options=pacsv.ReadOptions(block_size=block),
             convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=True,
                                                  check_utf8=False),
         )
-    except pa.ArrowInvalid as exc:
-        raise InputError(f"{path}: not a readable CSV file: {exc}") from None
 
 
-def as_utf8(arr: pa.Array) -> tuple[pa.Array, int]:
+def as_utf8(arr: pa.Array, where: str = "a text column") -> tuple[pa.Array, int]:
     """A string array with invalid UTF-8 replaced by U+FFFD, and how many values were replaced."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
@@ -201,7 +425,8 @@ def as_utf8(arr: pa.Array) -> tuple[pa.Array, int]:
     try:
         return arr.cast(pa.string()), 0
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        raise InputError(f"a text column has type {arr.type}, which cannot be read as text") from None
+        raise InputError(f"{where} has type {arr.type}, which cannot be read as text; "
+                         "write it as a string") from None
 
 
 def require_columns(source: TableSource, required: tuple[str, ...], label: str) -> None:

@@ -116,6 +116,8 @@ def run_diagnose(args) -> int:
     from ..files import read_index
     from .specs import load_rulebook
     import polars as pl
+    if args.n < 1:
+        raise InputError(f"--n {args.n}: the sample size must be 1 or more")
     v = resolve_inputs(args)
     release = args.release
     if release is None:
