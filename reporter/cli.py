@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "reporter.build",
     "reporter.site.commands",
     "reporter.novelty.commands",
+    "reporter.digest.commands",
 )
 
 

@@ -63,6 +63,11 @@ class Axes:
     def to_json(self) -> dict[str, float]:
         return {"match": self.match, "criteria": self.criteria, "novelty": self.novelty}
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Axes:
+        """The inverse of to_json (KeyError or TypeError on a malformed value)."""
+        return cls(float(data["match"]), float(data["criteria"]), float(data["novelty"]))
+
 
 @dataclass(frozen=True)
 class Decision:
@@ -98,6 +103,18 @@ class Decision:
                 "criteria_lines": list(self.criteria_lines), "matched_terms": list(self.matched_terms),
                 "merged_ids": list(self.merged_ids)}
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Decision:
+        """The inverse of to_json (KeyError, TypeError or ValueError on a malformed entry)."""
+        if data["decision"] not in DECISIONS or (data.get("cause") is not None and data["cause"] not in DROP_CAUSES):
+            raise ValueError(f"decision {data['decision']!r} or cause {data.get('cause')!r} unknown")
+        return cls(id=str(data["id"]), decision=data["decision"], score=int(data["score"]),
+                   axes=Axes.from_json(data["axes"]), rationale=str(data["rationale"]),
+                   tags=tuple(data["tags"]), title=str(data.get("title", "")), cause=data.get("cause"),
+                   criteria_lines=tuple(int(x) for x in data.get("criteria_lines", ())),
+                   matched_terms=tuple(data.get("matched_terms", ())),
+                   merged_ids=tuple(data.get("merged_ids", ())))
+
 
 @dataclass(frozen=True)
 class Calibration:
@@ -117,3 +134,44 @@ class Calibration:
                 "force_dropped_already_covered": self.force_dropped_already_covered,
                 "demoted_for_cap": self.demoted_for_cap, "stricter_pass_applied": self.stricter_pass_applied,
                 "histogram": list(self.histogram)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Calibration:
+        """The inverse of to_json (KeyError or TypeError on a malformed value)."""
+        return cls(kept=int(data["kept"]), review=int(data["review"]), dropped=int(data["dropped"]),
+                   force_dropped_already_covered=int(data["force_dropped_already_covered"]),
+                   demoted_for_cap=int(data["demoted_for_cap"]),
+                   stricter_pass_applied=bool(data["stricter_pass_applied"]),
+                   histogram=tuple(int(x) for x in data.get("histogram", (0,) * 10)))
+
+
+@dataclass(frozen=True)
+class WeekDecisions:
+    """One published week of the digest archive: its decisions.json, read back."""
+
+    week: str
+    """The ISO week, `YYYY-Www`."""
+    decisions: tuple[Decision, ...]
+    """Every paper once: KEEP, then REVIEW, then DROP; by score (high first), then id."""
+    calibration: Calibration
+    watchlist_drift: dict[str, Any] = field(default_factory=dict)
+    """Surfaced, never applied: watchlist entries the criteria keep dropping, concepts the watchlist misses."""
+    merges: tuple[dict[str, Any], ...] = ()
+    """What the cross-source merge folded together, as merge_records reported it."""
+    inputs: dict[str, Any] = field(default_factory=dict)
+    """sha256 of the papers file, the watchlist, the criteria and each prior week's decisions.json."""
+    prior_weeks: tuple[str, ...] = ()
+    """The weeks whose KEEPs were the prior (oldest first)."""
+
+    def kept(self) -> tuple[Decision, ...]:
+        """The KEEP decisions."""
+        return tuple(d for d in self.decisions if d.decision == "KEEP")
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> WeekDecisions:
+        """A decisions.json document read back (KeyError, TypeError or ValueError when malformed)."""
+        return cls(week=str(data["week"]), decisions=tuple(Decision.from_json(d) for d in data["decisions"]),
+                   calibration=Calibration.from_json(data["calibration"]),
+                   watchlist_drift=dict(data.get("watchlist_drift", {})),
+                   merges=tuple(data.get("merges", ())), inputs=dict(data.get("inputs", {})),
+                   prior_weeks=tuple(data.get("prior_weeks", ())))

@@ -1,0 +1,298 @@
+"""The three axes of docs/design/digest.md, each defined once: match, criteria fit, novelty.
+
+Every axis value is an integer number of hundredths (0-100), so the score
+can be computed exactly; `Axes` carries them as two-decimal floats. Terms
+and watchlist phrases are matched only with `reporter.routing.match_phrases`,
+one call per field (title, abstract) per term list: the watchlist is one
+list, every criteria term of every concept another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+
+import numpy as np
+from rapidfuzz import process
+from rapidfuzz.distance import Levenshtein
+
+from ..routing import match_phrases
+from .criteria import IN_SCOPE, OUT_OF_SCOPE, REDUCED_FIT, REQUIRED, Concept, Criteria
+from .merge import normalize_title
+from .records import Record
+from .watchlist import Watchlist
+
+TITLE_MATCH = 0.9
+"""Two normalised titles match when their Levenshtein normalized similarity is above this."""
+
+
+def hundredths(value: Decimal) -> int:
+    """A value in [0, 1] (or a product such as 0.7 x 1.5) as whole hundredths, rounded half up, capped at 100."""
+    return min(100, int((value * 100).quantize(Decimal(1), rounding=ROUND_HALF_UP)))
+
+
+def has_abstract(record: Record) -> bool:
+    """The record has an abstract with some text in it."""
+    return bool(record.abstract and record.abstract.strip())
+
+
+# Axis 1: match ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MatchAxis:
+    """Axis 1 for one paper: which watchlist entries matched where, and the value."""
+
+    value: int
+    """Hundredths: the base (0, 50, 70, 100) times the largest matched weight, capped at 100."""
+    base: int
+    """Hundredths before the weight."""
+    entries: tuple[str, ...]
+    """The matched entries (D = their number), in watchlist order."""
+    in_title: tuple[str, ...]
+    """The entries found in the title (T)."""
+    abstract_hits: int
+    """Occurrences of entries in the abstract (A), summed over the entries."""
+    weight: float
+    """The largest weight among the matched entries (1.0 when none matched)."""
+    in_abstract: tuple[str, ...] = ()
+    """The entries found in the abstract."""
+
+    def describe(self) -> str:
+        """`match 0.70: 'LLM' in the title` and the like."""
+        if not self.entries:
+            return "match 0.00: no watchlist phrase in the title or abstract"
+        where = []
+        if self.in_title:
+            where.append(f"{_quoted(self.in_title)} in the title")
+        if self.abstract_hits:
+            times = "once" if self.abstract_hits == 1 else f"{self.abstract_hits} times"
+            where.append(f"{_quoted(self.in_abstract)} {times} in the abstract")
+        text = f"match {self.value / 100:.2f}: " + " and ".join(where)
+        if self.weight != 1.0:
+            text += f" (weight {self.weight:g})"
+        return text
+
+
+def match_base(in_title: bool, abstract_hits: int, distinct: int) -> int:
+    """The match rule before the weight, in hundredths (digest.md, Axis 1)."""
+    if distinct == 0:
+        return 0
+    if (in_title and abstract_hits >= 1) or distinct >= 2:
+        return 100
+    if in_title or abstract_hits >= 2:
+        return 70
+    return 50
+
+
+def match_axis(records: Sequence[Record], watchlist: Watchlist) -> list[MatchAxis]:
+    """Axis 1 for every record: one match_phrases call for the titles, one for the abstracts."""
+    phrases = watchlist.phrases
+    weights = [Decimal(repr(e.weight)) for e in watchlist.entries]
+    title = match_phrases([r.title for r in records], phrases).counts()
+    abstract = match_phrases([r.abstract for r in records], phrases).counts()
+    out = []
+    for i in range(len(records)):
+        hit = (title[i] > 0) | (abstract[i] > 0)
+        matched = [j for j in range(len(phrases)) if hit[j]]
+        base = match_base(bool(title[i].any()), int(abstract[i].sum()), len(matched))
+        weight = max((weights[j] for j in matched), default=Decimal(1))
+        out.append(MatchAxis(hundredths(Decimal(base) / 100 * weight), base, tuple(phrases[j] for j in matched),
+                             tuple(phrases[j] for j in matched if title[i, j]), int(abstract[i].sum()),
+                             float(weight), tuple(phrases[j] for j in matched if abstract[i, j])))
+    return out
+
+
+# Axis 2: criteria fit -----------------------------------------------------------------------------------
+
+SILENT, TRAP, NOT_IN_SCOPE, FAILS_REQUIRED, REDUCED, IN_SCOPE_FIT, PARTIAL = (
+    "criteria-silent", "look-alike-trap", "not-in-scope", "fails-required", "reduced-fit", "in-scope", "partial")
+CRITERIA_VALUES = {SILENT: (70, 70), TRAP: (0, 0), NOT_IN_SCOPE: (0, 0), FAILS_REQUIRED: (0, 0),
+                   REDUCED: (70, 40), IN_SCOPE_FIT: (100, 100), PARTIAL: (40, 20)}
+"""Per rule: (hundredths in the first pass, hundredths in the stricter pass)."""
+
+
+@dataclass(frozen=True)
+class ConceptHit:
+    """How one concept's terms occurred in one paper."""
+
+    concept: Concept
+    in_title: bool
+    """A term of the concept occurs in the title."""
+    abstract_hits: int
+    """Occurrences of the concept's terms in the abstract."""
+
+    @property
+    def matched(self) -> bool:
+        return self.in_title or self.abstract_hits > 0
+
+
+@dataclass(frozen=True)
+class CriteriaAxis:
+    """Axis 2 for one paper: the rule that decided it and the concepts it came from."""
+
+    rule: str
+    """SILENT, TRAP, NOT_IN_SCOPE, FAILS_REQUIRED, REDUCED, IN_SCOPE_FIT or PARTIAL."""
+    cited: tuple[Concept, ...]
+    """The concepts the score came from (quoted by the rationale, their lines in `criteria_lines`)."""
+    in_scope: tuple[Concept, ...] = ()
+    """Every In scope concept matched anywhere (what watchlist drift counts), whatever the rule."""
+
+    def value(self, strict: bool = False) -> int:
+        """Hundredths, in the first pass or the stricter pass."""
+        return CRITERIA_VALUES[self.rule][strict]
+
+    def describe(self, criteria: Criteria, strict: bool = False) -> str:
+        """The criteria part of a rationale, quoting the lines it came from."""
+        quotes = ", ".join(criteria.cite(c) for c in self.cited)
+        head = f"criteria {self.value(strict) / 100:.2f}"
+        if strict and self.value(True) != self.value(False):
+            head += f" (stricter pass, {self.value(False) / 100:.2f} before)"
+        return head + ": " + {
+            SILENT: "criteria silent (no In scope, Out of scope or Reduced fit concept matched)",
+            TRAP: f"out of scope {quotes}, and no In scope concept in the title",
+            NOT_IN_SCOPE: f"not in scope: no In scope concept matched, only {quotes}",
+            FAILS_REQUIRED: f"fails required {quotes} (no term in the title or abstract)",
+            REDUCED: f"reduced fit {quotes}",
+            IN_SCOPE_FIT: f"in scope {quotes}",
+            PARTIAL: f"partial: in scope {quotes} once, in the abstract only",
+        }[self.rule]
+
+
+def criteria_rule(hits: Sequence[ConceptHit], abstract_present: bool,
+                  in_scope_abstract_hits: int | None = None) -> CriteriaAxis:
+    """The criteria rules 1-7 of digest.md, in order, over one paper's concept hits.
+
+    `in_scope_abstract_hits`: occurrences of In scope terms in the abstract, summed
+    over the distinct terms (default: summed over the concepts' hits).
+    """
+    def of(section: str) -> list[ConceptHit]:
+        return [h for h in hits if h.concept.section == section and h.matched]
+
+    in_scope, out, reduced = of(IN_SCOPE), of(OUT_OF_SCOPE), of(REDUCED_FIT)
+    matched = tuple(h.concept for h in in_scope)
+    in_title = [h.concept for h in in_scope if h.in_title]
+    if not (in_scope or out or reduced):
+        return CriteriaAxis(SILENT, ())
+    if out and not in_title:
+        return CriteriaAxis(TRAP, (out[0].concept,), matched)
+    if not in_scope:
+        return CriteriaAxis(NOT_IN_SCOPE, tuple(h.concept for h in reduced))
+    if abstract_present:
+        missing = [h.concept for h in hits if h.concept.section == REQUIRED and not h.matched]
+        if missing:
+            return CriteriaAxis(FAILS_REQUIRED, (missing[0],), matched)
+    if reduced:
+        return CriteriaAxis(REDUCED, tuple(h.concept for h in reduced) + matched, matched)
+    abstract_hits = sum(h.abstract_hits for h in in_scope) if in_scope_abstract_hits is None \
+        else in_scope_abstract_hits
+    return CriteriaAxis(IN_SCOPE_FIT if in_title or abstract_hits >= 2 else PARTIAL, matched, matched)
+
+
+def criteria_axis(records: Sequence[Record], criteria: Criteria) -> list[CriteriaAxis]:
+    """Axis 2 for every record: one match_phrases call for the titles, one for the abstracts."""
+    terms = list(dict.fromkeys(t for c in criteria.concepts for t in c.terms))
+    column = {t: j for j, t in enumerate(terms)}
+    cols = [[column[t] for t in dict.fromkeys(c.terms)] for c in criteria.concepts]
+    title = match_phrases([r.title for r in records], terms).counts()
+    abstract = match_phrases([r.abstract for r in records], terms).counts()
+    in_scope_terms = [column[t] for t in dict.fromkeys(t for c in criteria.section(IN_SCOPE) for t in c.terms)]
+    out = []
+    for i, record in enumerate(records):
+        hits = [ConceptHit(c, bool(title[i, js].any()), int(abstract[i, js].sum()))
+                for c, js in zip(criteria.concepts, cols)]
+        # Summed over the distinct In scope terms, so a term two concepts share counts once.
+        out.append(criteria_rule(hits, has_abstract(record), int(abstract[i, in_scope_terms].sum())))
+    return out
+
+
+# Axis 3: novelty ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PriorKeep:
+    """A KEEP of one of the four weeks before: what novelty is judged against."""
+
+    id: str
+    title: str
+    week: str
+    """The ISO week (`YYYY-Www`) that kept it."""
+
+
+@dataclass(frozen=True)
+class NoveltyAxis:
+    """Axis 3 for one paper."""
+
+    value: int
+    """Hundredths: 0 already covered, 50 an earlier version covered, 100 novel."""
+    covered_by: PriorKeep | None = None
+    """The prior KEEP that covered it (the newest week's, ties by id)."""
+    how: str = ""
+    """`id`, `related id` or `title`: what tied it to that KEEP."""
+
+    def describe(self) -> str:
+        """The novelty part of a rationale, naming the prior week."""
+        if self.covered_by is None:
+            return "novelty 1.00: not in the prior four weeks"
+        kept = f"{self.covered_by.id} kept in {self.covered_by.week}"
+        if self.value == 0:
+            return f"novelty 0.00: already covered ({kept})"
+        return f"novelty 0.50: an earlier version was covered ({kept}, matched by {self.how})"
+
+
+def titles_match(a: str, b: str) -> bool:
+    """Two titles are one work's: normalised (merge.normalize_title), Levenshtein normalized similarity > 0.9."""
+    return _similar(normalize_title(a), normalize_title(b))
+
+
+def _similar(a: str, b: str) -> bool:
+    """normalized_similarity(a, b) > 0.9, decided exactly: 1 - d / L > 0.9 is 10 d < L. Empty titles never match."""
+    longest = max(len(a), len(b))
+    return bool(a and b) and 10 * Levenshtein.distance(a, b) < longest
+
+
+def novelty_axis(records: Sequence[Record], prior: Sequence[PriorKeep]) -> list[NoveltyAxis]:
+    """Axis 3 for every record against the prior KEEPs (an empty prior: every paper is novel)."""
+    prior = sorted(prior, key=lambda p: (_week_desc(p.week), p.id))  # newest week first, then id
+    by_id: dict[str, PriorKeep] = {}
+    for p in prior:
+        by_id.setdefault(p.id, p)
+    similar = _title_matches([r.title for r in records], [p.title for p in prior])
+    out = []
+    for i, record in enumerate(records):
+        if record.id in by_id:
+            out.append(NoveltyAxis(0, by_id[record.id], "id"))
+            continue
+        related = [by_id[x] for x in record.related_ids if x in by_id]
+        if related:
+            out.append(NoveltyAxis(50, min(related, key=lambda p: (_week_desc(p.week), p.id)), "related id"))
+        elif similar[i] is not None:
+            out.append(NoveltyAxis(50, prior[similar[i]], "title"))
+        else:
+            out.append(NoveltyAxis(100))
+    return out
+
+
+def _title_matches(titles: list[str], prior_titles: list[str]) -> list[int | None]:
+    """Per title: the first prior title (in the order given) it matches, or None."""
+    if not titles or not prior_titles:
+        return [None] * len(titles)
+    a = [normalize_title(t) for t in titles]
+    b = [normalize_title(t) for t in prior_titles]
+    # cdist finds the candidates fast; each is then decided exactly by _similar (no float at the boundary).
+    sim = process.cdist(a, b, scorer=Levenshtein.normalized_similarity, score_cutoff=TITLE_MATCH - 0.01,
+                        dtype=np.float64)
+    out: list[int | None] = []
+    for i, row in enumerate(sim):
+        out.append(next((int(j) for j in np.flatnonzero(row) if _similar(a[i], b[j])), None))
+    return out
+
+
+def _week_desc(week: str) -> tuple[int, int]:
+    year, w = week.split("-W")
+    return (-int(year), -int(w))
+
+
+def _quoted(phrases: Sequence[str]) -> str:
+    return ", ".join(f"'{p}'" for p in phrases)

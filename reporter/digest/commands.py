@@ -1,0 +1,158 @@
+"""`reporter digest`: decide one week's papers (or several, in order) and publish ARCHIVE/YYYY-Www/decisions.json."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..config import load_workspace
+from ..errors import InputError
+from ..hashing import canonical_json
+from ..progress import Progress
+from .archive import WeekResult, parse_week, prepare_weeks, publish, week_range
+from .config import DEFAULT_MAX_KEPT, DigestSettings
+
+EXAMPLES = "--watchlist examples/digest/watchlist.txt --criteria examples/digest/criteria.md"
+DIGEST_EPILOG = f"""\
+examples (in the example workspace, the repository; the papers are made-up, examples/digest/README.md):
+  reporter digest --papers examples/digest/papers/2026-W19.jsonl {EXAMPLES} --archive state/digest-example --week 2026-W19 --max-kept 2
+  reporter digest --papers examples/digest/papers {EXAMPLES} --archive state/digest-example --from 2026-W19 --to 2026-W20 --force --json
+  reporter digest --papers examples/digest/papers {EXAMPLES} --archive state/digest-sanity --week 2026-W20 --no-prior --max-kept 100 --full-ranking --force
+
+The first publishes week 2026-W19 (pattern A) with at most 2 KEEPs. The
+second is a catch-up (pattern B): it runs 2026-W19, then 2026-W20 with
+2026-W19's KEEPs as its prior. It re-publishes 2026-W19 (now with the
+default 25 KEEPs), which without --force is refused; the old decisions.json
+is kept beside the new one as decisions.superseded-<sha12>.json. The third
+(patterns C and D) decides 2026-W20 with no prior, at most 100 KEEPs, and
+prints every paper ranked.
+
+--papers is one week's records file, or a folder of YYYY-Www.jsonl (one per
+ISO week; needed for --from/--to). With --workspace DIR the paths and the
+thresholds come from the [digest] table of DIR/reporter.toml (flags win),
+e.g. reporter digest --workspace . --week 2026-W20.
+
+Exit status: 0 whatever the decisions; 2 for bad input (the message names
+the file, the line and what to fix) or a week already published (without
+--force). Nothing is written unless every week given could be decided.
+"""
+
+
+def register(subparsers: Any) -> None:
+    """Add the `digest` command."""
+    p = subparsers.add_parser(
+        "digest", help="decide a week's papers (KEEP / REVIEW / DROP) and write decisions.json",
+        description="Score every paper of an ISO week on three axes (watchlist match, criteria fit, "
+                    "novelty against the four weeks before), decide KEEP / REVIEW / DROP with a "
+                    "rationale each, and publish DIR/YYYY-Www/decisions.json (docs/digest.md).",
+        epilog=DIGEST_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--papers", type=Path, metavar="PATH",
+                   help="the week's records file, or a folder of YYYY-Www.jsonl")
+    p.add_argument("--watchlist", type=Path, metavar="PATH", help="watchlist: one phrase a line (TAB weight)")
+    p.add_argument("--criteria", type=Path, metavar="PATH", help="the relevance-criteria Markdown document")
+    p.add_argument("--archive", type=Path, metavar="DIR", help="the digest archive: a folder per ISO week")
+    p.add_argument("--workspace", type=Path, metavar="DIR", help="take these from [digest] of DIR/reporter.toml")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--week", metavar="YYYY-Www", help="the ISO week to decide (pattern A)")
+    which.add_argument("--from", dest="first", metavar="YYYY-Www",
+                       help="catch-up (pattern B): the first week to decide; with --to")
+    p.add_argument("--to", dest="last", metavar="YYYY-Www", help="catch-up: the last week, included")
+    p.add_argument("--max-kept", type=int, metavar="N",
+                   help=f"the most KEEPs a week may have (default {DEFAULT_MAX_KEPT}; the rest become REVIEW)")
+    p.add_argument("--full-ranking", action="store_true",
+                   help="print every paper ranked by score (pattern C), not just the counts")
+    p.add_argument("--no-prior", action="store_true",
+                   help="judge novelty against nothing (pattern D: a watchlist sanity check)")
+    p.add_argument("--force", action="store_true",
+                   help="re-publish a week that exists, keeping the old decisions.json beside the new one")
+    p.add_argument("--json", action="store_true", help="print each week's path and calibration as a JSON line")
+    p.set_defaults(func=run_digest)
+
+
+def settings_from(args: argparse.Namespace) -> DigestSettings:
+    """The [digest] table of --workspace (if any) with the flags on top; every path must be known."""
+    base = None
+    if args.workspace is not None:
+        base = load_workspace(args.workspace).digest
+        if base is None and not all((args.papers, args.watchlist, args.criteria, args.archive)):
+            raise InputError(f"{args.workspace}: reporter.toml has no [digest] table; add one (papers, watchlist, "
+                             f"criteria, archive) or give --papers, --watchlist, --criteria and --archive")
+    flags = {"papers": args.papers, "watchlist": args.watchlist, "criteria": args.criteria,
+             "archive": args.archive, "max_kept": args.max_kept}
+    if base is None:
+        missing = [f"--{k}" for k in ("papers", "watchlist", "criteria", "archive") if flags[k] is None]
+        if missing:
+            raise InputError(f"give {', '.join(missing)} (or --workspace DIR with a [digest] table)")
+        base = DigestSettings(papers=args.papers, watchlist=args.watchlist, criteria=args.criteria,
+                              archive=args.archive)
+    settings = replace(base, **{k: v for k, v in flags.items() if v is not None})
+    if settings.max_kept < 1:
+        raise InputError(f"--max-kept must be 1 or more, not {settings.max_kept}")
+    return settings
+
+
+def run_digest(args: argparse.Namespace) -> int:
+    """Decide the week(s), publish them, print the counts (or JSON lines)."""
+    settings = settings_from(args)
+    if args.first is not None:
+        if args.last is None:
+            raise InputError("--from needs --to (the last week of the catch-up, included)")
+        if not Path(settings.papers).is_dir():
+            raise InputError(f"{settings.papers}: --from/--to needs --papers to be a folder of YYYY-Www.jsonl")
+        weeks = week_range(parse_week(args.first, "--from"), parse_week(args.last, "--to"))
+    else:
+        if args.last is not None:
+            raise InputError("--to goes with --from (a catch-up); for one week give --week alone")
+        weeks = [parse_week(args.week)]
+    progress = Progress("digest", total=len(weeks), unit="weeks", enabled=len(weeks) > 1)
+    results = prepare_weeks(settings, weeks, prior_override=[] if args.no_prior else None, force=args.force)
+    published = []
+    for result in results:
+        published.append(publish(settings, result, force=args.force))
+        progress.advance(1)
+    progress.close()
+    for result in published:
+        print(canonical_json(_json_line(result, args.full_ranking)) if args.json else _summary(result))
+        if args.full_ranking and not args.json:
+            print(_ranking_table(result))
+    return 0
+
+
+def ranking(result: WeekResult) -> list[dict[str, Any]]:
+    """Every paper by score (high first), ties by id: the full ranked list of pattern C."""
+    ranked = sorted(result.outcome.decisions, key=lambda d: (-d.score, d.id))
+    return [{"rank": k, "id": d.id, "decision": d.decision, "score": d.score, "title": d.title}
+            for k, d in enumerate(ranked, 1)]
+
+
+def _json_line(result: WeekResult, full: bool) -> dict[str, Any]:
+    out = {"week": result.week, "path": str(result.path), "calibration": result.outcome.calibration.to_json(),
+           "superseded": None if result.superseded is None else str(result.superseded)}
+    if full:
+        out["ranking"] = ranking(result)
+    return out
+
+
+def _summary(result: WeekResult) -> str:
+    c = result.outcome.calibration
+    extra = [f"{c.force_dropped_already_covered} already covered", f"{c.demoted_for_cap} demoted for the cap"]
+    if c.stricter_pass_applied:
+        extra.append("stricter pass applied")
+    line = (f"{result.week}: {c.kept} kept, {c.review} review, {c.dropped} dropped ({', '.join(extra)}) "
+            f"-> {result.path}")
+    if result.superseded is not None:
+        line += f" (old version kept as {result.superseded.name})"
+    return line
+
+
+def _ranking_table(result: WeekResult) -> str:
+    rows = [f"  {r['rank']:>4}  {r['score']:>3}  {r['decision']:<6}  {r['id']}  {_one_line(r['title'])}"
+            for r in ranking(result)]
+    return "\n".join(rows)
+
+
+def _one_line(text: str) -> str:
+    return json.dumps(" ".join(text.split()), ensure_ascii=False)[1:-1][:100]

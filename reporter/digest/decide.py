@@ -1,0 +1,249 @@
+"""Combine, decide, cap (docs/design/digest.md): one week's records in, one Decision per paper out.
+
+The order is the contract's: score each paper from its three axes (exact,
+in integer hundredths); map the score to KEEP / REVIEW / DROP; apply the
+overrides (already covered: DROP; no abstract or criteria silent: never
+KEEP); then, only when more papers are KEEP than `max_kept`, re-score
+everyone with the stricter criteria pass, and if still over, keep the top
+`max_kept` KEEPs by score (ties by id) and demote the rest to REVIEW. A
+paper that was KEEP is never made DROP by the cap or the stricter pass.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .axes import (
+    FAILS_REQUIRED,
+    NOT_IN_SCOPE,
+    SILENT,
+    TRAP,
+    CriteriaAxis,
+    MatchAxis,
+    NoveltyAxis,
+    PriorKeep,
+    criteria_axis,
+    has_abstract,
+    match_axis,
+    novelty_axis,
+)
+from .config import DEFAULT_KEEP, DEFAULT_MAX_KEPT, DEFAULT_REVIEW
+from .criteria import Criteria
+from .records import Axes, Calibration, Decision, Record
+from .watchlist import Watchlist
+
+WEIGHTS = (45, 45, 10)
+"""Weights of match, criteria and novelty, in hundredths: score = 100 * (0.45 m + 0.45 c + 0.10 n)."""
+CRITERIA_CAUSES = ("look-alike-trap", "not-in-scope", "fails-required")
+"""The drop causes that are the criteria's doing."""
+DRIFT_MIN = 2
+"""A watchlist entry or a criteria concept is surfaced as drift from this many papers on."""
+DRIFT_EXAMPLES = 5
+"""Example ids listed per drift entry."""
+_ORDER = {"KEEP": 0, "REVIEW": 1, "DROP": 2}
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The score bands: KEEP from `keep`, REVIEW from `review`, DROP below."""
+
+    keep: int = DEFAULT_KEEP
+    review: int = DEFAULT_REVIEW
+
+    def band(self, score: int) -> str:
+        """KEEP, REVIEW or DROP for a score."""
+        return "KEEP" if score >= self.keep else "REVIEW" if score >= self.review else "DROP"
+
+
+@dataclass(frozen=True)
+class PaperAxes:
+    """The three axes of one paper, with what each came from."""
+
+    match: MatchAxis
+    criteria: CriteriaAxis
+    novelty: NoveltyAxis
+    abstract: bool
+    """The paper has an abstract."""
+
+
+@dataclass(frozen=True)
+class WeekOutcome:
+    """One week's decisions, their calibration and the watchlist drift they show."""
+
+    decisions: tuple[Decision, ...]
+    """Every paper once: KEEP, then REVIEW, then DROP; by score (high first), then id."""
+    calibration: Calibration
+    watchlist_drift: dict[str, Any] = field(default_factory=dict)
+    """Surfaced, never applied: see `watchlist_drift`."""
+
+
+def combine(match: int, criteria: int, novelty: int) -> int:
+    """The 0-100 score from axes in hundredths, exactly: 86.5 is 87 (half up, no float in between)."""
+    total = WEIGHTS[0] * match + WEIGHTS[1] * criteria + WEIGHTS[2] * novelty  # hundredths of a point
+    return (total + 50) // 100
+
+
+def score_axes(records: Sequence[Record], watchlist: Watchlist, criteria: Criteria,
+               prior: Sequence[PriorKeep]) -> list[PaperAxes]:
+    """The three axes of every record (four match_phrases calls for the whole week)."""
+    return [PaperAxes(m, c, n, has_abstract(r)) for r, m, c, n in
+            zip(records, match_axis(records, watchlist), criteria_axis(records, criteria),
+                novelty_axis(records, prior))]
+
+
+def decide_week(records: Sequence[Record], watchlist: Watchlist, criteria: Criteria,
+                prior: Sequence[PriorKeep] = (), *, max_kept: int = DEFAULT_MAX_KEPT,
+                thresholds: Thresholds = Thresholds(),
+                merged: Mapping[str, Sequence[str]] | None = None) -> WeekOutcome:
+    """Decide every record of a week; `merged` maps a surviving id to the ids folded into it."""
+    axes = score_axes(records, watchlist, criteria, prior)
+    return decide(records, axes, criteria, max_kept=max_kept, thresholds=thresholds, merged=merged)
+
+
+def decide(records: Sequence[Record], axes: Sequence[PaperAxes], criteria: Criteria, *,
+           max_kept: int = DEFAULT_MAX_KEPT, thresholds: Thresholds = Thresholds(),
+           merged: Mapping[str, Sequence[str]] | None = None) -> WeekOutcome:
+    """Score, band, override, then the stricter pass and the cap when over `max_kept`."""
+    merged = merged or {}
+    first = [judge(r, a, criteria, thresholds, merged.get(r.id, ())) for r, a in zip(records, axes)]
+    decisions, strict = first, False
+    if _kept(first) > max_kept:
+        strict = True
+        decisions = []
+        decisions = [judge(r, a, criteria, thresholds, merged.get(r.id, ()), strict=True,
+                           was_kept=before.decision == "KEEP") for before, r, a in zip(first, records, axes)]
+    demoted = 0
+    if _kept(decisions) > max_kept:
+        ranked = sorted((d for d in decisions if d.decision == "KEEP"), key=lambda d: (-d.score, d.id))
+        cut = {d.id: k for k, d in enumerate(ranked, 1) if k > max_kept}
+        demoted = len(cut)
+        decisions = [_to_review(d, f"demoted for the cap: KEEP rank {cut[d.id]} of {len(ranked)}, "
+                                   f"max_kept {max_kept}", "demoted-for-cap") if d.id in cut else d
+                     for d in decisions]
+    decisions.sort(key=lambda d: (_ORDER[d.decision], -d.score, d.id))
+    return WeekOutcome(tuple(decisions), calibrate(decisions, axes, demoted, strict),
+                       watchlist_drift(decisions, axes, records, criteria))
+
+
+def judge(record: Record, axes: PaperAxes, criteria: Criteria, thresholds: Thresholds,
+          merged_ids: Sequence[str] = (), *, strict: bool = False, was_kept: bool = False) -> Decision:
+    """One paper's decision before the cap: its score, band and overrides, with rationale and tags.
+
+    `strict`: the stricter criteria pass; `was_kept`: the paper was KEEP in the
+    first pass, so the stricter pass may make it REVIEW but never DROP.
+    """
+    m, c, n = axes.match.value, axes.criteria.value(strict), axes.novelty.value
+    score = combine(m, c, n)
+    decision = thresholds.band(score)
+    tags: list[str] = []
+    notes: list[str] = []
+    rule = axes.criteria.rule
+    if rule in (SILENT, TRAP, FAILS_REQUIRED):
+        tags.append(rule)
+    if strict and axes.criteria.value(True) != axes.criteria.value(False):
+        tags.append("stricter-pass")
+    if n == 50:
+        tags.append(f"journal-version-of:{axes.novelty.covered_by.week}")
+    if not axes.abstract:
+        tags.append("no-abstract")
+    if n == 0:
+        decision = "DROP"
+        tags.append("already-covered")
+        notes.append("already covered: DROP whatever the score")
+    elif decision == "KEEP" and (not axes.abstract or rule == SILENT):
+        decision = "REVIEW"
+        if not axes.abstract:
+            notes.append("no abstract: REVIEW, never KEEP")
+        if rule == SILENT:
+            notes.append("criteria silent: REVIEW, never KEEP")
+    elif decision == "DROP" and was_kept:
+        decision = "REVIEW"
+        notes.append("KEEP before the stricter pass: REVIEW, never DROP")
+    cause = drop_cause(axes.criteria, axes.novelty) if decision == "DROP" else None
+    parts = [axes.match.describe(), axes.criteria.describe(criteria, strict), axes.novelty.describe()]
+    if cause == "already-covered":
+        parts.insert(0, parts.pop(2))
+    elif cause in CRITERIA_CAUSES:
+        parts.insert(0, parts.pop(1))
+    head = f"DROP ({cause}): " if cause else ""
+    return Decision(
+        id=record.id, decision=decision, score=score, axes=Axes(m / 100, c / 100, n / 100),
+        rationale=head + "; ".join(parts + notes) + ".", tags=tuple(tags), title=record.title, cause=cause,
+        criteria_lines=tuple(sorted({x.line for x in axes.criteria.cited})),
+        matched_terms=axes.match.entries, merged_ids=tuple(merged_ids))
+
+
+def drop_cause(criteria: CriteriaAxis, novelty: NoveltyAxis) -> str:
+    """Why a DROP was dropped (one of DROP_CAUSES): the override first, then the criteria, else a weak match."""
+    if novelty.value == 0:
+        return "already-covered"
+    return {TRAP: "look-alike-trap", FAILS_REQUIRED: "fails-required", NOT_IN_SCOPE: "not-in-scope"}.get(
+        criteria.rule, "weak-match")
+
+
+def calibrate(decisions: Sequence[Decision], axes: Sequence[PaperAxes], demoted: int,
+              strict: bool) -> Calibration:
+    """The calibration block: counts per decision, the overrides and the cap, a score histogram."""
+    count = Counter(d.decision for d in decisions)
+    histogram = [0] * 10
+    for d in decisions:
+        histogram[min(d.score // 10, 9)] += 1
+    return Calibration(kept=count["KEEP"], review=count["REVIEW"], dropped=count["DROP"],
+                       force_dropped_already_covered=sum(a.novelty.value == 0 for a in axes),
+                       demoted_for_cap=demoted, stricter_pass_applied=strict, histogram=tuple(histogram))
+
+
+def watchlist_drift(decisions: Sequence[Decision], axes: Sequence[PaperAxes], records: Sequence[Record],
+                    criteria: Criteria) -> dict[str, Any]:
+    """Themes the criteria keep rejecting, and concepts the watchlist keeps missing: surfaced, never applied.
+
+    `entries_rejected_by_criteria`: watchlist entries that matched papers the
+    criteria scored 0.0 (look-alike trap, not in scope, fails required) at least
+    DRIFT_MIN times and for most of the papers they matched, with the criteria
+    lines that rejected them and how many of those papers were dropped.
+    `concepts_missed_by_watchlist`: In scope concepts that matched at least
+    DRIFT_MIN papers no watchlist entry matched.
+    """
+    by_id = {d.id: d for d in decisions}
+    entries: dict[str, dict[str, Any]] = {}
+    concepts: dict[int, dict[str, Any]] = {}
+    for record, a in zip(records, axes):
+        d = by_id[record.id]
+        rejected = a.criteria.rule in (TRAP, NOT_IN_SCOPE, FAILS_REQUIRED)
+        for phrase in a.match.entries:
+            e = entries.setdefault(phrase, {"phrase": phrase, "matched": 0, "rejected_by_criteria": 0, "dropped": 0,
+                                            "causes": Counter(), "criteria_lines": Counter(), "ids": []})
+            e["matched"] += 1
+            if rejected:
+                e["rejected_by_criteria"] += 1
+                e["dropped"] += d.decision == "DROP"
+                e["causes"][a.criteria.rule] += 1
+                e["criteria_lines"].update(criteria.cite(c) for c in a.criteria.cited)
+                e["ids"].append(d.id)
+        if a.match.value == 0:
+            for c in a.criteria.in_scope:
+                k = concepts.setdefault(c.line, {"concept": criteria.cite(c), "line": c.line,
+                                                 "missed_by_watchlist": 0, "ids": []})
+                k["missed_by_watchlist"] += 1
+                k["ids"].append(d.id)
+    rejected = [{**e, "causes": dict(sorted(e["causes"].items())), "ids": sorted(e["ids"])[:DRIFT_EXAMPLES],
+                 "criteria_lines": dict(sorted(e["criteria_lines"].items()))}
+                for e in entries.values()
+                if e["rejected_by_criteria"] >= DRIFT_MIN and 2 * e["rejected_by_criteria"] > e["matched"]]
+    missed = [{**k, "ids": sorted(k["ids"])[:DRIFT_EXAMPLES]} for k in concepts.values()
+              if k["missed_by_watchlist"] >= DRIFT_MIN]
+    return {"note": "surfaced, never applied: the watchlist is not changed by the tool",
+            "entries_rejected_by_criteria": sorted(rejected, key=lambda e: (-e["rejected_by_criteria"], e["phrase"])),
+            "concepts_missed_by_watchlist": sorted(missed, key=lambda k: (-k["missed_by_watchlist"], k["line"]))}
+
+
+def _kept(decisions: Sequence[Decision]) -> int:
+    return sum(d.decision == "KEEP" for d in decisions)
+
+
+def _to_review(d: Decision, note: str, tag: str | None = None) -> Decision:
+    return replace(d, decision="REVIEW", rationale=d.rationale.removesuffix(".") + f"; {note}.",
+                   tags=d.tags + ((tag,) if tag else ()), cause=None)
