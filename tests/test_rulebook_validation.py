@@ -210,6 +210,8 @@ def test_a_regex_whose_span_pattern_re2_refuses_is_refused_at_load(tmp_path, mon
     (r"\Qab|cd\E", "ab|cd"),                  # a quoted '|' is no alternation
     ("σωμα", "ΣΩΜΑ"),                          # RE2 folds σ, ς and Σ; lower-casing does not
     ("ςxyz", "σxyz"),
+    (r"replication(?i)?", "replicatio"),       # a quantifier after a flag group repeats the item before it
+    (r"replication\Q\E?", "replicatio"),       # ... and so does one after an empty quote
 ])
 def test_the_literal_prefilter_never_hides_a_match(tmp_path, pattern, text):
     import pyarrow as pa

@@ -126,6 +126,10 @@ class _Re:
         while self.peek() not in ("", "|", ")"):
             atom = self.atom()
             lo = self.quantifier()
+            if atom[0] == "flag":  # matches nothing: RE2 applies a quantifier after it to the item before
+                if lo == 0 and items:
+                    items[-1] = ("opt",)
+                continue
             items.append(atom if lo >= 1 else ("opt",))
         return ("seq", items)
 
@@ -163,7 +167,7 @@ class _Re:
                     self.i = colon + 1
                 else:  # a flag group such as (?i)
                     self.i = close + 1
-                    return ("other",)
+                    return ("flag",)
             inner = self.alt()
             if self.peek() == ")":
                 self.i += 1
@@ -185,8 +189,8 @@ class _Re:
             end = self.p.find("\\E", self.i)
             end = len(self.p) if end < 0 else end
             body, self.i = self.p[self.i:end], min(end + 2, len(self.p))
-            if not body:
-                return ("opt",)
+            if not body:  # an empty quote, like a flag group, matches nothing
+                return ("flag",)
             # A quantifier after the quote repeats only its last character: keep the rest.
             last = ("lit", body[-1]) if body[-1].isascii() else ("other",)
             lits = [("lit", c) if c.isascii() else ("other",) for c in body[:-1]]
