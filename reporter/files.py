@@ -62,7 +62,12 @@ def dir_mode() -> int:
 def make_dirs(path: Path) -> Path:
     """mkdir -p with the folder mode; returns the path."""
     path = Path(path)
-    path.mkdir(parents=True, exist_ok=True, mode=dir_mode())
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=dir_mode())
+    except (FileExistsError, NotADirectoryError):
+        blocker = next((p for p in (path, *path.parents) if p.exists() and not p.is_dir()), path)
+        raise InputError(f"{path}: cannot make this folder: {blocker} is a file; "
+                         f"name a folder (or move the file aside)") from None
     return path
 
 
@@ -402,3 +407,15 @@ def resource_error(exc: OSError) -> str | None:
         return None
     where = f"{exc.filename}: " if exc.filename and TEMP_PREFIX not in str(exc.filename) else ""
     return f"{where}{os.strerror(code).lower()} ({errno.errorcode.get(code, code)}); {RESOURCE_ERRORS[code]}"
+
+
+def parse_json(text: str | bytes, where: str) -> Any:
+    """json.loads, with bad or too deeply nested JSON an InputError naming `where` (a file, a line)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise InputError(f"{where}: JSON nested too deeply to read; no input of ours nests more than a "
+                         f"few dozen levels") from None
+    except ValueError as exc:
+        raise InputError(f"{where}: not valid JSON ({exc})") from None
+

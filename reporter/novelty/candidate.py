@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..files import parse_json
 from .keys import derive_lom_id, normalize_key, normalize_lom_id
 
 KINDS = ("paper", "claim")
@@ -120,11 +120,7 @@ def parse_candidate(obj: Any, where: str) -> CandidateInput:
 def read_candidate_file(path: Path) -> CandidateInput:
     """Read one candidate JSON file (the input object of novelty.md)."""
     text = _read_text(path, "candidate file")
-    try:
-        obj = json.loads(text)
-    except ValueError as exc:
-        raise InputError(f"{path}: not valid JSON ({exc})") from None
-    return parse_candidate(obj, str(path))
+    return parse_candidate(parse_json(text, str(path)), str(path))
 
 
 def read_candidate_batch(path: Path) -> list[tuple[int, CandidateInput]]:
@@ -137,11 +133,7 @@ def read_candidate_batch(path: Path) -> list[tuple[int, CandidateInput]]:
             continue
         where = f"{path}: line {number}"
         try:
-            try:
-                obj = json.loads(line)
-            except ValueError as exc:
-                raise InputError(f"{where}: not valid JSON ({exc})") from None
-            out.append((number, parse_candidate(obj, where)))
+            out.append((number, parse_candidate(parse_json(line, where), where)))
         except InputError as exc:
             problems.append(str(exc))
     if problems:

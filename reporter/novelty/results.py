@@ -7,12 +7,11 @@ verdict with its evidence, never a score.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import InputError
-from ..files import write_text
+from ..files import parse_json, write_text
 from ..hashing import canonical_json
 from .candidate import CandidateInput
 from .graph import Graph
@@ -52,10 +51,7 @@ def load_novelty_results(path: Path) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         where = f"{path}: line {number}"
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            raise InputError(f"{where}: not valid JSON ({exc})") from None
+        row = parse_json(line, where)
         _check_row(row, where)
         rows.append(row)
     return rows
