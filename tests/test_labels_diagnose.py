@@ -92,7 +92,7 @@ def test_diagnose_domain_misses_with_context(ws):
     got = {s["work_id"]: s for s in out["samples"]}
     assert sorted(got) == ["osf:a2", "osf:a3"]
     assert got["osf:a3"]["context"] == {"field": "title", "before": "Exact ", "match": "Replication of",
-                                        "after": " Rinck (2007)"}
+                                        "after": " Rinck (2007)", "match_cut": False}
     assert got["osf:a2"]["winner"] == "generic-replication"
 
 

@@ -93,3 +93,20 @@ def test_a_render_refuses_an_edited_release(ws, name):
     with pytest.raises(InputError, match=f"{name}: its bytes differ from the sha256 release.json records"):
         render_site(root / "releases", root / "fresh-site", progress=False)
     assert not (root / "fresh-site").exists()
+
+
+def test_a_huge_match_keeps_samples_small(tmp_path):
+    """A `trial*` word of 200,000 characters: routing.parquet's span covers it, samples.json keeps 160 characters."""
+    import pyarrow.parquet as pq
+    word = "trial" + "s" * 200_000
+    specs = write_specs(tmp_path, [{"id": "t", "pile": "screen", "precedence": 1,
+                                    "match": {"field": "abstract", "phrase": "trial*"}}])
+    pool = write_pool(tmp_path / "pool.parquet", [
+        {"work_id": "doi:10.1/long", "source": "crossref", "title": "Long", "abstract": f"A {word} here."}])
+    result = route_release(pool, specs, tmp_path / "releases", progress=False)
+    evidence = pq.read_table(result.release_dir / "routing.parquet").column("evidence").to_pylist()[0]
+    assert evidence["end"] - evidence["start"] == len(word) and word.startswith(evidence["text"])
+    work = json.loads((result.release_dir / "samples.json").read_text())["piles"]["screen"][0]
+    assert work["context"]["match"] == word[:160] and work["context"]["match_cut"] is True
+    assert work["context"]["after"] == "" and work["evidence"]["text"] == word[:160]
+    assert (result.release_dir / "samples.json").stat().st_size < 5_000

@@ -132,7 +132,7 @@ def test_samples_cover_every_pile(release):
     assert sizes == {"discard": 2, "hold": 2, "screen_cheap": 1, "screen": 3, "pending": 5}
     screen = {w["work_id"]: w for w in samples["piles"]["screen"]}
     assert screen["osf:a3"]["context"] == {"field": "title", "before": "Exact ", "match": "Replication of",
-                                           "after": " Rinck (2007)"}
+                                           "after": " Rinck (2007)", "match_cut": False}
     assert samples["rules"]["osf-discard-prereg"]["domain_misses"][0]["work_id"] in {"osf:a2", "osf:a3"}
     assert len(samples["rules"]["osf-discard-prereg"]["domain_misses"]) == 2
 

@@ -12,10 +12,20 @@ CONTEXT_CHARS = 80
 """Characters of the normalised field shown either side of an evidence span (samples.json `context_chars`)."""
 
 
+MATCH_CHARS = 2 * CONTEXT_CHARS
+"""The most characters of a match a sample keeps: a `trial*` word or a regex can match megabytes."""
+
+
 def context_window(field: str, text: str, start: int, end: int) -> dict:
-    """An evidence span in context: {field, before, match, after}, at most CONTEXT_CHARS either side."""
-    return {"field": field, "before": text[max(0, start - CONTEXT_CHARS):start], "match": text[start:end],
-            "after": text[end:end + CONTEXT_CHARS]}
+    """An evidence span in context: {field, before, match, after, match_cut}, at most CONTEXT_CHARS either side.
+
+    A match longer than MATCH_CHARS keeps its first MATCH_CHARS characters (`match_cut` true, and
+    nothing after it), so a release's samples stay small whatever the pool holds.
+    """
+    cut = end - start > MATCH_CHARS
+    stop = start + MATCH_CHARS if cut else end
+    return {"field": field, "before": text[max(0, start - CONTEXT_CHARS):start], "match": text[start:stop],
+            "after": "" if cut else text[end:end + CONTEXT_CHARS], "match_cut": cut}
 
 
 _POWERS = np.ones(1, dtype=np.uint64)
@@ -97,5 +107,13 @@ def _payloads(plan, batch, fields, table, evidence, rows: np.ndarray) -> dict[in
             context = context_window(FIELDS[bf[r]], fields[FIELDS[bf[r]]].buf_norm_text(r), int(bs[r]), int(be[r]))
         out[r] = {"work_id": row["work_id"], "source": src[i], "title": titles[i], "pile": row["pile"],
                   "pending_reason": row["pending_reason"], "winner": row["winner"],
-                  "title_only": row["title_only"], "evidence": row["evidence"], "context": context}
+                  "title_only": row["title_only"], "evidence": _capped(row["evidence"]), "context": context}
     return out
+
+
+def _capped(evidence: dict | None) -> dict | None:
+    """The evidence as routing.parquet holds it, its text cut to MATCH_CHARS like the context's match."""
+    if evidence is None or evidence["text"] is None or len(evidence["text"]) <= MATCH_CHARS:
+        return evidence
+    return {**evidence, "text": evidence["text"][:MATCH_CHARS]}
+

@@ -79,6 +79,8 @@ class Context:
     """The field goes on before the window (an ellipsis is shown)."""
     cut_after: bool
     """The field goes on after the window."""
+    cut_match: bool = False
+    """The match itself was longer than routing keeps (samples.json `match_cut`); an ellipsis follows it."""
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,8 @@ def work_view(page: str, release_id: str, w: dict[str, Any], known: set[str], wi
         title=title, state=state, winner=rule_link(page, release_id, w.get("winner"), known),
         title_only=bool(w.get("title_only")),
         context=Context(ctx["field"], ctx["before"], ctx["match"], ctx["after"],
-                        len(ctx["before"]) >= window, len(ctx["after"]) >= window) if ctx else None)
+                        len(ctx["before"]) >= window, len(ctx["after"]) >= window,
+                        bool(ctx.get("match_cut"))) if ctx else None)
 
 
 def sample(page: str, release_id: str, name: str, anchor: str, total: int,
