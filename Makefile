@@ -27,4 +27,4 @@ bench: setup
 	$(BIN)/python bench/route.py --rows 200000
 
 clean:
-	rm -rf data releases state site/*.html site/*.md site/releases site/static build *.egg-info
+	rm -rf data releases digests state site/*.html site/*.md site/releases site/static build *.egg-info

@@ -1,23 +1,27 @@
 """`reporter build`: the whole pipeline for a workspace, read like a table of contents.
 
-First gather everything: check every input, route into a staged release,
-check the novelty candidates, and build and render every page in memory.
-Then, only once the site writer's checks have passed, publish: the release
-and its index, the label findings, the state files, and the site. A refused
-build (bad input, or an archived page that would change) leaves the
-releases folder, its index, the state files and the site as they were.
+First gather everything: check every input, check the novelty candidates,
+decide the digest weeks not yet published (in memory, each KEEP checked
+against the citation graph when the workspace names one), route into a
+staged release, and build and render every page in memory. Then, only once
+the site writer's checks have passed, publish: the release and its index,
+the digest weeks, the label findings, the state files, and the site. A
+refused build (bad input, or an archived page that would change) leaves the
+releases folder, its index, the digest archive, the state files and the site
+as they were.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
 import sys
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +50,10 @@ class BuildReport:
     """The site's `RenderReport`."""
     as_of: date
     """The day the build took as today."""
+    digest: tuple[str, ...] = ()
+    """Digest weeks this build decided and published (empty without [digest] or a pending week)."""
+    digest_later: tuple[str, ...] = ()
+    """Weeks with papers that have not ended by `as_of`: left for a later build."""
 
 
 def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
@@ -56,13 +64,17 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
     from .routing.labels import label_stats_for, load_labels, write_label_stats
     from .routing.release import stage_release
     from .routing.specs import load_rulebook
-    from .site import load_release, load_releases, novelty_stage, prepare_site
+    from .digest.archive import published_weeks
+    from .site import digest_stage, load_release, load_releases, novelty_stage, prepare_site
 
     out = Path(out) if out is not None else ws.site
-    as_of = as_of or build_date(environ if environ is not None else os.environ)
+    environ = environ if environ is not None else os.environ
+    as_of = as_of or build_date(environ)
     # 1. Gather: read and check every input before anything is written.
     labels = load_labels(ws.labels) if ws.labels is not None and ws.labels.exists() else None
-    novelty_rows = check_novelty(ws, environ if environ is not None else os.environ)
+    graph = load_workspace_graph(ws)
+    novelty_rows = check_novelty(ws, environ, graph=graph)
+    digest = gather_digest(ws, as_of, graph, environ)  # decided in memory; published in step 3
     ensure_example_data(ws, progress)  # makes an input (the example pool), never an output
     if ws.labels is not None and labels is None:
         labels = load_labels(ws.labels)
@@ -70,20 +82,28 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
                            workers=workers, progress=progress)
     # Builds into one releases folder take turns from here (routing above runs side by side): each
     # renders the index it publishes into, so the last site written lists every published release.
-    with locked(ws.releases):
+    # The digest archive likewise, taken after the releases folder (the one order every build takes them in).
+    archive = locked(ws.digest.archive) if ws.digest is not None else contextlib.nullcontext()
+    with locked(ws.releases), archive:
         try:
+            if digest is not None and digest.published != tuple(published_weeks(ws.digest.archive)):
+                digest = gather_digest(ws, as_of, graph, environ)  # another run published a week meanwhile
             # 2. Page models: the staged release is shown as the newest, with its label findings.
             release = load_release(ws.releases, staged.release_id, staged.folder)
             found_labels = (label_stats_for(staged.folder, labels, load_rulebook(ws.specs))
                             if labels is not None else None)
             release = dataclasses.replace(release, labels=found_labels)
             stages = [novelty_stage(novelty_rows, ws.root / NOVELTY_RESULTS)] if novelty_rows is not None else []
+            if digest is not None:
+                stages.append(digest_stage(ws.digest.archive, pending=digest.weeks))
             site = prepare_site(load_releases(ws.releases, staged=release), out, stages=stages,
                                 rerender_archive=rerender_archive, progress=progress)
             # 3. Publish, now that the writer's checks have passed.
             routed = staged.publish()
         finally:
             staged.discard()
+        if digest is not None:
+            publish_digest(ws.digest, digest)
         write_label_stats(routed.release_dir, found_labels)
         if novelty_rows is not None:
             remove_debris((ws.root / NOVELTY_RESULTS).parent)  # temporaries of killed builds
@@ -93,7 +113,9 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
     if novelty_rows is not None:
         verdicts = dict(sorted(Counter(row["result"]["verdict"] for row in novelty_rows).items()))
     return BuildReport(release_id=routed.release_id, created=routed.created, rows=routed.rows,
-                       novelty=verdicts, site=report, as_of=as_of)
+                       novelty=verdicts, site=report, as_of=as_of,
+                       digest=tuple(w.week for w in digest.weeks) if digest is not None else (),
+                       digest_later=digest.later if digest is not None else ())
 
 
 def build_date(environ: Mapping[str, str]) -> date:
@@ -107,13 +129,15 @@ def build_date(environ: Mapping[str, str]) -> date:
         raise InputError(f"SOURCE_DATE_EPOCH={epoch!r}: must be whole seconds since 1970") from None
 
 
-def check_novelty(ws: Workspace, environ: Mapping[str, str] | None = None) -> list[dict[str, Any]] | None:
+def check_novelty(ws: Workspace, environ: Mapping[str, str] | None = None, *,
+                  graph: Any = None) -> list[dict[str, Any]] | None:
     """The results lines for the workspace's `[novelty] candidates` against its `graph`, or None without candidates.
 
     Every candidate is checked against the workspace's graph (a candidate's own
-    `graph.events_jsonl` is not used here), with the resolvers `[novelty]`
-    configures (none by default: no network call); an API key named there is
-    read from `environ` (none when not given).
+    `graph.events_jsonl` is not used here; `graph` is that graph already
+    loaded, else it is read), with the resolvers `[novelty]` configures (none
+    by default: no network call); an API key named there is read from
+    `environ` (none when not given).
     """
     settings = ws.novelty
     if settings.candidates is None:
@@ -124,11 +148,119 @@ def check_novelty(ws: Workspace, environ: Mapping[str, str] | None = None) -> li
     from .novelty import check_candidate, load_graph, read_candidate_batch, result_row
     resolvers = settings.make_resolvers(environ or {})
     items = read_candidate_batch(settings.candidates)
-    graph = load_graph(ws.graph)
-    # The graph as the results name it: relative to the workspace, so the file does not depend on the checkout.
-    given = os.path.relpath(ws.graph, ws.root) if ws.root in ws.graph.parents else str(ws.graph)
-    return [result_row(line, item, graph, Path(given).as_posix(),
-                       check_candidate(item.candidate, graph, resolvers)) for line, item in items]
+    graph = graph if graph is not None else load_graph(ws.graph)
+    return [result_row(line, item, graph, graph_name(ws), check_candidate(item.candidate, graph, resolvers))
+            for line, item in items]
+
+
+def graph_name(ws: Workspace) -> str:
+    """The graph as results name it: relative to the workspace, so the files do not depend on the checkout."""
+    assert ws.graph is not None
+    return Path(os.path.relpath(ws.graph, ws.root) if ws.root in ws.graph.parents else str(ws.graph)).as_posix()
+
+
+def load_workspace_graph(ws: Workspace) -> Any:
+    """The workspace's citation graph when a check needs it ([novelty] candidates, or [digest]), else None."""
+    if ws.graph is None or (ws.novelty.candidates is None and ws.digest is None):
+        return None
+    from .novelty import load_graph
+    return load_graph(ws.graph)
+
+
+# --- the digest: decided in memory while gathering, published after the writer's checks -----------
+
+@dataclass(frozen=True)
+class DigestRun:
+    """The digest weeks a build decided and will publish, with the graph's verdicts on their KEEPs."""
+
+    published: tuple[str, ...]
+    """The archive's published weeks when the run was decided (a change means deciding again)."""
+    results: tuple[Any, ...]
+    """`reporter.digest.archive.WeekResult` per week, in order: decided, not yet written."""
+    graph_rows: tuple[tuple[dict[str, Any], ...] | None, ...]
+    """Per week: novelty results lines of its KEEPs, or None when the workspace names no graph."""
+    weeks: tuple[Any, ...]
+    """The same weeks as the pages see them (`reporter.site.digest_pages.DigestWeek`)."""
+    later: tuple[str, ...]
+    """Weeks with papers that have not ended by the build's day: left pending."""
+
+
+def gather_digest(ws: Workspace, as_of: date, graph: Any,
+                  environ: Mapping[str, str] | None = None) -> DigestRun | None:
+    """Decide every pending week of [digest] that has ended (in order, each feeding the next one's prior).
+
+    A week is due once its Sunday is before `as_of`: its page is archived, so a
+    week still running (whose papers file may still grow) waits. Nothing is
+    written. When the workspace names a `graph`, each KEEP is checked against it
+    (the novelty check, evidence beside the paper; it never changes a score or a
+    decision). None without [digest].
+    """
+    settings = ws.digest
+    if settings is None:
+        return None
+    from .digest.archive import DECISIONS_FILE, pending_weeks, prepare_weeks, published_weeks, week_start
+    from .site.digest_pages import digest_week
+    published = tuple(published_weeks(settings.archive))
+    pending = pending_weeks(settings)
+    due = [w for w in pending if week_start(w) + timedelta(days=6) < as_of]
+    results = prepare_weeks(settings, due, as_of=as_of) if due else []
+    resolvers = ws.novelty.make_resolvers(environ or {}) if graph is not None else ()
+    rows = tuple(tuple(check_keeps(settings, r, graph, graph_name(ws), resolvers)) if graph is not None else None
+                 for r in results)
+    weeks = tuple(digest_week(r.data, str(settings.archive / r.week / DECISIONS_FILE), g)
+                  for r, g in zip(results, rows))
+    return DigestRun(published=published, results=tuple(results), graph_rows=rows, weeks=weeks,
+                     later=tuple(w for w in pending if w not in due))
+
+
+def check_keeps(settings: Any, result: Any, graph: Any, graph_path: str,
+                resolvers: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    """A week's KEEPs checked against the citation graph: one novelty results line per KEEP with a key.
+
+    The candidate is built from the paper's record: its id, its DOI and its
+    related ids (every DOI, arXiv and OpenAlex id it has; the first of each
+    scheme). A KEEP without one is not checked (the page says so). `line` is
+    the KEEP's place in the week's KEEP list.
+    """
+    from .digest.archive import papers_file
+    from .digest.merge import merge_records
+    from .digest.read import read_papers
+    from .novelty import check_candidate, parse_candidate, result_row
+    keeps = [d for d in result.outcome.decisions if d.decision == "KEEP"]
+    if not keeps:
+        return []
+    records = {r.id: r for r in merge_records(read_papers(papers_file(settings.papers, result.week)))[0]}
+    rows = []
+    for line, d in enumerate(keeps, 1):
+        record = records.get(d.id)
+        ids = [d.id, *(() if record is None else ([f"doi:{record.doi}"] if record.doi else [])),
+               *(() if record is None else record.related_ids), *d.merged_ids]
+        keys: dict[str, str] = {}
+        for paper_id in ids:
+            scheme, _, value = paper_id.partition(":")
+            if scheme in ("doi", "arxiv", "openalex") and value.strip():
+                keys.setdefault(scheme, value)
+        if not keys:
+            continue
+        item = parse_candidate({"id": d.id, "candidate": {"kind": "paper", "keys": keys}},
+                               f"{result.week}: KEEP {d.id}")
+        rows.append(result_row(line, item, graph, graph_path, check_candidate(item.candidate, graph, resolvers)))
+    return rows
+
+
+def publish_digest(settings: Any, run: DigestRun) -> None:
+    """Write each decided week into the archive, in order: its graph verdicts first, then its decisions.json.
+
+    A week counts as published once its decisions.json is in place, so a run
+    killed in between leaves a week that the next build decides again.
+    """
+    from .digest.archive import publish
+    from .novelty.results import write_novelty_results
+    from .site.digest_pages import GRAPH_FILE
+    for result, rows in zip(run.results, run.graph_rows):
+        if rows is not None:
+            write_novelty_results(settings.archive / result.week / GRAPH_FILE, rows)
+        publish(settings, result)
 
 
 def ensure_example_data(ws: Workspace, progress: bool = True) -> None:
@@ -159,8 +291,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="The whole pipeline for the workspace in --workspace (default: the current folder): "
                     "make the example pool when the workspace asks for it and it is absent, route the "
                     "pool into a release, check the novelty candidates of [novelty] candidates against the "
-                    "workspace's graph (results in state/novelty.jsonl), and render the site. Everything "
-                    "is checked before anything is written: a refused build changes nothing.",
+                    "workspace's graph (results in state/novelty.jsonl), decide the [digest] weeks not yet "
+                    "published (each KEEP checked against the graph when there is one) and render the site "
+                    "with their pages. Everything is checked before anything is written: a refused build "
+                    "changes nothing.",
         epilog="Example (in the repository, the example workspace):\n  reporter build\n"
                "  reporter build --workspace . --out preview-site --rerender-archive",
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -183,8 +317,14 @@ def run_build(args) -> int:
     if report.novelty is not None:
         print(f"novelty: checked {sum(report.novelty.values())} candidate(s): "
               + ", ".join(f"{v} {n}" for v, n in report.novelty.items()))
+    if report.digest:
+        print(f"digest: decided and published {', '.join(report.digest)}")
+    if report.digest_later:
+        print(f"digest: {', '.join(report.digest_later)} not over yet (today is {report.as_of}); "
+              f"left for a later build", file=sys.stderr)
     site = report.site
     print(f"site: {site.out}/index.html  ({site.pages} pages for {len(site.releases)} release(s)"
+          f"{'' if not site.digests else f', {site.digests} digest week(s)'}"
           f"{'' if site.novelty is None else ' and the novelty page'}; "
           f"{site.written} files written, {site.unchanged} unchanged)")
     return 0

@@ -2,8 +2,9 @@
 
 Opens the home page, a release page, a rule page, the release diff, the
 status page and the novelty page (the fixture site rendered with novelty
-results: the `novelty_site` fixture) from file:// and from a local HTTP
-server: no console errors, no failed or external requests, headings in
+results: the `novelty_site` fixture), and a digest week page, the week index
+and the home page with its digest (hand-made weeks with hostile titles: the
+`digest_site` fixture) from file:// and from a local HTTP server: no console errors, no failed or external requests, headings in
 order, text contrast at WCAG AA, pile counts in the DOM equal to
 rule_stats.json, verdict counts equal to the novelty results file, sortable
 tables, no horizontal scroll at phone width. A screenshot of each page goes to
@@ -81,14 +82,19 @@ def screenshots(artifacts):
     return folder
 
 
-@pytest.fixture(scope="module")
-def http_base(novelty_site):
-    server = make_server(novelty_site["site"], 0)
+def _serve(folder: Path):
+    """Serve a site folder on an ephemeral port for the duration of a fixture; yields its base URL."""
+    server = make_server(folder, 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/"
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture(scope="module")
+def http_base(novelty_site):
+    yield from _serve(novelty_site["site"])
 
 
 def _path(novelty_site, name: str) -> str:
@@ -113,6 +119,17 @@ class Visit:
         self.page.on("response", lambda r: r.status >= 400 and self.failed.append(f"{r.status} {r.url}"))
         self.page.goto(url, wait_until="load")
 
+    def assert_clean(self):
+        """No console errors, no failed or external requests, one h1 and no skipped heading level, contrast."""
+        assert self.errors == [], f"console errors: {self.errors}"
+        assert self.failed == [], f"failed requests: {self.failed}"
+        assert self.external == [], f"requests outside the site: {self.external}"
+        levels = self.page.evaluate(HEADINGS_JS)
+        assert levels[0] == 1 and levels.count(1) == 1
+        assert all(b <= a + 1 for a, b in zip(levels, levels[1:])), f"headings skip a level: {levels}"
+        contrast = self.page.evaluate(CONTRAST_JS)
+        assert contrast["checked"] > 10 and contrast["bad"] == [], contrast["bad"]
+
     def close(self):
         self.context.close()
 
@@ -129,14 +146,7 @@ def test_page_opens_cleanly(browser, novelty_site, base, name, screenshots):
     visit = Visit(browser, base + _path(novelty_site, name), base)
     try:
         page = visit.page
-        assert visit.errors == [], f"console errors: {visit.errors}"
-        assert visit.failed == [], f"failed requests: {visit.failed}"
-        assert visit.external == [], f"requests outside the site: {visit.external}"
-        levels = page.evaluate(HEADINGS_JS)
-        assert levels[0] == 1 and levels.count(1) == 1
-        assert all(b <= a + 1 for a, b in zip(levels, levels[1:])), f"headings skip a level: {levels}"
-        contrast = page.evaluate(CONTRAST_JS)
-        assert contrast["checked"] > 10 and contrast["bad"] == [], contrast["bad"]
+        visit.assert_clean()
         # the novelty page has no sortable table: candidates are never re-ordered by anything
         assert page.locator("button.sort").count() > 0 or name in ("status", "novelty"), "the sort script ran"
         page.screenshot(path=str(screenshots / f"{name}-{'file' if base.startswith('file') else 'http'}.png"),
@@ -194,10 +204,10 @@ def test_clicking_a_header_sorts_the_table(browser, novelty_site):
         visit.close()
 
 
-@pytest.mark.parametrize("name", ["home", "release", "rule", "diff", "novelty"])
-def test_phone_width_has_no_horizontal_scroll(browser, novelty_site, name, screenshots):
-    base = novelty_site["site"].resolve().as_uri() + "/"
-    visit = Visit(browser, base + _path(novelty_site, name), base, width=375)
+def _no_sideways_scroll(browser, site: Path, path: str, name: str, screenshots: Path) -> None:
+    """The page at 375 px is no wider than the window (a screenshot goes to `screenshots`)."""
+    base = site.resolve().as_uri() + "/"
+    visit = Visit(browser, base + path, base, width=375)
     try:
         widths = visit.page.evaluate("() => [document.documentElement.scrollWidth, "
                                      "document.documentElement.clientWidth]")
@@ -205,6 +215,11 @@ def test_phone_width_has_no_horizontal_scroll(browser, novelty_site, name, scree
         visit.page.screenshot(path=str(screenshots / f"{name}-phone.png"), full_page=True)
     finally:
         visit.close()
+
+
+@pytest.mark.parametrize("name", ["home", "release", "rule", "diff", "novelty"])
+def test_phone_width_has_no_horizontal_scroll(browser, novelty_site, name, screenshots):
+    _no_sideways_scroll(browser, novelty_site["site"], _path(novelty_site, name), name, screenshots)
 
 
 def test_visible_verdict_counts_equal_the_results_file(browser, novelty_site):
@@ -234,3 +249,63 @@ def test_visible_verdict_counts_equal_the_results_file(browser, novelty_site):
         assert visit.page.url.endswith("/novelty.html") and visit.errors == []
     finally:
         visit.close()
+
+
+# --- the digest pages -------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def digest_site(site_build, tmp_path_factory):
+    """site_build's releases rendered with two hand-made digest weeks (hostile titles, graph verdicts)."""
+    from support.digest import graph_rows, week_document, write_week
+
+    from reporter.site import render_site
+
+    root = tmp_path_factory.mktemp("digest_browser")
+    write_week(root / "digests", week_document("2026-W19", hostile=False, prior=()))
+    doc = week_document("2026-W20")
+    write_week(root / "digests", doc, graph_rows(doc))
+    render_site(site_build["releases"], root / "site", digests_dir=root / "digests", progress=False)
+    return root / "site"
+
+
+DIGEST_PAGES = {"digest-week": "digest/2026-W20.html", "digest-index": "digest/index.html",
+                "digest-home": "index.html"}
+
+
+@pytest.fixture(params=["file", "http"])
+def digest_base(request, digest_site):
+    if request.param == "file":
+        yield digest_site.resolve().as_uri() + "/"
+    else:
+        yield from _serve(digest_site)
+
+
+@pytest.mark.parametrize("name", sorted(DIGEST_PAGES))
+def test_digest_pages_open_cleanly(browser, digest_base, name, screenshots):
+    base = digest_base
+    visit = Visit(browser, base + DIGEST_PAGES[name], base)
+    try:
+        page = visit.page
+        visit.assert_clean()
+        assert page.evaluate("() => document.querySelectorAll('script').length") == 1, "only the site's script"
+        if name == "digest-week":
+            keeps = page.evaluate("() => Array.from(document.querySelectorAll('#keep-list > li > p.paper bdi'))"
+                                  ".map(b => b.textContent)")
+            assert keeps[0] == "<script>alert('title')</script>", keeps
+            histogram = page.evaluate(
+                "() => Array.from(document.querySelectorAll('#histogram text[data-key]'))"
+                ".map(t => [t.dataset.key, t.childNodes[t.childNodes.length - 1].textContent])")
+            cells = page.evaluate(
+                "() => Object.fromEntries(Array.from(document.querySelectorAll('#histogram-table td[data-key]'))"
+                ".map(td => [td.dataset.key, td.innerText]))")
+            assert histogram and all(cells[k] == v for k, v in histogram)
+        page.screenshot(path=str(screenshots / f"{name}-{'file' if base.startswith('file') else 'http'}.png"),
+                        full_page=True)
+    finally:
+        visit.close()
+
+
+@pytest.mark.parametrize("name", sorted(DIGEST_PAGES))
+def test_digest_pages_have_no_horizontal_scroll_at_phone_width(browser, digest_site, name, screenshots):
+    _no_sideways_scroll(browser, digest_site, DIGEST_PAGES[name], name, screenshots)

@@ -37,11 +37,14 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
+from support.digest import graph_rows, week_document
 from support.site import toy_rules, toy_works, write_release
 
+from reporter.hashing import dump_json
 from reporter.site import env
 from reporter.site.charts import Chart
 from reporter.site.diff import compute_diff
+from reporter.site.digest_pages import build_index_page, build_week_page, digest_summary, digest_week
 from reporter.site.links import Href
 from reporter.site.live import build_diff_page, build_home, build_status_page
 from reporter.site.load import load_releases
@@ -277,8 +280,10 @@ def pages(tmp_path_factory):
     rules = build_rule_pages(first)
     with_domain = next(p for p in rules if p.domain is not None and p.samples and p.outranked_by)
     novelty = _novelty_page()
+    doc = week_document("2026-W20")
+    week = digest_week(dump_json(doc).encode(), "decisions.json", graph_rows(doc))
     found = {
-        "home": build_home((first, second), novelty=novelty_summary(novelty)),
+        "home": build_home((first, second), novelty=novelty_summary(novelty), digest=digest_summary([week])),
         "release": release,
         "rule": with_domain,
         "shadow rule": next(p for p in rules if p.rule.shadow),
@@ -286,6 +291,8 @@ def pages(tmp_path_factory):
         "diff": build_diff_page(second, first, compute_diff(first, second, seed=0)),
         "first diff": build_diff_page(first, None, None),
         "novelty": novelty,
+        "digest week": build_week_page(week, ["2026-W19"]),
+        "digest index": build_index_page([week]),
     }
     assert found["status"].lost and found["diff"].moved and any(g.works for g in found["diff"].moved)
     assert release.domains and release.overlaps and release.shadows

@@ -16,7 +16,7 @@ from reporter.site.charts import funnel_chart
 from reporter.site.load import check_stats
 
 PAGES = [models.HomePage, models.ReleasePage, models.RulePage, models.StatusPage, models.DiffPage,
-         models.NoveltyPage]
+         models.NoveltyPage, models.DigestWeekPage, models.DigestIndexPage]
 GLOBALS = {"csp", "static_style", "static_script"}
 
 

@@ -5,7 +5,7 @@ compute (compute.py, diff.py) -> page models (pages.py, live.py, models.py)
 """
 
 from .load import ReleaseSet, load_release, load_releases
-from .render import PreparedSite, RenderReport, StagePages, novelty_stage, prepare_site, render_site
+from .render import PreparedSite, RenderReport, StagePages, digest_stage, novelty_stage, prepare_site, render_site
 
-__all__ = ["PreparedSite", "ReleaseSet", "RenderReport", "StagePages", "load_release", "load_releases",
-           "novelty_stage", "prepare_site", "render_site"]
+__all__ = ["PreparedSite", "ReleaseSet", "RenderReport", "StagePages", "digest_stage", "load_release",
+           "load_releases", "novelty_stage", "prepare_site", "render_site"]

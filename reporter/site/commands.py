@@ -26,12 +26,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "rewritten; a build that would change one stops with exit 2.",
         epilog="Examples (in the example workspace, after `reporter build`):\n"
                "  reporter render --releases releases --out site\n"
-               "  reporter render --releases releases --out site --novelty state/novelty.jsonl",
+               "  reporter render --releases releases --out site --novelty state/novelty.jsonl\n"
+               "  reporter render --releases releases --digests digests --out site",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--releases", type=Path, required=True, metavar="DIR",
                    help="the releases folder (index.json and one folder per release)")
-    p.add_argument("--digests", type=Path, metavar="DIR",
-                   help="digest weeks to render (accepted; digests are not rendered yet)")
+    p.add_argument("--digests", type=Path, metavar="ARCHIVE",
+                   help="a digest archive (`reporter digest --archive`): renders every published week's page "
+                        "(digest/YYYY-Www.html, archived), the week index, digest/feed.xml and the home page's "
+                        "latest week")
     p.add_argument("--novelty", type=Path, metavar="PATH",
                    help="a results JSONL of `reporter novelty --batch --out`: adds the novelty page "
                         "(novelty.html, rebuilt at every render, never archived) and links it from the home page")
@@ -66,7 +69,8 @@ def run_render(args: argparse.Namespace) -> int:
             "largest_page": {"path": report.largest_page[0], "bytes": report.largest_page[1]},
         }, indent=2, sort_keys=True))
         return 0
-    print(f"rendered {len(report.releases)} release(s) into {report.out}: {report.pages} pages "
+    weeks = f" and {report.digests} digest week(s)" if report.digests else ""
+    print(f"rendered {len(report.releases)} release(s){weeks} into {report.out}: {report.pages} pages "
           f"(HTML and Markdown each), {report.written} file(s) written, {report.unchanged} unchanged; "
           f"largest page {report.largest_page[0]} ({report.largest_page[1] / 1024:.1f} KB)")
     if report.novelty is not None:
@@ -75,8 +79,6 @@ def run_render(args: argparse.Namespace) -> int:
         print(f"kept {len(report.superseded)} superseded archived file(s) beside their new versions")
     for rid in report.unlisted:
         print(f"note: {args.releases / rid} is not listed in index.json and was not rendered", file=sys.stderr)
-    if args.digests is not None:
-        print("note: digest pages are not rendered yet", file=sys.stderr)
     return 0
 
 

@@ -103,8 +103,14 @@ def md_escape(value: Any) -> str:
 
 
 def md_url(value: str) -> Md:
-    """A link destination for Markdown: anything outside a safe set percent-encoded."""
-    return Md(_URL_SAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), value))
+    """A link destination for Markdown: anything outside a safe set percent-encoded (but an `https://` prefix).
+
+    Link targets are computed, never data: relative links between pages, and
+    the digest's links to a paper's page, built from its id (`https://doi.org/...`).
+    """
+    scheme = "https://" if value.startswith("https://") else ""
+    rest = value[len(scheme):]
+    return Md(scheme + _URL_SAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), rest))
 
 
 def _plain(ch: str) -> bool:

@@ -9,19 +9,18 @@ from .charts import Stack, fmt, paired_chart
 from .diff import ABSENT, DiffData, state_counts
 from .links import HOME, diff_path, href, isolated, release_path, rule_path, slug, status_path, work_anchor
 from .load import Release
-from .models import (Count, DiffPage, HomePage, LabelRow, Link, LostWork, Move, MovedGroup,
+from .models import (Count, DiffPage, DigestSummary, HomePage, LabelRow, Link, LostWork, Move, MovedGroup,
                      MovedView, NoveltySummary, ReleaseSummary, Row, RuleChange, StateChange, StatusPage, Transition)
 from .pages import meta, rule_link, short_id
 
 LOST_SHOWN = 100
 RULE_CHANGES = 20
 DIFF_SERIES = (("s-before", "before"), ("s-after", "now"))
-DIGEST_NOTE = "No weekly digest has been published yet."
 
 
-def build_home(releases: tuple[Release, ...], digest_note: str = DIGEST_NOTE,
+def build_home(releases: tuple[Release, ...], digest: DigestSummary | None = None,
                novelty: NoveltySummary | None = None) -> HomePage:
-    """The home page: the latest release, then every release, newest first (and the novelty checks, if any)."""
+    """The home page: the latest release and digest week, then every release, newest first (and novelty checks)."""
     piles: list[str] = []
     for rel in reversed(releases):
         for p in rel.stats["pile_order"]:
@@ -30,7 +29,7 @@ def build_home(releases: tuple[Release, ...], digest_note: str = DIGEST_NOTE,
     summaries = tuple(_summary(rel, piles) for rel in reversed(releases))
     return HomePage(meta=meta(HOME, "Releases and digests", [], archived=False),
                     latest=summaries[0] if summaries else None, releases=summaries,
-                    piles=tuple(piles), digest_note=digest_note, novelty=novelty)
+                    piles=tuple(piles), digest=digest, novelty=novelty)
 
 
 def _summary(rel: Release, piles: list[str]) -> ReleaseSummary:

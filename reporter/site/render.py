@@ -8,12 +8,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..digest.archive import week_start
+from ..errors import InputError
 from ..files import locked
 from ..novelty.results import load_novelty_results
 from ..progress import Progress
 from .diff import compute_diff
+from .digest_pages import (FEED, DigestWeek, build_index_page, build_week_page, digest_summary,
+                           load_digest_weeks)
 from .env import render_html, render_md
-from .live import DIGEST_NOTE, build_diff_page, build_home, build_status_page
+from .feed import atom_feed, entry_id, feed_id
+from .live import build_diff_page, build_home, build_status_page
 from .load import ReleaseSet, load_releases
 from .novelty_page import build_novelty_page, novelty_summary
 from .pages import build_release_page, build_rule_pages
@@ -31,7 +36,7 @@ class RenderReport:
     unlisted: tuple[str, ...]
     """Release folders found but not in index.json (not rendered)."""
     digests: int
-    """Digest weeks rendered (0 until the digest stage exists)."""
+    """Digest weeks rendered (0 without a digest archive)."""
     novelty: int | None
     """Candidates on the novelty page, or None when no novelty results were given (no page)."""
     pages: int
@@ -50,7 +55,7 @@ class RenderReport:
 class StagePages:
     """What one stage adds to the site: its page models and the summary the home page shows for it.
 
-    Stages (novelty now; the digest and screening next) hand these to the one
+    Stages (novelty and the digest now; screening next) hand these to the one
     writer through `prepare_site`, instead of each growing a keyword of its own.
     """
 
@@ -61,7 +66,9 @@ class StagePages:
     home: Any = None
     """The stage's summary model for the home page, or None."""
     items: int | None = None
-    """How many things the stage shows (candidates checked, papers decided), for the build's summary."""
+    """How many things the stage shows (candidates checked, digest weeks), for the build's summary."""
+    files: tuple[tuple[str, bytes], ...] = ()
+    """Files that are not pages (the digest's Atom feed): (site path, bytes), rebuilt at every build."""
 
 
 @dataclass(frozen=True)
@@ -81,8 +88,10 @@ class PreparedSite:
         """Write the site (all or nothing) and report."""
         done = self.writer.commit()
         novelty = next((s for s in self.stages if s.name == "novelty"), None)
+        digest = next((s for s in self.stages if s.name == "digest"), None)
         return RenderReport(out=self.writer.root, releases=tuple(r.release_id for r in self.releases.releases),
-                            unlisted=self.releases.unlisted, digests=0,
+                            unlisted=self.releases.unlisted,
+                            digests=(digest.items or 0) if digest is not None else 0,
                             novelty=novelty.items if novelty is not None else None,
                             pages=self.pages, written=len(done.written), unchanged=len(done.unchanged),
                             superseded=done.superseded, largest_page=done.largest)
@@ -91,25 +100,30 @@ class PreparedSite:
 def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = None,
                 rerender_archive: bool = False, progress: bool = True,
                 novelty: Path | None = None) -> RenderReport:
-    """Render every release under releases_dir (and the novelty results, when given) into out.
+    """Render every release under releases_dir (and the digest weeks and novelty results, when given) into out.
 
-    `novelty` is a results JSONL of `reporter novelty --batch`: when given, the
-    novelty page (`novelty.html` and `novelty.md`) is rendered at the site root
-    and the home page links to it. It is rebuilt at every build, never archived.
+    `digests_dir` is a digest archive (`reporter digest --archive`): every week
+    published in it gets its archived page (`digest/YYYY-Www.html` and `.md`),
+    and the week index, the Atom feed and the home page's digest part are
+    rebuilt. `novelty` is a results JSONL of `reporter novelty --batch`: when
+    given, the novelty page (`novelty.html` and `novelty.md`) is rendered at
+    the site root and the home page links to it. It is rebuilt at every build,
+    never archived.
     """
     stages = []
     if novelty is not None:
         stages.append(novelty_stage(load_novelty_results(Path(novelty)), Path(novelty)))
+    if digests_dir is not None:
+        stages.append(digest_stage(Path(digests_dir)))
     # Under the releases folder's lock (as a build publishes), so the site written shows the index as it is.
     with locked(releases_dir) if Path(releases_dir).is_dir() else contextlib.nullcontext():
-        site = prepare_site(load_releases(Path(releases_dir)), out, stages=stages, digests_dir=digests_dir,
+        site = prepare_site(load_releases(Path(releases_dir)), out, stages=stages,
                             rerender_archive=rerender_archive, progress=progress)
         return site.commit()
 
 
 def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] = (),
-                 digests_dir: Path | None = None, rerender_archive: bool = False,
-                 progress: bool = True) -> PreparedSite:
+                 rerender_archive: bool = False, progress: bool = True) -> PreparedSite:
     """Build every page model, render them in memory and run the writer's checks; write nothing."""
     releases = found.releases
     writer = SiteWriter(Path(out), rerender_archive=rerender_archive)
@@ -134,8 +148,10 @@ def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] =
     for stage in stages:
         for page, archived in stage.pages:
             add(page, archived)
+        for path, data in stage.files:
+            writer.add(path, data, archived=False)
     homes = {stage.name: stage.home for stage in stages if stage.home is not None}
-    add(build_home(releases, _digest_note(digests_dir), **homes), False)
+    add(build_home(releases, **homes), False)
     writer.check()
     bar.close()
     return PreparedSite(writer=writer, releases=found, stages=tuple(stages), pages=pages)
@@ -148,8 +164,27 @@ def novelty_stage(rows: list[dict[str, Any]], source: Path | str) -> StagePages:
                       items=len(page.candidates))
 
 
-def _digest_note(digests_dir: Path | None) -> str:
-    """Digests are not rendered yet; the home page says whether any exist."""
-    if digests_dir is not None and Path(digests_dir).is_dir() and any(Path(digests_dir).iterdir()):
-        return "Weekly digests exist but this version of the site does not render them yet."
-    return DIGEST_NOTE
+def digest_stage(archive: Path | None, *, pending: Sequence[DigestWeek] = ()) -> StagePages:
+    """Every published week of a digest archive (and the weeks a build is about to publish), as one stage.
+
+    Each week's page is archived; the week index (`digest/index`), the Atom feed
+    (`digest/feed.xml`) and the home page's summary are rebuilt. `pending` are
+    weeks decided in memory by a build, shown as if published (the build
+    publishes them only once the writer's checks have passed). Without a week
+    the stage adds nothing and the home page says that none is published.
+    """
+    weeks = sorted([*(load_digest_weeks(archive) if archive is not None else []), *pending],
+                   key=lambda w: week_start(w.week))
+    if len({w.week for w in weeks}) != len(weeks):
+        raise InputError(f"{archive}: a week to publish is already published; nothing was written")
+    if not weeks:
+        return StagePages(name="digest", pages=(), home=None, items=0)
+    names = [w.week for w in weeks]
+    pages = [build_week_page(w, names) for w in weeks]
+    inputs = weeks[0].document.get("inputs")
+    papers = inputs.get("papers") if isinstance(inputs, dict) else None
+    first = papers.get("sha256") if isinstance(papers, dict) else None  # the first week's papers file
+    feed = atom_feed([(page, entry_id(w.week, w.sha256)) for w, page in zip(weeks, pages)],
+                     feed_id(weeks[0].week, str(first or weeks[0].sha256)))
+    return StagePages(name="digest", pages=(*((p, True) for p in pages), (build_index_page(weeks), False)),
+                      home=digest_summary(weeks), items=len(weeks), files=((FEED, feed),))

@@ -1,0 +1,367 @@
+"""The digest's page models: one archived page per published week, the week index, the home summary.
+
+Built from a week's decisions.json (docs/digest.md) and, when the build
+checked the week's KEEPs against the citation graph as it published the
+week, that week's `novelty.jsonl` beside it: nothing else. No templates here.
+
+A week page is archived like a release page: once published it is never
+rewritten (the writer refuses; `--rerender-archive` keeps the old file
+beside the new one). So it shows only what its own folder holds and what
+existed when it was published: links to the paper pages are built from the
+ids alone, and the prior weeks it names were published before it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import posixpath
+import re
+import urllib.parse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..digest.archive import DECISIONS_FILE, published_weeks, sha256_bytes, week_start
+from ..digest.records import DROP_CAUSES, Decision, WeekDecisions
+from ..errors import InputError
+from ..files import parse_json
+from ..novelty.results import load_novelty_results
+from .charts import Bar, Chart, Label, Legend, fmt
+from .links import HOME, Href, href, slug
+from .models import (CandidateRow, DigestIndexPage, DigestSummary, DigestWeekPage, DriftConcept, DriftEntry,
+                     DropGroup, Link, MergeView, PaperView, Row, WeekSummary)
+from .novelty_page import build_novelty_page
+from .pages import TITLE_CHARS, meta
+
+DIGEST = "digest"
+INDEX = "digest/index"
+FEED = "digest/feed.xml"
+GRAPH_FILE = "novelty.jsonl"
+"""Beside a week's decisions.json: the graph's verdicts on its KEEPs, written by the build that published it."""
+
+CAUSES = {
+    "already-covered": ("Already covered", "A prior week (W-1 to W-4) already kept this paper: dropped whatever "
+                                           "its score."),
+    "look-alike-trap": ("Look-alike trap", "An Out of scope concept matched and no In scope concept is in the "
+                                           "title."),
+    "fails-required": ("Fails required", "The abstract has no term of a Required concept."),
+    "not-in-scope": ("Not in scope", "No In scope concept matched (only a Reduced fit one did)."),
+    "weak-match": ("Weak match", "The score is below the REVIEW threshold: the watchlist barely matched."),
+}
+assert tuple(CAUSES) == DROP_CAUSES
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+# A paper's own page, from its id only: the value must be well-formed for its scheme, and is percent-encoded.
+PAPER_PAGES = {
+    "doi": (re.compile(r"10\.\d{4,9}/\S+"), "https://doi.org/{}"),
+    "arxiv": (re.compile(r"\d{4}\.\d{4,5}|[a-z][a-z-]*(?:\.[A-Z]{2})?/\d{7}"), "https://arxiv.org/abs/{}"),
+    "pmid": (re.compile(r"[1-9]\d{0,9}"), "https://pubmed.ncbi.nlm.nih.gov/{}/"),
+    "openalex": (re.compile(r"W[1-9]\d{0,12}"), "https://openalex.org/{}"),
+}
+
+
+@dataclass(frozen=True)
+class DigestWeek:
+    """One week to render: its decisions as published (or as a build is about to publish them)."""
+
+    decisions: WeekDecisions
+    """The decisions, read back."""
+    document: dict[str, Any]
+    """The decisions.json document itself (its settings, rules version and inputs)."""
+    sha256: str
+    """sha256 of the decisions.json bytes (the feed entry's identity)."""
+    graph: tuple[dict[str, Any], ...] | None
+    """The novelty results lines of its KEEPs, or None when the week was published without a graph check."""
+    source: str
+    """Where it was read (for messages)."""
+
+    @property
+    def week(self) -> str:
+        """The ISO week."""
+        return self.decisions.week
+
+
+def week_path(week: str) -> str:
+    """A week's page."""
+    return f"{DIGEST}/{week}"
+
+
+def paper_anchor(paper_id: str) -> str:
+    """The fragment id of a paper on its week page."""
+    return "p-" + slug(paper_id)
+
+
+def paper_href(ids: Sequence[str]) -> Href | None:
+    """The page of the first id that names one (doi.org, arxiv.org/abs, PubMed, OpenAlex), or None.
+
+    Built from the id alone, never from a URL in the data; an id that is not
+    well-formed for its scheme gets no link.
+    """
+    for paper_id in ids:
+        scheme, _, value = paper_id.partition(":")
+        found = PAPER_PAGES.get(scheme)
+        if found is not None and found[0].fullmatch(value):
+            url = found[1].format(urllib.parse.quote(value, safe="/"))
+            return Href(url, url)
+    return None
+
+
+def week_dates(week: str) -> str:
+    """Monday to Sunday of an ISO week: `11–17 May 2026`, `27 Apr – 3 May 2026`, `28 Dec 2026 – 3 Jan 2027`."""
+    first = week_start(week)
+    last = first + dt.timedelta(days=6)
+    end = f"{last.day} {MONTHS[last.month - 1]} {last.year}"
+    if first.month == last.month:
+        return f"{first.day}–{end}"
+    if first.year == last.year:
+        return f"{first.day} {MONTHS[first.month - 1]} – {end}"
+    return f"{first.day} {MONTHS[first.month - 1]} {first.year} – {end}"
+
+
+# Reading ------------------------------------------------------------------------------------------------
+
+
+def digest_week(data: bytes, source: str, graph: Sequence[dict[str, Any]] | None = None) -> DigestWeek:
+    """A week from its decisions.json bytes (as published, or as a build will publish them); checked."""
+    document = parse_json(data, source)
+    try:
+        decisions = WeekDecisions.from_json(document)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise InputError(f"{source}: not a decisions.json this tool wrote ({type(exc).__name__}: {exc}); "
+                         f"restore it, or re-publish the week with --force") from None
+    _check_counts(decisions, document, source)
+    return DigestWeek(decisions, document, sha256_bytes(data), None if graph is None else tuple(graph), source)
+
+
+def load_digest_weeks(archive: Path) -> list[DigestWeek]:
+    """Every published week of an archive, oldest first, with its graph verdicts when it has them."""
+    weeks = []
+    for week in published_weeks(Path(archive)):
+        folder = Path(archive) / week
+        graph_file = folder / GRAPH_FILE
+        graph = load_novelty_results(graph_file) if graph_file.is_file() else None
+        found = digest_week((folder / DECISIONS_FILE).read_bytes(), str(folder / DECISIONS_FILE), graph)
+        if found.week != week:
+            raise InputError(f"{found.source}: says week {found.week} but sits in the folder of {week}")
+        weeks.append(found)
+    return weeks
+
+
+def _check_counts(decisions: WeekDecisions, document: dict[str, Any], source: str) -> None:
+    """Every count the page shows must follow from the decisions: refuse a calibration that disagrees
+    (and thresholds that are not scores)."""
+    cal, ds = decisions.calibration, decisions.decisions
+    histogram = [0] * 10
+    for d in ds:
+        histogram[min(max(d.score, 0) // 10, 9)] += 1
+    counted = (sum(d.decision == "KEEP" for d in ds), sum(d.decision == "REVIEW" for d in ds),
+               sum(d.decision == "DROP" for d in ds))
+    if (cal.kept, cal.review, cal.dropped) != counted or list(cal.histogram) != histogram:
+        raise InputError(f"{source}: the calibration (kept {cal.kept}, review {cal.review}, dropped {cal.dropped}, "
+                         f"histogram {list(cal.histogram)}) disagrees with the decisions listed (kept {counted[0]}, "
+                         f"review {counted[1]}, dropped {counted[2]}, histogram {histogram}); restore the file")
+    settings = _dict(document.get("settings"))
+    for name in ("keep_threshold", "review_threshold"):
+        value = settings.get(name, 0)
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 100:
+            raise InputError(f"{source}: settings.{name} {value!r} is not a score from 0 to 100; restore the file")
+    if len({d.id for d in ds}) != len(ds):
+        raise InputError(f"{source}: a paper is listed twice; restore the file")
+    for d in ds:
+        if not 0 <= d.score <= 100 or (d.decision == "DROP") != (d.cause is not None):
+            raise InputError(f"{source}: {d.id}: score {d.score} or cause {d.cause!r} does not fit "
+                             f"decision {d.decision}; restore the file")
+
+
+# Page models ----------------------------------------------------------------------------------------------
+
+
+def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWeekPage:
+    """The archived page of one week (`published`: the weeks whose pages exist, for the prior links)."""
+    w, ds = week.week, week.decisions
+    page = week_path(w)
+    verdicts = _verdicts(week)
+    views = {d.id: _paper(page, d, verdicts) for d in ds.decisions}
+    groups = tuple(DropGroup(cause, f"drop-{cause}", CAUSES[cause][0], CAUSES[cause][1],
+                             tuple(views[d.id] for d in ds.decisions if d.cause == cause))
+                   for cause in DROP_CAUSES if any(d.cause == cause for d in ds.decisions))
+    settings = _dict(week.document.get("settings"))
+    keep_at, review_at = int(settings.get("keep_threshold", 70)), int(settings.get("review_threshold", 50))
+    cal = ds.calibration
+    drift = _dict(ds.watchlist_drift)
+    return DigestWeekPage(
+        meta=meta(page, f"Weekly digest {w}", [("Home", HOME), ("Weekly digests", INDEX)], archived=True),
+        week=w, dates=week_dates(w),
+        keep=tuple(views[d.id] for d in ds.decisions if d.decision == "KEEP"),
+        review=tuple(views[d.id] for d in ds.decisions if d.decision == "REVIEW"),
+        dropped=groups, dropped_total=sum(len(g.papers) for g in groups),
+        counts=(Row("kept", fmt(cal.kept), "c-kept"), Row("for review", fmt(cal.review), "c-review"),
+                Row("dropped", fmt(cal.dropped), "c-dropped"),
+                Row("dropped as already covered (novelty 0.0)", fmt(cal.force_dropped_already_covered), "c-covered"),
+                Row("demoted to REVIEW for the cap", fmt(cal.demoted_for_cap), "c-demoted"),
+                Row("stricter criteria pass applied", "yes" if cal.stricter_pass_applied else "no", "c-stricter")),
+        histogram=histogram_chart(w, cal.histogram, keep_at, review_at),
+        bands=(*(Row(_band(i), fmt(n), f"h-{i}") for i, n in enumerate(cal.histogram)),
+               Row("KEEP from score", fmt(keep_at), "t-keep"), Row("REVIEW from score", fmt(review_at), "t-review")),
+        graph_note=_graph_note(week),
+        drift_note=str(drift.get("note") or "surfaced, never applied: the watchlist is not changed by the tool"),
+        drift_entries=tuple(_drift_entry(e) for e in drift.get("entries_rejected_by_criteria") or ()),
+        drift_concepts=tuple(DriftConcept(str(k.get("concept", "")), int(k.get("missed_by_watchlist", 0)),
+                                          tuple(str(x) for x in k.get("ids", ())))
+                             for k in drift.get("concepts_missed_by_watchlist") or ()),
+        merges=tuple(_merge(page, m, views) for m in ds.merges),
+        prior=tuple(Link(p, href(page, week_path(p)) if p in published else None) for p in ds.prior_weeks),
+        inputs=_inputs(week),
+        index=href(page, INDEX),
+    )
+
+
+def build_index_page(weeks: Sequence[DigestWeek]) -> DigestIndexPage:
+    """Every published week, newest first (rebuilt at every build)."""
+    return DigestIndexPage(
+        meta=meta(INDEX, "Weekly digests", [("Home", HOME)], archived=False),
+        weeks=tuple(week_summary(w, INDEX) for w in reversed(weeks)),
+        feed=Href("feed.xml", "feed.xml"))
+
+
+def digest_summary(weeks: Sequence[DigestWeek], from_page: str = HOME) -> DigestSummary | None:
+    """The home page's digest part: the latest week and where the rest are; None without a week."""
+    if not weeks:
+        return None
+    feed = _rel(from_page, FEED)
+    return DigestSummary(latest=week_summary(weeks[-1], from_page), weeks=len(weeks),
+                         index=href(from_page, INDEX), feed=Href(feed, feed))
+
+
+def week_summary(week: DigestWeek, from_page: str) -> WeekSummary:
+    """A week's counts and KEEP titles, linked from `from_page`."""
+    ds, cal = week.decisions, week.decisions.calibration
+    target = week_path(week.week)
+    return WeekSummary(
+        week=week.week, dates=week_dates(week.week), href=href(from_page, target),
+        kept=cal.kept, review=cal.review, dropped=cal.dropped, covered=cal.force_dropped_already_covered,
+        demoted=cal.demoted_for_cap,
+        keeps=tuple(Link(_title(d.title), href(from_page, target, paper_anchor(d.id))) for d in ds.kept()))
+
+
+def histogram_chart(week: str, histogram: Sequence[int], keep_at: int, review_at: int) -> Chart:
+    """Papers per score band as columns over the 0-100 score axis, the two thresholds drawn as lines.
+
+    Every number drawn carries the data-key of the table cell with the same number (`h-<band>`,
+    `t-keep`, `t-review`).
+    """
+    x0, unit, top_y, plot_h = 40, 6, 58, 150
+    base = top_y + plot_h
+    most = max(list(histogram) + [1])
+    bars, labels = [], []
+    for i, n in enumerate(histogram):
+        h = round(plot_h * n / most, 2)
+        x = x0 + 10 * i * unit
+        bars.append(Bar(x + 4, round(base - h, 2), 10 * unit - 8, h, "s-main", f"scores {_band(i)}: {fmt(n)} papers"))
+        labels.append(Label(x + 5 * unit, round(base - h - 5, 2), fmt(n), "middle", "num", key=f"h-{i}"))
+        labels.append(Label(x + 5 * unit, base + 16, _band(i), "middle", "lbl"))
+    for row, (name, at, key) in enumerate((("KEEP from", keep_at, "t-keep"), ("REVIEW from", review_at, "t-review"))):
+        x, y = x0 + unit * at, 16 + 16 * row
+        bars.append(Bar(x - 1, y - 12, 2, base - y + 12, "s-no_text", f"{name} score {at}"))
+        if at >= 20:  # the name left of the line, the number right of it
+            labels += [Label(x - 5, y, name, "end", "note"), Label(x + 5, y, fmt(at), "start", "num", key=key)]
+        else:  # too near the left edge: both right of the line
+            labels += [Label(x + 5, y, name, "start", "note"),
+                       Label(x + 5 + 7 * len(name) + 6, y, fmt(at), "start", "num", key=key)]
+    labels.append(Label(x0 + 50 * unit, base + 34, "score", "middle", "note"))
+    return Chart("histogram", f"Papers per score band, {week}", "The same numbers are in a table on this page.",
+                 "histogram-table", 680, base + 42, tuple(bars), tuple(labels),
+                 (Legend("s-main", "papers per score band"), Legend("s-no_text", "the KEEP and REVIEW thresholds")))
+
+
+# Pieces ---------------------------------------------------------------------------------------------------
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    """A part of decisions.json the pages read as an object: itself, or empty when it is not one."""
+    return value if isinstance(value, dict) else {}
+
+
+def _band(i: int) -> str:
+    return f"{10 * i}–{10 * i + 9}" if i < 9 else "90–100"
+
+
+def _title(title: str) -> str:
+    return title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
+
+
+def _paper(page: str, d: Decision, verdicts: dict[str, CandidateRow] | None) -> PaperView:
+    graph = verdicts.get(d.id) if verdicts is not None and d.decision == "KEEP" else None
+    note = ""
+    if verdicts is not None and d.decision == "KEEP" and graph is None:
+        note = "not checked: no DOI, arXiv or OpenAlex id to look it up by"
+    return PaperView(
+        anchor=paper_anchor(d.id), id=d.id, title=_title(d.title), href=paper_href((d.id, *d.merged_ids)),
+        decision=d.decision, score=d.score, match=f"{d.axes.match:.2f}", criteria=f"{d.axes.criteria:.2f}",
+        novelty=f"{d.axes.novelty:.2f}", tags=d.tags, rationale=d.rationale, matched_terms=d.matched_terms,
+        merged_ids=d.merged_ids, graph=graph, graph_note=note)
+
+
+def _verdicts(week: DigestWeek) -> dict[str, CandidateRow] | None:
+    """The checked KEEPs' verdicts by paper id (the results file's checks apply), or None when unchecked."""
+    if week.graph is None:
+        return None
+    rows = build_novelty_page(list(week.graph), str(Path(week.source).with_name(GRAPH_FILE))).candidates
+    return {r.id: r for r in rows if r.id is not None}
+
+
+def _graph_note(week: DigestWeek) -> str:
+    if week.graph is None:
+        return ("The KEEPs of this week were not checked against a citation graph: the week was published "
+                "without one.")
+    graphs = sorted({(r["graph"]["events_jsonl"], r["graph"]["sha256"][:12]) for r in week.graph})
+    against = ", ".join(f"{path} (sha256 {sha})" for path, sha in graphs) or "the workspace's graph"
+    return (f"Each KEEP was checked against the citation graph {against} when this week was published; the "
+            f"verdict and its evidence stand beside the paper. A verdict is evidence, never a score: it changed "
+            f"no decision.")
+
+
+def _drift_entry(e: dict[str, Any]) -> DriftEntry:
+    causes = e.get("causes") or {}
+    lines = e.get("criteria_lines") or {}
+    return DriftEntry(
+        phrase=str(e.get("phrase", "")), matched=int(e.get("matched", 0)),
+        rejected=int(e.get("rejected_by_criteria", 0)), dropped=int(e.get("dropped", 0)),
+        causes=", ".join(f"{k} {fmt(int(v))}" for k, v in causes.items()),
+        lines="; ".join(f"{k} ({fmt(int(v))})" for k, v in lines.items()),
+        ids=tuple(str(x) for x in e.get("ids", ())))
+
+
+def _merge(page: str, m: dict[str, Any], views: dict[str, PaperView]) -> MergeView:
+    survivor = str(m.get("survivor", ""))
+    similarity = m.get("similarity")
+    return MergeView(
+        survivor=Link(survivor, href(page, page, views[survivor].anchor) if survivor in views else None),
+        merged=tuple(str(x) for x in m.get("merged_ids", ())), reason=str(m.get("reason", "")),
+        similarity="" if similarity is None else f"{float(similarity):.4f}",
+        where=tuple(str(x) for x in m.get("where", ())))
+
+
+def _inputs(week: DigestWeek) -> tuple[Row, ...]:
+    doc = week.document
+    inputs, settings = _dict(doc.get("inputs")), _dict(doc.get("settings"))
+    rows = [Row(name, f"{inputs[name].get('file', '')} (sha256 {str(inputs[name].get('sha256', ''))[:12]})",
+                f"in-{name}")
+            for name in ("papers", "watchlist", "criteria") if isinstance(inputs.get(name), dict)]
+    rows += [Row(f"prior {w}", f"decisions.json (sha256 {str(sha)[:12]})", f"in-prior-{w}")
+             for w, sha in sorted(_dict(inputs.get("prior")).items())]
+    rows += [Row("prior", str(settings.get("prior", "archive")), "in-prior"),
+             Row("max_kept", str(settings.get("max_kept", "")), "in-max_kept"),
+             Row("scoring rules", str(doc.get("rules", "")), "in-rules"),
+             Row("decisions.json", f"sha256 {week.sha256[:12]}", "in-decisions")]
+    return tuple(rows)
+
+
+def _rel(from_page: str, target: str) -> str:
+    """A relative link to a file that is not a page (the feed)."""
+    return posixpath.relpath(target, posixpath.dirname(from_page) or ".")
+
+
+__all__ = ["DigestWeek", "build_index_page", "build_week_page", "digest_summary", "digest_week",
+           "histogram_chart", "load_digest_weeks", "paper_href", "week_dates", "week_path"]

@@ -1,0 +1,116 @@
+"""Hand-made digest weeks for the page tests: every section filled, hostile strings where data goes.
+
+`week_document` is a decisions.json document as `reporter digest` writes it
+(its calibration computed from the decisions, so the pages accept it);
+`graph_rows` the novelty results lines a build writes beside it for the
+KEEPs; `write_archive` puts weeks into a digest archive folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from reporter.hashing import canonical_json, dump_json
+
+HOSTILE = [
+    "<script>alert('title')</script>",
+    "a | b | **not bold** _x_ [link](https://evil.example)",
+    "\u202eevil reversed\u202c title",
+    "https://evil.example/path and www.evil.example and a@b.example",
+    "- starts like a list",
+    "1. starts like an ordered list",
+    "# like a heading",
+    "`code` and <b>bold</b> & entity &amp;",
+]
+GRAPH = {"events_jsonl": "graph/events.jsonl", "sha256": "ab" * 32}
+
+
+def _decision(pid: str, decision: str, score: int, title: str, cause: str | None = None,
+              tags: tuple[str, ...] = (), merged: tuple[str, ...] = (), terms: tuple[str, ...] = ("protein*",),
+              rationale: str | None = None) -> dict[str, Any]:
+    axes = {"match": 1.0, "criteria": 0.7, "novelty": 0.5 if "journal-version-of:2026-W19" in tags else 1.0}
+    why = rationale or (f"DROP ({cause}): the cause named first" if cause else f"{decision}: match 1.00 for {title}")
+    return {"id": pid, "decision": decision, "score": score, "axes": axes, "rationale": why, "tags": list(tags),
+            "title": title, "cause": cause, "criteria_lines": [8], "matched_terms": list(terms),
+            "merged_ids": list(merged)}
+
+
+def week_document(week: str = "2026-W20", *, hostile: bool = True, prior: tuple[str, ...] = ("2026-W19",),
+                  papers_sha: str = "cd" * 32) -> dict[str, Any]:
+    """A decisions.json document with every section of the week page filled."""
+    t = HOSTILE if hostile else [f"Plain title {i}" for i in range(len(HOSTILE))]
+    decisions = [
+        _decision("doi:10.5555/keep.1", "KEEP", 100, t[0], merged=("pmid:90000011",)),
+        _decision("arxiv:2605.01234", "KEEP", 87, t[1], tags=("journal-version-of:2026-W19",)),
+        _decision("pmid:90000012", "KEEP", 78, t[2], rationale=t[3]),
+        _decision("openalex:W123", "REVIEW", 64, t[3], tags=("criteria-silent", "<b>tag</b>")),
+        _decision("doi:10.5555/drop.1", "DROP", 90, t[4], "already-covered", ("already-covered",)),
+        _decision("doi:10.5555/drop.2", "DROP", 33, t[5], "look-alike-trap", ("look-alike-trap",)),
+        _decision("doi:10.5555/drop.3", "DROP", 33, t[6], "fails-required", ("fails-required",)),
+        _decision("weird:<script>", "DROP", 10, t[7], "not-in-scope"),
+        _decision("doi:10.5555/drop.5", "DROP", 42, "Plain weak match", "weak-match"),
+    ]
+    histogram = [0] * 10
+    for d in decisions:
+        histogram[min(d["score"] // 10, 9)] += 1
+    count = {k: sum(d["decision"] == k for d in decisions) for k in ("KEEP", "REVIEW", "DROP")}
+    return {
+        "schema_version": 1, "rules": "digest.1", "week": week, "decisions": decisions,
+        "calibration": {"kept": count["KEEP"], "review": count["REVIEW"], "dropped": count["DROP"],
+                        "force_dropped_already_covered": 1, "demoted_for_cap": 0, "stricter_pass_applied": False,
+                        "histogram": histogram},
+        "watchlist_drift": {
+            "note": "surfaced, never applied: the watchlist is not changed by the tool",
+            "entries_rejected_by_criteria": [
+                {"phrase": t[1], "matched": 3, "rejected_by_criteria": 2, "dropped": 2,
+                 "causes": {"look-alike-trap": 2}, "criteria_lines": {'criteria.md:11 "Enrollment"': 2},
+                 "ids": ["doi:10.5555/drop.2", "doi:10.5555/drop.3"]}],
+            "concepts_missed_by_watchlist": [
+                {"concept": f'criteria.md:8 "{t[0]}"', "line": 8, "missed_by_watchlist": 2,
+                 "ids": ["doi:10.5555/drop.5", "weird:<script>"]}]},
+        "merges": [{"survivor": "doi:10.5555/keep.1", "merged_ids": ["pmid:90000011"], "reason": "title+author",
+                    "similarity": 0.95, "via": "doi:10.5555/keep.1", "where": [f"{week}.jsonl: line 3 {t[0]}"]}],
+        "inputs": {"papers": {"file": f"{week}.jsonl", "sha256": papers_sha},
+                   "watchlist": {"file": "watchlist.txt", "sha256": "ef" * 32},
+                   "criteria": {"file": "criteria.md", "sha256": "01" * 32},
+                   "prior": {w: "23" * 32 for w in prior}},
+        "prior_weeks": list(prior),
+        "settings": {"max_kept": 25, "keep_threshold": 70, "review_threshold": 50, "prior": "archive",
+                     "watchlist": "watchlist.txt", "criteria": "criteria.md"},
+    }
+
+
+def graph_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """Novelty results lines for the KEEPs that have a DOI, arXiv or OpenAlex id (as a build writes them)."""
+    rows = []
+    keeps = [d for d in document["decisions"] if d["decision"] == "KEEP"]
+    for line, d in enumerate(keeps, 1):
+        scheme, _, value = d["id"].partition(":")
+        if scheme not in ("doi", "arxiv", "openalex"):
+            continue
+        shared = ["doi:10.5555/cited.1", "<script>cited</script>"] if line == 1 else []
+        rows.append({
+            "schema_version": 1, "line": line, "id": d["id"],
+            "candidate": {"kind": "paper", "keys": {"doi": value if scheme == "doi" else None,
+                                                    "arxiv": value if scheme == "arxiv" else None,
+                                                    "openalex": None, "s2_paperId": None},
+                          "statement": None, "holdout_lom_ids": None, "references": []},
+            "graph": GRAPH,
+            "result": {"lom_id": d["id"], "verdict": "neighborhood" if shared else "novel", "status": "ok",
+                       "not_a_ranker": True, "holdout_applied": False, "coverage_gap": [],
+                       "exact_key_match": {"hit": False, "matched_lom_id": None},
+                       "citation_overlap": {"in_sample": {"n_shared": len(shared), "shared_lom_ids": shared},
+                                            "holdout": {"n_shared": len(shared), "shared_lom_ids": shared}},
+                       "ingest_errors_blocking": [], "embedding": {"used": False}}})
+    return rows
+
+
+def write_week(archive: Path, document: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> Path:
+    """Publish a hand-made week into an archive (decisions.json, and novelty.jsonl when rows are given)."""
+    folder = Path(archive) / document["week"]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "decisions.json").write_text(dump_json(document), encoding="utf-8")
+    if rows is not None:
+        (folder / "novelty.jsonl").write_text("".join(canonical_json(r) + "\n" for r in rows), encoding="utf-8")
+    return folder
