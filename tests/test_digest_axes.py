@@ -193,3 +193,20 @@ def test_terms_and_phrases_go_through_match_phrases_once_per_field_per_list(monk
     assert len(calls) == 4  # watchlist: title, abstract; criteria terms: title, abstract
     assert calls[0] == calls[1] == WATCH.phrases
     assert set(calls[2]) == {t for c in CRITERIA.concepts for t in c.terms}
+
+
+def test_title_matching_equals_the_plain_pairwise_reading():
+    """The length-windowed cdist finds exactly the first prior title a plain loop over every pair finds."""
+    import random
+
+    from reporter.digest.axes import _similar, _title_matches
+    from reporter.digest.merge import normalize_title
+    rng = random.Random(7)
+    words = ["model", "language", "evaluation", "of", "a", "benchmark", "for", "large", "models", "x"]
+    prior = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 9))) for _ in range(400)]
+    week = [p[:k] + "y" + p[k + 1:] for p in rng.sample(prior, 60) for k in [rng.randrange(len(p))]]
+    week += [" ".join(rng.choice(words) for _ in range(rng.randint(1, 9))) for _ in range(140)] + ["", "!!"]
+    expected = [next((j for j, p in enumerate(prior) if _similar(normalize_title(t), normalize_title(p))), None)
+                for t in week]
+    assert _title_matches(week, prior) == expected
+    assert sum(x is not None for x in expected) >= 60

@@ -274,18 +274,46 @@ def novelty_axis(records: Sequence[Record], prior: Sequence[PriorKeep]) -> list[
     return out
 
 
+PAIRS_PER_CALL = 20_000_000
+"""Pairs one cdist call compares at most (80 MB of float32 scores)."""
+
+
 def _title_matches(titles: list[str], prior_titles: list[str]) -> list[int | None]:
-    """Per title: the first prior title (in the order given) it matches, or None."""
+    """Per title: the first prior title (in the order given) it matches, or None.
+
+    Similarity above 0.9 needs the lengths within 10% of each other (the
+    distance is at least the length difference), so each title is compared
+    only with the prior titles in its length window: a week of 10,000 titles
+    against 100,000 prior ones compares a small fraction of the pairs, in
+    bounded memory. cdist finds the candidates on every core; each is then
+    decided exactly by _similar (no float at the boundary).
+    """
+    out: list[int | None] = [None] * len(titles)
     if not titles or not prior_titles:
-        return [None] * len(titles)
+        return out
     a = [normalize_title(t) for t in titles]
     b = [normalize_title(t) for t in prior_titles]
-    # cdist finds the candidates fast; each is then decided exactly by _similar (no float at the boundary).
-    sim = process.cdist(a, b, scorer=Levenshtein.normalized_similarity, score_cutoff=TITLE_MATCH - 0.01,
-                        dtype=np.float64)
-    out: list[int | None] = []
-    for i, row in enumerate(sim):
-        out.append(next((int(j) for j in np.flatnonzero(row) if _similar(a[i], b[j])), None))
+    order = np.array(sorted(range(len(b)), key=lambda j: (len(b[j]), j)), dtype=np.int64)
+    lengths = np.array([len(b[j]) for j in order], dtype=np.int64)
+    ordered = [b[j] for j in order]
+    by_length: dict[int, list[int]] = {}
+    for i, t in enumerate(a):
+        if t:
+            by_length.setdefault(len(t), []).append(i)
+    for n, rows in sorted(by_length.items()):
+        # 10 d < max(n, m) with d >= |n - m| bounds m to (0.9 n, n / 0.9): a slightly wider window is safe.
+        lo = int(np.searchsorted(lengths, int(n * 0.9), side="left"))
+        hi = int(np.searchsorted(lengths, int(n / 0.9) + 1, side="right"))
+        if lo >= hi:
+            continue
+        step = max(1, PAIRS_PER_CALL // (hi - lo))
+        for k in range(0, len(rows), step):
+            chunk = rows[k:k + step]
+            sim = process.cdist([a[i] for i in chunk], ordered[lo:hi], scorer=Levenshtein.normalized_similarity,
+                                score_cutoff=TITLE_MATCH - 0.01, dtype=np.float32, workers=-1)
+            for i, row in zip(chunk, sim):
+                hits = sorted(int(order[lo + j]) for j in np.flatnonzero(row))
+                out[i] = next((j for j in hits if _similar(a[i], b[j])), None)
     return out
 
 
