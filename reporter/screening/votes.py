@@ -1,0 +1,105 @@
+"""A voter's answer and the two gates that turn two answers into one verdict, each defined once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+LABELS: Final = ("include", "exclude", "cannot_be_determined")
+"""The labels of the answer schema."""
+
+INVALID_CAUSES: Final = ("unparseable", "unknown_label", "schema", "refusal", "truncated")
+"""Why a reply that was paid for is not a valid vote."""
+
+TIER_OUTCOMES: Final = {"cheap": ("discard", "proceed"), "expensive": ("admit", "discard")}
+"""The verdicts each tier stores; `incomplete` is never stored (it is the absence of a verdict)."""
+
+GateOutcome = Literal["admit", "discard", "incomplete"]
+CheapOutcome = Literal["discard", "proceed", "incomplete"]
+
+
+@dataclass(frozen=True)
+class Vote:
+    """One voter's reply to one work: a valid label, or an invalid reply with its cause."""
+
+    label: str | None
+    """include, exclude or cannot_be_determined; None for an invalid reply."""
+    invalid_cause: str | None = None
+    """For an invalid reply: one of INVALID_CAUSES."""
+    reason: str = ""
+    """The voter's one-sentence reason (for an invalid reply: what was wrong, shortened)."""
+
+    def __post_init__(self) -> None:
+        if (self.label is None) == (self.invalid_cause is None):
+            raise ValueError("a vote has either a label or an invalid cause, never both or neither")
+        if self.label is not None and self.label not in LABELS:
+            raise ValueError(f"unknown label {self.label!r}")
+        if self.invalid_cause is not None and self.invalid_cause not in INVALID_CAUSES:
+            raise ValueError(f"unknown invalid cause {self.invalid_cause!r}")
+
+    @property
+    def valid(self) -> bool:
+        """True for a reply with one of the schema's labels."""
+        return self.label is not None
+
+    @property
+    def is_exclude(self) -> bool:
+        """True only for a valid, explicit exclude."""
+        return self.label == "exclude"
+
+
+class _Failed:
+    """The provider failed after its retries: no vote was recorded (the cheap tier passes the work on)."""
+
+    _instance: _Failed | None = None
+
+    def __new__(cls) -> _Failed:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "FAILED"
+
+
+FAILED: Final = _Failed()
+"""A provider failure after retries (never a recorded vote)."""
+
+
+def screen_gate(a: Vote | None, b: Vote | None) -> GateOutcome:
+    """The screen's gate: `incomplete` while a vote is missing, `discard` on two valid excludes, else `admit`.
+
+    A missing vote (not asked yet, or the provider failed after its retries) leaves
+    the work claimable again. An invalid reply that was paid for is final and, like
+    an include or a cannot_be_determined, refers the work onward.
+    """
+    if a is None or b is None or a is FAILED or b is FAILED:
+        return "incomplete"
+    if a.is_exclude and b.is_exclude:
+        return "discard"
+    return "admit"
+
+
+def cheap_gate(a: Vote | _Failed | None, b: Vote | _Failed | None) -> CheapOutcome:
+    """The cheap tier's gate: it may only discard, and only on two explicit excludes.
+
+    A vote that can no longer make a discard (a valid include or
+    cannot_be_determined, an invalid reply, a provider failure) passes the work
+    on to the expensive screen at once (`proceed`, which never admits); a
+    missing vote otherwise leaves it `incomplete`.
+    """
+    for v in (a, b):
+        if v is FAILED or (isinstance(v, Vote) and not v.is_exclude):
+            return "proceed"
+    if isinstance(a, Vote) and isinstance(b, Vote):
+        return "discard"
+    return "incomplete"
+
+
+def tier_gate(tier: str, a: Vote | _Failed | None, b: Vote | _Failed | None) -> str:
+    """The gate of `tier` ('cheap' or 'expensive')."""
+    if tier == "cheap":
+        return cheap_gate(a, b)
+    if tier == "expensive":
+        return screen_gate(a, b)  # type: ignore[arg-type]
+    raise ValueError(f"unknown tier {tier!r}")
