@@ -1,0 +1,73 @@
+"""The raw-answer cache: every answered page on disk, by request, written before it is parsed.
+
+One file per request, `CACHE/<source>/<key[:2]>/<key>.page`, where the key is
+the sha256 of the request's URL without the etiquette parameters (`tool`,
+`email`, `mailto`) and without any key (`api_key`): the same question asked
+by another user, or with another key, is the same page. A file holds one
+line of JSON (the URL as shown, the status, the content type), then the
+answer's bytes exactly as they came. Writes go through reporter/files.py
+(temporary name, then rename), so a fetch killed at any point (`kill -9`
+included) leaves whole pages or none; the next run removes the killed
+run's temporaries and asks only the pages that are missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..files import make_dirs, remove_debris, write_bytes
+
+SUFFIX = ".page"
+
+
+@dataclass(frozen=True)
+class RawCache:
+    """The cache folder of one workspace ([fetch] cache_dir)."""
+
+    root: Path
+    """The folder; made on first write."""
+
+    def sweep(self) -> list[Path]:
+        """Remove the temporaries of killed runs (never a live run's: reporter.files.remove_debris)."""
+        return remove_debris(self.root)
+
+    def path(self, source: str, key: str) -> Path:
+        """Where the answer to a request with this key is stored."""
+        return self.root / source / key[:2] / f"{key}{SUFFIX}"
+
+    def get(self, source: str, key: str) -> bytes | None:
+        """The stored answer's bytes, or None when the request was never answered (or the file is unreadable)."""
+        try:
+            data = self.path(source, key).read_bytes()
+        except OSError:
+            return None
+        head, sep, body = data.partition(b"\n")
+        try:
+            json.loads(head)
+        except ValueError:
+            return None  # not a page this cache wrote: asked again
+        return body if sep else None
+
+    def put(self, source: str, key: str, url: str, content_type: str | None, body: bytes) -> None:
+        """Store an answer atomically: one JSON line (url, status, content type), then the bytes."""
+        head = json.dumps({"url": url, "status": 200, "content_type": content_type}, sort_keys=True)
+        path = self.path(source, key)
+        make_dirs(path.parent)
+        write_bytes(path, head.encode("utf-8") + b"\n" + body)
+
+    def evict(self, source: str, key: str) -> None:
+        """Forget a stored answer that turned out not to be a whole page (it is asked again)."""
+        self.path(source, key).unlink(missing_ok=True)
+
+    def count(self, source: str) -> int:
+        """How many answers of a source are stored."""
+        folder = self.root / source
+        return sum(1 for _ in folder.glob(f"*/*{SUFFIX}")) if folder.is_dir() else 0
+
+
+def request_key(text: str) -> str:
+    """The cache key of a request: the sha256 of its keyed text (Request.key_text)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

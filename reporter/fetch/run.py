@@ -1,0 +1,197 @@
+"""Fetch a window from several sources into one list of records, and write it as normalized JSONL.
+
+`fetch_sources(settings, names, window, ...)` runs each source's walker in
+turn with its own client (etiquette, retries, the shared raw-answer cache),
+shows a progress line per source, folds each source's versions
+(reporter.pool.sources.fold_same_id: the newest version's text, the first
+date) and returns the records with a report per source. Nothing is
+written but the cache; `write_records` writes the file, atomically, so a
+fetch that fails or is killed leaves the old file (or none).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..digest.records import Record
+from ..errors import InputError
+from ..files import write_bytes
+from ..hashing import canonical_json
+from ..pool.sources import fold_same_id
+from ..progress import Progress
+from . import arxiv, biorxiv, openalex, pubmed
+from .cache import RawCache
+from .config import SOURCES, FetchSettings, SourceSettings
+from .http import Client, Policy, Transport, WouldSend, urllib_transport
+from .pages import Page, Window
+
+Walker = Callable[[SourceSettings, Window, Client, "str | None"], Iterator[Page]]
+WALKERS: dict[str, Walker] = {
+    "arxiv": arxiv.walk, "biorxiv": biorxiv.walk, "medrxiv": biorxiv.walk,
+    "pubmed": pubmed.walk, "openalex": openalex.walk,
+}
+"""Each source's walker, in SOURCES order."""
+
+
+@dataclass(frozen=True)
+class SourceReport:
+    """What fetching one source did (a line of the summary)."""
+
+    source: str
+    """The source's name."""
+    records: int
+    """Records after its versions were folded (each paper once)."""
+    versions_folded: int
+    """Rows folded into another version of the same paper (bioRxiv/medRxiv versions, repeated ids)."""
+    pages: int
+    """Answers read (from the network or the cache); PubMed's esearch counts as one."""
+    sent: int
+    """Requests sent over the network, retries included."""
+    cached: int
+    """Pages answered from the cache: no request sent."""
+    retried: int
+    """Requests sent again after a 429, a 5xx, a dropped connection or a bad page."""
+    waited_seconds: float
+    """Time spent waiting on the etiquette interval, Retry-After and backoff."""
+    skipped: tuple[str, ...] = ()
+    """Records the reader refused (each named, with why); the rest of their page was kept."""
+    would_send: str | None = None
+    """Dry run only: the first request the cache could not answer (None: every page is cached)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The `--json` form."""
+        return {"source": self.source, "records": self.records, "versions_folded": self.versions_folded,
+                "pages": self.pages, "requests_sent": self.sent, "answered_from_cache": self.cached,
+                "retried": self.retried, "waited_seconds": round(self.waited_seconds, 3),
+                "skipped": list(self.skipped), "would_send": self.would_send}
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    """Every source's records (each source's versions folded) and its report."""
+
+    records: tuple[Record, ...]
+    """In source order, then in the order each source answered."""
+    reports: tuple[SourceReport, ...]
+    """One per source, in the order fetched."""
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """What a fetch takes from the outside world, injectable so tests neither wait nor touch the network."""
+
+    environ: Mapping[str, str]
+    """Where API keys are read (the variable [fetch.<source>] api_key_env names)."""
+    transport: Transport = urllib_transport
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+    wall: Callable[[], float] = time.time
+    rng: random.Random | None = None
+    """The jitter's randomness (None: a fresh, unseeded one)."""
+
+
+def source_names(values: Sequence[str] | None, settings: FetchSettings) -> list[str]:
+    """The sources asked (`--source`, repeated or comma-separated), else the configured ones, in SOURCES order."""
+    if not values:
+        names = [s.name for s in settings.sources]
+        if not names:
+            raise InputError(f"no source to fetch: give --source ({', '.join(SOURCES)}) or add a "
+                             f"[fetch.<source>] table to reporter.toml")
+        return names
+    asked = [part.strip().lower() for value in values for part in value.split(",") if part.strip()]
+    unknown = [name for name in asked if name not in SOURCES]
+    if unknown:
+        raise InputError(f"--source {', '.join(unknown)}: unknown source; choose from {', '.join(SOURCES)}")
+    return [name for name in SOURCES if name in asked]
+
+
+def api_key(source: SourceSettings, environ: Mapping[str, str]) -> str | None:
+    """The source's API key from the variable its table names; None without one. Never stored or shown."""
+    if source.api_key_env is None:
+        return None
+    value = environ.get(source.api_key_env, "").strip()
+    if not value:
+        raise InputError(f"[fetch.{source.name}] api_key_env names the environment variable "
+                         f"{source.api_key_env!r}, which is not set; export it, or remove api_key_env to fetch "
+                         f"without a key")
+    return value
+
+
+def fetch_sources(settings: FetchSettings, names: Sequence[str], window: Window, runtime: Runtime, *,
+                  refresh: bool = False, dry_run: bool = False, progress: bool = True) -> FetchResult:
+    """Fetch the window from each named source in turn; a source that fails stops the fetch (InputError)."""
+    cache = RawCache(settings.cache_dir)
+    cache.sweep()  # temporaries of killed runs
+    policy = Policy(settings.timeout_seconds, settings.retries, settings.backoff_seconds, settings.max_wait_seconds)
+    records: list[Record] = []
+    reports = []
+    for name in names:
+        source = settings.source(name)
+        key = api_key(source, runtime.environ)
+        report, found = _fetch_one(source, key, window, cache, policy, runtime, refresh, dry_run, progress)
+        records += found
+        reports.append(report)
+    return FetchResult(tuple(records), tuple(reports))
+
+
+def _fetch_one(source: SourceSettings, key: str | None, window: Window, cache: RawCache, policy: Policy,
+               runtime: Runtime, refresh: bool, dry_run: bool, show: bool) -> tuple[SourceReport, list[Record]]:
+    bar = Progress(f"fetch {source.name}", unit="pages", enabled=show)
+    rows: list[Record] = []
+
+    def waiting(seconds: float, why: str) -> None:
+        bar.label = f"fetch {source.name} ({len(rows):,} records; waiting {seconds:.1f} s: {why})"
+        bar.advance(0)
+
+    client = Client(source.name, source.interval(key is not None), policy, cache,
+                    contact=source.email or source.mailto, transport=runtime.transport, clock=runtime.clock,
+                    sleep=runtime.sleep, wall=runtime.wall, rng=runtime.rng, refresh=refresh, dry_run=dry_run,
+                    on_wait=waiting)
+    skipped: list[str] = []
+    pages = 0
+    would_send = None
+    try:
+        for page in WALKERS[source.name](source, window, client, key):
+            pages += 1
+            rows += page.records
+            skipped += page.skipped
+            if page.expected_pages is not None:
+                bar.total = max(page.expected_pages, pages)
+            bar.label = f"fetch {source.name} ({len(rows):,} records)"
+            bar.advance(1)
+    except WouldSend as exc:
+        would_send = str(exc)
+    finally:
+        bar.close()
+    folded = fold_same_id(rows)
+    c = client.counters
+    report = SourceReport(source.name, len(folded), sum(len(members) - 1 for _, members in folded), pages,
+                          c.sent, c.cached, c.retried, c.waited_seconds, tuple(skipped), would_send)
+    return report, [record for record, _ in folded]
+
+
+def records_jsonl(records: Sequence[Record]) -> bytes:
+    """Normalized records, one canonical JSON object a line (what the digest's reader reads)."""
+    return "".join(canonical_json(r.to_json()) + "\n" for r in records).encode("utf-8")
+
+
+def write_records(path: Path, records: Sequence[Record]) -> bytes:
+    """Write the records as JSONL atomically (temporary file, then rename); returns the bytes written."""
+    data = records_jsonl(records)
+    write_bytes(path, data)
+    return data
+
+
+def week_window(week: str, as_of: dt.date) -> Window:
+    """Monday to Sunday of an ISO week (`YYYY-Www`, checked), as asked on `as_of`."""
+    from ..digest.archive import parse_week, week_start
+    from .pages import make_window
+
+    monday = week_start(parse_week(week))
+    return make_window(monday, monday + dt.timedelta(days=6), as_of)

@@ -1,0 +1,292 @@
+"""One local HTTP server answering as arXiv, bioRxiv/medRxiv, PubMed's E-utilities and OpenAlex.
+
+The answers are the wire-format fixtures of tests/fixtures/fetch/ (written
+from each API's documentation, README there), filtered to the dates asked
+and cut into the pages asked, with each API's own paging:
+
+- arXiv   `/arxiv/api/query`: `submittedDate:[… TO …]` in `search_query`, `start`/`max_results`,
+  `opensearch:totalResults`;
+- bioRxiv `/biorxiv/details/{biorxiv|medrxiv}/{since}/{until}/{cursor}/json`: an absolute cursor,
+  `page_size` rows a call (100 on the real server), `messages[0].total`; "no posts found" when empty;
+- PubMed  `/eutils/esearch.fcgi` (history server: a fresh WebEnv per search, by the entrez date) and
+  `/eutils/efetch.fcgi` (`WebEnv`, `query_key`, `retstart`, `retmax`); an unknown WebEnv is answered
+  with `<eFetchResult><ERROR>`, as NCBI answers an expired history;
+- OpenAlex `/openalex/works`: `filter=from_publication_date:…,to_publication_date:…`, `per_page`,
+  `cursor=*` then opaque cursors in `meta.next_cursor`, null at the end.
+
+Faults are scripted per source: `server.faults["arxiv"] = ["429:7", "ok", "drop"]` makes the next three
+arXiv requests a 429 with `Retry-After: 7`, a normal answer, and a dropped connection. Each request takes
+the first action left; with none left it is answered normally. Actions: `ok`, `STATUS[:RETRY_AFTER]`
+(429, 503, 400, ... with the API's error body for 4xx), `drop` (close without answering), `truncate`
+(the full Content-Length, half the body, close), `malformed` (half the body as a whole answer), `empty`
+(a page with no records but the real total), `bad-record` (the page's first record without its title),
+`hang` (wait for `server.release`, then drop). Every request is logged in `server.log`.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import re
+import threading
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "fetch"
+ENTRY = re.compile(r"\n  <entry>.*?</entry>", re.S)
+ARTICLE = re.compile(r"<PubmedArticle>.*?</PubmedArticle>\n", re.S)
+
+
+def _day(text: str) -> dt.date:
+    return dt.date.fromisoformat(text[:10])
+
+
+def _compact(text: str) -> dt.date:
+    return dt.date(int(text[:4]), int(text[4:6]), int(text[6:8]))
+
+
+class FakeSources:
+    """The server; `base_urls()` gives the [fetch.<source>] base_url of each source."""
+
+    def __init__(self, biorxiv_page_size: int = 100):
+        self.biorxiv_page_size = biorxiv_page_size
+        self.faults: dict[str, list[str]] = {}
+        self.log: list[tuple[str, str, dict[str, str]]] = []
+        self.release = threading.Event()
+        self.webenvs: set[str] = set()
+        self.history: dict[str, list[str]] = {}
+        self._lock = threading.Lock()
+        self._load()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self):  # noqa: N802
+                fake._answer(self)
+
+            def log_message(self, *args):  # quiet
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.root = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def base_urls(self) -> dict[str, str]:
+        return {"arxiv": f"{self.root}/arxiv/api/query", "biorxiv": f"{self.root}/biorxiv",
+                "medrxiv": f"{self.root}/biorxiv", "pubmed": f"{self.root}/eutils",
+                "openalex": f"{self.root}/openalex"}
+
+    def requests(self, source: str) -> list[dict[str, str]]:
+        """The parameters of every request a source received, in order (bioRxiv: path parts as params)."""
+        return [params for name, _, params in self.log if name == source]
+
+    # --- the data ------------------------------------------------------------------------------
+
+    def _load(self) -> None:
+        feed = (FIXTURES / "arxiv_feed.xml").read_text()
+        self.arxiv_head = feed[:feed.index("\n  <entry>")]
+        self.arxiv_entries = ENTRY.findall(feed)
+        self.arxiv_error = (FIXTURES / "arxiv_error.xml").read_text()
+        self.rows = {name: json.loads((FIXTURES / f"{name}_details.json").read_text())["collection"]
+                     for name in ("biorxiv", "medrxiv")}
+        self.biorxiv_empty = (FIXTURES / "biorxiv_empty.json").read_text()
+        efetch = (FIXTURES / "pubmed_efetch.xml").read_text()
+        self.pubmed_head = efetch[:efetch.index("<PubmedArticle>")]
+        self.articles = ARTICLE.findall(efetch)
+        self.esearch = json.loads((FIXTURES / "pubmed_esearch.json").read_text())
+        self.efetch_error = (FIXTURES / "pubmed_efetch_error.xml").read_text()
+        self.works = json.loads((FIXTURES / "openalex_works.json").read_text())["results"]
+        self.openalex_error = (FIXTURES / "openalex_error.json").read_text()
+
+    # --- answering -----------------------------------------------------------------------------
+
+    def _answer(self, handler: BaseHTTPRequestHandler) -> None:
+        parts = urllib.parse.urlsplit(handler.path)
+        params = dict(urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
+        source, route = self._route(parts.path)
+        with self._lock:
+            self.log.append((source, handler.path, params))
+            queue = self.faults.get(source) or []
+            action = queue.pop(0) if queue else "ok"
+        if action == "drop":
+            handler.close_connection = True
+            return
+        if action == "hang":
+            self.release.wait(60)
+            handler.close_connection = True
+            return
+        if action[:3].isdigit():
+            status, _, retry_after = action.partition(":")
+            self._error(handler, source, int(status), retry_after or None)
+            return
+        try:
+            body, kind = route(parts.path, params, action)
+        except LookupError as exc:
+            self._send(handler, 404, str(exc).encode(), "text/plain")
+            return
+        if action == "truncate":
+            handler.send_response(200)
+            handler.send_header("Content-Type", kind)
+            handler.send_header("Content-Length", str(len(body)))
+            handler.send_header("Connection", "close")
+            handler.end_headers()
+            handler.wfile.write(body[: len(body) // 2])
+            handler.wfile.flush()
+            handler.close_connection = True
+            return
+        if action == "malformed":
+            body = body[: len(body) // 2]
+        self._send(handler, 200, body, kind)
+
+    def _send(self, handler, status: int, body: bytes, kind: str, headers: dict[str, str] | None = None) -> None:
+        handler.send_response(status)
+        handler.send_header("Content-Type", kind)
+        handler.send_header("Content-Length", str(len(body)))
+        for k, v in (headers or {}).items():
+            handler.send_header(k, v)
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    def _error(self, handler, source: str, status: int, retry_after: str | None) -> None:
+        headers = {"Retry-After": retry_after} if retry_after else {}
+        if status == 400 and source == "arxiv":
+            body, kind = self.arxiv_error.encode(), "application/atom+xml; charset=utf-8"
+        elif status == 400 and source == "openalex":
+            body, kind = self.openalex_error.encode(), "application/json"
+        elif status == 429 and source == "pubmed":  # NCBI's answer echoes the key it was sent
+            body = json.dumps({"error": "API rate limit exceeded", "api-key": "SECRET-KEY-1234", "count": "11",
+                               "limit": "10"}).encode()
+            kind = "application/json"
+        else:
+            body, kind = f"<html><body><h1>{status}</h1></body></html>".encode(), "text/html"
+        self._send(handler, status, body, kind, headers)
+
+    def _route(self, path: str):
+        if path.startswith("/arxiv/"):
+            return "arxiv", self._arxiv
+        if path.startswith("/biorxiv/details/"):
+            return path.split("/")[3], self._details
+        if path.startswith("/eutils/"):
+            return "pubmed", self._eutils
+        if path.startswith("/openalex/"):
+            return "openalex", self._openalex
+        return "unknown", self._unknown
+
+    def _unknown(self, path, params, action):
+        raise LookupError(f"no such endpoint: {path}")
+
+    # arXiv ---------------------------------------------------------------------------------------
+
+    def _arxiv(self, path: str, params: dict[str, str], action: str) -> tuple[bytes, str]:
+        m = re.search(r"submittedDate:\[(\d{8})\d{4} TO (\d{8})\d{4}\]", params.get("search_query", ""))
+        since, until = (_compact(m.group(1)), _compact(m.group(2))) if m else (dt.date.min, dt.date.max)
+        chosen = [e for e in self.arxiv_entries
+                  if since <= _day(re.search(r"<published>(.*?)</published>", e).group(1)) <= until]
+        start, size = int(params.get("start", 0)), int(params.get("max_results", 10))
+        page = [] if action == "empty" else chosen[start:start + size]
+        if action == "bad-record" and page:
+            page[0] = re.sub(r"<title>.*?</title>", "<title></title>", page[0], count=1, flags=re.S)
+        head = re.sub(r"(<opensearch:totalResults[^>]*>)\d+", rf"\g<1>{len(chosen)}", self.arxiv_head)
+        head = re.sub(r"(<opensearch:startIndex[^>]*>)\d+", rf"\g<1>{start}", head)
+        head = re.sub(r"(<opensearch:itemsPerPage[^>]*>)\d+", rf"\g<1>{size}", head)
+        return (head + "".join(page) + "\n</feed>\n").encode(), "application/atom+xml; charset=utf-8"
+
+    # bioRxiv / medRxiv ---------------------------------------------------------------------------
+
+    def _details(self, path: str, params: dict[str, str], action: str) -> tuple[bytes, str]:
+        parts = path.split("/")  # '', 'biorxiv', 'details', server, since, until, cursor, 'json'
+        server, since, until = parts[3], _day(parts[4]), _day(parts[5])
+        cursor = int(parts[6]) if len(parts) > 6 else 0
+        params.update({"server": server, "since": parts[4], "until": parts[5], "cursor": str(cursor)})
+        chosen = [r for r in self.rows[server] if since <= _day(r["date"]) <= until
+                  and (not params.get("category") or r["category"] == params["category"].replace("_", " "))]
+        if not chosen:
+            return self.biorxiv_empty.encode(), "application/json; charset=UTF-8"
+        page = [] if action == "empty" else [dict(r) for r in chosen[cursor:cursor + self.biorxiv_page_size]]
+        if action == "bad-record" and page:
+            del page[0]["doi"]
+        message = {"status": "ok", "interval": f"{since}:{until}", "cursor": str(cursor), "count": len(page),
+                   "count_new_papers": str(len({r["doi"] for r in chosen})), "total": str(len(chosen))}
+        text = json.dumps({"messages": [message], "collection": page}).replace("/", "\\/")
+        return text.encode(), "application/json; charset=UTF-8"
+
+    # PubMed --------------------------------------------------------------------------------------
+
+    def _entrez(self, article: str) -> dt.date:
+        m = re.search(r'PubStatus="entrez"><Year>(\d+)</Year><Month>(\d+)</Month><Day>(\d+)</Day>', article)
+        return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+
+    def _eutils(self, path: str, params: dict[str, str], action: str) -> tuple[bytes, str]:
+        if path.endswith("/esearch.fcgi"):
+            since = dt.date(*map(int, params["mindate"].split("/")))
+            until = dt.date(*map(int, params["maxdate"].split("/")))
+            chosen = [a for a in self.articles if since <= self._entrez(a) <= until]
+            with self._lock:
+                webenv = f"MCID_{len(self.webenvs) + 1:024d}"
+                self.webenvs.add(webenv)
+                self.history[webenv] = chosen
+            doc = json.loads(json.dumps(self.esearch))
+            doc["esearchresult"].update({"count": str(len(chosen)), "webenv": webenv,
+                                         "querytranslation": f"{params['term']} AND {params['mindate']}:"
+                                                             f"{params['maxdate']}[edat]"})
+            return json.dumps(doc).encode(), "application/json; charset=UTF-8"
+        if path.endswith("/efetch.fcgi"):
+            chosen = self.history.get(params.get("WebEnv", "")) if params.get("WebEnv") in self.webenvs else None
+            if chosen is None:
+                return self.efetch_error.encode(), "text/xml; charset=UTF-8"
+            start, size = int(params.get("retstart", 0)), int(params.get("retmax", 20))
+            page = [] if action == "empty" else chosen[start:start + size]
+            if action == "bad-record" and page:
+                page[0] = re.sub(r"<ArticleTitle>.*?</ArticleTitle>", "", page[0], count=1, flags=re.S)
+            return (self.pubmed_head + "".join(page) + "</PubmedArticleSet>\n").encode(), "text/xml; charset=UTF-8"
+        raise LookupError(f"no such E-utility: {path}")
+
+    def expire_history(self) -> None:
+        """Forget every WebEnv, as NCBI does after a while."""
+        with self._lock:
+            self.webenvs.clear()
+
+    # OpenAlex ------------------------------------------------------------------------------------
+
+    def _openalex(self, path: str, params: dict[str, str], action: str) -> tuple[bytes, str]:
+        if not path.endswith("/works"):
+            raise LookupError(f"no such endpoint: {path}")
+        filters = dict(part.split(":", 1) for part in params.get("filter", "").split(",") if ":" in part)
+        since = _day(filters.get("from_publication_date", "0001-01-01"))
+        until = _day(filters.get("to_publication_date", "9999-12-31"))
+        chosen = [w for w in self.works if since <= _day(w["publication_date"]) <= until]
+        cursor = params.get("cursor", "*")
+        start = 0 if cursor == "*" else int(base64.urlsafe_b64decode(cursor.encode()).decode())
+        size = int(params.get("per_page", 25))
+        page = [] if action == "empty" else [dict(w) for w in chosen[start:start + size]]
+        if action == "bad-record" and page:
+            page[0].pop("title")
+            page[0].pop("display_name")
+        following = (base64.urlsafe_b64encode(str(start + size).encode()).decode()
+                     if page or action == "empty" else None)
+        meta = {"count": len(chosen), "db_response_time_ms": 12, "page": None, "per_page": size,
+                "next_cursor": following, "groups_count": None}
+        return json.dumps({"meta": meta, "results": page, "group_by": []}).encode(), "application/json"
+
+
+def workspace_toml(fake: FakeSources, cache: str = "cache", sources: tuple[str, ...] = (), *, page_size: int = 2,
+                   extra: dict[str, str] | None = None, digest: str = "") -> str:
+    """A reporter.toml whose [fetch.<source>] tables point at the fake server, without waits."""
+    lines = ['pool = "pool.jsonl"', 'specs = "specs"', 'releases = "releases"', 'site = "site"', digest,
+             "[fetch]", f'cache_dir = "{cache}"', "backoff_seconds = 0.01", "timeout_seconds = 10"]
+    for name in sources:
+        lines += [f"[fetch.{name}]", f'base_url = "{fake.base_urls()[name]}"', "min_interval_seconds = 0"]
+        if name in ("arxiv", "pubmed", "openalex"):
+            lines.append(f"page_size = {page_size}")
+        lines += (extra or {}).get(name, "").splitlines()
+    return "\n".join(lines) + "\n"
+
