@@ -19,6 +19,11 @@ VOTER = ('name = "{name}"\nbase_url = "http://127.0.0.1:8000/v1"\nmodel = "m"\na
          'price_in_per_mtok = 0.15\nprice_out_per_mtok = 0.6\n')
 
 
+def _cheap_pair(first: str) -> str:
+    """Two [[screen.cheap.voters]]: `first` (a voter's keys) and an ordinary voter "b"."""
+    return "[[screen.cheap.voters]]\n" + first + "[[screen.cheap.voters]]\n" + VOTER.format(name="b")
+
+
 def test_every_table_parses_into_typed_settings(tmp_path):
     ws = _load(tmp_path, (
         '[novelty]\nresolvers = ["s2", "openalex"]\ntimeout_seconds = 3\ncandidates = "c.jsonl"\n'
@@ -82,9 +87,55 @@ def test_a_sqlite_database_is_resolved_against_the_workspace(tmp_path):
     ("[[screen.cheap.voters]]\n" + VOTER.format(name="a") + "api_key = \"sk-123\"\n"
      + "[[screen.cheap.voters]]\n" + VOTER.format(name="b"),
      "[screen.cheap.voters[0]]: unknown key 'api_key'"),
+    (_cheap_pair(VOTER.format(name="a").replace("price_in_per_mtok = 0.15\n", "")),
+     "[screen.cheap.voters[0]]: key 'price_in_per_mtok' is missing: model 'm' is not in the default price "
+     "table (prices.json); set price_in_per_mtok and price_out_per_mtok"),
+    (_cheap_pair(VOTER.format(name="a").replace("price_out_per_mtok = 0.6\n", "")),
+     "[screen.cheap.voters[0]]: key 'price_out_per_mtok' is missing: model 'm' is not in the default price table"),
+    (_cheap_pair(VOTER.format(name="a") + "structured_output = \"no\"\n"),
+     "[screen.cheap.voters[0]]: key 'structured_output' must be true or false, not 'no'"),
+    (_cheap_pair(VOTER.format(name="a") + "max_tokens = 0\n"),
+     "[screen.cheap.voters[0]]: key 'max_tokens' must be positive, not 0"),
+    (_cheap_pair(VOTER.format(name="a").replace("0.15", "-1")),
+     "[screen.cheap.voters[0]]: key 'price_in_per_mtok' must be zero or more, not -1.0"),
+    (_cheap_pair(VOTER.format(name="a").replace('"m"', '"gpt-4o-mini"').replace("0.6", "-2")),
+     "[screen.cheap.voters[0]]: key 'price_out_per_mtok' must be zero or more, not -2.0"),
+    ("[screen]\nbatch_size = 0\n", "[screen]: key 'batch_size' must be positive, not 0"),
+    ("[screen]\ncriteria = \"\"\n", "[screen]: key 'criteria' must be a non-empty path"),
+    ("[screen]\ncriteria = 3\n", "[screen]: key 'criteria' must be a string, not 3"),
 ])
 def test_errors_name_the_file_the_table_and_the_key(tmp_path, extra, message):
     with pytest.raises(InputError) as caught:
         _load(tmp_path, extra)
     assert str(caught.value).startswith(str(tmp_path / "reporter.toml")), caught.value
     assert message in str(caught.value)
+
+
+def test_screen_defaults_and_new_keys(tmp_path):
+    ws = _load(tmp_path, '[screen]\ncriteria = "screen/criteria.md"\nbatch_size = 8\n'
+               + _cheap_pair(VOTER.format(name="a") + "structured_output = false\nmax_tokens = 50\n"))
+    assert ws.screen.criteria == tmp_path.resolve() / "screen" / "criteria.md" and ws.screen.batch_size == 8
+    a, b = ws.screen.cheap
+    assert (a.structured_output, a.max_tokens) == (False, 50)
+    assert (b.structured_output, b.max_tokens, b.temperature, b.max_concurrency) == (True, 300, 0.0, 8)
+    assert (b.price_in_per_mtok, b.price_out_per_mtok, b.price_checked) == (0.15, 0.6, None)
+    bare = _load(tmp_path, "[screen]\n").screen
+    assert bare.criteria is None and bare.batch_size == 32
+
+
+def test_a_model_in_the_price_table_needs_no_price(tmp_path):
+    from reporter.screening.prices import default_price
+    listed = default_price("gpt-4o-mini")
+    without = VOTER.replace('model = "m"', 'model = "gpt-4o-mini"').replace("price_in_per_mtok = 0.15\n", "")
+    ws = _load(tmp_path, "[[screen.expensive.voters]]\n" + without.replace("price_out_per_mtok = 0.6\n", "").format(
+        name="a") + "[[screen.expensive.voters]]\n" + without.format(name="b").replace("0.6", "9.5"))
+    a, b = ws.screen.expensive
+    assert (a.price_in_per_mtok, a.price_out_per_mtok) == (listed.in_per_mtok, listed.out_per_mtok)
+    assert a.price_checked == listed.checked
+    # A configured price wins over the table's, key by key.
+    assert (b.price_in_per_mtok, b.price_out_per_mtok) == (listed.in_per_mtok, 9.5)
+    configured = _load(tmp_path, "[[screen.expensive.voters]]\n" + VOTER.replace('"m"', '"gpt-4o-mini"').format(
+        name="a") + "[[screen.expensive.voters]]\n" + VOTER.format(name="b").replace("0.15", "0"))
+    a, b = configured.screen.expensive
+    assert (a.price_in_per_mtok, a.price_out_per_mtok, a.price_checked) == (0.15, 0.6, None)
+    assert b.price_in_per_mtok == 0.0

@@ -6,10 +6,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Table, non_negative, positive
+from .prices import PRICES_FILE, default_price
 
 TIERS = ("cheap", "expensive")
 VOTERS_PER_TIER = 2
 DEFAULT_LEASE_SECONDS = 300
+DEFAULT_BATCH_SIZE = 32
+DEFAULT_MAX_TOKENS = 300
 
 
 @dataclass(frozen=True)
@@ -27,13 +30,19 @@ class VoterSettings:
     max_concurrency: int
     """Requests in flight at once for this voter (default 8)."""
     price_in_per_mtok: float
-    """US dollars per million input tokens (0 for a local server)."""
+    """US dollars per million input tokens (0 for a local server); from prices.json when not configured."""
     price_out_per_mtok: float
-    """US dollars per million output tokens."""
+    """US dollars per million output tokens; from prices.json when not configured."""
     temperature: float = 0.0
     """Sampling temperature (default 0): part of the generation hash."""
     timeout_seconds: float = 60.0
     """Timeout of one request."""
+    structured_output: bool = True
+    """Ask for JSON-schema output (`response_format`); false for servers that refuse it. Part of the generation."""
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    """Upper bound on a reply's tokens (`max_tokens`); a reply cut by it is a `truncated` vote. Part of the generation."""
+    price_checked: str | None = None
+    """None when the prices were configured; else the date prices.json says they were checked (or `unchecked`)."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +59,10 @@ class ScreenSettings:
     """The cheap tier's voter pair (empty: the tier is not configured)."""
     expensive: tuple[VoterSettings, ...] = ()
     """The expensive screen's voter pair (empty: not configured)."""
+    criteria: Path | None = None
+    """`[screen] criteria`: a text or Markdown file of inclusion/exclusion criteria (None: the built-in default)."""
+    batch_size: int = DEFAULT_BATCH_SIZE
+    """How many works a runner claims at once."""
 
     @property
     def is_postgres(self) -> bool:
@@ -58,18 +71,40 @@ class ScreenSettings:
 
 
 def _voter(t: Table) -> VoterSettings:
+    model = t.get("model", str, check=lambda v: None if v.strip() else "must not be empty")
+    price_in, price_out, checked = _prices(t, model)
     return VoterSettings(
         name=t.get("name", str, check=lambda v: None if v.strip() else "must not be empty"),
         base_url=t.get("base_url", str, check=lambda v: None if v.startswith(("http://", "https://"))
                        else "must be an http:// or https:// URL"),
-        model=t.get("model", str),
-        api_key_env=t.get("api_key_env", str, None),
+        model=model,
+        api_key_env=t.get("api_key_env", str, None, check=lambda v: None if v.strip() else "must not be empty"),
         max_concurrency=t.get("max_concurrency", int, 8, check=positive),
-        price_in_per_mtok=t.get("price_in_per_mtok", float, check=non_negative),
-        price_out_per_mtok=t.get("price_out_per_mtok", float, check=non_negative),
+        price_in_per_mtok=price_in,
+        price_out_per_mtok=price_out,
         temperature=t.get("temperature", float, 0.0, check=non_negative),
         timeout_seconds=t.get("timeout_seconds", float, 60.0, check=positive),
+        structured_output=t.get("structured_output", bool, True),
+        max_tokens=t.get("max_tokens", int, DEFAULT_MAX_TOKENS, check=positive),
+        price_checked=checked,
     )
+
+
+def _prices(t: Table, model: str) -> tuple[float, float, str | None]:
+    """The voter's prices: as configured, else prices.json's for its model; a model not listed needs both."""
+    listed = default_price(model)
+    if listed is None:
+        for key in ("price_in_per_mtok", "price_out_per_mtok"):
+            if key not in t.data:
+                raise t.error(key, f"is missing: model {model!r} is not in the default price table "
+                                   f"({PRICES_FILE}); set price_in_per_mtok and price_out_per_mtok "
+                                   f"(dollars per million tokens; 0 for a local server)")
+    price_in = t.get("price_in_per_mtok", float, None, check=non_negative)
+    price_out = t.get("price_out_per_mtok", float, None, check=non_negative)
+    if listed is None or (price_in is not None and price_out is not None):
+        return price_in, price_out, None
+    return (listed.in_per_mtok if price_in is None else price_in,
+            listed.out_per_mtok if price_out is None else price_out, listed.checked)
 
 
 def _tier(table: Table, tier: str) -> tuple[VoterSettings, ...]:
@@ -103,4 +138,6 @@ def parse_screen(table: Table | None) -> ScreenSettings | None:
         lease_seconds=table.get("lease_seconds", int, DEFAULT_LEASE_SECONDS, check=positive),
         cheap=_tier(table, "cheap"),
         expensive=_tier(table, "expensive"),
+        criteria=table.path("criteria", None),
+        batch_size=table.get("batch_size", int, DEFAULT_BATCH_SIZE, check=positive),
     )

@@ -1,0 +1,161 @@
+"""The classify prompt, assembled from named fragments, its hash, and the generation of a tier.
+
+Two messages: the system message is the `task`, `criteria` and `schema`
+fragments; the user message is the work, `work` (title and abstract) or
+`work_title_only`. The title is carried verbatim. The prompt hash covers
+every fragment's template and the assembly, so editing any word of it, or
+the criteria file, makes a new generation and old verdicts stop counting
+(they are kept, never deleted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from ..errors import InputError
+from ..hashing import sha256_json
+from .config import ScreenSettings, VoterSettings
+from .votes import LABELS
+
+PROVIDER: Final = "openai-chat"
+"""The provider every voter speaks: an OpenAI-compatible Chat Completions API."""
+
+ANSWER_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "label": {"type": "string", "enum": list(LABELS)},
+        "reason": {"type": "string"},
+    },
+    "required": ["label", "reason"],
+    "additionalProperties": False,
+}
+"""The JSON schema of a voter's answer (sent as `response_format` and checked in our code either way)."""
+
+TASK = (
+    "You screen scholarly works for a systematic review. Read the work below and decide whether it "
+    "meets the inclusion criteria. Answer include when it meets them or may well meet them, exclude "
+    "only when it clearly does not, and cannot_be_determined when the text given is not enough to decide."
+)
+DEFAULT_CRITERIA = (
+    "Include: original research, reviews and protocols that bear on the review's topic.\n"
+    "Exclude: works clearly outside the topic, and items that are not research "
+    "(errata, retractions, editorials, news, conference announcements)."
+)
+CRITERIA_LEAD = "Inclusion and exclusion criteria:\n\n"
+SCHEMA = ('Answer with one JSON object and nothing else: {"label": '
+          + " | ".join(f'"{label}"' for label in LABELS) + ', "reason": "<one sentence>"}')
+WORK = "Title: {title}\n\nAbstract: {abstract}"
+WORK_TITLE_ONLY = "Title: {title}\n\nOnly the title of this work is available; judge it from the title alone."
+
+SYSTEM_FRAGMENTS: Final = ("task", "criteria", "schema")
+"""The system message's fragments, in order."""
+WORK_FRAGMENTS: Final = {"abstract": "work", "title_only": "work_title_only"}
+"""The user message's fragment for a work with an abstract, and for a title-only work."""
+SEPARATOR: Final = "\n\n"
+"""What joins the system message's fragments."""
+ASSEMBLY: Final = {"system": list(SYSTEM_FRAGMENTS), "separator": SEPARATOR, "user": WORK_FRAGMENTS}
+"""How the fragments become messages: hashed with them."""
+
+EXAMPLE_WORK: Final = ("An example title", "An example abstract.")
+"""The work of the example prompt a generation's definition shows."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """The classify prompt's fragments and their hash."""
+
+    fragments: tuple[tuple[str, str], ...]
+    """(name, template text) in assembly order: task, criteria, schema, work, work_title_only."""
+    hash: str
+    """sha256 of the canonical JSON of the fragments and the assembly: the prompt's identity."""
+
+    def fragment(self, name: str) -> str:
+        """The template text of fragment `name` (KeyError for an unknown name)."""
+        for key, text in self.fragments:
+            if key == name:
+                return text
+        raise KeyError(name)
+
+    @property
+    def system(self) -> str:
+        """The system message, the same for every work."""
+        return SEPARATOR.join(self.fragment(name) for name in SYSTEM_FRAGMENTS)
+
+
+def build_prompt(criteria: str | None = None) -> Prompt:
+    """The prompt with the given criteria text (None: the built-in default criteria)."""
+    body = DEFAULT_CRITERIA if criteria is None else criteria.removeprefix("\ufeff").strip()
+    fragments = (("task", TASK), ("criteria", CRITERIA_LEAD + body), ("schema", SCHEMA),
+                 ("work", WORK), ("work_title_only", WORK_TITLE_ONLY))
+    return Prompt(fragments=fragments,
+                  hash=sha256_json({"fragments": [list(f) for f in fragments], "assembly": ASSEMBLY}))
+
+
+def load_prompt(settings: ScreenSettings) -> Prompt:
+    """The workspace's prompt: the criteria file `[screen] criteria` when set, else the default criteria."""
+    path = settings.criteria
+    if path is None:
+        return build_prompt(None)
+    fix = "write the inclusion and exclusion criteria there, or remove the key to use the built-in default"
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: [screen] criteria: file not found; {fix}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: [screen] criteria: not UTF-8 text ({exc}); save it as UTF-8") from None
+    except OSError as exc:
+        raise InputError(f"{path}: [screen] criteria: cannot be read ({exc.strerror or exc}); {fix}") from None
+    if not text.removeprefix("\ufeff").strip():
+        raise InputError(f"{path}: [screen] criteria: the file is empty; {fix}")
+    return build_prompt(text)
+
+
+def work_text(prompt: Prompt, title: str, abstract: str | None, title_only: bool) -> str:
+    """The user message of one work; a work without an abstract is judged from its title alone."""
+    variant = "title_only" if title_only or abstract is None or not abstract.strip() else "abstract"
+    # One pass over the template: a title holding "{abstract}" or braces stays verbatim.
+    return prompt.fragment(WORK_FRAGMENTS[variant]).format_map({"title": title, "abstract": abstract})
+
+
+def messages_for(prompt: Prompt, title: str, abstract: str | None, title_only: bool) -> list[dict]:
+    """The Chat Completions messages that classify one work."""
+    return [{"role": "system", "content": prompt.system},
+            {"role": "user", "content": work_text(prompt, title, abstract, title_only)}]
+
+
+@dataclass(frozen=True)
+class Generation:
+    """A tier's screening generation: verdicts count only within the current one."""
+
+    id: str
+    """sha256 of the canonical JSON of {tier, prompt_hash, voters} (see `generation_for`)."""
+    tier: str
+    """cheap or expensive."""
+    definition: dict
+    """What the generation was: the hashed JSON plus the fragments and an example prompt (stored, shown)."""
+
+
+def voter_identity(voter: VoterSettings) -> dict[str, Any]:
+    """The parts of a voter that can change its answers (concurrency, timeout and prices cannot)."""
+    return {"name": voter.name, "provider": PROVIDER, "base_url": voter.base_url.rstrip("/"),
+            "model": voter.model, "temperature": voter.temperature, "max_tokens": voter.max_tokens,
+            "structured_output": voter.structured_output}
+
+
+def generation_for(tier: str, voters: tuple[VoterSettings, ...], prompt: Prompt) -> Generation:
+    """The generation of `tier` with these voters (in configured order) and this prompt."""
+    hashed = {"tier": tier, "prompt_hash": prompt.hash, "voters": [voter_identity(v) for v in voters]}
+    title, abstract = EXAMPLE_WORK
+    definition = {**hashed, "fragments": dict(prompt.fragments),
+                  "example": {"work": messages_for(prompt, title, abstract, False),
+                              "title_only": messages_for(prompt, title, None, True)}}
+    return Generation(id=sha256_json(hashed), tier=tier, definition=definition)
+
+
+def response_format() -> Mapping[str, Any]:
+    """The `response_format` that asks a server for ANSWER_SCHEMA (JSON-schema structured output)."""
+    return {"type": "json_schema",
+            "json_schema": {"name": "screening_vote", "strict": True, "schema": ANSWER_SCHEMA}}

@@ -1,0 +1,283 @@
+"""One voter behind an OpenAI-compatible Chat Completions API, and the reading of its replies into votes.
+
+The `openai` package does the HTTP: it reaches hosted APIs and the servers
+people run themselves through `base_url`, and retries 429, 5xx, timeouts and
+dropped connections with backoff, honouring `Retry-After`. The reply body is
+kept verbatim (`with_raw_response`), because it is what the raw log stores and
+what a re-run validates again (`vote_from_body`). Every reply is checked
+against the answer schema here, whether or not the server honoured
+`response_format`; a reply that is not a valid answer is an invalid vote with
+its cause, never guessed into a label. The key comes from the environment
+variable the voter names and is never put in a message, a log or a file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import openai
+
+from ..errors import InputError
+from .config import VoterSettings
+from .prices import cost_usd
+from .prompt import response_format
+from .tokens import count_message_tokens, count_tokens
+from .votes import LABELS, Vote
+
+PLACEHOLDER_KEY = "no-key"
+"""Sent to a server that needs no key (no `api_key_env`): local servers ignore it."""
+REASON_CHARS = 300
+"""An invalid vote's reason (what was wrong) is cut to this many characters."""
+SNIPPET_CHARS = 300
+"""How much of an error body a failure's cause quotes."""
+_MAX_OBJECT_STARTS = 64
+"""How many `{` a reply may open before its text is called unparseable (bounds the work on junk)."""
+_RETRIED = {408, 409, 429}
+"""Statuses (besides 5xx) the client retries before it gives up."""
+
+
+def _invalid(cause: str, why: str) -> Vote:
+    return Vote(label=None, invalid_cause=cause, reason=why[:REASON_CHARS])
+
+
+def _first_object(text: str) -> dict | None:
+    """The first JSON object in `text`: behind code fences, prose or a trailing remark alike."""
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    for _ in range(_MAX_OBJECT_STARTS):
+        if start < 0:
+            return None
+        try:
+            value, _end = decoder.raw_decode(text, start)
+            return value
+        except (ValueError, RecursionError):
+            start = text.find("{", start + 1)
+    return None
+
+
+def _answer(obj: dict) -> Vote:
+    """A decoded object checked against the answer schema (label first: it says the most)."""
+    label = obj.get("label")
+    if not isinstance(label, str):
+        return _invalid("schema", "no label" if label is None else f"label is not a string: {label!r}")
+    if label not in LABELS:
+        return _invalid("unknown_label", f"label {label!r} is not one of {', '.join(LABELS)}")
+    extra = sorted(set(obj) - {"label", "reason"})
+    if extra:
+        return _invalid("schema", f"keys outside the schema: {', '.join(map(str, extra))}")
+    reason = obj.get("reason")
+    if not isinstance(reason, str):
+        return _invalid("schema", "no reason" if reason is None else f"reason is not a string: {reason!r}")
+    return Vote(label=label, reason=reason)
+
+
+def parse_content(content: str | None, finish_reason: str | None, refusal: str | None) -> Vote:
+    """A reply's message as a Vote: a valid label, or an invalid reply with its cause (never a guess).
+
+    refusal: the message's `refusal` field, or no content with `finish_reason`
+    `content_filter`; truncated: `finish_reason` `length` (the answer was cut by
+    max_tokens); unparseable: no JSON object in the text (code fences and
+    surrounding prose are looked past); unknown_label and schema: a JSON object
+    whose label or shape is not the schema's.
+    """
+    if isinstance(refusal, str) and refusal.strip():
+        return _invalid("refusal", refusal.strip())
+    text = content if isinstance(content, str) else ""
+    if finish_reason == "content_filter" and not text.strip():
+        return _invalid("refusal", "the provider's content filter withheld the answer")
+    if finish_reason == "length":
+        return _invalid("truncated", f"the reply was cut at max_tokens: {text!r}")
+    if not text.strip():
+        return _invalid("unparseable", "empty reply")
+    obj = _first_object(text)
+    if obj is None:
+        return _invalid("unparseable", f"no JSON object in the reply: {text!r}")
+    return _answer(obj)
+
+
+def _message_text(content: Any) -> str | None:
+    """A message's content as text: a string, or the text parts of a list of parts (some servers send those)."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        return "".join(parts) if parts else None
+    return None
+
+
+def _read_body(body: str) -> tuple[Vote, dict | None, str]:
+    """(vote, usage or None, the message text) of a raw chat.completion body."""
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return _invalid("unparseable", f"the response body is not JSON: {body[:REASON_CHARS]!r}"), None, ""
+    if not isinstance(data, dict):
+        return _invalid("unparseable", "the response body is not a chat.completion object"), None, ""
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
+    choices = data.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        return _invalid("unparseable", "the response body is not a chat.completion (no choices[0].message)"), \
+            usage, ""
+    text = _message_text(message.get("content"))
+    refusal = message.get("refusal") if isinstance(message.get("refusal"), str) else None
+    finish = choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None
+    return parse_content(text, finish, refusal), usage, text or ""
+
+
+def vote_from_body(body: str) -> tuple[Vote, dict | None]:
+    """The vote and the `usage` object (None when absent) of a raw chat.completion HTTP body."""
+    vote, usage, _text = _read_body(body)
+    return vote, usage
+
+
+def _count(usage: dict | None, key: str) -> int | None:
+    value = usage.get(key) if usage else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One answered request: the vote, the body exactly as received, and what it cost."""
+
+    vote: Vote
+    """The reply read into a vote (valid or invalid)."""
+    body: str
+    """The HTTP response body, verbatim (what the raw log stores)."""
+    status: int
+    """The HTTP status of the answer (200)."""
+    input_tokens: int | None
+    """Prompt tokens: the reply's `usage`, else counted offline (see usage_estimated)."""
+    output_tokens: int | None
+    """Completion tokens: the reply's `usage`, else counted offline."""
+    cost_usd: float
+    """Dollars for this reply at the voter's prices."""
+    usage_estimated: bool
+    """True when the server sent no usable `usage` and the tokens were counted offline."""
+
+
+class VoterFailure(Exception):
+    """The provider gave no answer after the client's retries: no vote is recorded (it is a failure)."""
+
+    def __init__(self, cause: str, status: int | None = None):
+        super().__init__(cause)
+        self.cause = cause
+        """What failed, naming the voter and the URL (never the key, never a query string)."""
+        self.status = status
+        """The last HTTP status, or None when no answer came (timeout, refused or dropped connection)."""
+
+
+def _read_key(settings: VoterSettings, environ: Mapping[str, str]) -> str:
+    """The key from the environment variable the voter names; a placeholder when it names none."""
+    if not settings.api_key_env:
+        return PLACEHOLDER_KEY
+    key = environ.get(settings.api_key_env, "")
+    if not key.strip():
+        raise InputError(f"voter {settings.name!r} ({settings.model}): environment variable "
+                         f"{settings.api_key_env} is not set; export it with the API key "
+                         f"(api_key_env names the variable; the key itself is never written anywhere)")
+    return key
+
+
+def endpoint(base_url: str) -> str:
+    """The chat completions URL shown in messages: scheme, host, port and path, never user info or query."""
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path.rstrip('/')}/chat/completions"
+
+
+class ChatVoter:
+    """One configured voter: asks a work's messages and returns the Reply, or raises VoterFailure."""
+
+    def __init__(self, settings: VoterSettings, environ: Mapping[str, str], *, max_retries: int = 8):
+        self.name = settings.name
+        """The voter's name (votes are recorded under it)."""
+        self.settings = settings
+        """Its [[screen.<tier>.voters]] entry."""
+        self._secret = _read_key(settings, environ)
+        self._max_retries = max_retries
+        self._url = endpoint(settings.base_url)
+        self._slots = asyncio.Semaphore(settings.max_concurrency)
+        self._client = openai.AsyncOpenAI(api_key=self._secret, base_url=settings.base_url,
+                                          timeout=settings.timeout_seconds, max_retries=max_retries)
+
+    def __repr__(self) -> str:
+        return f"ChatVoter({self.name!r}, {self.settings.model!r}, {self._url!r})"
+
+    def _request(self, messages: list[dict]) -> dict[str, Any]:
+        request: dict[str, Any] = {"model": self.settings.model, "messages": messages,
+                                   "temperature": self.settings.temperature,
+                                   "max_tokens": self.settings.max_tokens}
+        if self.settings.structured_output:
+            request["response_format"] = response_format()
+        return request
+
+    async def ask(self, messages: list[dict]) -> Reply:
+        """Send one classify request (at most max_concurrency in flight) and read the answer."""
+        async with self._slots:
+            try:
+                raw = await self._client.chat.completions.with_raw_response.create(**self._request(messages))
+                body = raw.text
+            except openai.APIStatusError as exc:
+                raise VoterFailure(self._status_cause(exc), exc.status_code) from None
+            except openai.APITimeoutError:
+                raise VoterFailure(self._cause(f"no answer within {self.settings.timeout_seconds:g} s"
+                                               f"{self._retried()}")) from None
+            except openai.APIConnectionError as exc:
+                why = type(exc.__cause__).__name__ if exc.__cause__ else "connection error"
+                raise VoterFailure(self._cause(f"could not connect or the connection dropped ({why})"
+                                               f"{self._retried()}")) from None
+            except openai.OpenAIError as exc:
+                raise VoterFailure(self._cause(f"the request failed ({type(exc).__name__})")) from None
+        return self._reply(messages, body, raw.status_code)
+
+    def _reply(self, messages: list[dict], body: str, status: int) -> Reply:
+        vote, usage, text = _read_body(body)
+        input_tokens, output_tokens = _count(usage, "prompt_tokens"), _count(usage, "completion_tokens")
+        estimated = input_tokens is None or output_tokens is None
+        if input_tokens is None:
+            input_tokens = count_message_tokens([messages])[0]
+        if output_tokens is None:
+            output_tokens = count_tokens([text])[0]
+        cost = cost_usd(self.settings.price_in_per_mtok, self.settings.price_out_per_mtok,
+                        input_tokens, output_tokens)
+        return Reply(vote=vote, body=body, status=status, input_tokens=input_tokens,
+                     output_tokens=output_tokens, cost_usd=cost, usage_estimated=estimated)
+
+    def _retried(self) -> str:
+        return f" after {self._max_retries} retries" if self._max_retries else ""
+
+    def _cause(self, what: str) -> str:
+        cause = f"voter {self.name!r} ({self.settings.model}): POST {self._url}: {what}"
+        return cause.replace(self._secret, "[key]") if self._secret != PLACEHOLDER_KEY else cause
+
+    def _status_cause(self, exc: openai.APIStatusError) -> str:
+        status = exc.status_code
+        retried = self._retried() if status in _RETRIED or status >= 500 else ""
+        try:
+            snippet = " ".join(exc.response.text.split())[:SNIPPET_CHARS]
+        except Exception:  # a body that cannot be read adds nothing to the cause
+            snippet = ""
+        hint = ""
+        if status == 400 and self.settings.structured_output:
+            hint = ("; if this server does not support response_format json_schema, set "
+                    "structured_output = false for this voter")
+        elif status in (401, 403):
+            hint = (f"; check the key in {self.settings.api_key_env}" if self.settings.api_key_env
+                    else "; this server wants a key: set api_key_env for this voter")
+        elif status == 404:
+            hint = "; check base_url (it usually ends in /v1) and model"
+        return self._cause(f"HTTP {status}{retried}: {snippet or '(empty body)'}{hint}")
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections."""
+        await self._client.close()
