@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "reporter.site.commands",
     "reporter.novelty.commands",
     "reporter.digest.commands",
+    "reporter.screening.commands",
 )
 
 

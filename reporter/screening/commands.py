@@ -1,0 +1,141 @@
+"""`reporter screen` (the dry run, or with --run the screen itself) and `reporter export` (the hand-off)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..config import load_workspace
+from ..errors import InputError
+from ..files import read_index
+
+TIER_CHOICES = ("cheap", "expensive", "all")
+
+SCREEN_EPILOG = """\
+examples (in the example workspace, the repository, after `reporter build`):
+  reporter screen --workspace .
+  reporter screen --workspace . --tier expensive --json
+
+The first prints the dry run of the newest release: per tier, the works that
+would be sent, their input-token lengths (counted offline) and the cost per
+voter and in total. Nothing is claimed, sent or written; the state database
+is not even created. To spend, add --run, and perhaps --max-cost 5 (the
+voters' servers must be reachable, their keys in the environment variables
+the config names).
+
+--tier all (the default) runs the cheap tier, then the expensive screen.
+Several runners may run at once, on one machine or several (PostgreSQL): each
+claims its own works, and a reply that was paid for is never asked again,
+even after kill -9 (docs/screening.md).
+
+Exit status: 0 when done (or stopped by --max-cost); 2 for bad input, or a
+voter failing request after request (the message names it, its base_url and
+the cause); nothing recorded is lost either way.
+"""
+
+EXPORT_EPILOG = """\
+examples (in the example workspace, the repository, after `reporter build`):
+  reporter export --workspace . --out state/handoff.csv
+  reporter export --workspace . --out state/handoff.parquet
+
+One row per work of the release that the expensive screen admitted in the
+current generation, rebuilt from the pool (every pool column, the overlay
+applied), with its pile, the winning rule, the outcome and each voter's
+vote. Works screened by half are held back; verdicts follow a work across
+releases. Same inputs, same bytes.
+"""
+
+
+def register(sub: Any) -> None:
+    """Add `screen` and `export`."""
+    p = sub.add_parser(
+        "screen", help="plan (default) or run (--run) the two-voter screen of a release",
+        description="Screen the works a release routes to its screen piles with two voters per tier "
+                    "(OpenAI-compatible Chat Completions servers). Without --run: the dry run (works, "
+                    "token lengths, cost). With --run: claim, ask, record (docs/screening.md).",
+        epilog=SCREEN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _where(p)
+    p.add_argument("--tier", choices=TIER_CHOICES, default="all",
+                   help="cheap, expensive, or all: cheap then expensive (default all)")
+    p.add_argument("--run", action="store_true", help="screen for real: claim works, send requests, spend")
+    p.add_argument("--max-cost", type=float, metavar="USD",
+                   help="with --run: stop claiming new works once this run has spent this many US dollars")
+    p.add_argument("--json", action="store_true", help="print the plan or the run's report as JSON")
+    p.set_defaults(func=run_screen_command)
+
+    e = sub.add_parser(
+        "export", help="write the hand-off: the works the screen admitted, as CSV or Parquet",
+        description="Write one row per work of the release that the expensive screen admitted in the "
+                    "current generation (a `work_id` column, the pool's columns, the screen's columns).",
+        epilog=EXPORT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _where(e)
+    e.add_argument("--out", type=Path, required=True, metavar="FILE", help="FILE.csv or FILE.parquet")
+    e.set_defaults(func=run_export_command)
+
+
+def _where(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workspace", type=Path, default=Path("."), metavar="DIR",
+                   help="a folder with reporter.toml holding a [screen] table (default .)")
+    p.add_argument("--release", type=Path, metavar="DIR",
+                   help="a release folder (default: the newest in the workspace's releases folder)")
+
+
+def release_dir_for(ws: Any, release: Path | None) -> Path:
+    """The release folder named (a path, or a release id in the releases folder), else the newest one."""
+    if release is None:
+        ids = read_index(ws.releases)
+        if not ids:
+            raise InputError(f"{ws.releases}: no releases yet; run `reporter build` (or `reporter route`) first")
+        return ws.releases / ids[-1]
+    for candidate in (Path(release), ws.releases / str(release)):
+        if (candidate / "routing.parquet").is_file():
+            return candidate
+    raise InputError(f"{release}: not a release folder (no routing.parquet); name a folder of {ws.releases}, "
+                     f"or leave --release out for the newest")
+
+
+def _tiers(choice: str) -> tuple[str, ...]:
+    return ("cheap", "expensive") if choice == "all" else (choice,)
+
+
+def run_screen_command(args: argparse.Namespace) -> int:
+    """The dry run, or with --run the screen."""
+    from .runner import screen_settings
+    ws = load_workspace(args.workspace)
+    screen_settings(ws)
+    release_dir = release_dir_for(ws, args.release)
+    tiers = _tiers(args.tier)
+    if not args.run:
+        if args.max_cost is not None:
+            raise InputError("--max-cost goes with --run (a dry run spends nothing)")
+        from .plan import format_plan, plan_json, plan_screen
+        plans = tuple(p for p in plan_screen(ws, release_dir) if p.tier in tiers)
+        if args.json:
+            print(json.dumps(plan_json(plans), sort_keys=True, ensure_ascii=False))
+        else:
+            sys.stdout.write(format_plan(plans))
+        return 0
+    from .runner import format_run, run_json, run_screen
+    report = run_screen(ws, release_dir, tiers=tiers, max_cost=args.max_cost, environ=os.environ,
+                        progress=not args.json or sys.stderr.isatty())
+    if args.json:
+        print(json.dumps(run_json(report), sort_keys=True, ensure_ascii=False))
+    else:
+        print(format_run(report))
+    return 0
+
+
+def run_export_command(args: argparse.Namespace) -> int:
+    """Write the hand-off file."""
+    from .export import export_release
+    from .runner import screen_settings
+    ws = load_workspace(args.workspace)
+    screen_settings(ws)
+    release_dir = release_dir_for(ws, args.release)
+    n = export_release(ws, release_dir, args.out)
+    print(f"{n:,} admitted works -> {args.out}")
+    return 0

@@ -1,0 +1,563 @@
+"""The run: claim works, ask the voters whose vote is missing, record, and never pay twice.
+
+`run_screen` screens one release, tier by tier, as one runner among any
+number (on this machine or others, through one state database):
+
+1. register the runner, open its raw file (locked for its life);
+2. per tier: the prompt and the generation (registered), the scope (seeded);
+3. recovery: runners whose raw file nobody holds have ended; their claims
+   are freed, and their replies of this generation that never got a vote
+   row are adopted (claimed and recorded from the raw line), so a reply
+   that was paid for is never asked again;
+4. the loop: claim a batch whenever the voters could take more work, ask
+   each claimed work's missing voters (both at once; `ChatVoter` bounds each
+   voter's concurrency), and group-commit what came back: the raw lines are
+   appended and fsynced, then one `store.record` writes the votes and every
+   verdict the gate can now give. A heartbeat extends the claims every
+   lease/3. `--max-cost` stops claiming once this run's spend reaches it.
+5. at the end, however it ends, the claims without a verdict are released.
+
+All database calls run on one worker thread, so the event loop keeps
+reading replies while a commit waits for the disk.
+
+Test hook (documented in docs/screening.md): `REPORTER_SCREEN_KILL_AT=raw-written`
+makes the process SIGKILL itself right after a batch's raw lines are fsynced
+and before their vote rows are written (`raw-written:N`: at the N-th batch),
+the one moment a crash test cannot otherwise aim at.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import secrets
+import signal
+import socket
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..progress import Progress
+from .config import TIERS, ScreenSettings, VoterSettings
+from .rawlog import RawReply, dead_runners, open_raw_log, orphans, raw_line
+from .votes import FAILED, Vote, tier_gate
+
+FAILURES_IN_A_ROW = 5
+"""A voter that fails this many requests in a row (after the client's own retries) stops the run."""
+
+KILL_AT_ENV = "REPORTER_SCREEN_KILL_AT"
+"""Test hook: `raw-written[:N]` kills the runner after the N-th batch's raw lines are on disk."""
+
+
+@dataclass(frozen=True)
+class TierReport:
+    """What one tier's run did."""
+
+    tier: str
+    """cheap or expensive."""
+    generation: str | None
+    """The tier's generation hash (None when the tier is not configured)."""
+    scope: int
+    """Works of the release in this tier's scope."""
+    screened: int
+    """Works this run gave a verdict."""
+    votes: int
+    """Replies this run received and recorded (invalid replies included)."""
+    recovered: int
+    """Replies of ended runners adopted from their raw files instead of being asked again."""
+    refused: int
+    """Rows the store refused because another runner had taken the claim over (their raw lines stay on disk)."""
+    failures: int
+    """Requests that failed after the client's retries (no vote; the cheap tier passes such works on)."""
+    spend_usd: float
+    """What this run's replies cost, from their usage and the configured prices."""
+    stopped_by_max_cost: bool
+    """True when --max-cost stopped the claiming."""
+    note: str = ""
+    """Why the tier did nothing, or what remains (works left to other runners, cheap verdicts pending)."""
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """What `run_screen` did, per tier."""
+
+    runner: str
+    """This runner's id (its raw file is raw_dir/<runner>.jsonl)."""
+    release_id: str
+    """The release screened."""
+    tiers: tuple[TierReport, ...]
+    """One report per tier run, in order."""
+    max_cost: float | None
+    """The --max-cost given."""
+
+    @property
+    def spend_usd(self) -> float:
+        """Spend of the whole run."""
+        return sum(t.spend_usd for t in self.tiers)
+
+    @property
+    def stopped_by_max_cost(self) -> bool:
+        """True when --max-cost stopped the run."""
+        return any(t.stopped_by_max_cost for t in self.tiers)
+
+
+def new_runner_id() -> str:
+    """A runner id unique across machines and runs: host, pid and random bits."""
+    host = "".join(c if c.isalnum() or c in "-_" else "-" for c in socket.gethostname())[:40] or "host"
+    return f"{host}-{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def run_screen(ws: Any, release_dir: Path, *, tiers: Sequence[str], max_cost: float | None = None,
+               environ: Mapping[str, str], progress: bool = True, runner_id: str | None = None) -> RunReport:
+    """Screen a release's works tier by tier (cheap, then expensive): claim, ask, record; see the module doc."""
+    settings = screen_settings(ws)
+    for tier in tiers:
+        if tier not in TIERS:
+            raise InputError(f"tier {tier!r}: use one of {', '.join(TIERS)}")
+    if max_cost is not None and not max_cost > 0:
+        raise InputError(f"--max-cost {max_cost}: give a positive number of US dollars")
+    run = _Run(ws, settings, Path(release_dir), runner_id or new_runner_id(), environ, max_cost, progress)
+    return asyncio.run(run.main(tuple(t for t in TIERS if t in tiers)))
+
+
+def screen_settings(ws: Any) -> ScreenSettings:
+    """The workspace's [screen] settings, or an InputError saying how to add them."""
+    if ws.screen is None:
+        raise InputError(f"{ws.file}: no [screen] table; add one with the state database and each tier's "
+                         f"two voters (docs/screening.md)")
+    return ws.screen
+
+
+def format_run(report: RunReport) -> str:
+    """The run's report as text lines."""
+    lines = [f"runner {report.runner}, release {report.release_id}"]
+    for t in report.tiers:
+        head = f"{t.tier}: "
+        if t.generation is None:
+            lines.append(head + (t.note or "not configured"))
+            continue
+        lines.append(f"{head}{t.screened:,} works screened, {t.votes:,} votes, {t.recovered:,} recovered from "
+                     f"ended runners, {t.failures:,} failures, {t.refused:,} refused, ${t.spend_usd:.4f} "
+                     f"(generation {t.generation[:12]}, {t.scope:,} works in scope)")
+        if t.note:
+            lines.append(f"  {t.note}")
+    lines.append(f"spend ${report.spend_usd:.4f}" + (f" of --max-cost ${report.max_cost:.2f}"
+                                                      if report.max_cost is not None else ""))
+    if report.stopped_by_max_cost:
+        lines.append("stopped claiming at --max-cost; requests already in flight were answered and recorded, "
+                     "so the spend may pass the cap a little")
+    return "\n".join(lines)
+
+
+def run_json(report: RunReport) -> dict[str, Any]:
+    """The run's report as JSON-ready data."""
+    return {"runner": report.runner, "release_id": report.release_id, "max_cost": report.max_cost,
+            "spend_usd": round(report.spend_usd, 6), "stopped_by_max_cost": report.stopped_by_max_cost,
+            "tiers": [{**asdict(t), "spend_usd": round(t.spend_usd, 6)} for t in report.tiers]}
+
+
+# --- the run ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Asked:
+    """One claimed work after its missing voters were asked."""
+
+    job: Any
+    """The store's Job (work id and the votes it already had)."""
+    replies: dict[str, Any] = field(default_factory=dict)
+    """Voter name -> Reply received."""
+    failed: dict[str, str] = field(default_factory=dict)
+    """Voter name -> why the request failed after retries."""
+
+
+@dataclass
+class _Tally:
+    """Running counts of one tier."""
+
+    screened: int = 0
+    votes: int = 0
+    recovered: int = 0
+    refused: int = 0
+    failures: int = 0
+    spend: float = 0.0
+    stopped: bool = False
+
+
+class _Tier:
+    """One tier being run: its voters, generation, scope and texts."""
+
+    def __init__(self, name: str, voters: tuple[VoterSettings, ...], prompt: Any, generation: Any,
+                 scope: Any, works: dict[str, Any], todo: int = 0) -> None:
+        self.name, self.voters, self.prompt, self.generation = name, voters, prompt, generation
+        self.scope, self.works, self.todo = scope, works, todo
+        self.by_name = {v.name: v for v in voters}
+
+
+class _Run:
+    def __init__(self, ws: Any, settings: ScreenSettings, release_dir: Path, runner: str,
+                 environ: Mapping[str, str], max_cost: float | None, progress: bool) -> None:
+        self.ws, self.settings, self.release_dir, self.runner = ws, settings, release_dir, runner
+        self.environ, self.max_cost, self.show = environ, max_cost, progress
+        self.spend = 0.0
+        self.batches = 0
+        self._db = ThreadPoolExecutor(1, thread_name_prefix="screen-db")
+        self.store: Any = None
+        self.raw: Any = None
+        self.release_id: str | None = None
+
+    async def db(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run a database (or raw-file) call on the one database thread."""
+        return await asyncio.get_running_loop().run_in_executor(self._db, lambda: fn(*args, **kwargs))
+
+    async def main(self, tiers: tuple[str, ...]) -> RunReport:
+        from .provider import ChatVoter
+        from .store import open_store
+        # Every voter first: a key missing from the environment stops the run before anything is written.
+        voters = {tier: [ChatVoter(v, self.environ) for v in getattr(self.settings, tier)] for tier in tiers}
+        reports: list[TierReport] = []
+        try:
+            self.store = await self.db(open_store, self.settings.database)
+            await self.db(self.store.register_runner, self.runner, socket.gethostname(), os.getpid())
+            self.raw = open_raw_log(self.settings.raw_dir, self.runner)
+            recovered = await self.db(self._recover)
+            heart = asyncio.create_task(self._heartbeat())
+            try:
+                for tier in tiers:
+                    report = await self._run_tier(tier, voters[tier], recovered.get(tier, 0))
+                    reports.append(report)
+                    if report.stopped_by_max_cost:
+                        break
+            finally:
+                heart.cancel()
+                await asyncio.gather(heart, return_exceptions=True)
+        finally:
+            await asyncio.gather(*(v.aclose() for vs in voters.values() for v in vs), return_exceptions=True)
+            await self._close()
+        return RunReport(self.runner, self.release_id or self.release_dir.name, tuple(reports), self.max_cost)
+
+    async def _close(self) -> None:
+        """Release this runner's claims without a verdict, note it finished, close its file (whatever happened)."""
+        try:
+            if self.store is not None:
+                await self.db(self.store.release, self.runner)
+                await self.db(self.store.finish_runner, self.runner)
+                await self.db(self.store.close)
+        finally:
+            if self.raw is not None:
+                self.raw.close()
+            self._db.shutdown(wait=True)
+
+    async def _heartbeat(self) -> None:
+        every = max(self.settings.lease_seconds / 3, 0.05)
+        while True:
+            await asyncio.sleep(every)
+            await self.db(self.store.heartbeat, self.runner, self.settings.lease_seconds)
+
+    # --- one tier ---
+
+    async def _prepare(self, tier: str) -> _Tier | TierReport:
+        from .prompt import generation_for, load_prompt
+        from .scope import load_works, tier_scope
+        voters: tuple[VoterSettings, ...] = getattr(self.settings, tier)
+        if not voters:
+            return TierReport(tier, None, 0, 0, 0, 0, 0, 0, 0.0, False,
+                              note=f"not configured (no [[screen.{tier}.voters]] in {self.ws.file.name})")
+        prompt = load_prompt(self.settings)
+        generation = generation_for(tier, voters, prompt)
+        cheap = None
+        if tier == "expensive" and self.settings.cheap:
+            cheap = generation_for("cheap", self.settings.cheap, prompt).id
+        await self.db(self.store.register_generation, generation.id, tier, generation.definition)
+        scope = await self.db(tier_scope, self.ws, self.release_dir, tier, cheap_generation=cheap, store=self.store)
+        self.release_id = scope.release_id
+        await self.db(self.store.seed_scope, scope.release_id, tier, generation.id, list(scope.work_ids))
+        decided = await self.db(self.store.verdicts, tier, generation.id, list(scope.work_ids))
+        todo = [w for w in scope.work_ids if w not in decided]
+        works = await self.db(load_works, self.ws, self.release_dir, todo)
+        return _Tier(tier, voters, prompt, generation, scope, works, len(todo))
+
+    async def _run_tier(self, name: str, voters: list[Any], recovered: int) -> TierReport:
+        prepared = await self._prepare(name)
+        if isinstance(prepared, TierReport):
+            return prepared
+        tier, tally = prepared, _Tally(recovered=recovered)
+        bar = Progress(f"screen {name}", total=tier.todo, unit="works", enabled=self.show)
+        loop = _Loop(self, tier, voters, tally, bar)
+        try:
+            await loop.run()
+        finally:
+            bar.close()
+        if loop.abort is not None:
+            raise loop.abort
+        return TierReport(name, tier.generation.id, len(tier.scope.work_ids), tally.screened, tally.votes,
+                          tally.recovered, tally.refused, tally.failures, tally.spend, tally.stopped,
+                          note=tier.scope.note)
+
+    # --- recovery (on the database thread) ---
+
+    def _recover(self) -> dict[str, int]:
+        """Free the claims of ended runners and adopt their replies that have no vote row; tier -> replies adopted.
+
+        Every configured tier's current generation at once, before this runner
+        claims anything, so a freed job is adopted before another claim can take it.
+        """
+        from .prompt import generation_for, load_prompt
+        dead = [r for r in dead_runners(self.settings.raw_dir) if r != self.runner]
+        if not dead:
+            return {}
+        lines = list(orphans(self.settings.raw_dir, self.store.raw_positions(), runners=dead))
+        self.store.free_claims_of(dead)
+        prompt = load_prompt(self.settings)
+        adopted: dict[str, int] = {}
+        for name in TIERS:
+            voters: tuple[VoterSettings, ...] = getattr(self.settings, name)
+            if not voters:
+                continue
+            generation = generation_for(name, voters, prompt)
+            tier = _Tier(name, voters, prompt, generation, None, {})
+            found: dict[str, dict[str, RawReply]] = {}
+            for line in lines:
+                if line.tier == name and line.generation == generation.id and line.voter in tier.by_name:
+                    found.setdefault(line.work_id, {}).setdefault(line.voter, line)
+            adopted[name] = self._adopt(tier, found)
+        # Adopted works still missing a vote go back to the pool of claimable jobs (only that vote is asked).
+        self.store.release(self.runner)
+        return adopted
+
+    def _adopt(self, tier: _Tier, found: Mapping[str, Mapping[str, RawReply]]) -> int:
+        """Claim each work with orphan replies and record them as votes (plus the verdicts they make)."""
+        from .store import VoteRow
+        asked, rows = [], []
+        for work_id in sorted(found):
+            job = self.store.claim_work(tier.name, tier.generation.id, work_id, self.runner,
+                                        self.settings.lease_seconds)
+            if job is None:
+                continue  # decided meanwhile, or held by a live runner
+            got = _Asked(job)
+            for voter, line in sorted(found[work_id].items()):
+                if voter in job.votes:
+                    continue
+                reply = got.replies[voter] = _replay(line, tier.by_name[voter])
+                rows.append(VoteRow(tier.name, tier.generation.id, work_id, voter, reply.vote, reply.input_tokens,
+                                    reply.output_tokens, reply.cost_usd, line.file, line.offset))
+            asked.append(got)
+        if not asked:
+            return 0
+        return self._record(tier, asked, rows, _Tally()).votes
+
+    def _commit(self, tier: _Tier, asked: list[_Asked], tally: _Tally) -> None:
+        """Group commit: the batch's raw lines appended and fsynced, then its vote rows and verdicts, one transaction."""
+        from .store import VoteRow
+        at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+        keys = [(a, v, r) for a in asked for v, r in sorted(a.replies.items())]
+        lines = [raw_line(tier=tier.name, generation=tier.generation.id, work_id=a.job.work_id, voter=v,
+                          model=tier.by_name[v].model, at=at, status=r.status, usage=_usage(r), body=r.body)
+                 for a, v, r in keys]
+        where = self.raw.append(lines)
+        self.batches += 1
+        _kill_hook(self.environ, "raw-written", self.batches)
+        rows = [VoteRow(tier.name, tier.generation.id, a.job.work_id, v, r.vote, r.input_tokens, r.output_tokens,
+                        r.cost_usd, file, offset) for (a, v, r), (file, offset) in zip(keys, where)]
+        recorded = self._record(tier, asked, rows, tally)
+        tally.votes += recorded.votes
+
+    def _record(self, tier: _Tier, asked: list[_Asked], rows: list[Any], tally: _Tally) -> Any:
+        from .store import FailureRow, VerdictRow
+        verdicts = []
+        for a in asked:
+            outcome = _gate(tier, a)
+            if outcome != "incomplete":
+                verdicts.append(VerdictRow(tier.name, tier.generation.id, a.job.work_id, outcome))
+        failures = [FailureRow(tier.name, tier.generation.id, a.job.work_id, v, cause)
+                    for a in asked for v, cause in sorted(a.failed.items())]
+        recorded = self.store.record(self.runner, rows, verdicts, failures)
+        tally.screened += recorded.verdicts
+        tally.refused += len(recorded.refused)
+        tally.failures += len(failures)
+        return recorded
+
+
+class _Loop:
+    """The claim-ask-record loop of one tier."""
+
+    def __init__(self, run: _Run, tier: _Tier, voters: list[Any], tally: _Tally, bar: Progress) -> None:
+        self.run_, self.tier, self.voters, self.tally, self.bar = run, tier, voters, tally, bar
+        self.pending: list[_Asked] = []
+        self.wake = asyncio.Event()
+        self.closing = False
+        self.in_a_row = {v.name: 0 for v in tier.voters}
+        self.abort: InputError | None = None
+        self.started = time.monotonic()
+        self.batch = run.settings.batch_size
+        self.capacity = max(v.max_concurrency for v in tier.voters) + self.batch
+
+    async def run(self) -> None:
+        committer = asyncio.create_task(self._committer())
+        tasks: set[asyncio.Task] = set()
+        try:
+            exhausted = False
+            while self.abort is None:
+                if not self.tally.stopped and self._over_budget():
+                    self.tally.stopped = True  # no more claims; what is in flight is answered and recorded
+                room = self.capacity - len(tasks)
+                if not self.tally.stopped and ((not exhausted and room >= self.batch) or not tasks):
+                    jobs = await self.run_.db(self.run_.store.claim, self.tier.scope.release_id, self.tier.name,
+                                              self.tier.generation.id, self.run_.runner, min(self.batch, room),
+                                              self.run_.settings.lease_seconds)
+                    await self._texts(jobs)
+                    tasks |= {asyncio.create_task(self._ask(job)) for job in jobs}
+                    exhausted = not jobs
+                if not tasks:
+                    break
+                done, tasks = await asyncio.wait(tasks | {committer}, return_when=asyncio.FIRST_COMPLETED)
+                tasks.discard(committer)
+                errors = [t.exception() for t in done if not t.cancelled() and t.exception() is not None]
+                if errors:
+                    raise errors[0]  # a failed ask or commit (a full disk, a lost database) ends the run here
+                if not tasks:
+                    exhausted = False  # one more claim: claims of others may have expired meanwhile
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            self.closing = True
+            self.wake.set()
+            await committer
+
+    async def _texts(self, jobs: list[Any]) -> None:
+        """Read the text of claimed works this runner's scope lacks (works another runner's cheap tier passed on)."""
+        from .scope import load_works
+        missing = [job.work_id for job in jobs if job.work_id not in self.tier.works]
+        if missing:
+            self.tier.works.update(await self.run_.db(load_works, self.run_.ws, self.run_.release_dir, missing))
+
+    def _over_budget(self) -> bool:
+        return self.run_.max_cost is not None and self.run_.spend >= self.run_.max_cost
+
+    async def _ask(self, job: Any) -> None:
+        from .provider import VoterFailure
+        work = self.tier.works[job.work_id]
+        messages = _messages(self.tier, work)
+        missing = [v for v in self.voters if v.name not in job.votes]
+        results = await asyncio.gather(*(v.ask(messages) for v in missing), return_exceptions=True)
+        asked = _Asked(job)
+        for voter, result in zip(missing, results):
+            if isinstance(result, VoterFailure):
+                asked.failed[voter.name] = str(result.cause)
+                self.in_a_row[voter.name] += 1
+                if self.in_a_row[voter.name] >= FAILURES_IN_A_ROW and self.abort is None:
+                    self.abort = _voter_down(self.tier.by_name[voter.name], self.tier.name,
+                                             self.in_a_row[voter.name], asked.failed[voter.name])
+            elif isinstance(result, BaseException):
+                raise result
+            else:
+                asked.replies[voter.name] = result
+                self.in_a_row[voter.name] = 0
+                self.run_.spend += result.cost_usd  # paid on arrival: --max-cost counts it at once
+                self.tally.spend += result.cost_usd
+        self.pending.append(asked)
+        self.wake.set()
+
+    async def _committer(self) -> None:
+        while True:
+            if not self.pending:
+                if self.closing:
+                    return
+                await self.wake.wait()
+                self.wake.clear()
+                continue
+            batch, self.pending = self.pending, []
+            before = self.tally.screened
+            await self.run_.db(self.run_._commit, self.tier, batch, self.tally)
+            self.bar.label = f"screen {self.tier.name} {self._detail()}"
+            self.bar.advance(self.tally.screened - before)
+
+    def _detail(self) -> str:
+        """Votes, spend, rate and time left, for the progress line."""
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        done = self.tally.screened
+        left = self.tier.todo - done
+        eta = "?" if not done else _duration(left * elapsed / done)
+        return f"({self.tally.votes:,} votes, ${self.run_.spend:.4f}, {done / elapsed:,.1f} works/s, {eta} left)"
+
+
+def _messages(tier: _Tier, work: Any) -> list[dict]:
+    from .prompt import messages_for
+    return messages_for(tier.prompt, work.title, work.abstract, work.title_only)
+
+
+def _gate(tier: _Tier, asked: _Asked) -> str:
+    """The tier's gate over the votes the job had and the ones just received (a failure counts in the cheap tier)."""
+    votes: list[Any] = []
+    for voter in tier.voters:
+        if voter.name in asked.replies:
+            votes.append(asked.replies[voter.name].vote)
+        elif voter.name in asked.job.votes:
+            votes.append(_vote_of(asked.job.votes[voter.name]))
+        elif voter.name in asked.failed and tier.name == "cheap":
+            votes.append(FAILED)
+        else:
+            votes.append(None)
+    return tier_gate(tier.name, votes[0], votes[1])
+
+
+def _vote_of(value: Any) -> Vote:
+    """A job's existing vote: a Vote, or a row holding one."""
+    return value if isinstance(value, Vote) else value.vote
+
+
+def _replay(line: RawReply, voter: VoterSettings) -> Any:
+    """The reply a raw line holds, its body validated again as if it had just arrived."""
+    from .prices import cost_usd
+    from .provider import Reply, vote_from_body
+    vote, usage = vote_from_body(line.body)
+    noted = line.usage if isinstance(line.usage, dict) else {}
+    usage = usage or {}
+    tokens_in = noted.get("input_tokens", usage.get("prompt_tokens"))
+    tokens_out = noted.get("output_tokens", usage.get("completion_tokens"))
+    cost = noted.get("cost_usd")
+    if not isinstance(cost, (int, float)):
+        cost = cost_usd(voter.price_in_per_mtok, voter.price_out_per_mtok, tokens_in, tokens_out)
+    return Reply(vote=vote, body=line.body, status=line.status, input_tokens=tokens_in, output_tokens=tokens_out,
+                 cost_usd=float(cost), usage_estimated=bool(noted.get("estimated", not usage)))
+
+
+def _usage(reply: Any) -> dict[str, Any]:
+    """What the raw line records of a reply's usage: tokens, cost and whether the tokens were estimated."""
+    return {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens, "cost_usd": reply.cost_usd,
+            "estimated": bool(reply.usage_estimated)}
+
+
+def _voter_down(voter: VoterSettings, tier: str, n: int, cause: str) -> InputError:
+    return InputError(f"[screen.{tier}] voter {voter.name!r} at {voter.base_url} (model {voter.model!r}) failed "
+                      f"{n} requests in a row after retries; last cause: {cause}. The run stopped: check that the "
+                      f"server runs and serves this model, and the key in ${voter.api_key_env or '(none)'}; what "
+                      f"was answered is recorded, and the works without a verdict are claimable again")
+
+
+def _duration(seconds: float) -> str:
+    if not math.isfinite(seconds):
+        return "?"
+    seconds = int(seconds)
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    if seconds >= 60:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds}s"
+
+
+def _kill_hook(environ: Mapping[str, str], point: str, count: int) -> None:
+    """The crash tests' hook (KILL_AT_ENV): SIGKILL this process at a named point, nothing else."""
+    wanted = environ.get(KILL_AT_ENV)
+    if not wanted:
+        return
+    name, _, nth = wanted.partition(":")
+    if name == point and count >= int(nth or 1):
+        os.kill(os.getpid(), signal.SIGKILL)
