@@ -257,8 +257,9 @@ class Client:
                     if retry_after is not None:
                         problem += f" (Retry-After {retry_after:g} s)"
                 else:
-                    raise InputError(f"{self.source}: {shown}: HTTP {answer.status}{_said(answer, request, explain)}: the API "
-                                     f"refused the request; check [fetch.{self.source}] query and base_url")
+                    said = _said(answer, request, explain)
+                    raise InputError(f"{self.source}: {shown}: HTTP {answer.status}{said}: the API refused the "
+                                     f"request; check [fetch.{self.source}] query and base_url")
             finally:
                 self._last = self.clock()
             problems.append(problem)
@@ -277,12 +278,12 @@ class Client:
     def _parse(self, parse: Callable[[bytes], T], body: bytes, request: Request, key: str) -> T:
         try:
             return parse(body)
-        except BadPage:
-            self.cache.evict(request.source, key)  # never an answer: the next ask (or run) asks again
-            raise
         except InputError as exc:  # the API answered with an error of its own: stop, naming the request
             self.cache.evict(request.source, key)
             raise InputError(f"{self.source}: {request.shown_url()}: {exc}") from None
+        except Exception:  # a bad page, or one the walker acts on (an expired history): never kept as an answer
+            self.cache.evict(request.source, key)
+            raise
 
     def _pace(self) -> None:
         """Wait until the etiquette interval has passed since the previous answer; count the request."""

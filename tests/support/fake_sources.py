@@ -20,21 +20,34 @@ the first action left; with none left it is answered normally. Actions: `ok`, `S
 (429, 503, 400, ... with the API's error body for 4xx), `drop` (close without answering), `truncate`
 (the full Content-Length, half the body, close), `malformed` (half the body as a whole answer), `empty`
 (a page with no records but the real total), `bad-record` (the page's first record without its title),
-`hang` (wait for `server.release`, then drop). Every request is logged in `server.log`.
+`hang` (wait for `server.release`, then drop), `error-feed` (arXiv's error feed with a 200). Every request is
+logged in `server.log`.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as dt
 import json
 import re
+import socket
 import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import random
 from pathlib import Path
 
+import pytest
+
+from reporter.config import load_workspace
+from reporter.fetch.http import urllib_transport
+from reporter.fetch.pages import Window
+from reporter.fetch.run import FetchResult, Runtime, fetch_sources
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "fetch"
+ALL = ("arxiv", "biorxiv", "medrxiv", "pubmed", "openalex")
+"""Every source, in the order `reporter fetch` asks them."""
 ENTRY = re.compile(r"\n  <entry>.*?</entry>", re.S)
 ARTICLE = re.compile(r"<PubmedArticle>.*?</PubmedArticle>\n", re.S)
 
@@ -73,7 +86,7 @@ class FakeSources:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.root = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
 
     def close(self) -> None:
         self.release.set()
@@ -123,6 +136,9 @@ class FakeSources:
         if action == "hang":
             self.release.wait(60)
             handler.close_connection = True
+            return
+        if action == "error-feed":  # the arXiv API's error feed, with a 200
+            self._send(handler, 200, self.arxiv_error.encode(), "application/atom+xml; charset=utf-8")
             return
         if action[:3].isdigit():
             status, _, retry_after = action.partition(":")
@@ -231,7 +247,7 @@ class FakeSources:
             until = dt.date(*map(int, params["maxdate"].split("/")))
             chosen = [a for a in self.articles if since <= self._entrez(a) <= until]
             with self._lock:
-                webenv = f"MCID_{len(self.webenvs) + 1:024d}"
+                webenv = f"MCID_{len(self.history) + 1:024d}"
                 self.webenvs.add(webenv)
                 self.history[webenv] = chosen
             doc = json.loads(json.dumps(self.esearch))
@@ -278,15 +294,99 @@ class FakeSources:
         return json.dumps({"meta": meta, "results": page, "group_by": []}).encode(), "application/json"
 
 
-def workspace_toml(fake: FakeSources, cache: str = "cache", sources: tuple[str, ...] = (), *, page_size: int = 2,
-                   extra: dict[str, str] | None = None, digest: str = "") -> str:
-    """A reporter.toml whose [fetch.<source>] tables point at the fake server, without waits."""
+def workspace_toml(fake: FakeSources, sources: tuple[str, ...] = (), *, cache: str = "cache", page_size: int = 2,
+                   interval: float | None = 0, timeout: float = 10, extra: dict[str, str] | None = None,
+                   fetch: str = "", digest: str = "") -> str:
+    """A reporter.toml whose [fetch.<source>] tables point at the fake server (interval None: the etiquette)."""
     lines = ['pool = "pool.jsonl"', 'specs = "specs"', 'releases = "releases"', 'site = "site"', digest,
-             "[fetch]", f'cache_dir = "{cache}"', "backoff_seconds = 0.01", "timeout_seconds = 10"]
+             "[fetch]", f'cache_dir = "{cache}"', f"timeout_seconds = {timeout}", fetch]
     for name in sources:
-        lines += [f"[fetch.{name}]", f'base_url = "{fake.base_urls()[name]}"', "min_interval_seconds = 0"]
+        lines += [f"[fetch.{name}]", f'base_url = "{fake.base_urls()[name]}"']
+        if interval is not None:
+            lines.append(f"min_interval_seconds = {interval}")
         if name in ("arxiv", "pubmed", "openalex"):
             lines.append(f"page_size = {page_size}")
         lines += (extra or {}).get(name, "").splitlines()
     return "\n".join(lines) + "\n"
 
+
+def write_workspace(root: Path, fake: FakeSources, sources: tuple[str, ...] = ALL, **options) -> Path:
+    """Write root/reporter.toml (workspace_toml) and return root."""
+    (root / "reporter.toml").write_text(workspace_toml(fake, sources, **options))
+    return root
+
+
+@pytest.fixture
+def fake():
+    """A fake server whose bioRxiv serves 2 rows a call (so a week takes several pages), closed after the test."""
+    server = FakeSources(biorxiv_page_size=2)
+    yield server
+    server.close()
+
+
+class FakeClock:
+    """The clock, sleep and wall clock of a fetch: sleeping only moves the clock (and is recorded)."""
+
+    def __init__(self):
+        self.now = 0.0
+        self.sleeps: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(round(seconds, 6))
+        self.now += seconds
+
+    def wall(self) -> float:
+        return 1_778_457_600.0 + self.now  # 2026-05-11T00:00:00Z
+
+
+WEEK_20 = Window(dt.date(2026, 5, 11), dt.date(2026, 5, 17))
+"""2026-W20, asked after it ended: the week of the fixtures."""
+
+
+@contextlib.contextmanager
+def local_only():
+    """Fail the test at once if anything looks up a host other than 127.0.0.1 (no test touches the internet)."""
+    real = socket.getaddrinfo
+
+    def lookup(host, *args, **kwargs):
+        if host not in ("127.0.0.1", "localhost"):
+            raise AssertionError(f"a test tried to reach {host}: point every [fetch.<source>] at the fake server")
+        return real(host, *args, **kwargs)
+
+    socket.getaddrinfo = lookup
+    try:
+        yield
+    finally:
+        socket.getaddrinfo = real
+
+
+def run_fetch(root: Path, names: tuple[str, ...], window: Window = WEEK_20, *, clock: FakeClock | None = None,
+              environ: dict[str, str] | None = None, transport=None, **options) -> FetchResult:
+    """fetch_sources for the workspace in `root`, waits on a FakeClock, jitter seeded, no progress lines."""
+    clock = clock or FakeClock()
+    ws = load_workspace(root)
+    runtime = Runtime(environ or {}, transport=transport or urllib_transport, clock=clock.clock, sleep=clock.sleep,
+                      wall=clock.wall, rng=random.Random(0))
+    with local_only():
+        return fetch_sources(ws.fetch, names, window, runtime, progress=False, **options)
+
+
+LAUNCH = ("import sys; from reporter import cli; cli.COMMAND_MODULES = ('reporter.fetch.commands', "
+          "'reporter.digest.commands'); sys.exit(cli.main(sys.argv[1:]))")
+"""`python -c LAUNCH fetch ...`: `reporter fetch` (and `digest`) as a process, before cli.py lists fetch."""
+
+
+def cli_main(argv: list[str]) -> int:
+    """`reporter ARGV` in this process with only the fetch and digest commands registered (fast to import)."""
+    from reporter import cli
+
+    saved = cli.COMMAND_MODULES
+    cli.COMMAND_MODULES = ("reporter.fetch.commands", "reporter.digest.commands")
+    try:
+        with local_only():
+            return cli.main(argv)
+    finally:
+        cli.COMMAND_MODULES = saved
