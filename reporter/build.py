@@ -3,7 +3,9 @@
 First gather everything: check every input, check the novelty candidates,
 decide the digest weeks not yet published (in memory, each KEEP checked
 against the citation graph when the workspace names one), route into a
-staged release, and build and render every page in memory. Then, only once
+staged release, read what the screen has done and would do for it (its state
+opened read-only: a build never claims, sends, spends or creates screening
+state), and build and render every page in memory. Then, only once
 the site writer's checks have passed, publish: the release and its index,
 the digest weeks, the label findings, the state files, and the site. A
 refused build (bad input, or an archived page that would change) leaves the
@@ -66,6 +68,7 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
     from .routing.specs import load_rulebook
     from .digest.archive import published_weeks
     from .site import digest_stage, load_release, load_releases, novelty_stage, prepare_site
+    from .site.render import gather_screening
 
     out = Path(out) if out is not None else ws.site
     environ = environ if environ is not None else os.environ
@@ -80,6 +83,11 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
         labels = load_labels(ws.labels)
     staged = stage_release(ws.pool, ws.specs, ws.releases, overlay=ws.overlay, sample_seed=ws.sample_seed,
                            workers=workers, progress=progress)
+    try:  # what the screen has done and would do for this release: its state read, never written (a build never spends)
+        screening = gather_screening(ws, staged.release_id, staged.folder, labels)
+    except BaseException:
+        staged.discard()
+        raise
     # Builds into one releases folder take turns from here (routing above runs side by side): each
     # renders the index it publishes into, so the last site written lists every published release.
     # The digest archive likewise, taken after the releases folder (the one order every build takes them in).
@@ -97,7 +105,7 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
             if digest is not None:
                 stages.append(digest_stage(ws.digest.archive, pending=digest.weeks))
             site = prepare_site(load_releases(ws.releases, staged=release), out, stages=stages,
-                                rerender_archive=rerender_archive, progress=progress)
+                                rerender_archive=rerender_archive, progress=progress, screening=screening)
             # 3. Publish, now that the writer's checks have passed.
             routed = staged.publish()
         finally:

@@ -218,7 +218,7 @@ def plan_screen(ws: Any, release_dir: Path, *, store: Any = None) -> tuple[TierP
         coming = may_come if tier == "expensive" else []
         coming_cost = sum(cost_usd(v, sum(lengths[w] for w in coming), _mean_output(v, votes[tier]) * len(coming))
                           for v in voters[tier])
-        note = s.note if voters[tier] else f"not configured: {_unconfigured_note(tier, s)}"
+        note = s.note if voters[tier] else _unconfigured_note(tier, s)
         plans.append(TierPlan(
             tier=tier, generation=gens[tier], configured=bool(voters[tier]), routed=len(s.work_ids),
             decided=len(decided[tier]), works=len(ids), may_come=len(coming),
@@ -229,9 +229,9 @@ def plan_screen(ws: Any, release_dir: Path, *, store: Any = None) -> tuple[TierP
 
 def _unconfigured_note(tier: str, s: TierScope) -> str:
     if tier == "cheap":
-        return (f"no cheap voters are configured; its {len(s.work_ids):,} works go straight to the expensive "
-                f"screen (add two [[screen.cheap.voters]] to screen them first)")
-    return "no expensive voters are configured: nothing can be admitted (add two [[screen.expensive.voters]])"
+        return (f"its {len(s.work_ids):,} works go straight to the expensive screen; add two [[screen.cheap.voters]] "
+                f"to screen them first")
+    return "nothing can be admitted until two [[screen.expensive.voters]] are configured"
 
 
 def _mean_output(voter: VoterSettings, votes: dict[str, dict[str, Any]]) -> float:

@@ -27,7 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog="Examples (in the example workspace, after `reporter build`):\n"
                "  reporter render --releases releases --out site\n"
                "  reporter render --releases releases --out site --novelty state/novelty.jsonl\n"
-               "  reporter render --releases releases --digests digests --out site",
+               "  reporter render --releases releases --digests digests --out site\n"
+               "  reporter render --releases releases --out site --workspace .",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--releases", type=Path, required=True, metavar="DIR",
                    help="the releases folder (index.json and one folder per release)")
@@ -38,6 +39,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--novelty", type=Path, metavar="PATH",
                    help="a results JSONL of `reporter novelty --batch --out`: adds the novelty page "
                         "(novelty.html, rebuilt at every render, never archived) and links it from the home page")
+    p.add_argument("--workspace", type=Path, metavar="DIR",
+                   help="the workspace (reporter.toml) whose [screen] state the newest release's status page shows "
+                        "(read only, never written); without it the status pages show no screening")
     p.add_argument("--out", type=Path, default=Path("site"), metavar="DIR", help="output folder (default: site)")
     p.add_argument("--rerender-archive", action="store_true",
                    help="re-render archived pages whose bytes would change, keeping each old file "
@@ -58,9 +62,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_render(args: argparse.Namespace) -> int:
     """reporter render."""
+    workspace = None
+    if args.workspace is not None:
+        from ..config import load_workspace
+        workspace = load_workspace(args.workspace)
     report = render_site(args.releases, args.out, digests_dir=args.digests,
                          rerender_archive=args.rerender_archive, progress=not (args.quiet or args.json),
-                         novelty=args.novelty)
+                         novelty=args.novelty, workspace=workspace)
     if args.json:
         print(json.dumps({
             "out": str(report.out), "releases": list(report.releases), "unlisted": list(report.unlisted),

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from ..screening.plan import TierPlan, dollars
+from ..screening.report import Calibration, ScreenReport, TierReport
 from . import compute
-from .charts import Stack, fmt, paired_chart
+from .charts import Stack, fmt, paired_chart, stacked_chart
+from .digest_pages import paper_href
 from .diff import ABSENT, DiffData, state_counts
 from .links import HOME, diff_path, href, isolated, release_path, rule_path, slug, status_path, work_anchor
 from .load import Release
-from .models import (Count, DiffPage, DigestSummary, HomePage, LabelRow, Link, LostWork, Move, MovedGroup,
-                     MovedView, NoveltySummary, ReleaseSummary, Row, RuleChange, StateChange, StatusPage, Transition)
+from .models import (CalibrationView, Count, DiffPage, DigestSummary, Fragment, Grid, GridRow, HomePage, LabelRow,
+                     Link, LostView, LostWork, Move, MovedGroup, MovedView, NoveltySummary, PlanView, ReleaseSummary,
+                     Row, RuleChange, ScreeningSection, StateChange, StatusPage, TierView, Transition)
 from .pages import meta, rule_link, short_id
 
 LOST_SHOWN = 100
@@ -44,8 +49,47 @@ def _summary(rel: Release, piles: list[str]) -> ReleaseSummary:
         generated=bool(rel.manifest.get("generated_pool")))
 
 
-def build_status_page(rel: Release) -> StatusPage:
-    """Label findings and screening progress for one release."""
+NOT_CONFIGURED = ("Screening is not configured for this workspace. To configure it, add a [screen] table to "
+                  "reporter.toml: database (a SQLite path or a postgresql:// URL), raw_dir, criteria (your "
+                  "inclusion and exclusion criteria) and two [[screen.expensive.voters]] entries (name, base_url, "
+                  "model, api_key_env, prices), plus two [[screen.cheap.voters]] for the discard-only tier "
+                  "(docs/screening.md). The next build shows here what the screen would send and cost; "
+                  "reporter screen --run screens.")
+"""The screening section's note when the workspace has no [screen] table."""
+NO_WORKSPACE = ("This page was rendered without its workspace, so it shows no screening: reporter build, or "
+                "reporter render --workspace DIR, reads the workspace's [screen] table and its state.")
+"""The note when the site was rendered from a releases folder alone."""
+
+
+@dataclass(frozen=True)
+class ScreeningStatus:
+    """What the status pages show of the screen: one release's report, and a note for every other page."""
+
+    release_id: str | None
+    """The release the report is of (None: no report)."""
+    report: ScreenReport | None
+    """The report of that release."""
+    note: str
+    """What the other releases' status pages say (screening not configured, no workspace, see the newest)."""
+
+    def for_release(self, release_id: str) -> tuple[ScreenReport | None, str]:
+        """(report, note) for one release's status page."""
+        if self.report is not None and release_id == self.release_id:
+            return self.report, ""
+        return None, self.note
+
+
+def screening_status(report: ScreenReport | None, release_id: str, configured: bool) -> ScreeningStatus:
+    """The status pages' screening for a workspace: the report of `release_id`, a pointer to it elsewhere."""
+    if not configured:
+        return ScreeningStatus(None, None, NOT_CONFIGURED)
+    return ScreeningStatus(release_id, report,
+                           f"Screening is reported on the status page of the newest release, {short_id(release_id)}: "
+                           f"verdicts follow a work across releases, and a run screens the newest release.")
+
+
+def build_status_page(rel: Release, screening: ScreenReport | None = None, note: str = NO_WORKSPACE) -> StatusPage:
+    """Label findings and the screen of one release (`screening`), or `note` saying why it is not shown."""
     rid, stats = rel.release_id, rel.stats
     page = status_path(rid)
     known = {r["id"] for r in stats["rules"]}
@@ -69,15 +113,13 @@ def build_status_page(rel: Release) -> StatusPage:
     funnel = [Row("works in the pool", fmt(stats["rows"]), "s-pool"),
               Row("routed to a paying pile with text", fmt(sum(stats["piles"][p] for p in paying)), "s-paying")]
     funnel += [Row(f"in {p}", fmt(stats["piles"][p]), f"s-{slug(p)}") for p in paying]
-    funnel += [Row("cheap tier (discard-only screen)", "not run yet", "s-cheap"),
-               Row("two-voter screen", "not run yet", "s-screen"),
-               Row("handed off to Stage 3", "not run yet", "s-handoff")]
+    funnel += screen_funnel(screening)
     return StatusPage(
         meta=meta(page, f"Status of release {short_id(rid)}",
                   [("Home", HOME), (f"Release {short_id(rid)}", release_path(rid))], archived=False),
         release_id=rid, release=href(page, release_path(rid)), labels=label_rows, label_rules=label_rules,
         lost_total=lost_total, lost=lost, funnel=tuple(funnel),
-        screening_note="Screening has not run for this release: no votes, gate outcomes or costs yet.")
+        screening=screening_section(screening, note))
 
 
 def _label_row(page: str, rid: str, r: dict[str, Any], known: set[str]) -> LabelRow:
@@ -164,3 +206,177 @@ def _titles(*releases: Release) -> dict[str, str]:
                 if w.get("title") and w["work_id"] not in titles:
                     titles[w["work_id"]] = w["title"][:300]
     return titles
+
+
+# --- the screening section of the status page -------------------------------------------------------
+
+TIER_HEADINGS = {"cheap": "Cheap tier (discard-only)", "expensive": "Expensive screen"}
+TITLE_CHARS = 300
+KAPPA_NOTE = ("Invalid replies are left out of kappa (it is computed over the three labels, on works both voters "
+              "answered validly) and shown in the table's last row and column.")
+
+
+def screen_funnel(report: ScreenReport | None) -> list[Row]:
+    """The funnel rows past routing: the cheap tier, the screen, the hand-off (dashes without a report)."""
+    if report is None:
+        return [Row("cheap tier (discard-only screen)", "—", "s-sc-cheap"),
+                Row("two-voter screen", "—", "s-sc-screen"),
+                Row("handed off to Stage 3", "—", "s-sc-handoff")]
+    f = report.funnel
+    if f.cheap_configured:
+        cheap = [Row("cheap tier: discarded", fmt(f.cheap_discarded), "s-sc-cheap-discard"),
+                 Row("cheap tier: passed on to the screen", fmt(f.cheap_proceeded), "s-sc-cheap-proceed"),
+                 Row("cheap tier: not decided yet", fmt(f.cheap_undecided), "s-sc-cheap-incomplete")]
+    else:
+        cheap = [Row("cheap tier not configured: passed straight to the screen", fmt(f.cheap), "s-sc-cheap-proceed")]
+    return [*cheap,
+            Row("two-voter screen: works in scope", fmt(f.screen), "s-sc-screen"),
+            Row("two-voter screen: admitted", fmt(f.admitted), "s-sc-screen-admit"),
+            Row("two-voter screen: discarded", fmt(f.discarded), "s-sc-screen-discard"),
+            Row("two-voter screen: incomplete (no verdict yet)", fmt(f.incomplete), "s-sc-screen-incomplete"),
+            Row("handed off to Stage 3 (reporter export)", fmt(f.hand_off), "s-sc-handoff")]
+
+
+def screening_section(report: ScreenReport | None, note: str) -> ScreeningSection:
+    """The section's model: the report laid out per tier, or the note alone."""
+    if report is None:
+        return ScreeningSection(shown=False, note=note, tiers=(), prompt_hash="", fragments=(), example=())
+    state = (f"State read from {report.database}" if report.database_exists else
+             f"The state database {report.database} does not exist yet: nothing has been screened")
+    plans = {p.tier: p for p in report.plan}
+    return ScreeningSection(
+        shown=True,
+        note=(f"{state}. A build only reads it and never sends or spends anything; reporter screen --run "
+              f"screens and the next build shows what it did. Counts are of the current generation of each tier."),
+        tiers=tuple(_tier_view(t, plans[t.tier], report.labels) for t in report.tiers),
+        prompt_hash=report.prompt_hash, fragments=tuple(Fragment(n, t) for n, t in report.fragments),
+        example=tuple(Fragment(role, text) for role, text in report.example))
+
+
+def _tier_view(t: TierReport, plan: TierPlan, labels: bool) -> TierView:
+    key = f"sc-{t.tier}"
+    s = t.scope
+    counts = [Row("routed to it now", fmt(len(s.work_ids)), f"{key}-routed")]
+    if not t.configured:  # nothing is claimed or decided by a tier without voters
+        return TierView(tier=t.tier, name=TIER_HEADINGS[t.tier], anchor=f"screen-{t.tier}", configured=False,
+                        generation=None, note=plan.note, counts=tuple(counts), outcomes=(), votes=None,
+                        invalid=None, failures=None, agreement=None, kappa="", plan=_plan_view(key, plan),
+                        calibration=None)
+    if t.tier == "expensive":
+        counts += [Row("of which from its own piles", fmt(s.direct), f"{key}-direct"),
+                   Row("of which passed on from the cheap piles", fmt(s.from_cheap), f"{key}-from-cheap"),
+                   Row("cheap-tier works not decided yet (may still come)", fmt(s.pending_cheap), f"{key}-pending")]
+    counts += [Row("claimable", fmt(t.claimable), f"{key}-claimable"),
+               Row("claimed by a live runner", fmt(t.claimed), f"{key}-claimed"),
+               Row("screened (with a verdict)", fmt(t.screened), f"{key}-screened"),
+               Row("provider failures (no vote recorded)", fmt(t.failures), f"{key}-failures")]
+    voters = t.voters
+    votes = invalid = agreement = None
+    if voters:
+        labels_ = [label for label, _n in voters[0].labels]
+        votes = _grid(f"{key}-votes", "Votes by voter and label, and what they cost", "voter",
+                      [("model", False), *((label, True) for label in labels_), ("provider failures", True),
+                       ("input tokens", True), ("output tokens", True), ("cost", True)],
+                      [(v.voter, (v.model, *(n for _l, n in v.labels), sum(n for _c, n in v.failures),
+                                  v.input_tokens, v.output_tokens, dollars(v.cost_usd))) for v in voters])
+        invalid = _grid(f"{key}-invalid", "Invalid votes by cause", "voter", [(c, True) for c, _n in voters[0].invalid],
+                        [(v.voter, tuple(n for _c, n in v.invalid)) for v in voters])
+    failed = [(v.voter, (cause, n)) for v in voters for cause, n in v.failures]
+    failures = (_grid(f"{key}-failures", "Provider failures after retries, by voter and cause", "voter",
+                      [("cause", False), ("failures", True)], failed, [f"{key}-failures-{i}" for i in range(len(failed))])
+                if failed else None)
+    kappa = ""
+    if voters and not any(v.votes for v in voters):  # nothing asked yet: no causes or agreement to show
+        invalid = None
+        kappa = "No vote is recorded in this generation yet."
+    elif t.agreement is not None:
+        a = t.agreement
+        answers = [label for label, _cells in a.table]
+        agreement = _grid(f"{key}-agreement", f"{a.voters[0]} (rows) against {a.voters[1]} (columns)",
+                          f"{a.voters[0]} \\ {a.voters[1]}", [(x, True) for x in answers],
+                          [(label, cells) for label, cells in a.table])
+        if a.valid == 0:
+            kappa = f"No work has two valid votes yet, so there is no kappa. {KAPPA_NOTE}"
+        elif a.kappa is None:
+            kappa = (f"On the {fmt(a.valid)} works with two valid votes the voters agree on {a.observed:.0%}; kappa is "
+                     f"undefined (both gave one and the same label throughout). {KAPPA_NOTE}")
+        else:
+            kappa = (f"Cohen's kappa {a.kappa:.2f} on the {fmt(a.valid)} works with two valid votes (observed "
+                     f"agreement {a.observed:.0%}); {fmt(a.both)} works have both votes. {KAPPA_NOTE}")
+    return TierView(
+        tier=t.tier, name=TIER_HEADINGS[t.tier], anchor=f"screen-{t.tier}", configured=t.configured,
+        generation=t.generation, note=_sentence(s.note), counts=tuple(counts),
+        outcomes=tuple(Row(o, fmt(n), f"{key}-{o}") for o, n in t.outcomes), votes=votes, invalid=invalid,
+        failures=failures, agreement=agreement, kappa=kappa, plan=_plan_view(key, plan),
+        calibration=_calibration_view(key, t.calibration) if labels and t.calibration is not None else None)
+
+
+def _sentence(text: str) -> str:
+    """A note as a sentence: capitalised (its full stop is the template's)."""
+    return text[:1].upper() + text[1:]
+
+
+def _grid(gid: str, caption: str, corner: str, columns: list[tuple[str, bool]], rows: list[tuple[str, tuple]],
+          row_keys: list[str] | None = None) -> Grid:
+    """A Grid; each row's data-key prefix is `<gid>-<label slug>` unless `row_keys` names them."""
+    keys = row_keys if row_keys is not None else [f"{gid}-{slug(label)}" for label, _cells in rows]
+    return Grid(id=gid, caption=caption, corner=corner, columns=tuple(c for c, _n in columns),
+                keys=tuple(slug(c.replace(" ", "-")) for c, _n in columns), numeric=tuple(n for _c, n in columns),
+                rows=tuple(GridRow(label, tuple(cells), k) for (label, cells), k in zip(rows, keys)))
+
+
+def _plan_view(key: str, p: TierPlan) -> PlanView:
+    counts = [Row("works that would be sent now", fmt(p.works), f"{key}-plan-works"),
+              Row("in scope", fmt(p.routed), f"{key}-plan-routed"),
+              Row("already decided in this generation (never sent again)", fmt(p.decided), f"{key}-plan-decided")]
+    if p.tier == "expensive" and p.may_come:
+        counts.append(Row("cheap-tier works that may still come", fmt(p.may_come), f"{key}-plan-may-come"))
+    tokens: tuple[Row, ...] = ()
+    histogram = chart = costs = None
+    if p.tokens is not None:
+        t = p.tokens
+        tokens = tuple(Row(name, fmt(v), f"{key}-tok-{name}")
+                       for name, v in (("min", t.min), ("median", t.median), ("p90", t.p90), ("p99", t.p99),
+                                       ("max", t.max)))
+        bands = [(f"{fmt(lo)}–{fmt(hi)} tokens", n) for lo, hi, n in t.histogram]
+        histogram = _grid(f"{key}-tokens", "Works per band of input tokens", "input tokens", [("works", True)],
+                          [(band, (n,)) for band, n in bands], [f"{key}-tok-{i}" for i in range(len(bands))])
+        chart = stacked_chart(f"{key}-tokens-chart", f"{key}-tokens", f"Works per band of input tokens, "
+                              f"{TIER_HEADINGS[p.tier].lower()}", (("s-main", "works"),),
+                              [Stack(band, f"{key}-tok-{i}", (n,)) for i, (band, n) in enumerate(bands)])
+    if p.voters:
+        costs = _grid(f"{key}-costs", "What the dry run would cost, per voter", "voter",
+                      [("model", False), ("works", True), ("input tokens", True), ("output tokens (expected)", True),
+                       ("$ per M input", True), ("$ per M output", True), ("cost", True)],
+                      [(v.voter, (v.model, v.works, v.input_tokens, v.output_tokens_estimate,
+                                  f"{v.price_in_per_mtok:g}", f"{v.price_out_per_mtok:g}",
+                                  dollars(v.cost_usd) + (" (estimate)" if v.estimate else "")))
+                       for v in p.voters])
+    estimated = any(v.estimate for v in p.voters)
+    notes = [p.tokenizer_note] if p.tokens is not None else []
+    notes += [f"Output of {v.voter}: {v.output_basis}." for v in p.voters]
+    if p.tier == "expensive" and p.may_come:
+        notes.append(f"If all {fmt(p.may_come)} cheap-tier works still undecided came to the screen they would add "
+                     f"about {dollars(p.may_come_cost_usd)}.")
+    return PlanView(counts=tuple(counts), tokens=tokens, histogram=histogram, chart=chart, costs=costs,
+                    total=dollars(p.total_cost_usd) + (" (an estimate)" if estimated else ""), notes=tuple(notes))
+
+
+def _share(r: tuple[float, float, float] | None) -> str:
+    return "—" if r is None else f"{r[0]:.2f} ({r[1]:.2f}–{r[2]:.2f})"
+
+
+def _calibration_view(key: str, c: Calibration) -> CalibrationView:
+    captions = [f"{x.name}: answers against the labels" for x in c.voters] + ["The gate's outcomes against the labels"]
+    confusions = tuple(_grid(f"{key}-cal-{i}", caption, "label", [(col, True) for col in x.columns], list(x.rows))
+                       for i, (x, caption) in enumerate(zip((*c.voters, c.gate), captions)))
+    rates = _grid(f"{key}-cal-rates", "Recall and work saved against the labels (Wilson 95%)", "who",
+                  [("recall", False), ("includes counted", True), ("work saved", False), ("labelled works counted", True)],
+                  [(x.name, (_share(x.recall), x.includes, _share(x.saved), x.judged)) for x in (*c.voters, c.gate)])
+    lost = tuple(LostView(w.work_id, work_anchor(w.work_id), w.title[:TITLE_CHARS], paper_href([w.work_id]))
+                 for w in c.lost)
+    note = (f"{fmt(c.labelled)} labelled works are in this tier's scope, {fmt(c.includes)} of them includes. "
+            f"Recall is the share of labelled includes not discarded (for a voter: not answered exclude), over "
+            f"the includes answered or decided; work saved is the share of labelled works discarded, over those "
+            f"answered or decided.")
+    return CalibrationView(note=note, confusions=confusions, rates=rates, lost=lost, lost_total=c.lost_total)

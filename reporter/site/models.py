@@ -463,6 +463,152 @@ class LostWork:
 
 
 @dataclass(frozen=True)
+class GridRow:
+    """One row of a small table of counts."""
+
+    label: str
+    """What the row counts (a voter, a label, a band of token lengths)."""
+    cells: tuple[int | str, ...]
+    """One value per column: a count (the template formats it) or text already formatted (a share, dollars)."""
+    key: str = ""
+    """data-key prefix of its cells (`<key>-<column key>`), shared with a chart's numbers; empty for none."""
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A small table with a header row: votes by label, a confusion matrix, a histogram, costs per voter."""
+
+    id: str
+    """Element id of the table."""
+    caption: str
+    """What it shows (its accessible name and caption)."""
+    corner: str
+    """Header of the row-label column."""
+    columns: tuple[str, ...]
+    """Column headers."""
+    keys: tuple[str, ...]
+    """Per column: the key its cells' data-key ends with."""
+    numeric: tuple[bool, ...]
+    """Per column: right-aligned numbers (True) or text (False)."""
+    rows: tuple[GridRow, ...]
+    """The rows."""
+
+
+@dataclass(frozen=True)
+class PlanView:
+    """A tier's dry run: what `reporter screen --run` would send now and what it would cost."""
+
+    counts: tuple[Row, ...]
+    """Works that would be sent, in scope, already decided, and (expensive) still to come from the cheap tier."""
+    tokens: tuple[Row, ...]
+    """Prompt lengths of the works that would be sent: min, median, p90, p99, max (empty when none)."""
+    histogram: Grid | None
+    """Prompts per band of input tokens (None when no work would be sent)."""
+    chart: Chart | None
+    """The same histogram drawn."""
+    costs: Grid | None
+    """Per voter: model, works, input tokens, output tokens expected, prices and cost (None without voters)."""
+    total: str
+    """The cost of both voters together, `$1.23`, with `(an estimate)` when any part is estimated."""
+    notes: tuple[str, ...]
+    """How tokens were counted and output sized, and what the works still to come would add."""
+
+
+@dataclass(frozen=True)
+class LostView:
+    """A labelled include a gate discarded."""
+
+    work_id: str
+    """The work."""
+    anchor: str
+    """Its fragment id."""
+    title: str
+    """Its title as the voters saw it (shortened to 300 characters)."""
+    href: Href | None
+    """Its own page, built from its id alone (doi.org, arxiv.org/abs, PubMed, OpenAlex), or None."""
+
+
+@dataclass(frozen=True)
+class CalibrationView:
+    """A tier's voters and gate against the workspace's labels."""
+
+    note: str
+    """How many labelled works and includes are in the tier's scope, and what is counted."""
+    confusions: tuple[Grid, ...]
+    """Each voter's answers, then the gate's outcomes, per label."""
+    rates: Grid
+    """Recall and work saved per voter and for the gate, each with its Wilson 95% interval."""
+    lost: tuple[LostView, ...]
+    """The labelled includes the gate discarded, by work id."""
+    lost_total: int
+    """How many there are in all (more than listed past the page's bound)."""
+
+
+@dataclass(frozen=True)
+class TierView:
+    """One tier of the screen: what it has done in its current generation, and its dry run."""
+
+    tier: str
+    """`cheap` or `expensive`."""
+    name: str
+    """Its heading: `Cheap tier (discard-only)` or `Expensive screen`."""
+    anchor: str
+    """Fragment id of its heading."""
+    configured: bool
+    """False when [screen] configures no voters for it."""
+    generation: str | None
+    """Its current generation (None without voters)."""
+    note: str
+    """How its scope came about (a dormant tier, works passed on or still to come), or how to configure it."""
+    counts: tuple[Row, ...]
+    """Routed (with how), claimable, claimed, screened, provider failures."""
+    outcomes: tuple[Row, ...]
+    """Gate outcomes: admit / discard / incomplete, or discard / proceed / incomplete for the cheap tier."""
+    votes: Grid | None
+    """Votes by voter and label, provider failures, tokens and cost spent (None without voters)."""
+    invalid: Grid | None
+    """Invalid votes by voter and cause (None without voters)."""
+    failures: Grid | None
+    """Provider failures by voter and cause (not votes: the work is asked again); None when there is none."""
+    agreement: Grid | None
+    """The first voter's answers against the second's on works both answered (None without voters)."""
+    kappa: str
+    """Cohen's kappa in a sentence, and how invalid votes are treated."""
+    plan: PlanView
+    """Its dry run."""
+    calibration: CalibrationView | None
+    """Against the labels, or None without labels or voters."""
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """A named piece of text shown as it is: a prompt fragment, or a message of the assembled prompt."""
+
+    name: str
+    """The fragment's name, or the message's role."""
+    text: str
+    """The text, verbatim."""
+
+
+@dataclass(frozen=True)
+class ScreeningSection:
+    """The status page's screening section."""
+
+    shown: bool
+    """True when a report is shown; False when `note` says why not (not configured, no workspace, another release)."""
+    note: str
+    """Where the state is read from and that a build never spends; or why nothing is shown and how to change it."""
+    tiers: tuple[TierView, ...]
+    """The cheap tier, then the expensive screen (empty when not shown)."""
+    prompt_hash: str
+    """The prompt's hash (empty when not shown)."""
+    fragments: tuple[Fragment, ...]
+    """Every prompt fragment, in assembly order."""
+    example: tuple[Fragment, ...]
+    """The assembled prompt for an example work: the system and the user message."""
+
+
+@dataclass(frozen=True)
 class StatusPage:
     """The release's status page: what accrues after the release was cut; rebuilt every build."""
 
@@ -482,9 +628,9 @@ class StatusPage:
     lost: tuple[LostWork, ...]
     """The first of them (at most 100)."""
     funnel: tuple[Row, ...]
-    """The funnel continued past routing (routing's end, then the stages still to run)."""
-    screening_note: str
-    """What the screening stage has done for this release."""
+    """The funnel continued past routing: routing's end, the cheap tier, the screen, the hand-off."""
+    screening: ScreeningSection
+    """What the screen has done for this release and what it would do next (or why it is not shown)."""
 
 
 @dataclass(frozen=True)

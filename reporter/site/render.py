@@ -18,7 +18,7 @@ from .digest_pages import (FEED, DigestWeek, build_index_page, build_week_page, 
                            load_digest_weeks)
 from .env import render_html, render_md
 from .feed import atom_feed, entry_id, feed_id
-from .live import build_diff_page, build_home, build_status_page
+from .live import NO_WORKSPACE, ScreeningStatus, build_diff_page, build_home, build_status_page, screening_status
 from .load import ReleaseSet, load_releases
 from .novelty_page import build_novelty_page, novelty_summary
 from .pages import build_release_page, build_rule_pages
@@ -99,7 +99,7 @@ class PreparedSite:
 
 def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = None,
                 rerender_archive: bool = False, progress: bool = True,
-                novelty: Path | None = None) -> RenderReport:
+                novelty: Path | None = None, workspace: Any = None) -> RenderReport:
     """Render every release under releases_dir (and the digest weeks and novelty results, when given) into out.
 
     `digests_dir` is a digest archive (`reporter digest --archive`): every week
@@ -108,7 +108,9 @@ def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = Non
     rebuilt. `novelty` is a results JSONL of `reporter novelty --batch`: when
     given, the novelty page (`novelty.html` and `novelty.md`) is rendered at
     the site root and the home page links to it. It is rebuilt at every build,
-    never archived.
+    never archived. `workspace` (a loaded `Workspace`) adds what its screen has
+    done to the newest release's status page (its state read, never written);
+    without it the status pages say they were rendered without one.
     """
     stages = []
     if novelty is not None:
@@ -117,14 +119,46 @@ def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = Non
         stages.append(digest_stage(Path(digests_dir)))
     # Under the releases folder's lock (as a build publishes), so the site written shows the index as it is.
     with locked(releases_dir) if Path(releases_dir).is_dir() else contextlib.nullcontext():
-        site = prepare_site(load_releases(Path(releases_dir)), out, stages=stages,
-                            rerender_archive=rerender_archive, progress=progress)
+        found = load_releases(Path(releases_dir))
+        screening = None
+        if workspace is not None:
+            latest = found.releases[-1] if found.releases else None
+            screening = gather_screening(workspace, latest.release_id if latest else None,
+                                         latest.folder if latest else None, workspace_labels(workspace))
+        site = prepare_site(found, out, stages=stages, rerender_archive=rerender_archive, progress=progress,
+                            screening=screening)
         return site.commit()
 
 
+def workspace_labels(ws: Any) -> Any:
+    """The workspace's labels (a work_id,label frame), or None when it names no labels file or it is absent."""
+    if ws.labels is None or not ws.labels.exists():
+        return None
+    from ..routing.labels import load_labels
+    return load_labels(ws.labels)
+
+
+def gather_screening(ws: Any, release_id: str | None, release_dir: Path | None, labels: Any = None) -> ScreeningStatus:
+    """What the status pages show of a workspace's screen: the report of one release, read-only.
+
+    The state database is opened read-only and never created; a missing one
+    means nothing is screened yet (the dry run still shows).
+    """
+    if ws.screen is None or release_id is None or release_dir is None:
+        return screening_status(None, release_id or "", ws.screen is not None)
+    from ..screening.report import workspace_report
+    return screening_status(workspace_report(ws, release_dir, labels), release_id, True)
+
+
 def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] = (),
-                 rerender_archive: bool = False, progress: bool = True) -> PreparedSite:
-    """Build every page model, render them in memory and run the writer's checks; write nothing."""
+                 rerender_archive: bool = False, progress: bool = True,
+                 screening: ScreeningStatus | None = None) -> PreparedSite:
+    """Build every page model, render them in memory and run the writer's checks; write nothing.
+
+    `screening` is what the status pages show of the screen (`gather_screening`);
+    None: the site is rendered without a workspace, and the status pages say so.
+    """
+    screening = screening if screening is not None else ScreeningStatus(None, None, NO_WORKSPACE)
     releases = found.releases
     writer = SiteWriter(Path(out), rerender_archive=rerender_archive)
     bar = Progress("render", total=len(releases), unit="releases", enabled=progress)
@@ -141,7 +175,7 @@ def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] =
         for page in [build_release_page(rel), *build_rule_pages(rel)]:
             add(page, True)
         diff = compute_diff(previous, rel, seed=rel.samples["seed"]) if previous is not None else None
-        add(build_status_page(rel), False)
+        add(build_status_page(rel, *screening.for_release(rel.release_id)), False)
         add(build_diff_page(rel, previous, diff), False)
         previous = rel
         bar.advance(1)

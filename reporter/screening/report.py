@@ -1,0 +1,380 @@
+"""What the status page shows of the screen: counts, votes, gate outcomes, agreement, spend, calibration.
+
+The compute layer of the screening section (no template here): every
+number is read from the state database (read-only; a missing database means
+nothing is screened yet) and the release's scope, within each tier's current
+generation. Calibration compares each voter and each gate with the
+workspace's labels (include/exclude): recall (labelled includes not
+discarded) and work saved (labelled works discarded), each with its 95%
+Wilson interval, and every labelled include a gate discarded.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..routing.labels import wilson
+from .config import TIERS
+from .plan import TierPlan, generations, plan_screen, readonly_store, scopes, tier_voters
+from .prompt import EXAMPLE_WORK, load_prompt, messages_for
+from .scope import TierScope, load_works, pile_works, screen_piles
+from .store import redact_url
+from .votes import INVALID_CAUSES, LABELS, TIER_OUTCOMES
+
+INVALID = "invalid"
+"""The column of invalid replies beside the three labels."""
+NOT_ASKED = "no vote"
+"""A calibration column: labelled works in scope the voter has not answered (yet)."""
+LOST_SHOWN = 1000
+"""At most this many discarded labelled includes are listed per tier (the count is always given)."""
+
+
+@dataclass(frozen=True)
+class VoterTally:
+    """One voter's recorded replies on the tier's scope in the current generation."""
+
+    voter: str
+    """The voter's name."""
+    model: str
+    """Its model."""
+    labels: tuple[tuple[str, int], ...]
+    """(label, votes) for include, exclude, cannot_be_determined, then `invalid`."""
+    invalid: tuple[tuple[str, int], ...]
+    """(cause, invalid votes) for every cause in INVALID_CAUSES order."""
+    failures: tuple[tuple[str, int], ...]
+    """(cause, provider failures after retries), most first: no vote was recorded for them."""
+    input_tokens: int
+    """Prompt tokens the provider reported for its recorded replies."""
+    output_tokens: int
+    """Completion tokens reported."""
+    cost_usd: float
+    """What its recorded replies cost."""
+
+    @property
+    def votes(self) -> int:
+        """Replies recorded, valid or not."""
+        return sum(n for _label, n in self.labels)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How the tier's two voters agree on the works both answered."""
+
+    voters: tuple[str, str]
+    """The two voters, in configured order (rows, then columns of `table`)."""
+    both: int
+    """Works both voters answered (valid or invalid)."""
+    table: tuple[tuple[str, tuple[int, ...]], ...]
+    """(first voter's answer, counts per second voter's answer), over the labels then `invalid`."""
+    valid: int
+    """Works both answered with a valid label: the works kappa is computed on."""
+    observed: float | None
+    """Share of those where the labels agree (None without such works)."""
+    kappa: float | None
+    """Cohen's kappa over the three labels (None without works, or when chance agreement is 1)."""
+
+
+@dataclass(frozen=True)
+class Confusion:
+    """One voter's answers, or a gate's outcomes, against the labels (labelled works of the scope)."""
+
+    name: str
+    """The voter's name, or `gate`."""
+    columns: tuple[str, ...]
+    """The answers or outcomes counted (the labels, invalid and `no vote`; or the tier's outcomes and incomplete)."""
+    rows: tuple[tuple[str, tuple[int, ...]], ...]
+    """(label, counts per column) for include, then exclude."""
+    includes: int
+    """Labelled includes answered or decided (the recall's denominator)."""
+    kept: int
+    """Of those, not discarded (for a voter: not answered exclude)."""
+    recall: tuple[float, float, float] | None
+    """kept / includes with its Wilson 95% interval (None without includes)."""
+    judged: int
+    """Labelled works answered or decided (the work saved's denominator)."""
+    discarded: int
+    """Of those, discarded (for a voter: answered exclude)."""
+    saved: tuple[float, float, float] | None
+    """discarded / judged with its Wilson 95% interval (None without such works)."""
+
+
+@dataclass(frozen=True)
+class LostInclude:
+    """A labelled include that a gate discarded."""
+
+    work_id: str
+    """The work."""
+    title: str
+    """Its title as the voters saw it."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A tier's voters and gate against the workspace's labels."""
+
+    labelled: int
+    """Labelled works in the tier's scope."""
+    includes: int
+    """Of those, labelled include."""
+    voters: tuple[Confusion, ...]
+    """Each voter's answers against the labels."""
+    gate: Confusion
+    """The gate's outcomes against the labels."""
+    lost: tuple[LostInclude, ...]
+    """The labelled includes the gate discarded (at most LOST_SHOWN), by work id."""
+    lost_total: int
+    """How many there are in all."""
+
+
+@dataclass(frozen=True)
+class TierReport:
+    """What one tier has done for the release, in its current generation."""
+
+    tier: str
+    """`cheap` or `expensive`."""
+    configured: bool
+    """True when [screen] configures the tier's two voters."""
+    generation: str | None
+    """The current generation (None without voters)."""
+    scope: TierScope
+    """The works it screens now, and how they came."""
+    claimable: int
+    """Works in scope without a verdict that no live runner holds."""
+    claimed: int
+    """Works held by a live runner now."""
+    screened: int
+    """Works in scope with a verdict in the generation."""
+    outcomes: tuple[tuple[str, int], ...]
+    """(outcome, works): admit/discard/incomplete, or discard/proceed/incomplete for the cheap tier."""
+    voters: tuple[VoterTally, ...]
+    """Per configured voter."""
+    agreement: Agreement | None
+    """Between the two voters (None when the tier is not configured)."""
+    failures: int
+    """Provider failures recorded on works in scope (not votes; the work was asked again)."""
+    calibration: Calibration | None
+    """Against the labels, or None without labels or voters."""
+
+
+@dataclass(frozen=True)
+class ScreenFunnel:
+    """The funnel continued past routing, through the cheap tier and the screen to the hand-off."""
+
+    paying: int
+    """Works the release routes to a paying (screen) pile."""
+    cheap: int
+    """Of those, in a cheap pile."""
+    cheap_configured: bool
+    """False: the cheap piles' works go straight to the screen."""
+    cheap_discarded: int
+    """Discarded by the cheap tier (current cheap generation)."""
+    cheap_proceeded: int
+    """Passed on by it."""
+    cheap_undecided: int
+    """Not decided by it yet."""
+    screen: int
+    """Works in the screen's scope now (its own piles plus those passed on)."""
+    admitted: int
+    """Admitted by the screen (current generation)."""
+    discarded: int
+    """Discarded by it."""
+    incomplete: int
+    """In its scope without a verdict."""
+    hand_off: int
+    """Works `reporter export` hands on: the release's paying-pile works admitted in the current generation."""
+
+
+@dataclass(frozen=True)
+class ScreenReport:
+    """The screening section of one release's status page."""
+
+    release_id: str
+    """The release."""
+    database: str
+    """The state database as shown (a path relative to the workspace, or a URL without its password)."""
+    database_exists: bool
+    """False when the database does not exist yet: nothing has been screened."""
+    tiers: tuple[TierReport, ...]
+    """Cheap, then expensive."""
+    plan: tuple[TierPlan, ...]
+    """The dry run of each tier (what `reporter screen` would send now)."""
+    prompt_hash: str
+    """The prompt's hash."""
+    fragments: tuple[tuple[str, str], ...]
+    """Every fragment of the prompt, (name, template text), in assembly order."""
+    example: tuple[tuple[str, str], ...]
+    """An assembled prompt, (role, text) per message, for the example work of every generation's definition."""
+    funnel: ScreenFunnel
+    """The funnel through the tiers to the hand-off."""
+    labels: bool
+    """True when the workspace has labels (calibration shown)."""
+
+
+def screen_report(ws: Any, release_dir: Path, *, store: Any, labels: Any) -> ScreenReport:
+    """The screening section of `release_dir` from the (read-only) store; `labels` a work_id,label frame or None."""
+    release_dir = Path(release_dir)
+    prompt = load_prompt(ws.screen)
+    gens = generations(ws, prompt)
+    voters = tier_voters(ws)
+    known = _labels(labels)
+    scope = scopes(ws, release_dir, gens, store)
+    tiers = tuple(_tier(ws, tier, scope[tier], gens[tier], voters[tier], store, known, release_dir)
+                  for tier in TIERS)
+    plan = plan_screen(ws, release_dir, store=store)  # with None it finds the database absent again: opens nothing
+    title, abstract = EXAMPLE_WORK
+    example = tuple((m["role"], m["content"]) for m in messages_for(prompt, title, abstract, False))
+    return ScreenReport(
+        release_id=scope["cheap"].release_id, database=_database_label(ws), database_exists=store is not None,
+        tiers=tiers, plan=plan, prompt_hash=prompt.hash, fragments=prompt.fragments, example=example,
+        funnel=_funnel(ws, release_dir, tiers, gens, store), labels=known is not None)
+
+
+def workspace_report(ws: Any, release_dir: Path, labels: Any = None) -> ScreenReport | None:
+    """The report of a workspace's release, the store opened read-only (never created); None without [screen]."""
+    if ws.screen is None:
+        return None
+    with readonly_store(ws) as store:
+        return screen_report(ws, release_dir, store=store, labels=labels)
+
+
+def _database_label(ws: Any) -> str:
+    database = ws.screen.database
+    if ws.screen.is_postgres:
+        return redact_url(database)
+    path = Path(database)
+    return path.relative_to(ws.root).as_posix() if ws.root in path.parents else str(path)
+
+
+def _labels(labels: Any) -> dict[str, str] | None:
+    """work_id -> include/exclude from a labels frame (load_labels) or mapping; None without labels."""
+    if labels is None:
+        return None
+    if isinstance(labels, Mapping):
+        return dict(labels)
+    return dict(zip(labels["work_id"].to_list(), labels["label"].to_list()))
+
+
+def _tier(ws: Any, tier: str, scope: TierScope, generation: str | None, voters: tuple, store: Any,
+          known: dict[str, str] | None, release_dir: Path) -> TierReport:
+    ids = scope.work_ids
+    in_scope = set(ids)
+    if store is not None and generation is not None and ids:
+        verdicts = store.verdicts(tier, generation, ids)
+        votes = store.votes(tier, generation, ids)
+        failed = [f for f in store.failures(tier, generation) if f.work_id in in_scope]
+        claimed = store.counts(scope.release_id, tier, generation).claimed_live
+    else:
+        verdicts, votes, failed, claimed = {}, {}, [], 0
+    outcomes = Counter(verdicts.values())
+    incomplete = len(ids) - len(verdicts)
+    tallies = tuple(_tally(v, votes, failed) for v in voters)
+    agreement = _agreement(voters[0].name, voters[1].name, votes) if len(voters) == 2 else None
+    calibration = None
+    if known is not None and voters:
+        calibration = _calibration(ws, release_dir, tier, ids, voters, votes, verdicts, known)
+    return TierReport(
+        tier=tier, configured=bool(voters), generation=generation, scope=scope,
+        claimable=max(0, incomplete - claimed), claimed=claimed, screened=len(verdicts),
+        outcomes=(*((o, outcomes.get(o, 0)) for o in TIER_OUTCOMES[tier]), ("incomplete", incomplete)),
+        voters=tallies, agreement=agreement, failures=len(failed), calibration=calibration)
+
+
+def _answer(row: Any) -> str:
+    return row.vote.label if row.vote.valid else INVALID
+
+
+def _tally(voter: Any, votes: dict[str, dict[str, Any]], failed: list[Any]) -> VoterTally:
+    rows = [by_voter[voter.name] for by_voter in votes.values() if voter.name in by_voter]
+    answers = Counter(_answer(r) for r in rows)
+    causes = Counter(r.vote.invalid_cause for r in rows if not r.vote.valid)
+    failures = Counter(f.cause for f in failed if f.voter == voter.name)
+    return VoterTally(
+        voter=voter.name, model=voter.model,
+        labels=tuple((label, answers.get(label, 0)) for label in (*LABELS, INVALID)),
+        invalid=tuple((cause, causes.get(cause, 0)) for cause in INVALID_CAUSES),
+        failures=tuple(sorted(failures.items(), key=lambda kv: (-kv[1], kv[0]))),
+        input_tokens=sum(r.input_tokens or 0 for r in rows), output_tokens=sum(r.output_tokens or 0 for r in rows),
+        cost_usd=sum(r.cost_usd for r in rows))
+
+
+def cohen_kappa(pairs: Sequence[tuple[str, str]], labels: Sequence[str] = LABELS) -> tuple[float | None, float | None]:
+    """(observed agreement, Cohen's kappa) of label pairs; kappa None when chance agreement is 1 (or no pairs)."""
+    n = len(pairs)
+    if not n:
+        return None, None
+    observed = sum(a == b for a, b in pairs) / n
+    first, second = Counter(a for a, _ in pairs), Counter(b for _, b in pairs)
+    expected = sum(first[k] * second[k] for k in labels) / (n * n)
+    if expected >= 1:
+        return observed, None
+    return observed, (observed - expected) / (1 - expected)
+
+
+def _agreement(a: str, b: str, votes: dict[str, dict[str, Any]]) -> Agreement:
+    both = [(row[a], row[b]) for row in votes.values() if a in row and b in row]
+    answers = (*LABELS, INVALID)
+    cells = Counter((_answer(x), _answer(y)) for x, y in both)
+    valid = [(x.vote.label, y.vote.label) for x, y in both if x.vote.valid and y.vote.valid]
+    observed, kappa = cohen_kappa(valid)
+    return Agreement(voters=(a, b), both=len(both),
+                     table=tuple((r, tuple(cells.get((r, c), 0) for c in answers)) for r in answers),
+                     valid=len(valid), observed=observed, kappa=kappa)
+
+
+def rate(successes: int, n: int) -> tuple[float, float, float] | None:
+    """(share, Wilson 95% low, high), or None when n is 0."""
+    if not n:
+        return None
+    low, high = wilson(successes, n)
+    return successes / n, low, high
+
+
+def _confusion(name: str, columns: tuple[str, ...], answers: dict[str, str], known: dict[str, str],
+               discard: str, undecided: str) -> Confusion:
+    """Counts per (label, answer) over labelled works; `discard` is the answer that drops a work."""
+    cells = Counter((known[w], answers.get(w, undecided)) for w in known)
+    includes = [w for w, lab in known.items() if lab == "include" and answers.get(w, undecided) != undecided]
+    judged = [w for w in known if answers.get(w, undecided) != undecided]
+    kept = sum(answers[w] != discard for w in includes)
+    discarded = sum(answers[w] == discard for w in judged)
+    return Confusion(name=name, columns=columns,
+                     rows=tuple((lab, tuple(cells.get((lab, c), 0) for c in columns)) for lab in ("include", "exclude")),
+                     includes=len(includes), kept=kept, recall=rate(kept, len(includes)),
+                     judged=len(judged), discarded=discarded, saved=rate(discarded, len(judged)))
+
+
+def _calibration(ws: Any, release_dir: Path, tier: str, ids: tuple[str, ...], voters: tuple,
+                 votes: dict[str, dict[str, Any]], verdicts: dict[str, str], known: dict[str, str]) -> Calibration:
+    labelled = {w: known[w] for w in ids if w in known}
+    confusions = []
+    for v in voters:
+        answers = {w: _answer(row[v.name]) for w, row in votes.items() if v.name in row}
+        confusions.append(_confusion(v.name, (*LABELS, INVALID, NOT_ASKED), answers, labelled, "exclude", NOT_ASKED))
+    gate = _confusion("gate", (*TIER_OUTCOMES[tier], "incomplete"), verdicts, labelled, "discard", "incomplete")
+    lost_ids = sorted(w for w, lab in labelled.items() if lab == "include" and verdicts.get(w) == "discard")
+    texts = load_works(ws, release_dir, lost_ids[:LOST_SHOWN], check=False)
+    return Calibration(labelled=len(labelled), includes=sum(lab == "include" for lab in labelled.values()),
+                       voters=tuple(confusions), gate=gate,
+                       lost=tuple(LostInclude(w, texts[w].title) for w in lost_ids[:LOST_SHOWN]),
+                       lost_total=len(lost_ids))
+
+
+def _funnel(ws: Any, release_dir: Path, tiers: tuple[TierReport, ...], gens: dict[str, str | None],
+            store: Any) -> ScreenFunnel:
+    cheap, screen = tiers
+    piles = screen_piles(release_dir)
+    paying = pile_works(release_dir, piles["cheap"] + piles["expensive"])["work_id"].to_list()
+    admitted = (store.verdicts("expensive", gens["expensive"], paying)
+                if store is not None and gens["expensive"] and paying else {})
+    c, s = dict(cheap.outcomes), dict(screen.outcomes)
+    return ScreenFunnel(
+        paying=len(paying), cheap=len(cheap.scope.work_ids), cheap_configured=cheap.configured,
+        cheap_discarded=c.get("discard", 0) if cheap.configured else 0,
+        cheap_proceeded=c.get("proceed", 0) if cheap.configured else len(cheap.scope.work_ids),
+        cheap_undecided=c.get("incomplete", 0) if cheap.configured else 0,
+        screen=len(screen.scope.work_ids), admitted=s.get("admit", 0), discarded=s.get("discard", 0),
+        incomplete=s.get("incomplete", 0), hand_off=sum(o == "admit" for o in admitted.values()))
