@@ -19,10 +19,10 @@ FETCH_EPILOG = f"""\
 example (in the example workspace, the repository; sends nothing, prints what a fetch would ask):
   reporter fetch --workspace . --week 2026-W20 --source arxiv,pubmed --dry-run
 
-with the network (the first writes examples/digest/papers/2026-W20.jsonl, the [digest] papers folder,
-from every source with a [fetch.<source>] table; the second one source and window into a file):
-  $ reporter fetch --workspace . --week 2026-W20
-  $ reporter fetch --workspace . --source biorxiv --since 2026-05-11 --until 2026-05-17 --out biorxiv.jsonl --json
+with the network, in a workspace of your own (the first writes YYYY-Www.jsonl into its [digest] papers
+folder from every source that has a [fetch.<source>] table; the second two sources into one file):
+  $ reporter fetch --week 2026-W21
+  $ reporter fetch --source biorxiv,pubmed --since 2026-05-11 --until 2026-05-17 --out week.jsonl --json
 
 Sources: {', '.join(SOURCES)}. Each is asked with its documented etiquette
 (arXiv one request every 3 s, NCBI 3 a second or 10 with a key, ...), pages
@@ -98,7 +98,8 @@ def run_fetch(args: argparse.Namespace, environ: dict[str, str] | None = None) -
         window = make_window(_date(args.since, "--since"), _date(args.until, "--until"), as_of)
     out = None if args.dry_run else args.out if args.out is not None else _week_file(ws, args.week)
     names = source_names(args.source, settings)
-    result = fetch_sources(settings, names, window, Runtime(environ), refresh=args.refresh, dry_run=args.dry_run)
+    result = fetch_sources(settings, names, window, Runtime(environ), refresh=args.refresh, dry_run=args.dry_run,
+                           progress=not args.dry_run)
     if args.dry_run:
         _print_plan(result, args.json)
         return 0

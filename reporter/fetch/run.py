@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..digest.archive import parse_week, week_start
 from ..digest.records import Record
 from ..errors import InputError
 from ..files import write_bytes
@@ -29,7 +30,7 @@ from . import arxiv, biorxiv, openalex, pubmed
 from .cache import RawCache
 from .config import SOURCES, FetchSettings, SourceSettings
 from .http import Client, Policy, Transport, WouldSend, urllib_transport
-from .pages import Page, Window
+from .pages import Page, Window, make_window
 
 Walker = Callable[[SourceSettings, Window, Client, "str | None"], Iterator[Page]]
 WALKERS: dict[str, Walker] = {
@@ -89,9 +90,13 @@ class Runtime:
     environ: Mapping[str, str]
     """Where API keys are read (the variable [fetch.<source>] api_key_env names)."""
     transport: Transport = urllib_transport
+    """Sends one GET (reporter.fetch.http.urllib_transport)."""
     clock: Callable[[], float] = time.monotonic
+    """Monotonic seconds, for the etiquette interval."""
     sleep: Callable[[float], None] = time.sleep
+    """Waits: the interval, Retry-After, backoff."""
     wall: Callable[[], float] = time.time
+    """Seconds since the epoch, for a Retry-After given as an HTTP date."""
     rng: random.Random | None = None
     """The jitter's randomness (None: a fresh, unseeded one)."""
 
@@ -129,12 +134,12 @@ def fetch_sources(settings: FetchSettings, names: Sequence[str], window: Window,
     cache = RawCache(settings.cache_dir)
     cache.sweep()  # temporaries of killed runs
     policy = Policy(settings.timeout_seconds, settings.retries, settings.backoff_seconds, settings.max_wait_seconds)
+    keys = {name: api_key(settings.source(name), runtime.environ) for name in names}  # all, before any request
     records: list[Record] = []
     reports = []
     for name in names:
-        source = settings.source(name)
-        key = api_key(source, runtime.environ)
-        report, found = _fetch_one(source, key, window, cache, policy, runtime, refresh, dry_run, progress)
+        report, found = _fetch_one(settings.source(name), keys[name], window, cache, policy, runtime, refresh,
+                                   dry_run, progress)
         records += found
         reports.append(report)
     return FetchResult(tuple(records), tuple(reports))
@@ -190,8 +195,5 @@ def write_records(path: Path, records: Sequence[Record]) -> bytes:
 
 def week_window(week: str, as_of: dt.date) -> Window:
     """Monday to Sunday of an ISO week (`YYYY-Www`, checked), as asked on `as_of`."""
-    from ..digest.archive import parse_week, week_start
-    from .pages import make_window
-
     monday = week_start(parse_week(week))
     return make_window(monday, monday + dt.timedelta(days=6), as_of)
