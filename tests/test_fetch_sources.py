@@ -52,6 +52,15 @@ def test_arxiv_pages_by_start_to_total_results(tmp_path, fake):
     assert {(q["sortBy"], q["sortOrder"]) for q in asked} == {("submittedDate", "ascending")}
 
 
+@pytest.mark.parametrize("base", ["", "/", "/api"])
+def test_an_arxiv_base_url_without_the_query_path_gets_it(tmp_path, fake, base):
+    root = write_workspace(tmp_path, fake, ("arxiv",), extra={"arxiv": ""})
+    toml = (root / "reporter.toml").read_text().replace(f"{fake.root}/arxiv/api/query", fake.root + base)
+    (root / "reporter.toml").write_text(toml)
+    assert len(run_fetch(root, ("arxiv",)).records) == 4
+    assert [path.split("?")[0] for _, path, _ in fake.log] == ["/api/query", "/api/query"]
+
+
 def test_arxiv_ids_lose_their_version_and_keep_it_as_a_field(tmp_path, fake):
     records = _by_id(run_fetch(write_workspace(tmp_path, fake), ("arxiv",)))
     assert [(r.id, r.version) for r in records.values()] == [

@@ -3,6 +3,8 @@
 GET {base_url}?search_query=(QUERY) AND submittedDate:[YYYYMMDD0000 TO YYYYMMDD2359]
 &start=N&max_results=SIZE&sortBy=submittedDate&sortOrder=ascending
 
+`base_url` is the query endpoint (default https://export.arxiv.org/api/query);
+a bare host gets `/api/query`, and a URL ending in `/api` gets `/query`.
 The date is the submission date of the first version. The API is known to
 answer some pages with no entries although the total says more remain: such
 a page is bad (asked again), never the end. Entries are read by the
@@ -12,6 +14,7 @@ the version kept as a field, a journal DOI as a related id.
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Iterator
 
 from ..errors import InputError
@@ -23,6 +26,14 @@ from .pages import Page, Window, count, follow, pages_for, read_items, xml_page
 OPENSEARCH = "{http://a9.com/-/spec/opensearch/1.1/}"
 
 
+def endpoint(base_url: str) -> str:
+    """The query endpoint: base_url itself, or `/api/query` under a bare host (`/query` under `…/api`)."""
+    path = urllib.parse.urlsplit(base_url).path.rstrip("/")
+    if not path:
+        return f"{base_url.rstrip('/')}/api/query"
+    return f"{base_url.rstrip('/')}/query" if path.endswith("/api") else base_url
+
+
 def search_query(source: SourceSettings, window: Window) -> str:
     """The `search_query`: the configured query (if any) AND the submission dates of the window."""
     dates = f"submittedDate:[{window.since:%Y%m%d}0000 TO {window.until:%Y%m%d}2359]"
@@ -32,7 +43,7 @@ def search_query(source: SourceSettings, window: Window) -> str:
 def walk(source: SourceSettings, window: Window, client: Client, key: str | None = None) -> Iterator[Page]:
     """Every page of the window's submissions, in submission order."""
     def request(start: int) -> Request:
-        return Request("arxiv", source.base_url, params=(
+        return Request("arxiv", endpoint(source.base_url), params=(
             ("search_query", search_query(source, window)), ("start", str(start)),
             ("max_results", str(source.size)), ("sortBy", "submittedDate"), ("sortOrder", "ascending")),
             epoch=window.epoch)

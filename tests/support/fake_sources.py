@@ -187,7 +187,7 @@ class FakeSources:
         self._send(handler, status, body, kind, headers)
 
     def _route(self, path: str):
-        if path.startswith("/arxiv/"):
+        if path.startswith("/arxiv/") or path == "/api/query":  # the latter: arXiv at the server's root
             return "arxiv", self._arxiv
         if path.startswith("/biorxiv/details/"):
             return path.split("/")[3], self._details
