@@ -9,6 +9,7 @@ of its own; from then on they race over the rest.
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import threading
 import time
@@ -100,3 +101,37 @@ def test_runners_at_once_on_one_sqlite_file(tmp_path, runners):
 @pytest.mark.parametrize("runners", [2, 4])
 def test_runners_at_once_on_postgresql(tmp_path, runners, postgres_url):
     run_at_once(tmp_path, runners, postgres_url)
+
+
+def test_works_held_by_a_live_runner_are_left_to_it_and_taken_over_once_its_lease_ran_out(tmp_path):
+    from reporter.screening.prompt import generation_for, load_prompt
+    from reporter.screening.store import open_store
+    from test_screen_run import screen
+
+    with FakeOpenAI(default=Answer("include")) as server:
+        w = make_workspace(tmp_path / "ws", server.base_url, screen=6, cheap_voters=False, lease_seconds=1)
+        server.titles = w["titles"]
+        settings = w["ws"].screen
+        generation = generation_for("expensive", settings.expensive, load_prompt(settings)).id
+        release_id = json.loads((w["release_dir"] / "release.json").read_text())["release_id"]
+        ids = [f"t:W00{i}" for i in range(1, 7)]
+        store = open_store(settings.database)
+        try:
+            # A runner on another machine (no raw file here) claims two works with a long lease.
+            store.seed_scope(release_id, "expensive", generation, ids)
+            held = store.claim(release_id, "expensive", generation, "elsewhere", 2, 3600)
+            assert [j.work_id for j in held] == ids[:2]
+            first = screen(w, tiers=("expensive",))
+            assert first.tiers[0].screened == 4
+            assert {short(x) for x, _ in server.counts()} == {"W003", "W004", "W005", "W006"}
+            # Its lease runs out (the database's clock decides): the next runner takes the works over.
+            store.heartbeat("elsewhere", 0.01)
+            deadline = time.monotonic() + WAIT_SECONDS
+            while store.counts(release_id, "expensive", generation).claimable < 2:
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+            second = screen(w, tiers=("expensive",))
+        finally:
+            store.close()
+    assert second.tiers[0].screened == 2
+    assert all(n == 1 for n in server.counts().values()) and len(server.counts()) == 12
