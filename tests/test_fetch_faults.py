@@ -29,6 +29,18 @@ def test_429_and_503_are_asked_again_after_retry_after(tmp_path, fake, source):
     assert clock.sleeps == [7.0, 2.0]  # what the server asked for, no more, no less
     assert (report.records, report.retried, report.waited_seconds) == (COUNTS[source], 2, 9.0)
     assert report.sent == len(fake.requests(source))
+    assert [f.split(": ", 1)[1] for f in report.failures] == [
+        "HTTP 429 (Retry-After 7 s)", "HTTP 503 (Retry-After 2 s)"]
+
+
+def test_openalex_403_is_its_rate_limit_and_is_asked_again(tmp_path, fake):
+    fake.faults["openalex"] = ["403"]  # OpenAlex's errors page: 403, "Rate limit exceeded; slow down"
+    report, = run_fetch(write_workspace(tmp_path, fake), ("openalex",)).reports
+    assert (report.records, report.retried) == (3, 1)
+    fake.faults["arxiv"] = ["403"]  # elsewhere a 403 is a refusal
+    with pytest.raises(InputError, match=r"^arxiv: \S+: HTTP 403 \(<html><body><h1>403</h1></body></html>\): the API "
+                                         r"refused the request"):
+        run_fetch(write_workspace(tmp_path, fake), ("arxiv",))
 
 
 def test_without_retry_after_the_wait_doubles_with_seeded_jitter(tmp_path, fake):

@@ -20,6 +20,9 @@ SOURCES = {
 }
 KEY_INTERVAL = {"pubmed": 0.1}
 """The etiquette with an API key, where the source allows more with one (NCBI: 10 requests a second)."""
+RETRIED_ALSO = {"openalex": frozenset({403})}
+"""Statuses a source answers when it is overloaded, beyond 429 and 5xx (OpenAlex's errors page: 403 "Rate limit
+exceeded; slow down"): asked again after a wait, like a 429."""
 PAGE_SIZES = {"arxiv": 200, "pubmed": 500, "openalex": 100}
 """Records asked per page where the client chooses (bioRxiv and medRxiv serve 100, fixed by the API)."""
 MAX_PAGE_SIZES = {"arxiv": 2000, "pubmed": 10000, "openalex": 100}

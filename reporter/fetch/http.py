@@ -37,8 +37,8 @@ from ..errors import InputError
 from .cache import RawCache, request_key
 
 T = TypeVar("T")
-RETRIED_STATUS = frozenset({429, 500, 502, 503, 504})
-"""Statuses asked again after a wait (any other 5xx is too); every other non-200 stops the fetch."""
+RETRIED_STATUS = frozenset({429})
+"""Statuses asked again after a wait besides every 5xx (a source may add some); any other non-200 stops the fetch."""
 
 
 class BadPage(Exception):
@@ -195,12 +195,13 @@ class Client:
                  contact: str | None = None, transport: Transport = urllib_transport,
                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
                  wall: Callable[[], float] = time.time, rng: random.Random | None = None,
-                 refresh: bool = False, dry_run: bool = False,
+                 refresh: bool = False, dry_run: bool = False, retried: frozenset[int] = RETRIED_STATUS,
                  on_wait: Callable[[float, str], None] | None = None):
         self.source, self.interval, self.policy, self.cache = source, interval, policy, cache
         self.transport, self.clock, self.sleep, self.wall = transport, clock, sleep, wall
         self.rng = rng if rng is not None else random.Random()
         self.refresh, self.dry_run, self.on_wait = refresh, dry_run, on_wait
+        self.retried = retried
         agent = f"reporter/{__version__}" + (f" (mailto:{contact})" if contact else "")
         self.headers = {"User-Agent": agent}
         self.counters = Counters()
@@ -251,7 +252,7 @@ class Client:
                         return self._parse(parse, answer.body, request, key)
                     except BadPage as exc:
                         problem = f"a bad page ({exc})"
-                elif answer.status in RETRIED_STATUS or 500 <= answer.status < 600:
+                elif answer.status in self.retried or 500 <= answer.status < 600:
                     problem = f"HTTP {answer.status}"
                     retry_after = retry_after_seconds(answer.headers.get("retry-after"), self.wall())
                     if retry_after is not None:

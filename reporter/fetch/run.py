@@ -28,8 +28,8 @@ from ..pool.sources import fold_same_id
 from ..progress import Progress
 from . import arxiv, biorxiv, openalex, pubmed
 from .cache import RawCache
-from .config import SOURCES, FetchSettings, SourceSettings
-from .http import Client, Policy, Transport, WouldSend, urllib_transport
+from .config import RETRIED_ALSO, SOURCES, FetchSettings, SourceSettings
+from .http import RETRIED_STATUS, Client, Policy, Transport, WouldSend, urllib_transport
 from .pages import Page, Window, make_window
 
 Walker = Callable[[SourceSettings, Window, Client, "str | None"], Iterator[Page]]
@@ -62,6 +62,8 @@ class SourceReport:
     """Time spent waiting on the etiquette interval, Retry-After and backoff."""
     skipped: tuple[str, ...] = ()
     """Records the reader refused (each named, with why); the rest of their page was kept."""
+    failures: tuple[str, ...] = ()
+    """Each failure that was asked again, `URL: what happened`, in order."""
     would_send: str | None = None
     """Dry run only: the first request the cache could not answer (None: every page is cached)."""
 
@@ -70,7 +72,7 @@ class SourceReport:
         return {"source": self.source, "records": self.records, "versions_folded": self.versions_folded,
                 "pages": self.pages, "requests_sent": self.sent, "answered_from_cache": self.cached,
                 "retried": self.retried, "waited_seconds": round(self.waited_seconds, 3),
-                "skipped": list(self.skipped), "would_send": self.would_send}
+                "skipped": list(self.skipped), "failures": list(self.failures), "would_send": self.would_send}
 
 
 @dataclass(frozen=True)
@@ -157,7 +159,7 @@ def _fetch_one(source: SourceSettings, key: str | None, window: Window, cache: R
     client = Client(source.name, source.interval(key is not None), policy, cache,
                     contact=source.email or source.mailto, transport=runtime.transport, clock=runtime.clock,
                     sleep=runtime.sleep, wall=runtime.wall, rng=runtime.rng, refresh=refresh, dry_run=dry_run,
-                    on_wait=waiting)
+                    retried=RETRIED_STATUS | RETRIED_ALSO.get(source.name, frozenset()), on_wait=waiting)
     skipped: list[str] = []
     pages = 0
     would_send = None
@@ -177,7 +179,8 @@ def _fetch_one(source: SourceSettings, key: str | None, window: Window, cache: R
     folded = fold_same_id(rows)
     c = client.counters
     report = SourceReport(source.name, len(folded), sum(len(members) - 1 for _, members in folded), pages,
-                          c.sent, c.cached, c.retried, c.waited_seconds, tuple(skipped), would_send)
+                          c.sent, c.cached, c.retried, c.waited_seconds, tuple(skipped), tuple(c.failures),
+                          would_send)
     return report, [record for record, _ in folded]
 
 
