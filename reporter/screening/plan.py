@@ -25,7 +25,9 @@ from ..errors import InputError
 from .config import TIERS, VoterSettings
 from .prompt import Prompt, generation_for, load_prompt, work_text
 from .scope import TierScope, load_works, tier_scope
-from .tokens import TOKENIZER_NOTE, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY, count_tokens, is_openai_model
+
+# tokens.py (bpe-openai) is imported where tokens are counted: loading it takes a second or two, which
+# the site (whose status page shows plans) and the commands that never count tokens should not pay.
 
 DEFAULT_OUTPUT_TOKENS = 60
 """Output tokens per reply assumed before a voter has recorded any in the generation."""
@@ -144,6 +146,7 @@ def prompt_lengths(prompt: Prompt, works: Sequence[Any]) -> list[int]:
     The same as `tokens.count_message_tokens` over `messages_for`, with the
     system message (the same for every work) counted once.
     """
+    from .tokens import TOKENS_PER_MESSAGE, TOKENS_PER_REPLY, count_tokens
     system = count_tokens([prompt.system])[0]
     users = count_tokens([work_text(prompt, w.title, w.abstract, w.title_only) for w in works])
     return [system + user + 2 * TOKENS_PER_MESSAGE + TOKENS_PER_REPLY for user in users]
@@ -189,6 +192,7 @@ def plan_screen(ws: Any, release_dir: Path, *, store: Any = None) -> tuple[TierP
     """The dry run of every tier of the release (cheap, then expensive); never writes anything."""
     if ws.screen is None:
         raise InputError(f"{ws.file}: screening is not configured; {HOW_TO_CONFIGURE}")
+    from .tokens import TOKENIZER_NOTE
     prompt = load_prompt(ws.screen)
     gens = generations(ws, prompt)
     voters = tier_voters(ws)
@@ -242,6 +246,7 @@ def _mean_output(voter: VoterSettings, votes: dict[str, dict[str, Any]]) -> floa
 
 def _voter_cost(voter: VoterSettings, ids: list[str], lengths: dict[str, int],
                 votes: dict[str, dict[str, Any]]) -> VoterCost:
+    from .tokens import is_openai_model
     asked = [w for w in ids if voter.name not in votes.get(w, {})]
     recorded = sum(1 for row in votes.values() if voter.name in row and row[voter.name].output_tokens is not None)
     mean = _mean_output(voter, votes)
