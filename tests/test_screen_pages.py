@@ -167,3 +167,8 @@ def test_render_shows_the_screen_with_its_workspace_and_says_so_without(tmp_path
     render_site(ws.releases, tmp_path / "two", progress=False, workspace=ws2)
     old = parse_html((tmp_path / "two" / "releases" / rdir.name / "status.html").read_text())
     assert f"newest release, {newer.name[:12]}" in old.find("section", id="screening").text()
+    # A pool changed since the newest release: a render says so on the page; a build would route it anew.
+    ws2.pool.write_text(ws2.pool.read_text().replace("three labs", "four labs"))
+    render_site(ws.releases, tmp_path / "changed", progress=False, workspace=ws2)
+    changed = parse_html((tmp_path / "changed" / "releases" / newer.name / "status.html").read_text())
+    assert "the pool differs from the one release" in changed.find("section", id="screening").text()

@@ -124,7 +124,8 @@ def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = Non
         if workspace is not None:
             latest = found.releases[-1] if found.releases else None
             screening = gather_screening(workspace, latest.release_id if latest else None,
-                                         latest.folder if latest else None, workspace_labels(workspace))
+                                         latest.folder if latest else None, workspace_labels(workspace),
+                                         strict=False)
         site = prepare_site(found, out, stages=stages, rerender_archive=rerender_archive, progress=progress,
                             screening=screening)
         return site.commit()
@@ -138,16 +139,25 @@ def workspace_labels(ws: Any) -> Any:
     return load_labels(ws.labels)
 
 
-def gather_screening(ws: Any, release_id: str | None, release_dir: Path | None, labels: Any = None) -> ScreeningStatus:
+def gather_screening(ws: Any, release_id: str | None, release_dir: Path | None, labels: Any = None, *,
+                     strict: bool = True) -> ScreeningStatus:
     """What the status pages show of a workspace's screen: the report of one release, read-only.
 
     The state database is opened read-only and never created; a missing one
-    means nothing is screened yet (the dry run still shows).
+    means nothing is screened yet (the dry run still shows). A build is
+    `strict`: a bad [screen] input refuses it like any other input. A render
+    (not strict) shows the problem on the status page instead: the release it
+    renders may be older than the workspace's pool.
     """
     if ws.screen is None or release_id is None or release_dir is None:
         return screening_status(None, release_id or "", ws.screen is not None)
     from ..screening.report import workspace_report
-    return screening_status(workspace_report(ws, release_dir, labels), release_id, True)
+    try:
+        return screening_status(workspace_report(ws, release_dir, labels), release_id, True)
+    except InputError as exc:
+        if strict:
+            raise
+        return ScreeningStatus(None, None, f"The screen of the newest release is not shown: {exc}")
 
 
 def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] = (),
