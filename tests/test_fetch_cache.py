@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
+from support.fake_sources import ALL, LAUNCH, cli_main, fake_server, run_fetch, write_workspace  # noqa: F401 (fixture)
 
 from reporter.digest.read import read_papers
 from reporter.errors import InputError
 from reporter.fetch.pages import Window
-from support.fake_sources import ALL, LAUNCH, cli_main, fake, run_fetch, write_workspace  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,9 +8,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.fake_sources import ALL, cli_main, fake_server, workspace_toml, write_workspace  # noqa: F401 (fixture)
 
 from reporter.digest.read import read_papers
-from support.fake_sources import ALL, cli_main, fake, workspace_toml, write_workspace  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 DIGEST = ('[digest]\npapers = "papers"\nwatchlist = "watchlist.txt"\ncriteria = "criteria.md"\n'

@@ -8,10 +8,10 @@ import json
 import random
 
 import pytest
+from support.fake_sources import ALL, FakeClock, fake_server, run_fetch, write_workspace  # noqa: F401 (fixture)
 
 from reporter.errors import InputError
 from reporter.fetch.http import Policy, retry_after_seconds
-from support.fake_sources import ALL, FakeClock, fake, run_fetch, write_workspace  # noqa: F401 (fake is a fixture)
 
 COUNTS = {"arxiv": 4, "biorxiv": 2, "medrxiv": 2, "pubmed": 3, "openalex": 3}
 """Records of 2026-W20 per source (tests/fixtures/fetch/README.md)."""

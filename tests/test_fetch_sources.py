@@ -9,13 +9,12 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from support.fake_sources import ALL, fake_server, run_fetch, write_workspace  # noqa: F401 (fixture)
 
 from reporter.errors import InputError
 from reporter.fetch import pubmed
 from reporter.fetch.http import urllib_transport
 from reporter.fetch.pages import Window
-from support.fake_sources import ALL, fake, run_fetch, write_workspace  # noqa: F401 (fake is a fixture)
-
 
 
 def _by_id(result):

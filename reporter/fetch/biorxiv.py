@@ -42,7 +42,7 @@ def walk(source: SourceSettings, window: Window, client: Client, key: str | None
 
 def parse_page(body: bytes, server: str, cursor: int, label: str) -> tuple[Page, int | None]:
     """(the page, the next cursor or None at the end); BadPage for an answer that is not a whole page."""
-    doc = json_page(body, label)
+    doc = json_page(body)
     collection = doc.get("collection")
     if not isinstance(collection, list):
         raise BadPage(f"no 'collection' list (got {collection!r:.40})")
@@ -73,6 +73,6 @@ def _message(doc: dict[str, Any]) -> Mapping[str, Any]:
 def explain(body: bytes) -> str | None:
     """The status an error answer carries, for the message."""
     try:
-        return str(_message(json_page(body, "error")).get("status")) or None
+        return str(_message(json_page(body)).get("status")) or None
     except BadPage:
         return None

@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files import make_dirs, remove_debris, write_bytes
+from ..files import remove_debris, write_bytes
 
 SUFFIX = ".page"
 
@@ -54,18 +54,11 @@ class RawCache:
     def put(self, source: str, key: str, url: str, content_type: str | None, body: bytes) -> None:
         """Store an answer atomically: one JSON line (url, status, content type), then the bytes."""
         head = json.dumps({"url": url, "status": 200, "content_type": content_type}, sort_keys=True)
-        path = self.path(source, key)
-        make_dirs(path.parent)
-        write_bytes(path, head.encode("utf-8") + b"\n" + body)
+        write_bytes(self.path(source, key), head.encode("utf-8") + b"\n" + body)
 
     def evict(self, source: str, key: str) -> None:
         """Forget a stored answer that turned out not to be a whole page (it is asked again)."""
         self.path(source, key).unlink(missing_ok=True)
-
-    def count(self, source: str) -> int:
-        """How many answers of a source are stored."""
-        folder = self.root / source
-        return sum(1 for _ in folder.glob(f"*/*{SUFFIX}")) if folder.is_dir() else 0
 
 
 def request_key(text: str) -> str:

@@ -40,7 +40,7 @@ def walk(source: SourceSettings, window: Window, client: Client, key: str | None
 
 def parse_page(body: bytes, size: int, label: str) -> tuple[Page, str | None]:
     """(the page, the next cursor or None at the end); BadPage for an answer that is not a whole page."""
-    doc = json_page(body, label)
+    doc = json_page(body)
     results, meta = doc.get("results"), doc.get("meta")
     if not isinstance(results, list) or not isinstance(meta, Mapping):
         raise BadPage("not a /works list page ('meta' and a 'results' list)")
@@ -57,7 +57,7 @@ def parse_page(body: bytes, size: int, label: str) -> tuple[Page, str | None]:
 def explain(body: bytes) -> str | None:
     """OpenAlex's error message (`{"error": ..., "message": ...}`), for the message."""
     try:
-        doc = json_page(body, "error")
+        doc = json_page(body)
     except BadPage:
         return None
     parts = [str(doc[k]) for k in ("error", "message") if doc.get(k)]

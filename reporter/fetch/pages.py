@@ -73,7 +73,7 @@ def read_items(items: Iterable[T], read_one: Callable[[T, str], Record], label: 
     return tuple(records), tuple(skipped)
 
 
-def json_page(body: bytes, label: str) -> dict[str, Any]:
+def json_page(body: bytes) -> dict[str, Any]:
     """A page that must be one JSON object; BadPage (asked again) when it is not."""
     try:
         doc = json.loads(body)
@@ -115,6 +115,6 @@ def follow(client: Client, first: C, request: Callable[[C], Request],
     number = 1
     while position is not None:
         asked, where = position, f"{label} page {number}"
-        page, position = client.get(request(asked), lambda body: parse(body, asked, where), explain)
+        page, position = client.get(request(asked), lambda body, at=asked, name=where: parse(body, at, name), explain)
         yield page
         number += 1

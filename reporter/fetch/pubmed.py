@@ -98,7 +98,7 @@ def _batches(source: SourceSettings, window: Window, client: Client, total: int,
 
 def parse_search(body: bytes) -> tuple[int, str, str]:
     """(count, WebEnv, query_key) of an esearch JSON answer; BadPage for one without them or with an ERROR."""
-    doc = json_page(body, "pubmed esearch")
+    doc = json_page(body)
     result = doc.get("esearchresult")
     if not isinstance(result, dict):
         raise BadPage(f"no 'esearchresult' object (got {result!r:.40})")
@@ -135,7 +135,7 @@ def _article(item: Any, where: str):
 def explain(body: bytes) -> str | None:
     """The message of an E-utilities error answer (`{"error": ...}`), for the message."""
     try:
-        doc = json_page(body, "error")
+        doc = json_page(body)
     except BadPage:
         return None
     message = doc.get("error") or (doc.get("esearchresult") or {}).get("ERROR")

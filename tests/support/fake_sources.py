@@ -30,12 +30,12 @@ import base64
 import contextlib
 import datetime as dt
 import json
+import random
 import re
 import socket
 import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-import random
 from pathlib import Path
 
 import pytest
@@ -316,9 +316,10 @@ def write_workspace(root: Path, fake: FakeSources, sources: tuple[str, ...] = AL
     return root
 
 
-@pytest.fixture
-def fake():
-    """A fake server whose bioRxiv serves 2 rows a call (so a week takes several pages), closed after the test."""
+@pytest.fixture(name="fake")
+def fake_server():
+    """The `fake` fixture: a fake server whose bioRxiv serves 2 rows a call (so a week takes several pages),
+    closed after the test."""
     server = FakeSources(biorxiv_page_size=2)
     yield server
     server.close()
