@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "reporter.novelty.commands",
     "reporter.digest.commands",
     "reporter.screening.commands",
+    "reporter.fetch.commands",
 )
 
 
