@@ -49,7 +49,7 @@ def title_of(work_id: str, kind: str) -> str:
 def make_workspace(root: Path, base_url: str, *, cheap: int = 0, screen: int = 0, other: int = 0,
                    database: str = "state/screen.db", criteria: str | None = None, batch_size: int = 4,
                    concurrency: int = 4, cheap_voters: bool = True, lease_seconds: int = 300,
-                   prices: tuple[float, float] = (1.0, 2.0)) -> dict:
+                   prices: tuple[float, float] = (1.0, 2.0), timeout: float = 30) -> dict:
     """A workspace with `cheap`, `screen` and `other` works, routed once; returns ws, release_dir and titles."""
     rows, kinds = [], {}
     n = 0
@@ -75,7 +75,7 @@ api_key_env = "{KEY_ENV}"
 max_concurrency = {concurrency}
 price_in_per_mtok = {prices[0]}
 price_out_per_mtok = {prices[1]}
-timeout_seconds = 30
+timeout_seconds = {timeout}
 """)
     crit = ""
     if criteria is not None:

@@ -56,16 +56,20 @@ def run_at_once(tmp_path, runners: int, database: str | None) -> None:
         return Answer(label) if gate.is_set() else Gated(gate, Answer(label))
 
     with FakeOpenAI(script) as server:
+        # A held answer must not time out (the client would ask again) however long the runners take to start.
         w = make_workspace(tmp_path / "ws", server.base_url, cheap=8, screen=24, batch_size=3, concurrency=2,
-                           **({"database": database} if database else {}))
+                           timeout=10 * WAIT_SECONDS, **({"database": database} if database else {}))
         server.titles = w["titles"]
         db = database or str(w["root"] / "state" / "screen.db")
         procs = [start_run(w["root"]) for _ in range(runners)]
         try:
             deadline = time.monotonic() + WAIT_SECONDS
             while len(query(db, "SELECT DISTINCT claimed_by FROM jobs WHERE claimed_by IS NOT NULL")) < runners:
-                assert time.monotonic() < deadline, "the runners never all held claims"
-                assert all(p.poll() is None for p in procs), "a runner ended early"
+                if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+                    for p in procs:
+                        p.kill()
+                    raise AssertionError("the runners never all held claims: " + " | ".join(
+                        p.communicate()[1][-1500:] for p in procs))
                 time.sleep(0.05)
             gate.set()
             reports = [finish(p) for p in procs]
