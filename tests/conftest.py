@@ -82,3 +82,30 @@ def novelty_site(site_build, tmp_path_factory):
     assert main(["novelty", "--batch", str(NOVELTY_FIXTURE / "candidates.jsonl"), "--out", str(results)]) == 0
     render_site(site_build["releases"], root / "site", novelty=results, progress=False)
     return {**site_build, "site": root / "site", "novelty": results}
+
+
+# --- PostgreSQL, for the screening state authority ----------------------------
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A throwaway PostgreSQL server for the whole session (tests/support/postgres.py), stopped at the end.
+
+    Skips the test when PostgreSQL is not installed, except when $CI is set: there it
+    fails, so CI can never pass by silently skipping the PostgreSQL tests.
+    """
+    from support.postgres import PostgresServer, postgres_available
+
+    if not postgres_available():
+        reason = "PostgreSQL is not installed (no initdb/pg_ctl, or no `postgres` user to run it as root)"
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason}; CI must run the PostgreSQL tests (.ci/run installs postgresql)")
+        pytest.skip(reason)
+    server = PostgresServer()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server):
+    """A postgresql:// URL of a fresh, empty database for this test alone (on the session's server)."""
+    return postgres_server.new_database()

@@ -1,0 +1,718 @@
+"""The state authority: scope, claims with leases, votes, verdicts and failures, in SQLite or PostgreSQL.
+
+One schema and one `Store` whose logic is written once; the two dialects
+differ only in the small SQL pieces of `_Dialect` (placeholders, the clock,
+how a write transaction starts, row locks, a table of ids from one
+parameter). SQLite (the default, one file, several processes on one machine)
+runs in WAL mode and starts every write with `BEGIN IMMEDIATE`, so writers
+take turns and readers never wait; PostgreSQL (several machines) claims with
+`SELECT ... FOR UPDATE SKIP LOCKED`, so two runners never wait for, nor take,
+the same job. Lease times come from the database's clock, so machines need
+not agree on the time.
+
+A vote or verdict is written only by the runner that still holds the job's
+claim: a runner whose lease ran out and was taken over writes nothing (its
+raw responses stay on disk for the record). Verdicts and votes of old
+generations are never deleted.
+
+The store is called from worker threads by one runner: one connection,
+guarded by a lock.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Self, TypeVar
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+
+from ..errors import InputError, InternalError
+from ..files import make_dirs
+from ..hashing import canonical_json
+from .votes import TIER_OUTCOMES, Vote
+
+SCHEMA_VERSION = 1
+"""The schema this code writes; a database holding another version is refused, never altered."""
+
+BUSY_TIMEOUT_MS = 120_000
+"""How long a SQLite writer waits for another process's write transaction (writes are short)."""
+
+CONNECT_TIMEOUT_S = 15
+"""How long to wait for a PostgreSQL server to answer before reporting it unreachable."""
+
+_RETRIES = 8
+"""Attempts of a write transaction that PostgreSQL aborted as a deadlock victim."""
+
+_FIRST_REFRESH = 500
+"""Vote and verdict rows this store writes before it first refreshes PostgreSQL's statistics of them
+(then at each doubling: a handful of ANALYZEs however long the run)."""
+
+T = TypeVar("T")
+
+
+# --- what the store returns ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Job:
+    """A claimed job: one work to screen in one tier and generation."""
+
+    work_id: str
+    """The work."""
+    votes: Mapping[str, Vote]
+    """Votes already recorded for it in this generation, by voter name (only the missing voters are asked)."""
+
+
+@dataclass(frozen=True)
+class VoteRow:
+    """One recorded vote, with what it cost and where its raw response is."""
+
+    tier: str
+    """cheap or expensive."""
+    generation: str
+    """The tier's generation hash the vote was asked under."""
+    work_id: str
+    """The work."""
+    voter: str
+    """The voter's name."""
+    vote: Vote
+    """The reply, valid or invalid."""
+    input_tokens: int | None
+    """Prompt tokens the provider reported (None when it reported none)."""
+    output_tokens: int | None
+    """Completion tokens the provider reported."""
+    cost_usd: float
+    """What the reply cost, from the usage and the configured prices."""
+    raw_file: str
+    """The raw-response JSONL file holding the reply."""
+    raw_offset: int
+    """Byte offset of the reply's line in raw_file."""
+
+
+@dataclass(frozen=True)
+class VerdictRow:
+    """A gate's verdict on one work (`incomplete` is never stored)."""
+
+    tier: str
+    """cheap or expensive."""
+    generation: str
+    """The tier's generation."""
+    work_id: str
+    """The work."""
+    outcome: str
+    """admit/discard (expensive) or discard/proceed (cheap)."""
+
+
+@dataclass(frozen=True)
+class FailureRow:
+    """A provider failure after its retries: counted, never a vote."""
+
+    tier: str
+    """cheap or expensive."""
+    generation: str
+    """The tier's generation."""
+    work_id: str
+    """The work."""
+    voter: str
+    """The voter whose request failed."""
+    cause: str
+    """What failed (short text, never a key)."""
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What one `record` call wrote."""
+
+    votes: int
+    """Vote rows written (a vote already recorded is never overwritten and not counted)."""
+    verdicts: int
+    """Verdict rows written."""
+    refused: tuple[str, ...]
+    """Work ids whose votes or verdicts were not written: the runner no longer holds their claim."""
+
+
+@dataclass(frozen=True)
+class ScopeCounts:
+    """Where a release's scope of one tier stands in one generation."""
+
+    scoped: int
+    """Works the release sends to the tier."""
+    done: int
+    """Of those, works with a verdict in the generation."""
+    claimed_live: int
+    """Works held by a runner whose lease has not run out."""
+    claimable: int
+    """Works without a verdict that nobody holds (or whose lease ran out)."""
+
+
+# --- the two dialects -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Dialect:
+    """The SQL pieces in which SQLite and PostgreSQL differ; every statement is written once with `?`."""
+
+    placeholder: str
+    """`?` (sqlite3) or `%s` (psycopg)."""
+    now: str
+    """The database's clock in epoch seconds."""
+    begin: str
+    """Starts a write transaction."""
+    claim_lock: str
+    """Suffix of the claim query: lock the rows it picks, skipping rows another transaction holds."""
+    row_lock: str
+    """Suffix of a query that locks the rows it reads until the transaction ends."""
+    ids: str
+    """A table (work_id, pos) of a list of ids passed as one parameter (pos counts from 0)."""
+    among_ids: str
+    """`work_id` is in the list of ids passed as one parameter. PostgreSQL's `= ANY(array)` searches the
+    primary key per id whatever the statistics say (a join with `unnest` can turn into a scan of the whole
+    generation while the planner still thinks the table is empty)."""
+    has_table: str
+    """Counts the tables named by its one parameter in the store's schema."""
+    schema_lock: str
+    """Serialises concurrent schema creation ('' where `begin` already does)."""
+    pack_ids: Callable[[Sequence[str]], Any]
+    """The parameter `ids` reads."""
+    analyze: str
+    """Refreshes the planner's statistics of the tables named by `{tables}` ('' where none are needed).
+    Without statistics PostgreSQL guesses that `tier = ?` keeps 0.5% of the rows and plans a table of 100k
+    as if it held a few (nested loops over the whole table, minutes per query) until autovacuum analyses
+    it, a minute or more later; SQLite's plans here need no statistics."""
+
+    def sql(self, text: str) -> str:
+        """`text` with this dialect's placeholders (statements never hold a literal `?` or `%`)."""
+        return text if self.placeholder == "?" else text.replace("?", self.placeholder)
+
+
+_SQLITE = _Dialect(
+    placeholder="?",
+    now="((julianday('now') - 2440587.5) * 86400.0)",
+    begin="BEGIN IMMEDIATE",
+    claim_lock="",
+    row_lock="",
+    ids="(SELECT value AS work_id, key AS pos FROM json_each(?))",
+    among_ids="work_id IN (SELECT value FROM json_each(?))",
+    has_table="SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
+    schema_lock="",
+    pack_ids=lambda ids: json.dumps(list(ids)),
+    analyze="",
+)
+
+_POSTGRES = _Dialect(
+    placeholder="%s",
+    now="CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS DOUBLE PRECISION)",
+    begin="BEGIN",
+    claim_lock=" FOR UPDATE SKIP LOCKED",
+    row_lock=" FOR UPDATE",
+    ids="(SELECT t.work_id, t.pos - 1 AS pos FROM unnest(CAST(? AS TEXT[])) WITH ORDINALITY AS t(work_id, pos))",
+    among_ids="work_id = ANY(CAST(? AS TEXT[]))",
+    has_table="SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() "
+              "AND table_name = ?",
+    schema_lock="SELECT pg_advisory_xact_lock(4242010)",
+    pack_ids=list,
+    analyze="ANALYZE {tables}",
+)
+
+
+def _outcome_check() -> str:
+    allowed = " OR ".join(f"(tier = '{tier}' AND outcome IN ({', '.join(repr(o) for o in outcomes)}))"
+                          for tier, outcomes in TIER_OUTCOMES.items())
+    return f"CHECK ({allowed})"
+
+
+# Column types both databases accept (SQLite maps them to its affinities). `done` is 0/1, not a boolean,
+# so one statement reads the same in both.
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS generations (
+  generation TEXT PRIMARY KEY, tier TEXT NOT NULL, definition TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL);
+CREATE TABLE IF NOT EXISTS scope (
+  release_id TEXT NOT NULL, tier TEXT NOT NULL, work_id TEXT NOT NULL, seq BIGINT NOT NULL,
+  PRIMARY KEY (release_id, tier, work_id));
+CREATE TABLE IF NOT EXISTS jobs (
+  tier TEXT NOT NULL, generation TEXT NOT NULL, work_id TEXT NOT NULL, seq BIGINT NOT NULL,
+  claimed_by TEXT, lease_until DOUBLE PRECISION, done INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (tier, generation, work_id));
+CREATE INDEX IF NOT EXISTS jobs_open ON jobs (tier, generation, seq, work_id) WHERE done = 0;
+CREATE INDEX IF NOT EXISTS jobs_claimed ON jobs (claimed_by) WHERE claimed_by IS NOT NULL;
+CREATE TABLE IF NOT EXISTS votes (
+  tier TEXT NOT NULL, generation TEXT NOT NULL, work_id TEXT NOT NULL, voter TEXT NOT NULL,
+  label TEXT, invalid_cause TEXT, reason TEXT NOT NULL,
+  input_tokens BIGINT, output_tokens BIGINT, cost_usd DOUBLE PRECISION NOT NULL,
+  raw_file TEXT NOT NULL, raw_offset BIGINT NOT NULL, runner TEXT NOT NULL, recorded_at DOUBLE PRECISION NOT NULL,
+  PRIMARY KEY (tier, generation, work_id, voter),
+  CHECK ((label IS NULL) <> (invalid_cause IS NULL)));
+CREATE INDEX IF NOT EXISTS votes_raw ON votes (raw_file, raw_offset);
+CREATE TABLE IF NOT EXISTS verdicts (
+  tier TEXT NOT NULL, generation TEXT NOT NULL, work_id TEXT NOT NULL, outcome TEXT NOT NULL,
+  runner TEXT NOT NULL, recorded_at DOUBLE PRECISION NOT NULL,
+  PRIMARY KEY (tier, generation, work_id), {_outcome_check()});
+CREATE TABLE IF NOT EXISTS failures (
+  tier TEXT NOT NULL, generation TEXT NOT NULL, work_id TEXT NOT NULL, voter TEXT NOT NULL, cause TEXT NOT NULL,
+  runner TEXT NOT NULL, at DOUBLE PRECISION NOT NULL);
+CREATE INDEX IF NOT EXISTS failures_generation ON failures (tier, generation);
+CREATE TABLE IF NOT EXISTS runners (
+  runner TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL, started_at DOUBLE PRECISION NOT NULL,
+  heartbeat_at DOUBLE PRECISION, finished_at DOUBLE PRECISION);
+"""
+
+_VOTE_COLUMNS = ("tier, generation, work_id, voter, label, invalid_cause, reason, input_tokens, output_tokens, "
+                 "cost_usd, raw_file, raw_offset")
+
+
+# --- opening ------------------------------------------------------------------------------------
+
+def is_postgres_url(database: str) -> bool:
+    """True when `database` names a PostgreSQL server rather than a SQLite file."""
+    return database.startswith(("postgresql://", "postgres://"))
+
+
+def redact_url(url: str) -> str:
+    """`url` without its password (in the authority or as a `password=` parameter), for messages."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, hostport = netloc.rpartition("@")
+        if ":" in userinfo:
+            netloc = f"{userinfo.split(':', 1)[0]}:***@{hostport}"
+    query = urlencode([(k, "***" if k.lower() == "password" else v) for k, v in parse_qsl(parts.query)],
+                      safe="*")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _scrub(message: str, url: str) -> str:
+    """A driver's error message with any password of `url` blanked out, whatever the driver put in it."""
+    parts = urlsplit(url)
+    secrets = [parts.password, *(v for k, v in parse_qsl(parts.query) if k.lower() == "password")]
+    for secret in filter(None, secrets):
+        for form in {secret, unquote(secret)}:
+            message = message.replace(form, "***")
+    return message
+
+
+def open_store(database: str, *, readonly: bool = False) -> Store | None:
+    """The store at `database` (a SQLite path or a postgresql:// URL), with its schema made when absent.
+
+    `readonly` never creates or writes anything: it returns None when the SQLite
+    file does not exist or the database holds no screening schema yet (a dry
+    run must not create it). A database holding another schema version, or one
+    that cannot be reached, raises `InputError` naming it (never its password).
+    """
+    if is_postgres_url(database):
+        conn, dialect, where = _connect_postgres(database, readonly), _POSTGRES, redact_url(database)
+    else:
+        if readonly and not Path(database).is_file():
+            return None
+        conn, dialect, where = _connect_sqlite(database, readonly), _SQLITE, database
+    store = Store(conn, dialect, where)
+    try:
+        if readonly:
+            if not store._has_schema():
+                store.close()
+                return None
+            store._check_version()
+        else:
+            store._create_schema()
+    except Exception as exc:
+        store.close()
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(f"[screen] database {where}: cannot be used as the screening state "
+                         f"({_scrub(str(exc), database)}); name another database") from None
+    return store
+
+
+def _connect_sqlite(path: str, readonly: bool) -> sqlite3.Connection:
+    try:
+        if readonly:
+            conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True,
+                                   isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
+        else:
+            make_dirs(Path(path).parent)
+            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
+                                   timeout=BUSY_TIMEOUT_MS / 1000)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if not readonly:
+            # WAL: readers never wait for the writer. NORMAL: a committed transaction survives a killed
+            # process (only a power cut may lose the last ones, and the raw log holds their replies).
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+    except sqlite3.Error as exc:
+        raise InputError(f"[screen] database {path}: cannot open it as SQLite ({exc}); "
+                         f"name a SQLite file or a postgresql:// URL") from None
+    return conn
+
+
+def _connect_postgres(url: str, readonly: bool) -> Any:
+    import psycopg
+
+    try:
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+        if readonly:
+            conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+    except psycopg.Error as exc:
+        raise InputError(f"[screen] database {redact_url(url)}: cannot connect "
+                         f"({_scrub(str(exc).strip(), url)}); check the URL and that the server runs") from None
+    return conn
+
+
+# --- the store ------------------------------------------------------------------------------------
+
+class Store:
+    """One interface over the state database; every method is one transaction and safe from any thread."""
+
+    def __init__(self, conn: Any, dialect: _Dialect, where: str) -> None:
+        self._conn = conn
+        self._d = dialect
+        self._lock = threading.RLock()
+        self._written = 0
+        self._refresh_at = _FIRST_REFRESH
+        self.where = where
+        """The database, as messages name it (a path, or the URL without its password)."""
+
+    # -- plumbing
+
+    def _run(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        return self._conn.execute(self._d.sql(sql), tuple(params))
+
+    def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
+        """executemany; the rows it changed (both drivers sum them)."""
+        if not rows:
+            return 0
+        cur = self._conn.cursor()
+        cur.executemany(self._d.sql(sql), rows)
+        return max(cur.rowcount, 0)
+
+    def _ids(self, ids: Sequence[str]) -> Any:
+        return self._d.pack_ids(ids)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._conn.execute(self._d.begin)
+        try:
+            yield
+        except BaseException:
+            with suppress(Exception):  # the connection may be gone; the first error is the one to report
+                self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
+    def _write(self, work: Callable[[], T]) -> T:
+        """`work` in one write transaction; retried when PostgreSQL picked it as a deadlock victim."""
+        with self._lock:
+            for attempt in range(_RETRIES):
+                try:
+                    with self._transaction():
+                        return work()
+                except Exception as exc:
+                    if attempt + 1 == _RETRIES or not _is_transient(exc):
+                        raise
+        raise AssertionError("unreachable")
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        with self._lock:
+            return [tuple(r) for r in self._run(sql, params).fetchall()]
+
+    def _analyze(self, tables: str) -> None:
+        if self._d.analyze:
+            with self._lock:
+                self._run(self._d.analyze.format(tables=tables))
+
+    def _grew(self, rows: int) -> None:
+        """Count the vote and verdict rows written; refresh their statistics each time the count doubles."""
+        self._written += rows
+        if self._written >= self._refresh_at:
+            self._analyze("votes, verdicts, jobs")
+            self._refresh_at = 2 * self._written
+
+    def _has_schema(self) -> bool:
+        return bool(self._read(self._d.has_table, ("meta",))[0][0])
+
+    def _check_version(self) -> None:
+        rows = self._read("SELECT value FROM meta WHERE key = 'schema_version'")
+        found = rows[0][0] if rows else None
+        if found != str(SCHEMA_VERSION):
+            raise InputError(f"[screen] database {self.where}: holds screening schema version {found}, "
+                             f"this reporter knows version {SCHEMA_VERSION}; use a matching reporter "
+                             f"or another database")
+
+    def _create_schema(self) -> None:
+        def work() -> None:
+            if self._d.schema_lock:
+                self._run(self._d.schema_lock)
+            if self._run(self._d.has_table, ("meta",)).fetchone()[0]:
+                return
+            for statement in filter(str.strip, _SCHEMA.split(";")):
+                self._run(statement)
+            self._run("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+        self._write(work)
+        self._check_version()
+
+    # -- runners and generations
+
+    def register_runner(self, runner: str, host: str, pid: int) -> None:
+        """Note a runner as started (its id is unique per run)."""
+        now = self._d.now
+        self._write(lambda: self._run(
+            f"INSERT INTO runners (runner, host, pid, started_at, heartbeat_at) VALUES (?, ?, ?, {now}, {now}) "
+            f"ON CONFLICT (runner) DO UPDATE SET host = excluded.host, pid = excluded.pid, "
+            f"started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at, finished_at = NULL",
+            (runner, host, pid)))
+
+    def finish_runner(self, runner: str) -> None:
+        """Note a runner as finished (its claims are released separately, by `release`)."""
+        self._write(lambda: self._run(f"UPDATE runners SET finished_at = {self._d.now} WHERE runner = ?", (runner,)))
+
+    def register_generation(self, generation: str, tier: str, definition: dict) -> None:
+        """Store what a generation is (insert if absent: a generation's definition never changes)."""
+        self._write(lambda: self._run(
+            f"INSERT INTO generations (generation, tier, definition, created_at) VALUES (?, ?, ?, {self._d.now}) "
+            f"ON CONFLICT (generation) DO NOTHING", (generation, tier, canonical_json(definition))))
+
+    def generation_definition(self, generation: str) -> dict | None:
+        """The stored definition of a generation, or None."""
+        rows = self._read("SELECT definition FROM generations WHERE generation = ?", (generation,))
+        return json.loads(rows[0][0]) if rows else None
+
+    # -- scope and claims
+
+    def seed_scope(self, release_id: str, tier: str, generation: str, work_ids: Sequence[str]) -> int:
+        """Record which works the release sends to the tier and make their jobs; returns the jobs created.
+
+        Idempotent. A new job's `seq` continues after the generation's last one
+        in the release's order, so claims follow the scope's order and works a
+        release inherited from an earlier one come first.
+        """
+        ids = list(dict.fromkeys(work_ids))
+        if not ids:
+            return 0
+        packed = self._ids(ids)
+
+        def work() -> tuple[int, int]:
+            scoped = self._run(f"INSERT INTO scope (release_id, tier, work_id, seq) SELECT ?, ?, i.work_id, i.pos "
+                               f"FROM {self._d.ids} i WHERE 1 = 1 ON CONFLICT DO NOTHING", (release_id, tier, packed))
+            base = self._run("SELECT COALESCE(MAX(seq) + 1, 0) FROM jobs WHERE tier = ? AND generation = ?",
+                             (tier, generation)).fetchone()[0]
+            cur = self._run(f"INSERT INTO jobs (tier, generation, work_id, seq, done) "
+                            f"SELECT ?, ?, i.work_id, ? + i.pos, 0 FROM {self._d.ids} i WHERE 1 = 1 "
+                            f"ON CONFLICT DO NOTHING", (tier, generation, int(base), packed))
+            return max(scoped.rowcount, 0), max(cur.rowcount, 0)
+
+        scoped, created = self._write(work)
+        if scoped or created:
+            self._analyze("scope, jobs")
+        return created
+
+    def claim(self, release_id: str, tier: str, generation: str, runner: str, limit: int,
+              lease_seconds: float) -> list[Job]:
+        """Claim up to `limit` jobs of the release's scope without a verdict, unclaimed or with an expired lease.
+
+        In seeding order (the scope's order). Each job comes with the votes it
+        already has in the generation, so only the missing voters are asked.
+        """
+        if limit <= 0:
+            return []
+        d = self._d
+
+        def work() -> list[Job]:
+            ids = [r[0] for r in self._run(
+                f"SELECT j.work_id FROM jobs j WHERE j.tier = ? AND j.generation = ? AND j.done = 0 "
+                f"AND (j.claimed_by IS NULL OR j.lease_until < {d.now}) "
+                f"AND EXISTS (SELECT 1 FROM scope s WHERE s.release_id = ? AND s.tier = j.tier "
+                f"AND s.work_id = j.work_id) ORDER BY j.seq, j.work_id LIMIT ?{d.claim_lock}",
+                (tier, generation, release_id, int(limit))).fetchall()]
+            if not ids:
+                return []
+            self._run(f"UPDATE jobs SET claimed_by = ?, lease_until = {d.now} + ? WHERE tier = ? AND generation = ? "
+                      f"AND {d.among_ids}",
+                      (runner, float(lease_seconds), tier, generation, self._ids(ids)))
+            return self._jobs(tier, generation, ids)
+
+        return self._write(work)
+
+    def claim_work(self, tier: str, generation: str, work_id: str, runner: str,
+                   lease_seconds: float) -> Job | None:
+        """Claim one job (recovery of a reply whose vote row is missing).
+
+        None when the job has a verdict, is held by another runner whose lease
+        has not run out, or does not exist. A runner may re-claim its own job.
+        """
+        d = self._d
+
+        def work() -> Job | None:
+            cur = self._run(
+                f"UPDATE jobs SET claimed_by = ?, lease_until = {d.now} + ? WHERE tier = ? AND generation = ? "
+                f"AND work_id = ? AND done = 0 AND (claimed_by IS NULL OR claimed_by = ? OR lease_until < {d.now})",
+                (runner, float(lease_seconds), tier, generation, work_id, runner))
+            return self._jobs(tier, generation, [work_id])[0] if cur.rowcount == 1 else None
+
+        return self._write(work)
+
+    def _jobs(self, tier: str, generation: str, ids: list[str]) -> list[Job]:
+        have = self._vote_rows(tier, generation, ids)
+        return [Job(w, {voter: row.vote for voter, row in have.get(w, {}).items()}) for w in ids]
+
+    def heartbeat(self, runner: str, lease_seconds: float) -> int:
+        """Extend the lease of every job the runner holds; returns how many it holds."""
+        d = self._d
+
+        def work() -> int:
+            cur = self._run(f"UPDATE jobs SET lease_until = {d.now} + ? WHERE claimed_by = ? AND done = 0",
+                            (float(lease_seconds), runner))
+            held = max(cur.rowcount, 0)
+            self._run(f"UPDATE runners SET heartbeat_at = {d.now} WHERE runner = ?", (runner,))
+            return held
+
+        return self._write(work)
+
+    def release(self, runner: str) -> int:
+        """Clear the runner's claims on jobs without a verdict (it stops); returns how many."""
+        return self.free_claims_of([runner])
+
+    def free_claims_of(self, runners: Sequence[str]) -> int:
+        """Make the claims of runners known to be dead claimable now, without waiting for their leases."""
+        return self._write(lambda: self._many(
+            "UPDATE jobs SET claimed_by = NULL, lease_until = NULL WHERE claimed_by = ? AND done = 0",
+            [(r,) for r in dict.fromkeys(runners)]))
+
+    # -- recording
+
+    def record(self, runner: str, votes: Sequence[VoteRow] = (), verdicts: Sequence[VerdictRow] = (),
+               failures: Sequence[FailureRow] = ()) -> Recorded:
+        """Write votes, verdicts and failures in one transaction.
+
+        A vote or verdict is written only while its job is claimed by `runner`
+        and has no verdict; otherwise its work id is in `refused`. Votes are
+        inserted if absent, never overwritten. A verdict marks its job done and
+        clears the claim. Failures are always recorded (they are not votes).
+        """
+        d = self._d
+
+        def work() -> Recorded:
+            held = {tuple(r) for r in self._run(
+                f"SELECT tier, generation, work_id FROM jobs WHERE claimed_by = ? AND done = 0{d.row_lock}",
+                (runner,)).fetchall()}
+            refused: dict[str, None] = {}
+
+            def keep(rows: Sequence[Any]) -> list[Any]:
+                kept = [r for r in rows if (r.tier, r.generation, r.work_id) in held]
+                refused.update((r.work_id, None) for r in rows if (r.tier, r.generation, r.work_id) not in held)
+                return kept
+
+            kept_votes, kept_verdicts = keep(votes), keep(verdicts)
+            n_votes = self._many(
+                f"INSERT INTO votes ({_VOTE_COLUMNS}, runner, recorded_at) "
+                f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {d.now}) ON CONFLICT DO NOTHING",
+                [(v.tier, v.generation, v.work_id, v.voter, v.vote.label, v.vote.invalid_cause, v.vote.reason,
+                  v.input_tokens, v.output_tokens, float(v.cost_usd), v.raw_file, int(v.raw_offset), runner)
+                 for v in kept_votes])
+            n_verdicts = self._many(
+                f"INSERT INTO verdicts (tier, generation, work_id, outcome, runner, recorded_at) "
+                f"VALUES (?, ?, ?, ?, ?, {d.now}) ON CONFLICT DO NOTHING",
+                [(v.tier, v.generation, v.work_id, v.outcome, runner) for v in kept_verdicts])
+            self._many("UPDATE jobs SET done = 1, claimed_by = NULL, lease_until = NULL "
+                       "WHERE tier = ? AND generation = ? AND work_id = ?",
+                       [(v.tier, v.generation, v.work_id) for v in kept_verdicts])
+            self._many(f"INSERT INTO failures (tier, generation, work_id, voter, cause, runner, at) "
+                       f"VALUES (?, ?, ?, ?, ?, ?, {d.now})",
+                       [(f.tier, f.generation, f.work_id, f.voter, f.cause, runner) for f in failures])
+            return Recorded(votes=n_votes, verdicts=n_verdicts, refused=tuple(refused))
+
+        recorded = self._write(work)
+        self._grew(recorded.votes + recorded.verdicts)
+        return recorded
+
+    # -- reading
+
+    def raw_positions(self) -> dict[str, int]:
+        """raw_file -> the largest raw_offset a vote row names (where reading a raw file for lost replies starts)."""
+        return {f: int(o) for f, o in self._read("SELECT raw_file, MAX(raw_offset) FROM votes GROUP BY raw_file")}
+
+    def _vote_rows(self, tier: str, generation: str,
+                   work_ids: Sequence[str] | None) -> dict[str, dict[str, VoteRow]]:
+        sql = f"SELECT {_VOTE_COLUMNS} FROM votes WHERE tier = ? AND generation = ?"
+        params: list[Any] = [tier, generation]
+        if work_ids is not None:
+            if not work_ids:
+                return {}
+            sql += f" AND {self._d.among_ids}"
+            params.append(self._ids(list(work_ids)))
+        out: dict[str, dict[str, VoteRow]] = {}
+        for (t, g, w, voter, label, cause, reason, tin, tout, cost, raw_file, raw_offset) in \
+                self._run(sql, params).fetchall():
+            out.setdefault(w, {})[voter] = VoteRow(
+                tier=t, generation=g, work_id=w, voter=voter, vote=Vote(label, cause, reason),
+                input_tokens=tin, output_tokens=tout, cost_usd=float(cost), raw_file=raw_file,
+                raw_offset=int(raw_offset))
+        return out
+
+    def votes(self, tier: str, generation: str,
+              work_ids: Sequence[str] | None = None) -> dict[str, dict[str, VoteRow]]:
+        """work_id -> voter -> recorded vote in the generation (all works, or those named), in one query."""
+        with self._lock:
+            return self._vote_rows(tier, generation, work_ids)
+
+    def verdicts(self, tier: str, generation: str, work_ids: Sequence[str] | None = None) -> dict[str, str]:
+        """work_id -> stored outcome in the generation (all works, or those named), in one query."""
+        sql = "SELECT work_id, outcome FROM verdicts WHERE tier = ? AND generation = ?"
+        params: list[Any] = [tier, generation]
+        if work_ids is not None:
+            if not work_ids:
+                return {}
+            sql += f" AND {self._d.among_ids}"
+            params.append(self._ids(list(work_ids)))
+        return dict(self._read(sql, params))
+
+    def counts(self, release_id: str, tier: str, generation: str) -> ScopeCounts:
+        """How many of the release's works for the tier are scoped, done, held live, and claimable now."""
+        now = self._d.now
+        scoped, done, live, claimable = self._read(
+            f"SELECT COUNT(*), "
+            f"COALESCE(SUM(CASE WHEN j.done = 1 THEN 1 ELSE 0 END), 0), "
+            f"COALESCE(SUM(CASE WHEN j.done = 0 AND j.claimed_by IS NOT NULL AND j.lease_until >= {now} "
+            f"THEN 1 ELSE 0 END), 0), "
+            f"COALESCE(SUM(CASE WHEN j.done = 0 AND (j.claimed_by IS NULL OR j.lease_until < {now}) "
+            f"THEN 1 ELSE 0 END), 0) "
+            f"FROM scope s LEFT JOIN jobs j ON j.tier = s.tier AND j.generation = ? AND j.work_id = s.work_id "
+            f"WHERE s.release_id = ? AND s.tier = ?", (generation, release_id, tier))[0]
+        return ScopeCounts(scoped=int(scoped), done=int(done), claimed_live=int(live), claimable=int(claimable))
+
+    def failures(self, tier: str, generation: str) -> list[FailureRow]:
+        """Every provider failure recorded in the generation, oldest first."""
+        return [FailureRow(*r) for r in self._read(
+            "SELECT tier, generation, work_id, voter, cause FROM failures WHERE tier = ? AND generation = ? "
+            "ORDER BY at, work_id, voter, cause", (tier, generation))]
+
+    # -- closing
+
+    def close(self) -> None:
+        """Close the connection (idempotent); any later call raises `InternalError`."""
+        with self._lock:
+            if not isinstance(self._conn, _Closed):
+                try:
+                    self._conn.close()
+                finally:
+                    self._conn = _Closed()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Closed:
+    """Stands for the connection of a closed store: using it is a bug, reported as one."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise InternalError("the screening state store was used after close()")
+
+
+def _is_transient(exc: BaseException) -> bool:
+    """A PostgreSQL deadlock or serialisation failure: the transaction may simply run again."""
+    return getattr(exc, "sqlstate", None) in ("40P01", "40001")
