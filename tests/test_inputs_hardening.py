@@ -21,7 +21,7 @@ from reporter.cli import main
 from reporter.errors import InputError
 from reporter.pool import reader
 from reporter.pool.reader import open_table
-from reporter.routing.evidence import _word_end
+from reporter.routing.textscan import word_end as _word_end
 from reporter.routing.release import route_release
 from reporter.routing.textscan import FieldBuffer
 from reporter.site import render_site

@@ -41,3 +41,10 @@ def test_required_literals_of_regexes():
     assert required_literal(r"foo|bar") is None                      # top-level alternation: no literal
     assert required_literal(r"re(analysis|analyses)") is None        # too short outside the group
     assert required_literal(r"A\.B\.C test") == "a.b.c test"
+
+
+def test_whitespace_set_is_every_isspace_character():
+    import sys
+
+    from reporter.routing.normalise import WHITESPACE_CHARS
+    assert WHITESPACE_CHARS == "".join(chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace())

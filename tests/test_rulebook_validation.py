@@ -212,6 +212,13 @@ def test_a_regex_whose_span_pattern_re2_refuses_is_refused_at_load(tmp_path, mon
     ("ςxyz", "σxyz"),
     (r"replication(?i)?", "replicatio"),       # a quantifier after a flag group repeats the item before it
     (r"replication\Q\E?", "replicatio"),       # ... and so does one after an empty quote
+    (r"xyzab+cde", "xyzabbcde"),              # a repeated character ends the literal run
+    (r"abc{2}def", "abccdef"),                # ... and so does an exact repeat of two or more
+    (r"re(pl)+ication", "replplication"),     # ... and a repeated group
+    (r"ab(?i)+cdef", "abbcdef"),              # ... and a repeat after a flag group
+    (r"p [<=] ?0", "P = 0"),                  # a small class is read as alternatives ('p <', 'p =')
+    (r"x[.]y[-+]z", "x.y+z"),                 # escaped and plain symbols in a class
+    (r"random(ised|ized) trial", "RANDOMIZED trial"),
 ])
 def test_the_literal_prefilter_never_hides_a_match(tmp_path, pattern, text):
     import pyarrow as pa

@@ -8,8 +8,24 @@ The public surface:
   exactly as a rule matches it: what the digest uses for watchlist and criteria terms.
 """
 
-from .phrases import PhraseMatches, Span, match_phrases
-from .release import RouteResult, route_release
-from .specs import RuleBook, load_rulebook
 
-__all__ = ["PhraseMatches", "RouteResult", "RuleBook", "Span", "load_rulebook", "match_phrases", "route_release"]
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .phrases import PhraseMatches, Span, match_phrases
+    from .release import RouteResult, route_release
+    from .specs import RuleBook, load_rulebook
+
+# Imported on first use: a worker process that routes batches needs the engine, not the release writer.
+_EXPORTS = {"PhraseMatches": "phrases", "Span": "phrases", "match_phrases": "phrases",
+            "RouteResult": "release", "route_release": "release", "RuleBook": "specs", "load_rulebook": "specs"}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)

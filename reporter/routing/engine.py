@@ -21,12 +21,12 @@ import pyarrow.compute as pc
 
 from ..errors import InputError
 from .evidence import FIELDS, evidence_texts, find_evidence
-from .normalise import normalise_batch, unicode_work
-from .regexlit import required_literals
+from .fieldtext import FieldText
+from .regexlit import any_pattern, required_literals
 from .samples import batch_samples
 from .specs import All, AnyOf, ColumnIn, Empty, Not, Phrase, Predicate, Regex, RuleBook
 from .stats import REASONS, Decisions, count_batch
-from .textscan import FieldBuffer, Scanner
+from .textscan import Scanner
 
 EVIDENCE_TYPE = pa.struct([("field", pa.string()), ("start", pa.int32()),
                            ("end", pa.int32()), ("text", pa.string())])
@@ -69,6 +69,8 @@ class Plan:
     """Per rule: its text leaves not under a `not` (for evidence)."""
     regex_literals: dict
     """Per regex leaf: literals one of which every match contains (the regex runs only where one occurs)."""
+    regex_any: dict[str, tuple[str | None, tuple[Regex, ...]]]
+    """Per text field: the regexes without a literal that read it, and one pattern matching where any does."""
 
 
 def compile_plan(book: RuleBook, schema: pa.Schema) -> Plan:
@@ -126,7 +128,39 @@ def compile_plan(book: RuleBook, schema: pa.Schema) -> Plan:
         title_only_sources=pa.array(list(book.title_only_sources), pa.string()),
         positive_text=tuple(tuple(_positive_text(r.match)) for r in book.rules),
         regex_literals=regex_literals,
+        regex_any=_regex_any(book, regex_literals),
     )
+
+
+def _regex_any(book: RuleBook, regex_literals: dict) -> dict[str, tuple[str | None, tuple[Regex, ...]]]:
+    """Per field, the regexes without a literal that read it and their one combined pattern (None if RE2
+    refuses the combination, e.g. too large: each then runs on its own)."""
+    leaves: list[Regex] = []
+
+    def walk(pred: Predicate) -> None:
+        if isinstance(pred, Regex) and pred not in regex_literals and pred not in leaves:
+            leaves.append(pred)
+        elif isinstance(pred, (All, AnyOf)):
+            for c in pred.children:
+                walk(c)
+        elif isinstance(pred, Not):
+            walk(pred.child)
+
+    for rule in book.rules:
+        walk(rule.match)
+        if rule.domain is not None:
+            walk(rule.domain)
+    out = {}
+    for name in FIELDS:
+        group = tuple(r for r in leaves if r.field in (name, "text"))
+        pattern = any_pattern([(r.pattern, r.case_sensitive) for r in group]) if group else None
+        if pattern is not None:
+            try:
+                pc.match_substring_regex(pa.array(["x"], pa.string()), pattern)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                pattern = None
+        out[name] = (pattern, group)
+    return out
 
 
 def _positive_text(pred: Predicate) -> list:
@@ -147,79 +181,6 @@ def _cost(pred: Predicate) -> int:
     if isinstance(pred, Not):
         return _cost(pred.child)
     return 0
-
-
-class FieldText:
-    """One text field of a batch, normalised, with its literal hits.
-
-    Fast path: lower-case the raw text's ASCII letters and scan it once. Rows
-    that normalisation would change (whitespace runs or control whitespace,
-    found by the same scan; spaces at either end; non-ASCII characters that
-    NFKC, the dash rule or lower-casing would change) are normalised in full
-    and scanned again; their first-pass hits are dropped.
-    """
-
-    def __init__(self, raw: pa.Array, scanner: Scanner):
-        if isinstance(raw, pa.ChunkedArray):
-            raw = raw.combine_chunks()
-        n = len(raw)
-        self.n = n
-        low = pc.ascii_lower(raw)
-        buf = FieldBuffer.of(low)
-        hits = scanner.scan(buf)
-        ws = np.zeros(n, dtype=bool)
-        ws[scanner.trouble_rows(hits)] = True
-        lengths = np.diff(buf.offsets)
-        nonempty = np.flatnonzero(lengths > 0)
-        if len(nonempty):
-            first = buf.data[buf.offsets[nonempty]]
-            last = buf.data[buf.offsets[nonempty + 1] - 1]
-            ws[nonempty[(first == 32) | (last == 32)]] = True
-        work = unicode_work(buf.data, buf.offsets)
-        fix = ws.copy()
-        fix[work.rows] = True
-        real = hits.lit < scanner.n
-        if fix.any():
-            self.norm, self.low = normalise_batch(raw, low, buf.offsets, work, ws)
-            rows = np.flatnonzero(fix)
-            sub_hits = scanner.scan(FieldBuffer.of(self.low.take(pa.array(rows))))
-            hits = Scanner.concat(Scanner.select(hits, real & ~fix[hits.row]),
-                                  Scanner.select(sub_hits, sub_hits.lit < scanner.n, rows))
-        else:
-            hits = Scanner.select(hits, real)
-            self.norm, self.low = raw, low
-        self.hits = hits
-        self.buf = FieldBuffer.of(self.low)
-        self.norm_buf = FieldBuffer.of(self.norm)
-        self.blank = np.diff(self.buf.offsets) == 0
-        # Rows that held no non-ASCII byte before normalisation hold none after it.
-        self.ascii = np.ones(n, dtype=bool)
-        self.ascii[work.non_ascii] = False
-        order = np.argsort(self.hits.lit, kind="stable")
-        bounds = np.searchsorted(self.hits.lit[order], np.arange(scanner.n + 1))
-        self._by_lit = (order, bounds)
-        self._good: dict[tuple[int, bool], np.ndarray] = {}
-
-    def buf_norm_text(self, row: int) -> str:
-        """One row's normalised, case-preserved text."""
-        return self.norm_buf.text(row)
-
-    def hit_index(self, lit: int) -> np.ndarray:
-        """Indices into hits of one literal."""
-        order, bounds = self._by_lit
-        return order[bounds[lit]: bounds[lit + 1]]
-
-    def good_hits(self, lit: int, prefix: bool) -> np.ndarray:
-        """Indices of one literal's hits that satisfy the word boundaries (computed once per batch)."""
-        key = (lit, prefix)
-        found = self._good.get(key)
-        if found is None:
-            idx = self.hit_index(lit)
-            ok = self.hits.left_ok[idx]
-            if not prefix:
-                ok = ok & self.hits.right_ok[idx]
-            found = self._good[key] = idx[ok]
-        return found
 
 
 class Evaluator:
@@ -279,6 +240,13 @@ class Evaluator:
             return out
         raise TypeError(pred)
 
+    def _regex_any(self, name: str, pattern: str) -> np.ndarray:
+        """Rows of a field where some regex without a literal matches (one pass, cached per batch)."""
+        key = ("regex_any", name)
+        if key not in self.cache:
+            self.cache[key] = self.fields[name].regex_rows(pattern, False)
+        return self.cache[key]
+
     def _regex(self, pred: Regex, care: np.ndarray | None) -> np.ndarray:
         key = ("regex", pred)
         if key in self.cache:
@@ -293,16 +261,17 @@ class Evaluator:
             care = seen if care is None else (care & seen)
             key = None  # the result is exact only where the literal occurs: never cache it
         rows = None if care is None or care.mean() > 0.5 else np.flatnonzero(care)
-        for ft in self._fields(pred.field):
-            arr = ft.norm if rows is None else ft.norm.take(pa.array(rows))
-            if len(arr) == 0:
+        for name in (FIELDS if pred.field == "text" else (pred.field,)):
+            ft = self.fields[name]
+            pattern, group = self.plan.regex_any[name]
+            if lits is not None or rows is not None or pattern is None:
+                out |= ft.regex_rows(pred.pattern, not pred.case_sensitive, rows)
                 continue
-            hit = pc.fill_null(pc.match_substring_regex(arr, pred.pattern, ignore_case=not pred.case_sensitive),
-                               False).to_numpy(zero_copy_only=False)
-            if rows is None:
-                out |= hit
-            else:
-                out[rows[hit]] = True
+            # A regex without a literal would read every row: read them once for all such regexes of the
+            # field, then each only where the combination matched.
+            maybe = self._regex_any(name, pattern)
+            out |= maybe if len(group) == 1 else ft.regex_rows(pred.pattern, not pred.case_sensitive,
+                                                               np.flatnonzero(maybe))
         if rows is None and key is not None:
             self.cache[key] = out
         return out

@@ -7,22 +7,15 @@ regex hits from RE2 with a prefix group that measures the start.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .normalise import is_word_char
 from .regexlit import span_pattern
 from .specs import Phrase
-from .textscan import _ASCII_WORD, FieldBuffer, _char_at
 
 FIELDS = ("title", "abstract")
 EVIDENCE_TEXT_MAX = 200
-VECTOR_STEPS = 32
-"""Characters a prefix hit is extended by for all rows at once; longer words are finished row by row."""
-_WORD_RUN = re.compile(r"\w*")
 
 
 def find_evidence(plan, fields: dict, winner: np.ndarray, n: int):
@@ -45,61 +38,31 @@ def find_evidence(plan, fields: dict, winner: np.ndarray, n: int):
                     cand = np.flatnonzero(rows_mask & ~ft.blank)
                     if len(cand) == 0:
                         continue
-                    arr = ft.norm.take(pa.array(cand))
-                    ext = pc.extract_regex(arr, span_pattern(leaf.pattern, leaf.case_sensitive))
-                    valid = ext.is_valid().to_numpy(zero_copy_only=False)
-                    if not valid.any():
-                        continue
-                    ext = ext.filter(pa.array(valid))
-                    pre = pc.utf8_length(ext.field("pre")).to_numpy().astype(np.int64)
-                    mlen = pc.utf8_length(ext.field("m")).to_numpy().astype(np.int64)
-                    rows = cand[valid]
-                    _take_better(best_field, best_start, best_end, rows, fi, pre, pre + mlen)
+                    rows, start, end = regex_spans(ft, cand, leaf.pattern, leaf.case_sensitive)
+                    _take_better(best_field, best_start, best_end, rows, fi, start, end)
     return best_field, best_start, best_end
 
 
-def _word_end(buf: FieldBuffer, rows: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Extend prefix-phrase hits (`trial*`) to the end of the word they start.
+def regex_spans(ft, cand: np.ndarray, pattern: str, case_sensitive: bool):
+    """A regex's first match in each candidate row of a field: (rows, char start, char end), rows it matched only.
 
-    Every unfinished hit moves on one character per step, all rows at once;
-    after VECTOR_STEPS steps the few words still going are finished row by
-    row with a regex from where the steps stopped, so time stays linear in a
-    word's length however long it is.
+    RE2 finds where the leftmost match starts (bytes) and its text in two
+    searches of the matched rows; a capture of everything before the match
+    would make RE2 run its slow submatch engine over the whole prefix.
     """
-    end = end.copy()
-    row_end = buf.offsets[rows + 1]
-    active = np.flatnonzero(end < row_end)
-    for _ in range(VECTOR_STEPS):
-        if not len(active):
-            break
-        nxt = buf.data[end[active]]
-        word = _ASCII_WORD[nxt]
-        for k in np.flatnonzero(nxt >= 0x80):
-            i = active[k]
-            ch = _char_at(buf.data, int(end[i]), int(row_end[i]))
-            if is_word_char(ch):
-                word[k] = True
-                end[i] += len(ch.encode("utf-8")) - 1
-        end[active[word]] += 1
-        active = active[word]
-        active = active[end[active] < row_end[active]]
-    for i in active:
-        end[i] += _word_bytes(buf.data, int(end[i]), int(row_end[i]))
-    return end
-
-
-def _word_bytes(data: np.ndarray, pos: int, hi: int) -> int:
-    """Bytes of the run of word characters (Python's \\w, as is_word_char) starting at byte pos, before hi."""
-    width = 1 << 12
-    while True:
-        stop = min(pos + width, hi)
-        while stop < hi and (data[stop] & 0xC0) == 0x80:
-            stop -= 1  # end the window on a character boundary
-        chunk = data[pos:stop].tobytes().decode("utf-8", "replace")
-        n = _WORD_RUN.match(chunk).end()
-        if n < len(chunk) or stop == hi:
-            return len(chunk[:n].encode("utf-8"))
-        width *= 4
+    arr = ft.norm_rows(cand)
+    wrapped = span_pattern(pattern, case_sensitive)
+    at = pc.find_substring_regex(arr, wrapped).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    found = at >= 0
+    rows = cand[found]
+    if not len(rows):
+        return rows, rows, rows
+    sub = arr.filter(pa.array(found))
+    length = pc.utf8_length(pc.extract_regex(sub, wrapped).field("m")).to_numpy(zero_copy_only=False).astype(np.int64)
+    start = at[found]
+    for k in np.flatnonzero(~ft.ascii[rows]):  # bytes to characters
+        start[k] = len(sub[int(k)].as_py().encode("utf-8")[:start[k]].decode("utf-8"))
+    return rows, start, start + length
 
 
 def phrase_spans(ft, lit: int, prefix: bool, rows_mask: np.ndarray | None = None):
@@ -122,18 +85,14 @@ def phrase_spans(ft, lit: int, prefix: bool, rows_mask: np.ndarray | None = None
     count = np.diff(np.append(first, len(rows)))
     rows, start, end = rows[first], start[first], end[first]
     if prefix and len(rows):
-        base = ft.buf.offsets[rows]
-        end = _word_end(ft.buf, rows, end + base) - base
+        end = ft.word_end(rows, end)
     # Byte offsets equal character offsets on ASCII rows; decode the rest.
     odd = np.flatnonzero(~ft.ascii[rows])
     if len(odd):
         start = start.copy()
         end = end.copy()
-        base = ft.buf.offsets[rows[odd]]
-        for k, i in enumerate(odd):
-            r = int(rows[i])
-            start[i] = ft.buf.char_offset(r, int(base[k] + start[i]))
-            end[i] = ft.buf.char_offset(r, int(base[k] + end[i]))
+        start[odd] = ft.char_offsets(rows[odd], start[odd])
+        end[odd] = ft.char_offsets(rows[odd], end[odd])
     return rows, start, end, count
 
 
@@ -168,13 +127,8 @@ def span_texts(ft, rows: np.ndarray, start: np.ndarray, end: np.ndarray, limit: 
     begin = np.array(start, dtype=np.int64)
     length = np.array(span, dtype=np.int64)
     for k in np.flatnonzero(~ft.ascii[rows]):
-        text = ft.buf_norm_text(int(rows[k]))
+        text = ft.norm_text(int(rows[k]))
         a, ln = int(begin[k]), int(length[k])
         begin[k] = len(text[:a].encode("utf-8"))
         length[k] = len(text[a:a + ln].encode("utf-8"))
-    begin += ft.norm_buf.offsets[rows]
-    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum(length, out=offsets[1:])
-    idx = np.repeat(begin - offsets[:-1], length) + np.arange(offsets[-1])
-    data = ft.norm_buf.data[idx]
-    return pa.StringArray.from_buffers(len(rows), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data))
+    return ft.norm_slices(rows, begin, length)

@@ -20,8 +20,12 @@ import pyarrow.compute as pc
 
 from ..hashing import sha256_json
 
-# Every character Python's str.isspace() accepts; "whitespace" means these.
-WHITESPACE_CHARS = "".join(chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace())
+# Every character Python's str.isspace() accepts; "whitespace" means these. Listed for the Unicode
+# versions it was checked on (walking every code point costs a tenth of a second at every start).
+_WHITESPACE_KNOWN = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
+                     "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+WHITESPACE_CHARS = _WHITESPACE_KNOWN if unicodedata.unidata_version in ("14.0.0", "15.0.0", "15.1.0") else \
+    "".join(chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace())
 _WS_CLASS = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in WHITESPACE_CHARS) + "]"
 _WS_OTHER = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in WHITESPACE_CHARS if c != " ") + "]"
 # A row needs whitespace work when it holds a non-space whitespace
@@ -299,38 +303,62 @@ def normalise_batch(raw: pa.Array, low: pa.Array, offsets: np.ndarray, work: Row
     """Normalise a whole field, doing only what its characters need: (case-preserved, lower-cased).
 
     `low` is raw with ASCII letters lower-cased and `offsets` its buffer's.
-    Single characters are edited in place; rows that need more (whitespace
-    collapsing, Unicode whitespace, full NFKC) are normalised in full with
-    normalise_array and spliced in, in the same pass. Equal, row for row,
-    to normalise_array(raw).
+    Single characters are edited in place (NFKC on its own, the dash rule,
+    lower-casing); rows that need NFKC over the whole row are normalised
+    with normalise_array and spliced in, in the same pass; then the rows
+    with whitespace to collapse (flagged in `whitespace`, or holding a
+    character that is or becomes whitespace) are collapsed with str.split,
+    which splits on exactly the isspace() set and is several times faster
+    than RE2 here. Equal, row for row, to normalise_array(raw).
     """
-    redo = whitespace.copy()
-    redo[work.space] = True
-    redo[work.full] = True
-    rows = np.flatnonzero(redo)
+    full = work.full
     sub_norm = sub_low = None
-    if len(rows):
-        # ASCII rows only need their whitespace collapsed: str.split() splits on
-        # exactly the isspace() set, and is several times faster than RE2 here.
-        plain = ~np.isin(rows, work.non_ascii)
-        order = np.concatenate([np.flatnonzero(plain), np.flatnonzero(~plain)])
-        texts = [None if t is None else " ".join(t.split()) for t in raw.take(pa.array(rows[plain])).to_pylist()]
-        norm_parts, low_parts = [pa.array(texts, pa.string())], []
-        low_parts.append(pc.ascii_lower(norm_parts[0]))
-        if (~plain).any():
-            n2, l2 = normalise_array(raw.take(pa.array(rows[~plain])))
-            norm_parts.append(n2)
-            low_parts.append(l2)
-        back = pa.array(np.argsort(order))
-        sub_norm = pa.concat_arrays(norm_parts).take(back)
-        sub_low = pa.concat_arrays(low_parts).take(back)
-    norm = apply_edits(raw, offsets, work, False, sub_norm, rows)
+    if len(full):
+        sub_norm, sub_low = normalise_array(raw.take(pa.array(full)))
+    norm = apply_edits(raw, offsets, work, False, sub_norm, full)
+    collapse = whitespace.copy()
+    collapse[work.space] = True
+    collapse[full] = False
+    rows = np.flatnonzero(collapse)
+    norm = _collapse(norm, rows)
     if not work.case:
         # No character of this batch changes under Unicode lower-casing (and no
         # row needed full NFKC), so lower-casing the ASCII letters is all of it.
         return norm, pc.ascii_lower(norm)
-    low = apply_edits(low, offsets, work, True, sub_low, rows)
+    low = apply_edits(low, offsets, work, True, sub_low, full)
+    if not len(rows):
+        return norm, low
+    # A collapsed row whose edits all lower-case to the ASCII lower-casing of their normalised text is
+    # the ASCII lower-casing of its collapsed normalised text; only the others are collapsed again.
+    own = np.zeros(len(raw), dtype=bool)
+    own[work.edit_row[_lower_differs(work.edit_cp)]] = True
+    own_rows = rows[own[rows]]
+    low = _collapse(low, own_rows)
+    ascii_rows = rows[~own[rows]]
+    if len(ascii_rows):
+        mask = np.zeros(len(raw), dtype=bool)
+        mask[ascii_rows] = True
+        low = _flat(pc.replace_with_mask(low, pa.array(mask), pc.ascii_lower(norm.take(pa.array(ascii_rows)))))
     return norm, low
+
+
+def _lower_differs(cps: np.ndarray) -> np.ndarray:
+    """Per code point: whether lower-casing its normalised form does more than ASCII lower-casing would."""
+    if not len(cps):
+        return np.zeros(0, dtype=bool)
+    distinct, inverse = np.unique(cps, return_inverse=True)
+    differs = np.array([_replacement(c, True) != _replacement(c, False).lower() for c in distinct.tolist()])
+    return differs[inverse]
+
+
+def _collapse(arr: pa.Array, rows: np.ndarray) -> pa.Array:
+    """The array with each given row's whitespace runs made one space and its ends trimmed."""
+    if not len(rows):
+        return arr
+    texts = [None if t is None else " ".join(t.split()) for t in arr.take(pa.array(rows)).to_pylist()]
+    mask = np.zeros(len(arr), dtype=bool)
+    mask[rows] = True
+    return _flat(pc.replace_with_mask(arr, pa.array(mask), pa.array(texts, pa.string())))
 
 
 def normalise_text(text: str, lower: bool = True) -> str:

@@ -1,10 +1,11 @@
 """The regexes routing compiles, and the literals a regex's every match must contain.
 
-Routing compiles two patterns per regex leaf: the regex as written (the
-match, `pc.match_substring_regex`) and `span_pattern`, the regex wrapped to
-measure where its first match starts (the evidence, `pc.extract_regex`).
-`regex_error` compiles exactly those two, so the rule book's check at load
-and routing can never disagree about a pattern.
+Routing compiles a regex leaf as written (the match, `pc.match_substring_regex`),
+wrapped as `span_pattern` (the evidence: `pc.find_substring_regex` gives where
+its first match starts and `pc.extract_regex` its text), and as one branch of
+`any_pattern`, the one pass that finds the rows where any regex without a
+literal can match. `regex_error` compiles exactly those, so the rule book's
+check at load and routing can never disagree about a pattern.
 
 `required_literals` is a tiny reader of the RE2 syntax rule books use:
 literal runs, `\\Q...\\E` quotes, groups, alternation, quantifiers, classes
@@ -24,26 +25,40 @@ from .normalise import normalise_text
 
 _OCTAL = "01234567"
 _HEX = "0123456789abcdefABCDEF"
-_REPEAT = re.compile(r"\{([0-9]+)(?:,[0-9]*)?\}")
+_REPEAT = re.compile(r"\{([0-9]+)(,([0-9]*))?\}")
+MAX_SET = 4
+"""The most characters a class may hold to be read as alternatives (`[<=]`: '<' or '=')."""
+MAX_ALTERNATIVES = 16
+"""The most strings one required-literal set may hold (a run through classes multiplies them)."""
+RARE = frozenset("=<>$#@{}[]|\\^~*&+_")
+"""Characters rare in prose: a literal holding one (`p <`, `=`) selects few rows however short it is."""
 
 
 def span_pattern(pattern: str, case_sensitive: bool) -> str:
-    """The regex wrapped so that RE2 reports its first match's prefix (`pre`) and text (`m`).
+    """The regex wrapped so that RE2 reports its first match as the group `m`.
 
     The regex's own capturing groups become non-capturing (named ones too,
-    so they cannot clash with `pre` and `m`), and a `\\Q` quote left open at
-    the end is closed, so the wrapper's `)` stays a parenthesis.
+    so they cannot clash with `m`), and a `\\Q` quote left open at the end is
+    closed, so the wrapper's `)` stays a parenthesis. Searched unanchored, the
+    match RE2 reports is the leftmost one, as `match_substring_regex` finds.
     """
     flags = "" if case_sensitive else "(?i)"
-    return f"{flags}(?s)(?P<pre>.*?)(?P<m>{_uncapture(pattern)})"
+    return f"{flags}(?s)(?P<m>{_uncapture(pattern)})"
+
+
+def any_pattern(regexes: list[tuple[str, bool]]) -> str:
+    """One regex that matches wherever any of the given (pattern, case_sensitive) regexes matches."""
+    return "|".join(f"(?{'' if case else 'i'}:{_uncapture(p)})" for p, case in regexes)
 
 
 def regex_error(pattern: str, case_sensitive: bool) -> str | None:
-    """Why RE2 refuses the regex or its span pattern (as routing compiles them), or None."""
+    """Why RE2 refuses the regex or a wrapping of it routing compiles, or None."""
     probe = pa.array(["x"], pa.string())
     try:
         pc.match_substring_regex(probe, pattern, ignore_case=not case_sensitive)
         pc.extract_regex(probe, span_pattern(pattern, case_sensitive))
+        pc.find_substring_regex(probe, span_pattern(pattern, case_sensitive))
+        pc.match_substring_regex(probe, any_pattern([(pattern, case_sensitive)]))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         return str(exc)
     return None
@@ -125,32 +140,41 @@ class _Re:
         items = []
         while self.peek() not in ("", "|", ")"):
             atom = self.atom()
-            lo = self.quantifier()
+            lo, more = self.quantifier()
             if atom[0] == "flag":  # matches nothing: RE2 applies a quantifier after it to the item before
-                if lo == 0 and items:
+                if items and lo == 0:
                     items[-1] = ("opt",)
+                elif items and more:
+                    items.append(("other",))
                 continue
             items.append(atom if lo >= 1 else ("opt",))
+            if lo >= 1 and more:
+                # The item may repeat: what follows it is next to its last copy, not its first.
+                items.append(("other",))
         return ("seq", items)
 
-    def quantifier(self) -> int:
-        ch, lo = self.peek(), 1
+    def quantifier(self) -> tuple[int, bool]:
+        """(fewest copies, 0 or 1; whether more than one copy may match) of the quantifier at the cursor."""
+        ch, lo, more = self.peek(), 1, False
         if ch in ("?", "*"):
             self.i += 1
-            lo = 0
+            lo, more = 0, ch == "*"
         elif ch == "+":
             self.i += 1
+            more = True
         elif ch == "{":
             rep = _REPEAT.match(self.p, self.i)
             if rep is None:  # not a repetition: RE2 reads the brace as a literal
-                return 1
+                return 1, False
             self.i = rep.end()
             lo = min(int(rep.group(1)), 1)
+            top = rep.group(1) if rep.group(2) is None else rep.group(3)
+            more = not top or int(top) > 1
         else:
-            return 1
+            return 1, False
         if self.peek() == "?":  # lazy
             self.i += 1
-        return lo
+        return lo, more
 
     def atom(self):
         ch = self.peek()
@@ -173,8 +197,10 @@ class _Re:
                 self.i += 1
             return ("group", inner)
         if ch == "[":
-            self.i = _class_end(self.p, self.i - 1)
-            return ("other",)
+            end = _class_end(self.p, self.i - 1)
+            chars = _class_chars(self.p[self.i:end - 1]) if end <= len(self.p) and self.p[end - 1] == "]" else None
+            self.i = end
+            return ("set", chars) if chars else ("other",)
         if ch == "\\":
             return self.escape()
         if ch in ".^$" or not ch.isascii():
@@ -194,7 +220,7 @@ class _Re:
             # A quantifier after the quote repeats only its last character: keep the rest.
             last = ("lit", body[-1]) if body[-1].isascii() else ("other",)
             lits = [("lit", c) if c.isascii() else ("other",) for c in body[:-1]]
-            lo = self.quantifier()
+            lo, _ = self.quantifier()
             return ("group", ("alt", [("seq", lits + [last if lo >= 1 else ("opt",)])]))
         if esc in ("p", "P"):
             if self.peek() == "{":
@@ -222,6 +248,61 @@ class _Re:
         return ("other",)
 
 
+def _class_chars(body: str) -> frozenset[str] | None:
+    """The characters of a class body (between `[` and `]`) when it is a few plain ASCII characters, else None."""
+    if not body or body[0] == "^":
+        return None
+    chars, i = set(), 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\":
+            esc = body[i + 1: i + 2]
+            if not esc or not esc.isascii() or esc.isalnum():
+                return None  # \d, \w, \x41, \pL ...: a class of its own
+            ch, i = esc, i + 2
+        elif ch == "[" or not ch.isascii() or ch.isspace() or (ch == "-" and 0 < i < len(body) - 1):
+            return None  # POSIX classes, non-ASCII letters (case folding), whitespace, ranges
+        else:
+            i += 1
+        chars.add(ch.lower())
+    return frozenset(chars) if len(chars) <= MAX_SET else None
+
+
+def _strength(option: set[str]) -> int:
+    """How few rows a set of required literals is expected to select: its weakest literal's length,
+    each rare character counting three."""
+    return min(len(x.strip()) + 2 * sum(c in RARE for c in x) for x in option)
+
+
+def _strings(node) -> set[str] | None:
+    """Every string a node can match, when it is made of literals, small classes and groups of them
+    (at most MAX_ALTERNATIVES strings), else None."""
+    kind = node[0]
+    if kind == "lit":
+        return {node[1]}
+    if kind == "set":
+        return set(node[1])
+    if kind == "group":
+        return _strings(node[1])
+    if kind == "alt":
+        out: set[str] = set()
+        for branch in node[1]:
+            sub = _strings(branch)
+            if sub is None or len(out | sub) > MAX_ALTERNATIVES:
+                return None
+            out |= sub
+        return out
+    if kind == "seq":
+        run = {""}
+        for item in node[1]:
+            sub = _strings(item)
+            if sub is None or len(run) * len(sub) > MAX_ALTERNATIVES:
+                return None
+            run = {r + x for r in run for x in sub}
+        return run
+    return None
+
+
 def _requirement(node) -> set[str] | None:
     """A set of strings one of which every match contains, or None."""
     kind = node[0]
@@ -233,19 +314,20 @@ def _requirement(node) -> set[str] | None:
     if kind == "group":
         return _requirement(node[1])
     if kind == "seq":
-        options, run = [], []
+        options, run = [], {""}
         for item in node[1] + [("other",)]:
-            if item[0] == "lit":
-                run.append(item[1])
+            sub = _strings(item)
+            if sub and len(run) * len(sub) <= MAX_ALTERNATIVES:
+                run = {r + x for r in run for x in sub}
                 continue
-            if run:
-                options.append({"".join(run)})
-                run = []
+            if run != {""}:
+                options.append(run)
+            run = {""}
             if item[0] == "group":
                 req = _requirement(item[1])
                 if req:
                     options.append(req)
-        return max(options, key=lambda o: min(len(x.strip()) for x in o), default=None)
+        return max(options, key=_strength, default=None)
     return None
 
 
@@ -254,7 +336,8 @@ def required_literals(pattern: str) -> tuple[str, ...] | None:
 
     The regex then runs only on rows where the literal pass saw one of them.
     Each literal keeps a leading or trailing space (the text has single
-    spaces), and must have at least 3 characters, or there is no requirement.
+    spaces), and must have at least 3 characters besides them or hold one
+    rare in prose (`p <`, `=`), or there is no requirement.
     A pattern the reader does not follow to its end has no requirement.
     """
     reader = _Re(pattern)
@@ -267,7 +350,9 @@ def required_literals(pattern: str) -> tuple[str, ...] | None:
     out = set()
     for lit in req:
         core = normalise_text(lit)
-        if len(core) < 3:
+        if len(core) < 3 and not any(c in RARE for c in lit):
+            return None
+        if not core:
             return None
         out.add((" " if lit[:1].isspace() else "") + core + (" " if lit[-1:].isspace() else ""))
     return tuple(sorted(out))

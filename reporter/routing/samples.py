@@ -104,7 +104,7 @@ def _payloads(plan, batch, fields, table, evidence, rows: np.ndarray) -> dict[in
         row = sub[i]
         context = None
         if bf[r] < len(FIELDS):
-            context = context_window(FIELDS[bf[r]], fields[FIELDS[bf[r]]].buf_norm_text(r), int(bs[r]), int(be[r]))
+            context = context_window(FIELDS[bf[r]], fields[FIELDS[bf[r]]].norm_text(r), int(bs[r]), int(be[r]))
         out[r] = {"work_id": row["work_id"], "source": src[i], "title": titles[i], "pile": row["pile"],
                   "pending_reason": row["pending_reason"], "winner": row["winner"],
                   "title_only": row["title_only"], "evidence": _capped(row["evidence"]), "context": context}

@@ -143,9 +143,33 @@ def count_batch(plan, d: Decisions) -> tuple[dict[str, np.ndarray], dict[int, np
             if c["domain_miss"][j]:
                 c["miss_winners"][j] = np.bincount(winner[miss], minlength=R)
                 miss_masks[j] = miss
-    Mf = M.astype(np.float32)
-    c["overlap"][:] = np.rint(Mf.T @ Mf)
+    c["overlap"][:] = pair_counts(M)
     return c, miss_masks
+
+
+def pair_counts(M: np.ndarray) -> np.ndarray:
+    """(R, R) int64: rows where both rules matched, from a (rows, R) bool matrix.
+
+    Exact integer arithmetic without a BLAS call (a large float product
+    wakes BLAS's thread pool, whose spinning threads cost more CPU than the
+    product). Sparse matches are summed rule by rule over the rows each rule
+    matched; dense ones as bit columns, 64 rows a word.
+    """
+    n, R = M.shape
+    out = np.zeros((R, R), dtype=np.int64)
+    total = int(np.count_nonzero(M))
+    if total * 64 > n * R and hasattr(np, "bitwise_count"):
+        words = np.packbits(M, axis=0, bitorder="little")
+        pad = (-len(words)) % 8
+        if pad:
+            words = np.concatenate([words, np.zeros((pad, R), dtype=np.uint8)])
+        cols = np.ascontiguousarray(words.T).view(np.uint64)  # (R, n/64)
+        for j in range(R):
+            out[j, j:] = np.bitwise_count(cols[j:] & cols[j]).sum(axis=1)
+    else:
+        for j in np.flatnonzero(M.any(axis=0)):
+            out[j, j:] = M[M[:, j], j:].sum(axis=0)
+    return out + np.triu(out, 1).T
 
 
 def build_rule_stats(plan, t: dict[str, np.ndarray], release_id: str, ov, replaced: int) -> dict:

@@ -1,0 +1,241 @@
+"""One text field of a record batch, normalised and scanned once: its literal hits with word-boundary flags.
+
+Normalisation (normalise.py) leaves most rows of a real pool as they are,
+apart from ASCII case: plain text with single spaces. FieldText therefore
+keeps the raw column as the normalised, case-preserved text of those rows,
+and a *patch*: the few rows normalisation changes (whitespace runs, control
+whitespace, spaces at either end, non-ASCII characters that NFKC, the dash
+rule or lower-casing change), normalised in full. The whole column costs
+one ASCII lower-casing, one Aho-Corasick pass (which also finds the
+whitespace trouble) and Arrow's ASCII test; only the rows that are not
+plain ASCII are examined in numpy, and only the patch rows are normalised
+and scanned again. No whole-column copy is made beyond the lower-casing.
+
+Hits are byte offsets within their row: into the lower-cased raw row, or
+into the patched row for a patch row (the case-preserved and lower-cased
+text of a row have the same characters at the same character offsets, and
+on a plain-ASCII row the same bytes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .normalise import normalise_batch, unicode_work
+from .textscan import FieldBuffer, Hits, Scanner, word_end
+
+_EMPTY = np.zeros(0, dtype=np.int64)
+
+
+class FieldText:
+    """One text field of a batch: normalised text (raw rows plus a patch) and its boundary-checked literal hits."""
+
+    def __init__(self, raw: pa.Array | pa.ChunkedArray, scanner: Scanner):
+        if isinstance(raw, pa.ChunkedArray):
+            raw = raw.combine_chunks()
+        if raw.type != pa.string():
+            raw = raw.cast(pa.string())
+        n = len(raw)
+        self.n = n
+        self.raw = raw
+        low = pc.ascii_lower(raw)
+        self._low = low
+        self._base = FieldBuffer.of(low)
+        hits = scanner.scan(self._base)
+        lengths = np.diff(self._base.offsets)
+        ws = np.zeros(n, dtype=bool)
+        ws[scanner.trouble_rows(hits)] = True
+        nonempty = np.flatnonzero(lengths > 0)
+        if len(nonempty):
+            first = self._base.data[self._base.offsets[nonempty]]
+            last = self._base.data[self._base.offsets[nonempty + 1] - 1]
+            ws[nonempty[(first == 32) | (last == 32)]] = True
+        # A row is plain ASCII when it has as many characters as bytes (Arrow counts characters
+        # faster than it tests for ASCII). Rows that held no non-ASCII byte before normalisation
+        # hold none after it.
+        chars = pc.utf8_length(raw)
+        if chars.null_count:
+            chars = chars.fill_null(0)
+        self.ascii = chars.to_numpy() == lengths
+        self.patch_rows = _EMPTY
+        """Rows normalisation changes (ascending)."""
+        self.patch_norm = self.patch_low = None
+        self._patch: FieldBuffer | None = None
+        self._pos = None
+        real = hits.lit < scanner.n
+        cand = np.flatnonzero(ws | ~self.ascii)
+        if len(cand):
+            self._normalise_patch(raw, low, cand, ws[cand])
+        if len(self.patch_rows):
+            sub_hits = scanner.scan(self._patch)
+            in_patch = self._pos[hits.row] >= 0
+            hits = Scanner.concat(Scanner.select(hits, real & ~in_patch),
+                                  Scanner.select(sub_hits, sub_hits.lit < scanner.n, self.patch_rows))
+            lengths[self.patch_rows] = np.diff(self._patch.offsets)
+        else:
+            hits = Scanner.select(hits, real)
+        self.hits: Hits = hits
+        self.blank = lengths == 0
+        order = np.argsort(self.hits.lit, kind="stable")
+        bounds = np.searchsorted(self.hits.lit[order], np.arange(scanner.n + 1))
+        self._by_lit = (order, bounds)
+        self._good: dict[tuple[int, bool], np.ndarray] = {}
+        self._raw_buf: FieldBuffer | None = None
+        self._patch_norm_buf: FieldBuffer | None = None
+
+    def _normalise_patch(self, raw: pa.Array, low: pa.Array, cand: np.ndarray, ws: np.ndarray) -> None:
+        """Normalise the candidate rows (whitespace trouble or non-ASCII) and keep those that changed."""
+        take = pa.array(cand)
+        sub_low = low.take(take)
+        sub = FieldBuffer.of(sub_low)
+        work = unicode_work(sub.data, sub.offsets)
+        changed = ws.copy()
+        changed[work.rows] = True
+        keep = np.flatnonzero(changed)
+        if not len(keep):
+            return
+        norm, lowered = normalise_batch(raw.take(take), sub_low, sub.offsets, work, ws)
+        if len(keep) < len(cand):
+            norm, lowered = norm.take(pa.array(keep)), lowered.take(pa.array(keep))
+        self.patch_rows = cand[keep]
+        self.patch_norm, self.patch_low = _flat(norm), _flat(lowered)
+        self._patch = FieldBuffer.of(self.patch_low)
+        self._pos = np.full(self.n, -1, dtype=np.int64)
+        self._pos[self.patch_rows] = np.arange(len(keep))
+
+    # ---------------------------------------------------------------- hits
+
+    def hit_index(self, lit: int) -> np.ndarray:
+        """Indices into hits of one literal."""
+        order, bounds = self._by_lit
+        return order[bounds[lit]: bounds[lit + 1]]
+
+    def good_hits(self, lit: int, prefix: bool) -> np.ndarray:
+        """Indices of one literal's hits that satisfy the word boundaries (computed once per batch)."""
+        key = (lit, prefix)
+        found = self._good.get(key)
+        if found is None:
+            idx = self.hit_index(lit)
+            ok = self.hits.left_ok[idx]
+            if not prefix:
+                ok = ok & self.hits.right_ok[idx]
+            found = self._good[key] = idx[ok]
+        return found
+
+    # ---------------------------------------------------------------- rows in their buffers
+
+    def _split(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(in_patch, local): per row, whether it is a patch row, and its index in its own buffer."""
+        if self._pos is None:
+            return np.zeros(len(rows), dtype=bool), rows
+        pos = self._pos[rows]
+        in_patch = pos >= 0
+        return in_patch, np.where(in_patch, pos, rows)
+
+    def _norm_bufs(self) -> tuple[FieldBuffer, FieldBuffer | None]:
+        if self._raw_buf is None:
+            self._raw_buf = FieldBuffer.of(self.raw)
+            if self.patch_norm is not None:
+                self._patch_norm_buf = FieldBuffer.of(self.patch_norm)
+        return self._raw_buf, self._patch_norm_buf
+
+    def norm_text(self, row: int) -> str:
+        """One row's normalised, case-preserved text."""
+        raw_buf, patch_buf = self._norm_bufs()
+        pos = -1 if self._pos is None else int(self._pos[row])
+        return patch_buf.text(pos) if pos >= 0 else raw_buf.text(row)
+
+    def norm_rows(self, rows: np.ndarray) -> pa.Array:
+        """The normalised, case-preserved text of the given rows, in their order."""
+        in_patch, local = self._split(rows)
+        if not in_patch.any():
+            return self.raw.take(pa.array(rows, pa.int64()))
+        base = self.raw.take(pa.array(rows[~in_patch], pa.int64()))
+        patch = self.patch_norm.take(pa.array(local[in_patch], pa.int64()))
+        order = np.concatenate([np.flatnonzero(~in_patch), np.flatnonzero(in_patch)])
+        return pa.concat_arrays([base, patch]).take(pa.array(np.argsort(order)))
+
+    def regex_rows(self, pattern: str, ignore_case: bool, rows: np.ndarray | None = None) -> np.ndarray:
+        """Bool per row of the batch: the regex matches the normalised, case-preserved text (only `rows` when given)."""
+        out = np.zeros(self.n, dtype=bool)
+        if rows is not None:
+            if len(rows):
+                arr = self.norm_rows(rows)
+                out[rows[_matches(arr, pattern, ignore_case)]] = True
+            return out
+        if self.n:
+            out |= _matches(self.raw, pattern, ignore_case)
+        if len(self.patch_rows):
+            out[self.patch_rows] = _matches(self.patch_norm, pattern, ignore_case)
+        return out
+
+    def word_end(self, rows: np.ndarray, end: np.ndarray) -> np.ndarray:
+        """Row-relative byte ends of hits moved on to the end of the word they are in (for `trial*`)."""
+        in_patch, local = self._split(rows)
+        out = np.array(end, dtype=np.int64)
+        for mask, buf in ((~in_patch, self._base), (in_patch, self._patch)):
+            if mask.any():
+                r = local[mask]
+                base = buf.offsets[r]
+                out[mask] = word_end(buf, r, out[mask] + base) - base
+        return out
+
+    def char_offsets(self, rows: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        """Character offsets of row-relative byte offsets (one per row given)."""
+        in_patch, local = self._split(rows)
+        out = np.array(pos, dtype=np.int64)
+        for k in range(len(rows)):
+            buf = self._patch if in_patch[k] else self._base
+            r = int(local[k])
+            out[k] = buf.char_offset(r, int(buf.offsets[r] + pos[k]))
+        return out
+
+    def norm_slices(self, rows: np.ndarray, begin: np.ndarray, length: np.ndarray) -> pa.Array:
+        """A string array of each row's normalised, case-preserved bytes [begin, begin + length) (row-relative)."""
+        raw_buf, patch_buf = self._norm_bufs()
+        in_patch, local = self._split(rows)
+        length = np.asarray(length, dtype=np.int64)
+        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(length, out=offsets[1:])
+        data = np.empty(int(offsets[-1]), dtype=np.uint8)
+        sel = np.repeat(in_patch, length)
+        for mask, buf, pick in ((~in_patch, raw_buf, ~sel), (in_patch, patch_buf, sel)):
+            if mask.any():
+                start = buf.offsets[local[mask]] + np.asarray(begin, dtype=np.int64)[mask]
+                ln = length[mask]
+                ends = np.cumsum(ln)
+                idx = np.repeat(start - (ends - ln), ln) + np.arange(int(ends[-1]) if len(ends) else 0)
+                data[pick] = buf.data[idx]
+        return pa.StringArray.from_buffers(len(rows), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data))
+
+    # ---------------------------------------------------------------- whole columns (tests, diagnosis)
+
+    @property
+    def norm(self) -> pa.Array:
+        """The whole field normalised, case preserved."""
+        return self._whole(self.raw, self.patch_norm)
+
+    @property
+    def low(self) -> pa.Array:
+        """The whole field normalised and lower-cased."""
+        return self._whole(self._low, self.patch_low)
+
+    def _whole(self, base: pa.Array, patch: pa.Array | None) -> pa.Array:
+        if patch is None:
+            return base
+        mask = np.zeros(self.n, dtype=bool)
+        mask[self.patch_rows] = True
+        return _flat(pc.replace_with_mask(base, pa.array(mask), patch))
+
+
+def _matches(arr: pa.Array, pattern: str, ignore_case: bool) -> np.ndarray:
+    return pc.fill_null(pc.match_substring_regex(arr, pattern, ignore_case=ignore_case),
+                        False).to_numpy(zero_copy_only=False)
+
+
+def _flat(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return arr
