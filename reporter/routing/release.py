@@ -1,9 +1,9 @@
 """A route run: pool + overlay + rule book in, a complete release folder out.
 
-Reads the pool in record batches, routes them on worker threads (Arrow,
-numpy and the Aho-Corasick scan release the GIL), writes routing.parquet in
-pool order, sums the counts, and only then names the release by the digest
-of its six inputs. Everything is written to a temporary folder that is
+Cuts the pool into pieces (pieces.py) that worker processes, this process
+alone, or the workers of a Dask cluster route in record batches; writes
+routing.parquet in pool order, sums the counts, and only then names the
+release by the digest of its six inputs. Everything is written to a temporary folder that is
 renamed into place at the end: a release folder is complete or absent.
 """
 
@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import heapq
 import os
-import threading
-from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,8 +26,9 @@ from ..hashing import sha256_file, sha256_json, sha256_text
 from ..pool.overlay import Overlay, load_overlay
 from ..pool.reader import REQUIRED_POOL_COLUMNS, open_table, require_columns
 from ..progress import Progress
-from .engine import ROUTING_SCHEMA, compile_plan, route_batch
+from .engine import ROUTING_SCHEMA, compile_plan
 from .normalise import SETTINGS, settings_digest
+from .pieces import RULE_SAMPLE_K, SAMPLE_K, Setup, default_workers, plan_pieces, run_local
 from .samples import CONTEXT_CHARS
 from .specs import check_columns, load_rulebook
 from .stats import add_counts, build_rule_stats, compile_empty_totals
@@ -43,8 +41,6 @@ ROUTING_ALGORITHM_VERSION = 3
 ENGINE_VERSION = f"{__version__}+routing.{ROUTING_ALGORITHM_VERSION}"
 BATCH_ROWS = 32_768
 ROW_GROUP_ROWS = 65_536  # routing.parquet row groups: fixed, so the bytes never depend on batching
-SAMPLE_K = 20
-RULE_SAMPLE_K = 10
 RELEASE_FILES = ("release.json", "routing.parquet", "rule_stats.json", "samples.json")
 
 
@@ -110,11 +106,17 @@ class StagedRelease:
 
 
 def route_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = None,
-                  sample_seed: int = 0, workers: int = 2,
-                  progress: bool = True, batch_rows: int = BATCH_ROWS) -> RouteResult:
-    """Route a pool with a rule book into out/<release_id>/ and list it in out/index.json."""
+                  sample_seed: int = 0, workers: int | None = None,
+                  progress: bool = True, batch_rows: int = BATCH_ROWS, dask: str | None = None) -> RouteResult:
+    """Route a pool with a rule book into out/<release_id>/ and list it in out/index.json.
+
+    `workers`: processes routing batches (None: one per core; 1: this process
+    alone). `dask`: the address of a Dask scheduler whose workers route the
+    pool's pieces instead (docs/scale.md). The release's bytes are the same
+    whichever routes it.
+    """
     staged = stage_release(pool, specs, out, overlay=overlay, sample_seed=sample_seed, workers=workers,
-                           progress=progress, batch_rows=batch_rows)
+                           progress=progress, batch_rows=batch_rows, dask=dask)
     try:
         return staged.publish()
     finally:
@@ -122,8 +124,8 @@ def route_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = 
 
 
 def stage_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = None,
-                  sample_seed: int = 0, workers: int = 2,
-                  progress: bool = True, batch_rows: int = BATCH_ROWS) -> StagedRelease:
+                  sample_seed: int = 0, workers: int | None = None,
+                  progress: bool = True, batch_rows: int = BATCH_ROWS, dask: str | None = None) -> StagedRelease:
     """Route a pool with a rule book into a temporary folder inside out; publish it with `.publish()`."""
     book = load_rulebook(Path(specs))
     source = open_table(Path(pool), "pool")
@@ -135,18 +137,19 @@ def stage_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = 
     out = Path(out)
     read_index(out)  # a missing index.json beside release folders is refused before any routing
     remove_debris(out)  # temporary folders and files of runs that were killed
-    digests: dict[str, str] = {}
-    hasher = threading.Thread(target=lambda: digests.update(pool=source.digest()), daemon=True)
-    hasher.start()
 
     tmp = make_temp_dir(out, "release")
     try:
-        totals, samples, work_ids = _route_all(plan, source, ov, tmp / "routing.parquet", sample_seed,
-                                               workers, progress, batch_rows)
+        setup = Setup(book, source.schema, ov, sample_seed, batch_rows,
+                      sha256_json([book.specs_digest(), book.piles_digest(), str(source.schema),
+                                   ov.digest if ov else None]))
+        totals, samples, work_ids = _route_all(plan, source, setup, tmp / "routing.parquet", workers, progress,
+                                               dask)
         _check_unique(work_ids, source.path)
-        hasher.join()
+        # Digested after routing, not beside it: worker processes are forked from a process with no
+        # thread of its own running.
         inputs = {
-            "pool": digests["pool"],
+            "pool": source.digest(),
             "overlay": ov.digest if ov else "none",
             "specs": book.specs_digest(),
             # Piles and policy: the sample seed is publication policy (samples.json follows it).
@@ -174,37 +177,36 @@ def stage_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = 
     return StagedRelease(release_id, tmp, out, stats["piles"], stats["pending"], stats["rows"])
 
 
-def _route_all(plan, source, ov: Overlay | None, path: Path, seed: int, workers: int, show: bool,
-               batch_rows: int):
-    """Route every batch in order; returns (summed counts, sample heaps, work_id chunks)."""
+def _route_all(plan, source, setup: Setup, path: Path, workers: int | None, show: bool, dask: str | None):
+    """Route every piece, writing routing.parquet in pool order; returns (summed counts, sample heaps,
+    work_id chunks). The overlay's and the source's counts take in what each piece reports."""
     bar = Progress("route", total=source.num_rows, enabled=show)
     totals = compile_empty_totals(plan)
     heaps: dict[str, list] = {}
     work_ids: list[pa.Array] = []
+    ov = setup.overlay
     writer = _GroupWriter(path)
     try:
-        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            inflight: deque = deque()
-
-            def drain_one():
-                res = inflight.popleft().result()
-                writer.write(res.table)
-                add_counts(totals, res.counts)
-                for group, items in res.samples.items():
-                    heap = heaps.setdefault(group, [])
-                    for item in items:
-                        _keep_smallest(heap, item, SAMPLE_K if group.startswith("pile:") else RULE_SAMPLE_K)
-                work_ids.append(res.work_ids)
-                bar.advance(len(res.table))
-
-            for batch in source.batches(list(plan.columns), batch_rows):
-                if ov is not None:
-                    batch = ov.apply(batch)
-                inflight.append(pool.submit(route_batch, plan, batch, seed, SAMPLE_K, RULE_SAMPLE_K))
-                while len(inflight) > workers:
-                    drain_one()
-            while inflight:
-                drain_one()
+        if dask is not None:
+            from .cluster import run_dask
+            results = run_dask(dask, setup, source, list(plan.columns))
+        else:
+            results = run_local(setup, plan_pieces(source, list(plan.columns), setup.batch_rows),
+                                default_workers() if workers is None else workers)
+        for res in results:
+            writer.write(res.table)
+            add_counts(totals, res.counts)
+            for group, items in res.samples.items():
+                heap = heaps.setdefault(group, [])
+                for item in items:
+                    _keep_smallest(heap, item, SAMPLE_K if group.startswith("pile:") else RULE_SAMPLE_K)
+            work_ids.extend(res.table.column("work_id").chunks)
+            source.replaced += res.replaced
+            if ov is not None:
+                ov.seen[res.overlay_seen] = True
+                ov.abstracts_filled += res.abstracts_filled
+                ov.titles_filled += res.titles_filled
+            bar.advance(len(res.table))
     finally:
         writer.close()
         bar.close()

@@ -1,0 +1,275 @@
+"""Routing in pieces: the unit of work a local worker process or a Dask worker routes.
+
+A piece is a run of consecutive row groups of one Parquet file of the pool,
+read where it is routed (no pool row crosses a process boundary on its way
+in), or rows the caller read itself (JSONL and CSV pools, and Parquet row
+groups too large to share out) and sends along. `route_piece` routes a piece
+in record batches with `route_batch` and returns its routing rows and
+partial counts. The caller writes the rows in pool order and sums the
+counts (release.py), so a release's bytes depend neither on how the pool
+was cut nor on how many processes, or machines, routed it.
+
+The overlay travels with the run's `Setup`; each process fills from its own
+copy and a piece reports which overlay rows it used and what it filled,
+which the caller adds to its own overlay's counts.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..errors import InputError
+from ..pool.overlay import Overlay
+from ..pool.reader import TableSource
+from .engine import Plan, compile_plan, route_batch
+from .specs import RuleBook
+from .stats import add_counts, compile_empty_totals
+
+SAMPLE_K = 20
+RULE_SAMPLE_K = 10
+PIECE_ROWS = 65_536
+"""Consecutive row groups are put together until a piece holds at least this many rows."""
+MAX_GROUP_ROWS = 262_144
+"""A row group larger than this is read by the caller and shipped in batches, so one huge row group
+cannot leave every worker but one idle."""
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What every piece of one run is routed with: sent once to each worker process or Dask worker."""
+
+    book: RuleBook
+    """The rule book."""
+    schema: pa.Schema
+    """The pool's schema (the plan checks column types against it)."""
+    overlay: Overlay | None
+    """The overlay, or None."""
+    sample_seed: int
+    """Seed of the samples."""
+    batch_rows: int
+    """Rows per record batch."""
+    key: str
+    """Identifies the run: a process compiles the plan once per key."""
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Consecutive pool rows routed by one call of `route_piece`."""
+
+    index: int
+    """Position in pool order."""
+    rows: int
+    """Rows it holds."""
+    file: str | None = None
+    """A Parquet file of the pool to read it from, or None when the rows come along."""
+    row_groups: tuple[int, ...] = ()
+    """The file's row groups it is."""
+    batch: pa.RecordBatch | None = None
+    """The rows themselves (already read and conformed by the caller)."""
+
+
+@dataclass
+class PieceResult:
+    """A routed piece: its routing rows and partial counts."""
+
+    index: int
+    """Position in pool order."""
+    table: pa.Table
+    """Routing rows, in pool order."""
+    counts: dict[str, np.ndarray]
+    """Partial counts (stats.COUNTS)."""
+    samples: dict[str, list] = field(default_factory=dict)
+    """Per sample group: the piece's smallest-key candidates."""
+    replaced: int = 0
+    """Values whose invalid UTF-8 was replaced while reading the piece."""
+    overlay_seen: np.ndarray | None = None
+    """Overlay rows whose work_id the piece holds."""
+    abstracts_filled: int = 0
+    """Abstracts the overlay filled in the piece."""
+    titles_filled: int = 0
+    """Titles the overlay filled in the piece."""
+
+
+_PLANS: dict[str, tuple[Plan, Overlay | None]] = {}
+
+
+def _state(setup: Setup) -> tuple[Plan, Overlay | None]:
+    """This process's plan and private overlay for a run (compiled once per process and run)."""
+    found = _PLANS.get(setup.key)
+    if found is None:
+        _PLANS.clear()
+        ov = setup.overlay
+        if ov is not None:
+            ov = replace(ov, seen=np.zeros_like(ov.seen), abstracts_filled=0, titles_filled=0)
+        found = _PLANS[setup.key] = (compile_plan(setup.book, setup.schema), ov)
+    return found
+
+
+def route_piece(setup: Setup, piece: Piece) -> PieceResult:
+    """Route one piece in record batches: its routing rows, summed counts and sample candidates."""
+    plan, ov = _state(setup)
+    if ov is not None:
+        ov.seen[:] = False
+        ov.abstracts_filled = ov.titles_filled = 0
+    source = None
+    if piece.file is not None:
+        source = TableSource(piece.file, "parquet", setup.schema, piece.rows, (piece.file,))
+        batches: Iterable[pa.RecordBatch] = _read_groups(source, list(plan.columns), piece.row_groups,
+                                                         setup.batch_rows)
+    else:
+        batches = [piece.batch.slice(at, setup.batch_rows) for at in range(0, piece.rows, setup.batch_rows)] \
+            if piece.rows else []
+    totals = compile_empty_totals(plan)
+    tables: list[pa.Table] = []
+    samples: dict[str, list] = {}
+    for batch in batches:
+        if ov is not None:
+            batch = ov.apply(batch)
+        res = route_batch(plan, batch, setup.sample_seed, SAMPLE_K, RULE_SAMPLE_K)
+        tables.append(res.table)
+        add_counts(totals, res.counts)
+        for group, items in res.samples.items():
+            samples.setdefault(group, []).extend(items)
+    table = pa.concat_tables(tables) if tables else _empty_table()
+    return PieceResult(piece.index, table, totals, _smallest(samples), source.replaced if source else 0,
+                       np.flatnonzero(ov.seen) if ov is not None else None,
+                       ov.abstracts_filled if ov is not None else 0, ov.titles_filled if ov is not None else 0)
+
+
+def _empty_table() -> pa.Table:
+    from .engine import ROUTING_SCHEMA
+    return ROUTING_SCHEMA.empty_table()
+
+
+def _smallest(samples: dict[str, list]) -> dict[str, list]:
+    """Per group only the candidates that can still be sampled: the k smallest keys (ties kept)."""
+    out = {}
+    for group, items in samples.items():
+        k = SAMPLE_K if group.startswith("pile:") else RULE_SAMPLE_K
+        out[group] = sorted(items, key=lambda it: (it[0], it[1]))[:k] if len(items) > k else items
+    return out
+
+
+def _read_groups(source: TableSource, columns: list[str], groups: tuple[int, ...],
+                 batch_rows: int) -> Iterator[pa.RecordBatch]:
+    """Record batches of some row groups of a Parquet file, text columns conformed as the pool reader does."""
+    try:
+        pf = pq.ParquetFile(source.path)
+        for batch in pf.iter_batches(batch_size=batch_rows, row_groups=list(groups), columns=columns,
+                                     use_threads=True):
+            yield source._conform(batch, columns)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(f"{source.path}: could not read Parquet: {exc}") from None
+
+
+def plan_pieces(source: TableSource, columns: list[str], batch_rows: int,
+                readable: Callable[[str], bool] = lambda f: True) -> Iterator[Piece]:
+    """The pool cut into pieces, in pool order.
+
+    Parquet row groups are grouped into pieces of at least PIECE_ROWS rows,
+    read by whoever routes them; a file with a row group over MAX_GROUP_ROWS
+    rows, a file `readable` says the workers cannot read, and JSONL and CSV
+    pools are read here (the source counts replaced UTF-8) and come along in
+    pieces of one batch.
+    """
+    index = 0
+    if source.kind in ("parquet", "parquet-folder"):
+        for f in source.files:
+            try:
+                meta = pq.read_metadata(f)
+            except (pa.ArrowInvalid, OSError) as exc:
+                raise InputError(f"{f}: could not read Parquet: {exc}") from None
+            sizes = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
+            if sizes and (max(sizes) > MAX_GROUP_ROWS or not readable(str(f))):
+                one = TableSource(f, "parquet", source.schema, meta.num_rows, (f,))
+                for batch in one.batches(columns, batch_rows):
+                    yield Piece(index, batch.num_rows, batch=batch)
+                    index += 1
+                source.replaced += one.replaced
+                continue
+            groups: list[int] = []
+            rows = 0
+            for g, size in enumerate(sizes):
+                groups.append(g)
+                rows += size
+                if rows >= PIECE_ROWS:
+                    yield Piece(index, rows, file=str(f), row_groups=tuple(groups))
+                    index += 1
+                    groups, rows = [], 0
+            if groups:
+                yield Piece(index, rows, file=str(f), row_groups=tuple(groups))
+                index += 1
+        return
+    for batch in source.batches(columns, batch_rows):
+        yield Piece(index, batch.num_rows, batch=batch)
+        index += 1
+
+
+def default_workers() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def run_local(setup: Setup, pieces: Iterable[Piece], workers: int) -> Iterator[PieceResult]:
+    """Route the pieces here (1 worker) or in `workers` worker processes, yielding results in pool order."""
+    if workers <= 1:
+        for piece in pieces:
+            yield route_piece(setup, piece)
+        return
+    import multiprocessing as mp
+    # Forked workers start with the engine imported and cost no start-up CPU. The pool forks every
+    # worker at the first submit, before the caller starts any thread of its own.
+    ctx = mp.get_context("fork")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
+                             initargs=(setup,)) as pool:
+        yield from in_order(pool, _route_in_worker, pieces, 2 * workers)
+
+
+_SETUP: Setup | None = None
+
+
+def _init_worker(setup: Setup) -> None:
+    global _SETUP
+    _SETUP = setup
+    parent = os.getppid()
+
+    def watch() -> None:
+        # A worker whose parent was killed (kill -9 leaves no one to close its queue) ends itself.
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _route_in_worker(piece: Piece) -> PieceResult:
+    return route_piece(_SETUP, piece)
+
+
+def in_order(executor: Executor, fn: Callable, pieces: Iterable[Piece], inflight: int,
+             *args) -> Iterator[PieceResult]:
+    """Submit fn(*args, piece) for each piece, at most `inflight` at once, and yield the results in order."""
+    queue: deque[Future] = deque()
+    try:
+        for piece in pieces:
+            queue.append(executor.submit(fn, *args, piece))
+            while len(queue) >= inflight:
+                yield queue.popleft().result()
+        while queue:
+            yield queue.popleft().result()
+    finally:
+        for fut in queue:
+            fut.cancel()

@@ -1,0 +1,94 @@
+"""Routing in worker processes: the release's bytes are the same for every worker count, batch size and cut.
+
+A 2,000-row generated pool (non-ASCII text, whitespace runs, every pile) is
+written with 250-row row groups, so that it falls into several pieces; the
+pieces are cut smaller still, or shipped from the caller instead of read by
+the workers, by lowering the piece limits. Every variant must give the same
+four release files, byte for byte, as one process routing 32,768-row batches.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from reporter.routing import pieces
+from reporter.routing.release import RELEASE_FILES, route_release
+
+SPECS = Path(__file__).resolve().parents[1] / "specs"
+ROWS = 2_000
+
+
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory) -> Path:
+    from reporter.example import generate_pool
+    root = tmp_path_factory.mktemp("workers")
+    generated = generate_pool(root / "generated.parquet", ROWS, 7, progress=False) or root / "generated.parquet"
+    table = pq.read_table(generated)
+    path = root / "pool.parquet"
+    pq.write_table(table, path, row_group_size=250)
+    return path
+
+
+def _release(pool: Path, out: Path, **kw) -> dict[str, bytes]:
+    result = route_release(pool, SPECS, out, progress=False, **kw)
+    return {name: (result.release_dir / name).read_bytes() for name in RELEASE_FILES}
+
+
+@pytest.fixture(scope="module")
+def reference(pool, tmp_path_factory) -> dict[str, bytes]:
+    return _release(pool, tmp_path_factory.mktemp("ref"), workers=1)
+
+
+@pytest.mark.parametrize("workers,batch_rows,piece_rows,max_group_rows", [
+    (2, 32_768, 65_536, 262_144),   # the defaults: one piece of 8 row groups per worker
+    (2, 97, 300, 262_144),          # many pieces, odd batches
+    (3, 1_000, 1, 262_144),         # one piece per row group, three workers
+    (2, 333, 65_536, 100),          # row groups too large to share out: the caller reads and ships them
+])
+def test_every_worker_count_batch_size_and_cut_gives_the_same_bytes(pool, reference, tmp_path, monkeypatch,
+                                                                   workers, batch_rows, piece_rows,
+                                                                   max_group_rows):
+    monkeypatch.setattr(pieces, "PIECE_ROWS", piece_rows)
+    monkeypatch.setattr(pieces, "MAX_GROUP_ROWS", max_group_rows)
+    got = _release(pool, tmp_path, workers=workers, batch_rows=batch_rows)
+    assert got == reference
+    stats = json.loads(got["rule_stats.json"])
+    assert stats["rows"] == ROWS and sum(stats["piles"].values()) == ROWS
+
+
+def test_the_pool_is_cut_into_the_pieces_the_limits_ask_for(pool, monkeypatch):
+    from reporter.pool.reader import open_table
+    source = open_table(pool)
+    cols = ["work_id", "source", "title", "abstract"]
+    got = [(p.rows, p.row_groups, p.batch is None) for p in pieces.plan_pieces(source, cols, 500)]
+    assert got == [(ROWS, tuple(range(8)), True)]
+    monkeypatch.setattr(pieces, "PIECE_ROWS", 600)
+    got = [(p.rows, p.row_groups) for p in pieces.plan_pieces(source, cols, 500)]
+    assert got == [(750, (0, 1, 2)), (750, (3, 4, 5)), (500, (6, 7))]
+    monkeypatch.setattr(pieces, "MAX_GROUP_ROWS", 200)
+    got = [(p.rows, p.file, p.batch is not None) for p in pieces.plan_pieces(source, cols, 700)]
+    assert got == [(700, None, True), (700, None, True), (600, None, True)]
+
+
+def test_a_jsonl_pool_with_an_overlay_and_bad_utf8_routes_the_same_in_workers(pool, tmp_path):
+    rows = pq.read_table(pool).slice(0, 600).to_pylist()
+    jsonl = tmp_path / "pool.jsonl"
+    rows[3]["abstract"] = "Invalid UTF-8 here: BAD."
+    lines = [json.dumps({k: r[k] for k in ("work_id", "source", "title", "abstract", "type")}) for r in rows]
+    jsonl.write_bytes(("\n".join(lines) + "\n").encode("utf-8").replace(b"BAD", b"\xff"))
+    blank = [r["work_id"] for r in rows if not (r["abstract"] or "").strip()][:5]
+    overlay = tmp_path / "overlay.parquet"
+    pq.write_table(pa.table({"work_id": blank + ["nobody:1"],
+                             "abstract": ["A replication study of priming."] * len(blank) + ["x"]}), overlay)
+    one = _release(jsonl, tmp_path / "one", workers=1, overlay=overlay, batch_rows=128)
+    two = _release(jsonl, tmp_path / "two", workers=2, overlay=overlay, batch_rows=100)
+    assert one == two
+    stats = json.loads(one["rule_stats.json"])
+    assert stats["pool"]["utf8_replaced"] == 1
+    assert stats["overlay"] == {"rows": len(blank) + 1, "abstracts_filled": len(blank), "titles_filled": 0,
+                                "unknown_ids": 1}
