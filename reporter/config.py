@@ -21,7 +21,7 @@ WORKSPACE_FILE = "reporter.toml"
 PATH_KEYS = {"pool": True, "specs": True, "releases": True, "site": True,
              "overlay": False, "labels": False, "graph": False}
 OTHER_KEYS = {"schema_version": int, "sample_seed": int}
-TABLES = ("novelty", "screen", "digest", "fetch", "example")
+TABLES = ("novelty", "screen", "digest", "fetch", "example", "route")
 
 T = TypeVar("T")
 _MISSING: Any = object()
@@ -139,6 +139,8 @@ class Workspace:
     """[fetch] as `reporter.fetch.config.FetchSettings`, or None when absent."""
     example: Any = None
     """[example] as `reporter.example.config.ExampleSettings`, or None when absent."""
+    route: Any = None
+    """[route] as `reporter.routing.config.RouteSettings`, or None when absent."""
 
     @property
     def file(self) -> Path:
@@ -178,9 +180,10 @@ def load_workspace(path: Path) -> Workspace:
     from .example.config import parse_example
     from .fetch.config import parse_fetch
     from .novelty.config import parse_novelty
+    from .routing.config import parse_route
     from .screening.config import parse_screen
     parsers = {"novelty": parse_novelty, "screen": parse_screen, "digest": parse_digest,
-               "fetch": parse_fetch, "example": parse_example}
+               "fetch": parse_fetch, "example": parse_example, "route": parse_route}
     stages = {}
     for name, parse in parsers.items():
         table = Table(file, name, data[name], root) if name in data else None

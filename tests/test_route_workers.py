@@ -92,3 +92,23 @@ def test_a_jsonl_pool_with_an_overlay_and_bad_utf8_routes_the_same_in_workers(po
     assert stats["pool"]["utf8_replaced"] == 1
     assert stats["overlay"] == {"rows": len(blank) + 1, "abstracts_filled": len(blank), "titles_filled": 0,
                                 "unknown_ids": 1}
+
+
+def test_route_dask_in_reporter_toml_must_be_an_address(tmp_path):
+    from reporter.config import load_workspace
+    from reporter.errors import InputError
+    toml = 'pool = "p.parquet"\nspecs = "specs"\nreleases = "r"\nsite = "s"\n\n[route]\n'
+    (tmp_path / "reporter.toml").write_text(toml + 'dask = "tcp://10.0.0.5:8786"\n')
+    assert load_workspace(tmp_path).route.dask == "tcp://10.0.0.5:8786"
+    (tmp_path / "reporter.toml").write_text(toml + "dask = 8786\n")
+    with pytest.raises(InputError, match=r"\[route\]: key 'dask' must be a string"):
+        load_workspace(tmp_path)
+    (tmp_path / "reporter.toml").write_text(toml + 'dsak = "tcp://x:1"\n')
+    with pytest.raises(InputError, match=r"\[route\]: unknown key 'dsak'; allowed: dask"):
+        load_workspace(tmp_path)
+
+
+def test_workers_must_be_one_or_more(tmp_path, capsys):
+    from reporter.cli import main
+    assert main(["route", "--pool", str(tmp_path / "p.parquet"), "--specs", str(SPECS), "--workers", "0"]) == 2
+    assert "--workers must be 1 or more, not 0" in capsys.readouterr().err

@@ -25,7 +25,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     _inputs(p)
     p.add_argument("--out", type=Path, help="the releases folder (default: the workspace's, else ./releases)")
     p.add_argument("--seed", type=int, default=None, help="seed of the samples the release shows (default 0)")
-    p.add_argument("--workers", type=int, default=2, help="worker threads (default 2)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="worker processes routing batches (default: one per core; 1: route in this process)")
+    p.add_argument("--dask", metavar="ADDRESS", default=None,
+                   help="route on the workers of this Dask scheduler (tcp://host:8786) instead of local processes; "
+                        "default: [route] dask in reporter.toml; --dask '' routes here (docs/scale.md)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run_route)
 
@@ -88,8 +92,14 @@ def run_route(args) -> int:
     v = resolve_inputs(args)
     seed = args.seed if args.seed is not None else v["seed"]
     labels = load_labels(v["labels"]) if v["labels"] is not None else None  # checked before routing writes
+    if args.workers is not None and args.workers < 1:
+        raise InputError(f"--workers must be 1 or more, not {args.workers}")
+    route = v["workspace"].route if v["workspace"] is not None else None
+    dask = args.dask if args.dask is not None else (route.dask if route is not None else None)
+    dask = dask or None  # --dask "" routes here whatever reporter.toml says
     result = route_release(v["pool"], v["specs"], v["releases"], overlay=v["overlay"],
-                           sample_seed=seed, workers=args.workers, progress=not args.json or sys.stderr.isatty())
+                           sample_seed=seed, workers=args.workers, progress=not args.json or sys.stderr.isatty(),
+                           dask=dask)
     if labels is not None:
         found = label_stats_for(result.release_dir, labels, load_rulebook(v["specs"]))
         write_label_stats(result.release_dir, found)

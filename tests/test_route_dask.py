@@ -1,0 +1,77 @@
+"""Routing on a real Dask cluster (distributed.LocalCluster, worker processes) writes a local run's bytes.
+
+The client cuts a 1,500-row generated pool (row groups of 250 rows, pieces
+of 500) and two worker processes read their pieces' row groups from the file
+and route them; the release must equal a run in this process, byte for
+byte. Also through the CLI with `[route] dask` in reporter.toml.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+pytest.importorskip("distributed", reason="the dask extra (dask, distributed) is not installed")
+
+from distributed import LocalCluster  # noqa: E402
+
+from reporter.cli import main  # noqa: E402
+from reporter.errors import InputError  # noqa: E402
+from reporter.routing import pieces  # noqa: E402
+from reporter.routing.release import RELEASE_FILES, route_release  # noqa: E402
+
+SPECS = Path(__file__).resolve().parents[1] / "specs"
+ROWS = 1_500
+
+
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory) -> Path:
+    from reporter.example import generate_pool
+    root = tmp_path_factory.mktemp("dask")
+    generate_pool(root / "generated.parquet", ROWS, 11, progress=False)
+    path = root / "pool.parquet"
+    pq.write_table(pq.read_table(root / "generated.parquet"), path, row_group_size=250)
+    return path
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=40) as c:
+        yield c
+
+
+def _files(result) -> dict[str, bytes]:
+    return {name: (result.release_dir / name).read_bytes() for name in RELEASE_FILES}
+
+
+def test_a_dask_cluster_routes_the_same_bytes_as_one_process(pool, cluster, tmp_path, monkeypatch):
+    local = _files(route_release(pool, SPECS, tmp_path / "local", workers=1, progress=False))
+    monkeypatch.setattr(pieces, "PIECE_ROWS", 500)
+    remote = route_release(pool, SPECS, tmp_path / "dask", progress=False, batch_rows=200,
+                           dask=cluster.scheduler_address)
+    assert _files(remote) == local
+    assert remote.rows == ROWS
+
+
+def test_route_dask_from_reporter_toml(pool, cluster, tmp_path, capsys):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "reporter.toml").write_text(
+        f'pool = "{pool}"\nspecs = "{SPECS}"\nreleases = "releases"\nsite = "site"\n\n'
+        f'[route]\ndask = "{cluster.scheduler_address}"\n', encoding="utf-8")
+    assert main(["route", "--workspace", str(ws), "--json"]) == 0
+    first = capsys.readouterr().out
+    local = route_release(pool, SPECS, tmp_path / "local", workers=1, progress=False)
+    assert f'"release_id": "{local.release_id}"' in first
+    release = ws / "releases" / local.release_id
+    assert {n: (release / n).read_bytes() for n in RELEASE_FILES} == _files(local)
+
+
+def test_a_pool_that_is_not_parquet_is_refused_for_dask(tmp_path, cluster):
+    jsonl = tmp_path / "pool.jsonl"
+    jsonl.write_text('{"work_id": "doi:1", "source": "x", "title": "t", "abstract": "a", "type": "article"}\n', encoding="utf-8")
+    with pytest.raises(InputError, match="convert the pool to Parquet"):
+        route_release(jsonl, SPECS, tmp_path / "out", progress=False, dask=cluster.scheduler_address)
