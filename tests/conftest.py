@@ -40,11 +40,18 @@ def pytest_addoption(parser):
 
 @pytest.fixture(scope="session")
 def site_build(tmp_path_factory):
-    """The fixture workspace routed twice by the real engine (specs/, then specs_v2/) and rendered.
+    """The fixture workspace routed twice by the real engine and rendered with the second pool's titles.
 
-    Returns a dict with `releases` (the releases folder), `site` (the rendered
-    site) and `ids` (release ids, oldest first).
+    The first release routes pool.jsonl with specs/; the second pool_v2.jsonl (three works gone, five new)
+    with specs_v2/ (a rule edited, one added, one removed). Each release gets a published.json (label and
+    first-written date, as docs/release-format.md describes it; the second label is hostile). The render
+    reads titles no sample holds from pool_v2.jsonl, through a workspace file naming it. Returns a dict with
+    `releases` (the releases folder), `site` (the rendered site), `ids` (release ids, oldest first) and
+    `workspace` (the loaded workspace the render used).
     """
+    import json as _json
+
+    from reporter.config import load_workspace
     from reporter.routing.labels import label_stats_for, load_labels, write_label_stats
     from reporter.routing.release import route_release
     from reporter.routing.specs import load_rulebook
@@ -53,14 +60,21 @@ def site_build(tmp_path_factory):
     root = tmp_path_factory.mktemp("site_build")
     releases = root / "releases"
     ids = []
-    for specs in ("specs", "specs_v2"):
-        result = route_release(SITE_WORKSPACE / "pool.jsonl", SITE_WORKSPACE / specs, releases,
+    published = ({"label": "2026-W19", "first_written": "2026-05-04"},
+                 {"label": "2026-W20 <b>edited</b>", "first_written": "2026-05-11"})
+    for (pool, specs), doc in zip((("pool.jsonl", "specs"), ("pool_v2.jsonl", "specs_v2")), published):
+        result = route_release(SITE_WORKSPACE / pool, SITE_WORKSPACE / specs, releases,
                                sample_seed=0, workers=1, progress=False)
         write_label_stats(result.release_dir, label_stats_for(
             result.release_dir, load_labels(SITE_WORKSPACE / "labels.csv"), load_rulebook(SITE_WORKSPACE / specs)))
+        (result.release_dir / "published.json").write_text(_json.dumps(doc), encoding="utf-8")
         ids.append(result.release_id)
-    render_site(releases, root / "site", progress=False)
-    return {"releases": releases, "site": root / "site", "ids": ids}
+    (root / "reporter.toml").write_text(
+        f'pool = "{SITE_WORKSPACE / "pool_v2.jsonl"}"\nspecs = "{SITE_WORKSPACE / "specs_v2"}"\n'
+        f'labels = "{SITE_WORKSPACE / "labels.csv"}"\nreleases = "releases"\nsite = "site"\n', encoding="utf-8")
+    workspace = load_workspace(root)
+    render_site(releases, root / "site", workspace=workspace, progress=False)
+    return {"releases": releases, "site": root / "site", "ids": ids, "workspace": workspace}
 
 
 # --- the novelty page -------------------------------------------------------
@@ -80,7 +94,8 @@ def novelty_site(site_build, tmp_path_factory):
     root = tmp_path_factory.mktemp("novelty_site")
     results = root / "novelty.jsonl"
     assert main(["novelty", "--batch", str(NOVELTY_FIXTURE / "candidates.jsonl"), "--out", str(results)]) == 0
-    render_site(site_build["releases"], root / "site", novelty=results, progress=False)
+    render_site(site_build["releases"], root / "site", novelty=results, workspace=site_build["workspace"],
+                progress=False)
     return {**site_build, "site": root / "site", "novelty": results}
 
 

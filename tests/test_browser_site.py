@@ -189,14 +189,14 @@ def test_clicking_a_header_sorts_the_table(browser, novelty_site):
                  ".map(td => Number(td.innerText.replace(/,/g, '')))"
         original = page.evaluate(column)
         assert len(original) > 3
-        header = page.locator("#rule-table thead th").nth(3)
+        header = page.locator("#rule-table thead th").nth(1)  # counts first: won, matched, ...
         header.locator("button").click()
         assert page.evaluate(column) == sorted(original)
         assert header.get_attribute("aria-sort") == "ascending"
         header.locator("button").click()
         assert page.evaluate(column) == sorted(original, reverse=True)
         assert header.get_attribute("aria-sort") == "descending"
-        page.locator("#rule-table thead th").nth(0).locator("button").click()
+        page.locator("#rule-table thead th").nth(5).locator("button").click()  # the rule id
         names = page.evaluate("() => Array.from(document.querySelectorAll('#rule-table tbody th a'))"
                               ".map(a => a.innerText)")
         assert names == sorted(names, key=str.lower)
@@ -217,9 +217,109 @@ def _no_sideways_scroll(browser, site: Path, path: str, name: str, screenshots: 
         visit.close()
 
 
-@pytest.mark.parametrize("name", ["home", "release", "rule", "diff", "novelty"])
+@pytest.mark.parametrize("name", ["home", "release", "rule", "diff", "status", "novelty"])
 def test_phone_width_has_no_horizontal_scroll(browser, novelty_site, name, screenshots):
     _no_sideways_scroll(browser, novelty_site["site"], _path(novelty_site, name), name, screenshots)
+
+
+TABLES_JS = """() => Array.from(document.querySelectorAll('table')).map(t => {
+  const box = t.closest('.table-wrap') || t.parentElement;
+  return {id: t.id || t.className, width: Math.ceil(t.getBoundingClientRect().width), room: box.clientWidth,
+          scrolls: box.scrollWidth > box.clientWidth};
+})"""
+
+
+@pytest.mark.parametrize("name", ["home", "release", "rule", "diff", "status"])
+def test_at_1280_px_no_table_scrolls_and_every_count_is_on_screen(browser, novelty_site, name, screenshots):
+    """The issue's report: domain-miss counts sat off-screen at 1280 px. Counts come first and every table fits."""
+    site = novelty_site["site"]
+    base = site.resolve().as_uri() + "/"
+    visit = Visit(browser, base + _path(novelty_site, name), base, width=1280)
+    try:
+        page = visit.page
+        widths = page.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        assert widths[0] <= widths[1], f"{name} scrolls sideways at 1280 px: {widths}"
+        tables = page.evaluate(TABLES_JS)
+        assert tables and [t for t in tables if t["scrolls"]] == [], tables
+        off = page.evaluate("() => Array.from(document.querySelectorAll('td.n')).filter(td => "
+                            "td.getBoundingClientRect().right > document.documentElement.clientWidth).length")
+        assert off == 0
+        page.screenshot(path=str(screenshots / f"{name}-1280.png"), full_page=True)
+    finally:
+        visit.close()
+
+
+A4_PX = 704
+"""A4 (210 mm) less the print stylesheet's 12 mm margins, at 96 px per inch."""
+
+
+@pytest.mark.parametrize("name", ["home", "release", "rule", "diff", "status"])
+def test_printed_to_a4_no_table_is_clipped(browser, novelty_site, name, screenshots):
+    """Print media at the width of an A4 page: every table fits its page, nothing hides, the PDF renders."""
+    site = novelty_site["site"]
+    base = site.resolve().as_uri() + "/"
+    visit = Visit(browser, base + _path(novelty_site, name), base, width=A4_PX)
+    try:
+        page = visit.page
+        page.emulate_media(media="print")
+        tables = page.evaluate(TABLES_JS)
+        assert tables and [t for t in tables if t["scrolls"] or t["width"] > A4_PX] == [], tables
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= A4_PX
+        hidden = page.evaluate("() => Array.from(document.querySelectorAll('.table-wrap, figure.chart'))"
+                               ".filter(e => getComputedStyle(e).overflowX !== 'visible').length")
+        assert hidden == 0, "a box that would clip its table on paper"
+        page.screenshot(path=str(screenshots / f"{name}-print.png"), full_page=True)
+        pdf = page.pdf(format="A4", margin={"top": "12mm", "bottom": "12mm", "left": "12mm", "right": "12mm"})
+        assert pdf.startswith(b"%PDF")
+        (screenshots / f"{name}-print.pdf").write_bytes(pdf)
+    finally:
+        visit.close()
+
+
+def test_the_filter_narrows_a_table_and_without_script_the_table_is_whole(browser, novelty_site):
+    base = novelty_site["site"].resolve().as_uri() + "/"
+    url = base + _path(novelty_site, "release")
+    visit = Visit(browser, url, base)
+    try:
+        page = visit.page
+        rows = page.locator("#rule-table tbody tr")
+        total = rows.count()
+        box = page.locator("#rules .filter input")
+        assert box.count() == 1 and page.get_by_label("Filter rows").first.is_visible()
+        box.fill("osf")
+        visible = page.evaluate("() => Array.from(document.querySelectorAll('#rule-table tbody tr'))"
+                                ".filter(tr => !tr.hidden).map(tr => tr.textContent)")
+        assert 0 < len(visible) < total and all("osf" in text.lower() for text in visible)
+        assert page.locator("#rules .filter .muted").inner_text() == f"{len(visible)} of {total} rows"
+        box.fill("")
+        assert page.evaluate("() => Array.from(document.querySelectorAll('#rule-table tbody tr'))"
+                             ".filter(tr => tr.hidden).length") == 0
+    finally:
+        visit.close()
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(url)
+        assert page.locator(".filter").count() == 0 and page.locator("#rule-table tbody tr").count() == total
+    finally:
+        context.close()
+
+
+def test_the_flow_diagram_shows_the_numbers_of_its_table(browser, novelty_site):
+    base = novelty_site["site"].resolve().as_uri() + "/"
+    for name in ("release", "status"):
+        visit = Visit(browser, base + _path(novelty_site, name), base)
+        try:
+            drawn = visit.page.evaluate(
+                "() => Object.fromEntries(Array.from(document.querySelectorAll('figure.flow text[data-key]'))"
+                ".map(t => [t.dataset.key, t.textContent]))")
+            table = visit.page.evaluate(
+                "() => Object.fromEntries(Array.from(document.querySelectorAll('table.flow td[data-key]'))"
+                ".map(td => [td.dataset.key, td.innerText]))")
+            assert drawn and drawn == table
+            assert visit.page.locator("figure.flow").is_visible()
+        finally:
+            visit.close()
 
 
 def test_visible_verdict_counts_equal_the_results_file(browser, novelty_site):

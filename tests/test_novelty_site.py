@@ -224,7 +224,8 @@ def test_the_novelty_page_is_rebuilt_not_archived(novelty_site, tmp_path):
     fewer = tmp_path / "fewer.jsonl"
     lines = novelty_site["novelty"].read_text().splitlines(keepends=True)
     fewer.write_text("".join(lines[:2]))
-    report = render_site(novelty_site["releases"], site, novelty=fewer, progress=False)
+    report = render_site(novelty_site["releases"], site, novelty=fewer, workspace=novelty_site["workspace"],
+                         progress=False)
     assert report.novelty == 2 and report.written == 4  # novelty and home, each with its twin
     table = parse_html((site / "novelty.html").read_text()).find("table", id="candidate-table")
     assert len(table.find("tbody").find_all("tr")) == 2

@@ -92,7 +92,7 @@ def test_data_strings_are_escaped(page):
     rows = lost.find("tbody").find_all("tr")
     assert [r.find("td").text() for r in rows] == ["doi:10.5555/a1", "osf:abc01"]
     assert rows[0].find("a").attrs["href"] == "https://doi.org/10.5555/a1"  # built from the id
-    assert not rows[1].find_all("a")  # no page for an OSF id
+    assert rows[1].find("a").attrs["href"] == "https://osf.io/abc01/"  # OSF ids link too (issue 12)
     assert rows[1].find_all("td")[1].text() == HOSTILE
     pres = [p.text() for p in html.find_all("pre")]
     assert any(CRITERIA in p for p in pres)

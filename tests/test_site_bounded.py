@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reporter.site import render_site
-from reporter.site.compute import funnel_steps
+from reporter.site.compute import flow_steps
 from reporter.site.diff import ABSENT, compute_diff, state_counts
 from reporter.site.load import load_releases
 from support.site import toy_rules, write_release
@@ -56,7 +56,7 @@ works_strategy = st.lists(
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(works=works_strategy, keep=st.integers(min_value=0, max_value=40))
-def test_the_funnel_never_grows_and_the_diff_counts_every_work_once(tmp_path_factory, works, keep):
+def test_the_flow_never_grows_and_the_diff_counts_every_work_once(tmp_path_factory, works, keep):
     releases = tmp_path_factory.mktemp("prop") / "releases"
     pool = [dict(w, work_id=f"doi:10.1/{i}") for i, w in enumerate(works)]
     write_release(releases, pool, toy_rules(1))
@@ -66,12 +66,19 @@ def test_the_funnel_never_grows_and_the_diff_counts_every_work_once(tmp_path_fac
     if len(found) < 2:
         return  # identical inputs: one release
     old, new = found
-    steps = funnel_steps(new.stats)
-    main = [s.count for s in steps[:5]]
+    steps = flow_steps(new.stats)
+    main = [s.main.count for s in steps]
     assert main == sorted(main, reverse=True) and main[0] == len(second)
-    assert sum(s.count for s in steps[5:]) == main[-1]
+    for before, after in zip(steps, steps[1:]):
+        assert after.main.count == before.main.count - after.side.count
+    assert sum(line.count for line in steps[-1].main.lines) == main[-1]
     data = compute_diff(old, new, seed=0)
     assert sum(data.transitions.values()) == len(pool) + len(second) - min(keep, len(pool))
+    # new and gone works per pile are the (not in release) row and column; moved works are in both, pile changed
+    assert {s: n for s, n, _w in data.new} == {a: n for (b, a), n in data.transitions.items() if b == ABSENT}
+    assert {s: n for s, n, _w in data.left} == {b: n for (b, a), n in data.transitions.items() if a == ABSENT}
+    assert data.moved.num_rows == sum(n for (b, a), n in data.transitions.items() if ABSENT not in (b, a) and b != a)
+    assert len(set(data.moved.column("work_id").to_pylist())) == data.moved.num_rows
     for release, side in ((old, 0), (new, 1)):
         seen: dict[str, int] = {}
         for pair, n in data.transitions.items():

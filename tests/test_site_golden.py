@@ -18,16 +18,19 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
+from conftest import SITE_WORKSPACE
 from markdown_it import MarkdownIt
+from support.site import parse_html
 
 from reporter.site import render_site
 from reporter.site.env import TEMPLATES
-from support.site import parse_html
+from reporter.site.links import slug
 
 GOLDEN = Path(__file__).parent / "golden" / "site_workspace"
 VERSION_LINE = re.compile(r"^(.*(?:arrow\\?_version|unicode\\?_version).*?)\d+(?:\.\d+)+", re.M)
 STATIC = re.compile(r"(<style>|<script>).*?(</style>|</script>)", re.S)
 CSP = re.compile(r"sha256-[A-Za-z0-9+/]+=*")
+PAPER_LINK = re.compile(r"https://(doi\.org|arxiv\.org/abs|pubmed\.ncbi\.nlm\.nih\.gov|openalex\.org|osf\.io)/")
 
 
 def _masks(releases: Path, ids: list[str]) -> list[tuple[str, str]]:
@@ -84,12 +87,13 @@ def test_the_site_inlines_exactly_the_vendored_files(site_build):
 
 
 def test_a_rebuild_is_byte_identical_and_changes_nothing(site_build, tmp_path):
-    report = render_site(site_build["releases"], tmp_path / "again", progress=False)
+    ws = site_build["workspace"]
+    report = render_site(site_build["releases"], tmp_path / "again", workspace=ws, progress=False)
     for path in sorted((tmp_path / "again").rglob("*")):
         if path.is_file():
             rel = path.relative_to(tmp_path / "again")
             assert path.read_bytes() == (site_build["site"] / rel).read_bytes(), rel
-    again = render_site(site_build["releases"], site_build["site"], progress=False)
+    again = render_site(site_build["releases"], site_build["site"], workspace=ws, progress=False)
     assert again.written == 0 and report.pages == again.pages
 
 
@@ -118,7 +122,10 @@ def test_every_internal_link_and_anchor_resolves(which, request):
         for a in tree.find_all("a"):
             href = a.attrs.get("href")
             assert href, f"{page}: a link without href"
-            assert not re.match(r"^[a-z]+:|^//", href), f"{page}: external link {href}"
+            if re.match(r"^[a-z]+:|^//", href):
+                assert PAPER_LINK.match(href) and a.attrs.get("rel") == "noopener noreferrer", \
+                    f"{page}: external link {href} is not a paper's page"
+                continue
             path, _, frag = href.partition("#")
             target = (page.parent / unquote(path)).resolve() if path else page
             assert target.is_file(), f"{page.relative_to(site)}: {href} does not exist"
@@ -136,9 +143,11 @@ def test_every_internal_link_and_anchor_resolves(which, request):
     for md in sorted(site.rglob("*.md")):
         tokens = [t for block in parser.parse(md.read_text()) for t in (block.children or [])]
         for link in [t.attrs["href"] for t in tokens if t.type == "link_open"]:
-            assert not re.match(r"^[a-z]+:|^//", link), f"{md}: external link {link}"
+            if re.match(r"^[a-z]+:|^//", link):
+                assert PAPER_LINK.match(link), f"{md}: external link {link} is not a paper's page"
+                continue
             target = (md.parent / unquote(link.partition("#")[0])).resolve()
-            assert target.is_file() and target.suffix in (".md", ".html"), f"{md.relative_to(site)}: {link}"
+            assert target.is_file() and target.suffix in (".md", ".html", ".csv"), f"{md.relative_to(site)}: {link}"
 
 
 def test_the_release_page_shows_the_engine_counts(site_build):
@@ -174,3 +183,137 @@ def test_hostile_titles_stay_text_in_the_engine_built_site(site_build):
     latest = (site / "releases" / site_build["ids"][-1] / "index.html").read_text()
     assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in latest
     assert "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;" in latest
+
+
+def _pool_ids(name: str) -> set[str]:
+    return {json.loads(line)["work_id"] for line in (SITE_WORKSPACE / name).read_text().splitlines()}
+
+
+def _pool_titles() -> dict[str, str | None]:
+    titles = {}
+    for name in ("pool.jsonl", "pool_v2.jsonl"):
+        for line in (SITE_WORKSPACE / name).read_text().splitlines():
+            work = json.loads(line)
+            titles[work["work_id"]] = work["title"]
+    return titles
+
+
+def test_the_diff_says_what_changed_and_why(site_build):
+    """pool_v2 drops three works and adds five; specs_v2 edits a rule, adds one and removes one."""
+    site, (first, second) = site_build["site"], site_build["ids"]
+    tree = parse_html((site / "releases" / second / "diff.html").read_text())
+    summary = [li.text() for li in tree.find("ul", id="summary").find_all("li")]
+    assert summary[0] == "Inputs changed: pool, specs; the others are the same."
+    assert summary[1].startswith("Rules: 1 added (meta-analysis); 1 edited (conference-abstract); "
+                                 "1 removed (meta-analysis-shadow);")
+    assert summary[2].startswith("The pool gained 5 works") and "lost 3" in summary[2]
+    changed = {tr.find("th").text(): tr.find_all("td")[1].text() for tr in
+               tree.find("table", id="input-change-table").find("tbody").find_all("tr")}
+    assert changed == {"pool": "changed", "overlay": "same", "specs": "changed", "piles": "same",
+                       "normalisation": "same", "engine": "same"}
+    edited = tree.find("section", id="spec-conference-abstract")
+    assert "edited" in edited.find("h3").text()
+    diff = edited.find("pre").text()
+    assert '-  "precedence": 60,' in diff and '+  "precedence": 90,' in diff
+    removed = tree.find("section", id="spec-meta-analysis-shadow")
+    assert removed.find("a").attrs["href"] == f"../{first}/rules/meta-analysis-shadow.html"
+    # new and gone works: counts per pile equal the routing tables' difference; every one shown (fewer than 10)
+    old, new = _pool_ids("pool.jsonl"), _pool_ids("pool_v2.jsonl")
+    for anchor, ids in (("new", new - old), ("left", old - new)):
+        section = tree.find("section", id=anchor)
+        total = sum(int(td.text()) for td in section.find("table", id=f"{anchor}-table").find_all("td"))
+        shown = {tr.attrs["id"] for t in section.find_all("table")[1:] for tr in t.find("tbody").find_all("tr")}
+        assert total == len(ids) and shown == {f"w-{slug(w)}" for w in ids}
+    # the moves of works in both, with the rule deciding each before and now
+    moves = [[td.text() for td in tr.find_all("td")] for tr in
+             tree.find("table", id="move-table").find("tbody").find_all("tr")]
+    assert sum(int(m[0]) for m in moves) == int(tree.find("h2", id="moves-h").text().split(": ")[1])
+    # the edited hold rule (precedence 60 -> 90) now wins a conference abstract the screen rule had won
+    assert ["1", "screen", "replication-text", "hold", "conference-abstract"] in moves, moves
+
+
+def test_the_flow_numbers_equal_rule_stats(site_build):
+    releases, site = site_build["releases"], site_build["site"]
+    for rid in site_build["ids"]:
+        stats = json.loads((releases / rid / "rule_stats.json").read_text())
+        tree = parse_html((site / "releases" / rid / "index.html").read_text())
+        svg = tree.find("svg", id="flow-chart")
+        shown = {t.attrs["data-key"]: int(t.text().replace(",", "")) for t in svg.find_all("text")
+                 if "data-key" in t.attrs}
+        pending = stats["pending"]
+        kinds = {p["name"]: p["kind"] for p in stats["pile_order"]}
+        paying = [p for p, k in kinds.items() if k == "screen"]
+        assert shown["fl-pool"] == stats["rows"]
+        assert shown["fl-out-unrouted"] == pending["unrouted"]
+        assert shown["fl-routed"] == stats["rows"] - pending["unrouted"]
+        assert shown["fl-out-parked"] == sum(n for p, n in stats["piles"].items() if kinds[p] in ("discard", "hold"))
+        assert shown["fl-out-no_text"] == pending["no_text"]
+        assert shown["fl-text"] == sum(stats["piles"][p] for p in paying)
+        for p in paying:
+            assert shown[f"fl-to-{slug(p)}"] == stats["piles"][p]
+        for rule in stats["rules"]:
+            if not rule["shadow"] and kinds[rule["pile"]] in ("discard", "hold") and rule["won"]:
+                assert shown[f"fl-rule-{slug(rule['id'])}"] == rule["won"]
+        cells = {td.attrs["data-key"]: int(td.text().replace(",", "")) for td in
+                 tree.find("table", id="flow-table").find_all("td")}
+        assert cells == shown
+
+
+def test_every_work_shown_has_its_title_and_a_link_to_the_paper(site_build):
+    """The pool has titles for all but two works: no page shows a placeholder for any other."""
+    titles = _pool_titles()
+    site = site_build["site"]
+    checked = 0
+    for page in sorted(site.rglob("*.html")):
+        tree = parse_html(page.read_text())
+        for row in tree.find_all("tr"):
+            link = row.find_all("a", **{"class": "id"})
+            if not link or not row.attrs.get("id", "").startswith("w-"):
+                continue
+            work = link[0].text()
+            cell = row.find_all("td")[1]
+            if titles[work] is None:
+                assert "no title (the pool has none for this work)" in cell.text(), (page, work)
+            else:
+                assert cell.find("bdi").text() == titles[work][:300], (page, work)
+            links_out = [a.attrs["href"] for a in cell.find_all("a")]
+            assert len(links_out) == 1 and PAPER_LINK.match(links_out[0]), (page, work)
+            checked += 1
+    assert checked > 100
+
+
+def test_the_diff_csv_files_equal_the_tables_and_list_every_moved_work(site_build):
+    import csv
+    import io
+
+    import pyarrow.parquet as pq
+
+    releases, site, (first, second) = site_build["releases"], site_build["site"], site_build["ids"]
+    folder = site / "releases" / second
+    tree = parse_html((folder / "diff.html").read_text())
+    rows = list(csv.reader(io.StringIO((folder / "diff-transitions.csv").read_text(encoding="utf-8"), newline="")))
+    table = tree.find("table", id="transition-table")
+    assert rows[0] == [th.text() for th in table.find("thead").find_all("th")]
+    body = [[c.text() for c in tr.children if not isinstance(c, str)] for tr in table.find_all("tr")[1:]]
+    assert rows[1:] == body
+    moved = list(csv.DictReader(io.StringIO((folder / "diff-moved.csv").read_text(encoding="utf-8"), newline="")))
+    state = {}
+    for rid in (first, second):
+        t = pq.read_table(releases / rid / "routing.parquet", columns=["work_id", "pile", "pending_reason"]).to_pylist()
+        state[rid] = {r["work_id"]: f"pending/{r['pending_reason']}" if r["pending_reason"] else r["pile"] for r in t}
+    want = {w for w in state[second] if w in state[first] and state[first][w] != state[second][w]}
+    assert {r["work"] for r in moved} == want and len(moved) == len(want) > 0
+    for r in moved:
+        assert (r["before"], r["now"]) == (state[first][r["work"]], state[second][r["work"]])
+    assert int(tree.find("h2", id="moves-h").text().split(": ")[1]) == len(want)
+
+
+def test_labels_and_dates_name_the_releases(site_build):
+    site, (first, second) = site_build["site"], site_build["ids"]
+    home = parse_html((site / "index.html").read_text())
+    changes = [li.text() for li in home.find("ul", id="change-list").find_all("li")]
+    assert changes[0].startswith(f"2026-W20 <b>edited</b> {second[:12]} (2026-05-11): Changed: pool, specs.")
+    assert changes[1] == f"2026-W19 {first[:12]} (2026-05-04): The first release."
+    for name in ("index.html", "status.html", "diff.html"):
+        text = (site / "releases" / second / name).read_text()
+        assert "2026-W20 &lt;b&gt;edited&lt;/b&gt;" in text and "2026-05-11" in text, name

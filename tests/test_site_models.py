@@ -1,4 +1,4 @@
-"""Page models, links, escaping and the funnel: small pieces with answers a person can check."""
+"""Page models, links, escaping, the flow and CSV cells: small pieces with answers a person can check."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from jinja2 import meta as jmeta
 
 from reporter.errors import InputError
 from reporter.site import compute, env, links, models
-from reporter.site.charts import funnel_chart
+from reporter.site.charts import flow_chart
+from reporter.site.csvfile import csv_bytes
 from reporter.site.load import check_stats
 
 PAGES = [models.HomePage, models.ReleasePage, models.RulePage, models.StatusPage, models.DiffPage,
@@ -111,19 +112,74 @@ def _stats():
     }
 
 
-def test_funnel_names_what_removed_rows_and_ends_at_the_paying_piles():
-    steps = compute.funnel_steps(_stats())
-    counts = {s.key: s.count for s in steps}
-    # 100 in; 10 unrouted leave (90); discard 40 and hold 5 leave (45); 5 lack text (40) = 15 + 25.
-    assert [counts[k] for k in ("f-pool", "f-overlay", "f-routed", "f-paying", "f-text")] == [100, 100, 90, 45, 40]
-    assert counts["f-to-screen_cheap"] + counts["f-to-screen"] == counts["f-text"]
-    removed = {k: n for s in steps for k, _what, n in s.removed}
-    assert removed == {"f-unrouted": 10, "f-pile-discard": 40, "f-pile-hold": 5, "f-no_text": 5}
-    for before, after in zip(steps, steps[1:5]):
-        assert after.count == before.count - sum(n for _k, _w, n in after.removed)
-    chart = funnel_chart("c", "t", "The funnel", steps)
+def test_the_flow_names_what_left_at_each_step_and_ends_at_the_paying_piles():
+    stats = _stats()
+    steps = compute.flow_steps(stats)
+    main = [s.main.count for s in steps]
+    # 100 in; 10 match no rule (90); discard 40 and hold 5 leave (45); 5 lack text (40) = 15 + 25.
+    assert main == [100, 90, 45, 40]
+    for before, after in zip(steps, steps[1:]):
+        assert after.main.count == before.main.count - after.side.count
+    assert [s.side.title for s in steps[1:]] == ["No rule matched", "Discarded or set aside by a rule",
+                                                 "No text to screen (no abstract)"]
+    parked = {line.key: line.count for line in steps[2].side.lines}
+    assert parked == {"fl-pile-discard": 40, "fl-rule-d": 40, "fl-pile-hold": 5, "fl-rule-h": 5}
+    assert [line.label for line in steps[2].side.lines] == ["discard: discarded by a rule", "d",
+                                                            "hold: set aside by a rule (hold)", "h"]
+    split = {line.key: line.count for line in steps[3].main.lines}
+    assert split == {"fl-to-screen_cheap": 15, "fl-to-screen": 25} and sum(split.values()) == steps[3].main.count
+    assert steps[0].main.lines == ()  # no per-source counts in these statistics
+    chart = flow_chart("c", "t", "The flow", steps)
     shown = {label.key: label.text for label in chart.labels if label.key}
-    assert shown["f-text"] == "40" and shown["f-pile-discard"] == "40" and len(shown) == 11
+    assert shown["fl-text"] == "40" and shown["fl-pile-discard"] == "40" and len(shown) == 7 + 6
+    assert len(chart.arrows) == 3 + 3  # down between the four boxes, and right to each box of what left
+
+
+def test_the_flow_shows_each_source_when_the_statistics_count_them():
+    stats = dict(_stats(), sources={"pubmed": 60, "osf": 30, "arxiv": 10})
+    lines = compute.flow_steps(stats)[0].main.lines
+    assert [(x.label, x.count) for x in lines] == [("pubmed", 60), ("osf", 30), ("arxiv", 10)]
+    many = dict(_stats(), sources={f"s{i:02d}": 10 for i in range(10)})
+    lines = compute.flow_steps(many)[0].main.lines
+    assert len(lines) == compute.FLOW_SOURCES + 1 and (lines[-1].label, lines[-1].count) == ("2 more sources", 20)
+    bad = dict(_stats(), sources={"pubmed": 60})
+    for r in bad["rules"]:
+        r.update({k: None for k in ("would_win", "would_move", "domain", "domain_rows", "domain_matched",
+                                    "domain_miss")}, precedence=1, domain_miss_winners=[], outranked_by=[], spec={})
+    with pytest.raises(InputError, match="sources hold 60 rows, not rows=100"):
+        check_stats(bad, "rule_stats.json")
+
+
+def test_the_flow_goes_on_through_the_screen_to_the_hand_off():
+    from reporter.screening.report import ScreenFunnel
+    f = ScreenFunnel(paying=40, cheap=15, cheap_configured=True, cheap_discarded=6, cheap_proceeded=7,
+                     cheap_undecided=2, screen=32, admitted=20, discarded=9, incomplete=3, hand_off=20)
+    steps = compute.flow_steps(_stats(), f)
+    main = [s.main.count for s in steps]
+    # 40 with text; the cheap screen keeps 6 + 2 of its 15 (32 reach the screen: 25 + 7); 20 admitted, handed off.
+    assert main == [100, 90, 45, 40, 32, 20, 20]
+    for before, after in zip(steps[3:], steps[4:6]):
+        assert after.main.count == before.main.count - after.side.count
+    assert {x.key: x.count for x in steps[4].main.lines} == {"fl-sc-direct": 25, "fl-sc-cheap-proceed": 7}
+
+
+def test_plain_names_say_what_a_pile_means():
+    stats = dict(_stats(), pile_order=[{"name": "discard", "kind": "discard", "tier": None},
+                                       {"name": "screen_cheap", "kind": "screen", "tier": "cheap"},
+                                       {"name": "screen", "kind": "screen", "tier": "expensive"}])
+    assert compute.plain_name("pending/unrouted", stats) == "no rule matched"
+    assert compute.plain_name("pending/no_text", stats) == "no text to screen"
+    assert compute.plain_name("screen_cheap", stats) == "to the cheap screen (discard-only)"
+    assert compute.plain_name("screen", stats) == "to the two-voter screen"
+    assert compute.plain_name("discard", stats) == "discarded by a rule"
+
+
+def test_csv_cells_never_start_a_formula():
+    rows = [['=HYPERLINK("http://x")', 3], ["+1", -2], ["-x", None], ["@SUM(A1)", 0], ["\tx", 5],
+            ["plain, with comma", 1], ["line\nbreak", 2]]
+    lines = csv_bytes(["work", "n"], rows).decode().split("\r\n")
+    assert lines == ["work,n", "\"'=HYPERLINK(\"\"http://x\"\")\",3", "'+1,-2", "'-x,", "'@SUM(A1),0", "'\tx,5",
+                     '"plain, with comma",1', '"line\nbreak",2', ""]
 
 
 def test_identity_totals_add_up_to_the_pool():
@@ -167,16 +223,27 @@ def test_the_context_window_is_the_one_routing_recorded():
     from reporter.site.pages import work_view
     w = {"work_id": "doi:1", "pile": "screen", "context": {"field": "title", "before": "abcde", "match": "trial",
                                                           "after": "xy"}}
-    cut = work_view("index.html", "r" * 64, w, set(), window=5).context
+    (cut,) = work_view("index.html", "r" * 64, w, set(), window=5).contexts
     assert (cut.cut_before, cut.cut_after) == (True, False)
-    whole = work_view("index.html", "r" * 64, w, set(), window=80).context
+    (whole,) = work_view("index.html", "r" * 64, w, set(), window=80).contexts
     assert (whole.cut_before, whole.cut_after) == (False, False)
 
 
+def test_every_matched_span_is_shown_when_samples_hold_several():
+    from reporter.site.pages import work_view
+    spans = [{"field": "title", "before": "an ", "match": "animal", "after": " study"},
+             {"field": "abstract", "before": "we ", "match": "reproduce", "after": " it"}]
+    w = {"work_id": "doi:10.1234/x", "pile": "hold", "context": spans[0], "contexts": spans}
+    view = work_view("index.html", "r" * 64, w, set(), window=80)
+    assert [(c.field, c.match) for c in view.contexts] == [("title", "animal"), ("abstract", "reproduce")]
+    assert view.href.html == "https://doi.org/10.1234/x"
+
+
 def test_a_release_without_its_context_window_is_refused(tmp_path):
+    from conftest import SITE_WORKSPACE
+
     from reporter.routing import route_release
     from reporter.site.load import load_release
-    from conftest import SITE_WORKSPACE
     result = route_release(SITE_WORKSPACE / "pool.jsonl", SITE_WORKSPACE / "specs", tmp_path, workers=1,
                            progress=False)
     samples = json.loads((result.release_dir / "samples.json").read_text())

@@ -15,7 +15,7 @@ from reporter.cli import main
 from reporter.errors import InputError, InternalError
 from reporter.site import render_site
 from reporter.site.commands import make_server
-from reporter.site.writer import SiteWriter
+from reporter.site.writer import SITE_VERSION, SiteWriter
 from support.site import HOSTILE, parse_html, toy_rules, toy_works, write_release
 
 
@@ -56,7 +56,9 @@ def test_manifest_hashes_every_file(two_releases, tmp_path):
     for path, entry in manifest["files"].items():
         assert entry["sha256"] == hashlib.sha256(files[path]).hexdigest()
         assert entry["archived"] == (path.endswith(("/index.html", "/index.md")) and path != "index.html"
-                                     or "/rules/" in path)
+                                     or "/rules/" in path or path.endswith(("/rules.csv", "/domain-misses.csv")))
+        assert entry["site_version"] == SITE_VERSION
+    assert manifest["site_version"] == SITE_VERSION
 
 
 def test_an_archived_page_that_would_change_is_refused(two_releases, tmp_path):
@@ -285,10 +287,125 @@ def test_serve_answers_on_localhost_only(two_releases, tmp_path):
         make_server(tmp_path / "nothing", 0)
 
 
-def test_no_page_refers_outside_itself(two_releases, tmp_path):
+PAPER_LINK = re.compile(r"https://(doi\.org|arxiv\.org/abs|pubmed\.ncbi\.nlm\.nih\.gov|openalex\.org|osf\.io)/")
+
+
+def test_no_page_refers_outside_itself_but_to_the_papers(two_releases, tmp_path):
+    """Nothing is loaded from elsewhere; the only links out are to a paper's own page, built from its id."""
     releases, _a, _b = two_releases
     render_site(releases, tmp_path / "site", progress=False)
+    out = 0
     for page in (tmp_path / "site").rglob("*.html"):
         text = page.read_text()
-        assert not re.search(r"""(src|href)=["'](https?:)?//""", text), page
+        assert not re.search(r"""src=["'](https?:)?//""", text), page
         assert "@import" not in text and "url(" not in text
+        for a in parse_html(text).find_all("a"):
+            if re.match(r"^[a-z]+:|^//", a.attrs["href"]):
+                assert PAPER_LINK.match(a.attrs["href"]), (page, a.attrs["href"])
+                assert a.attrs.get("rel") == "noopener noreferrer"
+                out += 1
+    assert out > 20
+
+
+def test_an_earlier_site_versions_archive_stays_as_published(two_releases, tmp_path, monkeypatch):
+    """A new layout renders new releases; pages an earlier site version archived keep their bytes."""
+    from reporter.site import render, writer
+    from reporter.site.models import ReleasePage, RulePage
+
+    releases, a, b = two_releases
+    site = tmp_path / "site"
+    original = render.render_html
+
+    def old_layout(page):
+        out = original(page)
+        return out.replace("</main>", "<p>the old layout</p></main>") if isinstance(page, (ReleasePage, RulePage)) else out
+
+    monkeypatch.setattr(writer, "SITE_VERSION", 1)
+    monkeypatch.setattr(render, "render_html", old_layout)
+    render_site(releases, site, progress=False)
+    published = {p: p.read_bytes() for p in site.rglob("*") if p.is_file() and "/rules/" in p.as_posix()
+                 or p.name == "index.html" and p.parent.name in (a, b)}
+    assert all(b"the old layout" in data for p, data in published.items() if p.suffix == ".html")
+    monkeypatch.undo()
+
+    # this version: the archived pages of a and b stay as they were; the rebuilt pages take the new layout
+    report = render_site(releases, site, progress=False)
+    assert {p: p.read_bytes() for p in published} == published
+    assert f"releases/{a}/index.html" in report.kept and f"releases/{b}/rules/replication.html" in report.kept
+    manifest = json.loads((site / "manifest.json").read_text())
+    assert manifest["files"][f"releases/{a}/index.html"]["site_version"] == 1
+    assert manifest["files"][f"releases/{a}/status.html"]["site_version"] == SITE_VERSION
+    again = render_site(releases, site, progress=False)
+    assert again.written == 0 and again.kept == report.kept, "a second render changes nothing"
+
+    # a new release is rendered in this version's layout beside them
+    c = write_release(releases, toy_works()[:30], toy_rules(1))
+    render_site(releases, site, progress=False)
+    assert b"the old layout" not in (site / "releases" / c / "index.html").read_bytes()
+    assert {p: p.read_bytes() for p in published} == published
+
+    # an archived page edited on disk is no earlier version's page: refused, as in one version
+    page = site / "releases" / a / "index.html"
+    page.write_bytes(page.read_bytes().replace(b"the old layout", b"an edit"))
+    with pytest.raises(InputError, match=rf"releases/{a}/index.html.*--rerender-archive"):
+        render_site(releases, site, progress=False)
+    page.write_bytes(published[page])
+
+    # only --rerender-archive rewrites them, keeping each old file beside the new one
+    report = render_site(releases, site, rerender_archive=True, progress=False)
+    assert b"the old layout" not in page.read_bytes() and report.kept == ()
+    assert f"releases/{a}/index.html" in {s.split(".superseded-")[0] + ".html" for s in report.superseded}
+    manifest = json.loads((site / "manifest.json").read_text())
+    assert {e["site_version"] for e in manifest["files"].values()} == {SITE_VERSION}
+
+
+def test_the_release_csv_files_equal_their_tables(two_releases, tmp_path):
+    import csv
+    import io
+
+    releases, a, _b = two_releases
+    render_site(releases, tmp_path / "site", progress=False)
+    folder = tmp_path / "site" / "releases" / a
+    tree = parse_html((folder / "index.html").read_text())
+    for name, table_id in (("rules.csv", "rule-table"), ("domain-misses.csv", "domain-table")):
+        data = (folder / name).read_bytes()
+        assert data.endswith(b"\r\n") and not data.startswith(b"\xef\xbb\xbf")
+        rows = list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
+        table = tree.find("table", id=table_id)
+        head = [th.text().strip() for th in table.find("thead").find_all("th")]
+        body = [[c.text().strip() for c in tr.children if not isinstance(c, str)]
+                for tr in table.find("tbody").find_all("tr")]
+        assert rows[0] == head and len(rows) - 1 == len(body) > 0, name
+        for got, want in zip(rows[1:], body):
+            assert got == [w.replace(",", "") if w.replace(",", "").isdigit() else w for w in want], name
+
+
+def test_render_against_compares_the_newest_with_any_earlier_release(two_releases, tmp_path, capsys, monkeypatch):
+    from reporter.site import diff_page
+
+    releases, a, b = two_releases
+    c = write_release(releases, toy_works()[:30], toy_rules(1))
+    (releases / a / "published.json").write_text(json.dumps({"label": "week one", "first_written": "2026-05-04"}))
+    site = tmp_path / "site"
+    render_site(releases, site, progress=False)
+    # the newest is compared with its previous and with up to AGAINST_RECENT before that
+    page = site / "releases" / c / "against" / f"{a}.html"
+    assert page.is_file() and "against week one" in parse_html(page.read_text()).find("h1").text()
+    assert (site / "releases" / c / "against" / f"{a}-moved.csv").is_file()
+    listed = parse_html((site / "releases" / c / "diff.html").read_text()).find("ul", id="comparisons")
+    assert [li.text().split(" first written")[0] for li in listed.find_all("li")] == [
+        f"{b[:12]} (this page)", f"week one ({a[:12]})"]
+
+    monkeypatch.setattr(diff_page, "AGAINST_RECENT", 0)
+    other = tmp_path / "other"
+    assert main(["render", "--releases", str(releases), "--out", str(other), "--quiet"]) == 0
+    assert not (other / "releases" / c / "against").exists()
+    listed = parse_html((other / "releases" / c / "diff.html").read_text()).find("ul", id="comparisons")
+    assert "not rendered" in listed.find_all("li")[1].text()
+    assert main(["render", "--releases", str(releases), "--out", str(other), "--against", "week one", "--quiet"]) == 0
+    assert (other / "releases" / c / "against" / f"{a}.html").read_bytes() == page.read_bytes()
+    assert main(["render", "--releases", str(releases), "--out", str(other), "--against", a[:8], "--quiet"]) == 0
+    assert main(["render", "--releases", str(releases), "--out", str(other), "--against", c[:8]]) == 2
+    assert "is the newest release" in capsys.readouterr().err
+    assert main(["render", "--releases", str(releases), "--out", str(other), "--against", "nope"]) == 2
+    assert "names no release" in capsys.readouterr().err

@@ -65,6 +65,16 @@ class Legend:
 
 
 @dataclass(frozen=True)
+class Arrow:
+    """A connector of a flow diagram: a line and its head."""
+
+    line: str
+    """The line's points (`x1,y1 x2,y2`)."""
+    head: str
+    """The head's triangle (three points)."""
+
+
+@dataclass(frozen=True)
 class Chart:
     """An inline SVG chart with a title, a description and text labels."""
 
@@ -86,6 +96,10 @@ class Chart:
     """Text."""
     legend: tuple[Legend, ...] = ()
     """Series legend shown above the chart (empty when one series)."""
+    arrows: tuple[Arrow, ...] = ()
+    """Connectors between boxes (flow diagrams only)."""
+    css: str = "chart"
+    """Class of the figure: `chart`, or `chart flow` for a flow diagram (kept legible at phone width)."""
 
 
 def fmt(n: int) -> str:
@@ -96,44 +110,6 @@ def fmt(n: int) -> str:
 def short(text: str, limit: int = LABEL_CHARS) -> str:
     """Shorten a label to fit the label column (the full text goes in a tooltip)."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-@dataclass(frozen=True)
-class FunnelStep:
-    """One step of a funnel: works still in, and what removed the others."""
-
-    key: str
-    """Table key of the step's count."""
-    label: str
-    """What the step is."""
-    count: int
-    """Works after this step."""
-    removed: tuple[tuple[str, str, int], ...] = ()
-    """(key, what removed them, works) for each cause of removal at this step."""
-
-
-def funnel_chart(chart_id: str, table_id: str, title: str, steps: list[FunnelStep]) -> Chart:
-    """A funnel: one bar per step, the removed rows named under each step."""
-    top = max([s.count for s in steps] + [1])
-    x0, span, row, sub = 310, 290, 30, 20
-    bars, labels = [], []
-    y = 8
-    for step in steps:
-        w = round(span * step.count / top, 2)
-        bars.append(Bar(x0, y, w, 20, "s-main", f"{step.label}: {fmt(step.count)} works"))
-        labels.append(Label(x0 - 8, y + 15, short(step.label, 44), "end", "lbl", full=_full(step.label, 44)))
-        labels.append(Label(x0 + w + 6, y + 15, fmt(step.count), "start", "num", key=step.key))
-        y += row
-        for key, what, n in step.removed:
-            w = round(span * n / top, 2)
-            bars.append(Bar(x0, y, w, 12, "s-removed", f"removed, {what}: {fmt(n)} works"))
-            labels.append(Label(x0 - 8, y + 11, short(f"− {what}", 46), "end", "note",
-                                full=_full(f"− {what}", 46)))
-            labels.append(Label(x0 + w + 6, y + 11, fmt(n), "start", "num", key=key))
-            y += sub
-    legend = (Legend("s-main", "works after the step"), Legend("s-removed", "works removed at the step"))
-    return Chart(chart_id, title, "The same numbers are in a table on this page.",
-                 table_id, WIDTH, y + 4, tuple(bars), tuple(labels), legend)
 
 
 @dataclass(frozen=True)
@@ -195,3 +171,97 @@ def paired_chart(chart_id: str, table_id: str, title: str, series: tuple[tuple[s
     legend = tuple(Legend(css, name) for css, name in series)
     return Chart(chart_id, title, "The same numbers are in a table on this page.",
                  table_id, WIDTH, y, tuple(bars), tuple(labels), legend)
+
+
+@dataclass(frozen=True)
+class FlowLine:
+    """A line inside a flow box: a part of its works (a source, a pile, a rule) and their number."""
+
+    label: str
+    """What the part is."""
+    count: int
+    """Works."""
+    key: str
+    """data-key of the number in the table beside the diagram."""
+    indent: bool = False
+    """A part of the line above it (a rule under its pile)."""
+
+
+@dataclass(frozen=True)
+class FlowBox:
+    """A box of a flow diagram: its title, its works and the lines that split them."""
+
+    title: str
+    """What the box holds, in plain words."""
+    count: int
+    """Works."""
+    key: str
+    """data-key of the number."""
+    lines: tuple[FlowLine, ...] = ()
+    """Its parts."""
+
+
+@dataclass(frozen=True)
+class FlowStep:
+    """One step of a flow: the works going on (left) and what left the flow at this step (right)."""
+
+    main: FlowBox
+    """The works that go on."""
+    side: FlowBox | None = None
+    """What this step took out, or None."""
+
+
+FLOW_WIDTH, FLOW_MAIN, FLOW_SIDE_X, FLOW_SIDE = 760, 380, 422, 336
+FLOW_LINE, FLOW_GAP = 18, 34
+TITLE_PX, LINE_PX = 7.2, 6.6
+"""Average advance of a character of a box title (13px bold) and of a line (13px), for shortening labels."""
+
+
+def flow_chart(chart_id: str, table_id: str, title: str, steps: list[FlowStep]) -> Chart:
+    """A flow diagram in the manner of PRISMA 2020: boxes down the left, what left the flow on the right.
+
+    Every count is text in its box, never a length, so 29 works read as
+    clearly as 27,356. Arrows join each box to the next and to what left.
+    """
+    bars, labels, arrows = [], [], []
+    y = 4.0
+    for i, step in enumerate(steps):
+        main_h = _flow_box(bars, labels, step.main, 0, y, FLOW_MAIN, "box")
+        height = main_h
+        if step.side is not None:
+            side_h = _flow_box(bars, labels, step.side, FLOW_SIDE_X, y, FLOW_SIDE, "box-out")
+            height = max(height, side_h)
+            arrows.append(_arrow(FLOW_MAIN, y + 16, FLOW_SIDE_X, y + 16))
+        if i + 1 < len(steps):
+            arrows.append(_arrow(FLOW_MAIN / 2, y + main_h, FLOW_MAIN / 2, y + height + FLOW_GAP))
+        y += height + FLOW_GAP
+    legend = (Legend("box", "works that go on"), Legend("box-out", "works that left the flow at that step"))
+    return Chart(chart_id, title, "The same numbers are in a table on this page.", table_id, FLOW_WIDTH,
+                 int(y - FLOW_GAP + 6), tuple(bars), tuple(labels), legend, tuple(arrows), "chart flow")
+
+
+def _flow_box(bars: list[Bar], labels: list[Label], box: FlowBox, x: float, y: float, w: float,
+              css: str) -> float:
+    """Draw one box (its rectangle and text) at (x, y); return its height."""
+    h = 10 + FLOW_LINE * (1 + len(box.lines)) + 4
+    chars = int((w - 70) / TITLE_PX)
+    bars.append(Bar(x, y, w, h, css, f"{box.title}: {fmt(box.count)} works"))
+    labels.append(Label(x + 8, y + 22, short(box.title, chars), "start", "head", full=_full(box.title, chars)))
+    labels.append(Label(x + w - 8, y + 22, fmt(box.count), "end", "total", key=box.key))
+    for j, line in enumerate(box.lines):
+        base = y + 22 + FLOW_LINE * (j + 1)
+        indent = 26 if line.indent else 14
+        limit = int((w - indent - 50) / LINE_PX)
+        labels.append(Label(x + indent, base, short(line.label, limit), "start", "lbl", full=_full(line.label, limit)))
+        labels.append(Label(x + w - 8, base, fmt(line.count), "end", "num", key=line.key))
+    return h
+
+
+def _arrow(x1: float, y1: float, x2: float, y2: float) -> Arrow:
+    """A straight arrow from (x1, y1) to (x2, y2), horizontal or vertical, its head at the end."""
+    if x1 == x2:  # down
+        end = y2 - 7
+        head = f"{x2 - 5},{end} {x2 + 5},{end} {x2},{y2}"
+        return Arrow(f"{x1},{y1} {x2},{end}", head)
+    end = x2 - 7
+    return Arrow(f"{x1},{y1} {end},{y2}", f"{end},{y2 - 5} {end},{y2 + 5} {x2},{y2}")

@@ -42,6 +42,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--workspace", type=Path, metavar="DIR",
                    help="the workspace (reporter.toml) whose [screen] state the newest release's status page shows "
                         "(read only, never written); without it the status pages show no screening")
+    p.add_argument("--against", action="append", default=[], metavar="ID",
+                   help="also compare the newest release with this earlier one (a release id, a unique prefix of "
+                        "6 or more characters, or a label): releases/<newest>/against/<id>.html; may be repeated. "
+                        "Every render compares each release with its previous one, and the newest also with the "
+                        "three before that")
     p.add_argument("--out", type=Path, default=Path("site"), metavar="DIR", help="output folder (default: site)")
     p.add_argument("--rerender-archive", action="store_true",
                    help="re-render archived pages whose bytes would change, keeping each old file "
@@ -68,12 +73,12 @@ def run_render(args: argparse.Namespace) -> int:
         workspace = load_workspace(args.workspace)
     report = render_site(args.releases, args.out, digests_dir=args.digests,
                          rerender_archive=args.rerender_archive, progress=not (args.quiet or args.json),
-                         novelty=args.novelty, workspace=workspace)
+                         novelty=args.novelty, workspace=workspace, against=args.against)
     if args.json:
         print(json.dumps({
             "out": str(report.out), "releases": list(report.releases), "unlisted": list(report.unlisted),
             "digests": report.digests, "novelty": report.novelty, "pages": report.pages, "written": report.written,
-            "unchanged": report.unchanged, "superseded": list(report.superseded),
+            "unchanged": report.unchanged, "superseded": list(report.superseded), "kept": list(report.kept),
             "largest_page": {"path": report.largest_page[0], "bytes": report.largest_page[1]},
         }, indent=2, sort_keys=True))
         return 0
@@ -85,6 +90,9 @@ def run_render(args: argparse.Namespace) -> int:
         print(f"novelty page: {report.novelty} checked candidate(s) from {args.novelty}")
     if report.superseded:
         print(f"kept {len(report.superseded)} superseded archived file(s) beside their new versions")
+    if report.kept:
+        print(f"left {len(report.kept)} archived file(s) of an earlier site version as they were published "
+              f"(--rerender-archive re-renders them in this version's layout)")
     for rid in report.unlisted:
         print(f"note: {args.releases / rid} is not listed in index.json and was not rendered", file=sys.stderr)
     return 0

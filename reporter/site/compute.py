@@ -1,4 +1,4 @@
-"""Numbers the pages show that are not stored as such: funnel steps, identity sums, overlaps.
+"""Numbers the pages show that are not stored as such: the flow, plain names, identity sums, overlaps.
 
 Pure functions of rule_stats.json (a dict); no template and no table library here.
 """
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .charts import FunnelStep
-from .links import isolated
+from .charts import FlowBox, FlowLine, FlowStep
+from .links import slug
 
 OVERLAP_TOP = 50
 
@@ -18,13 +18,38 @@ def paying_piles(stats: dict[str, Any]) -> list[str]:
     return [p["name"] for p in stats["pile_order"] if p["kind"] == "screen"]
 
 
-def funnel_steps(stats: dict[str, Any]) -> list[FunnelStep]:
-    """Routing as a funnel: every step names what removed rows, and the last splits into paying piles.
+PLAIN_KINDS = {"discard": "discarded by a rule", "hold": "set aside by a rule (hold)"}
+PLAIN_TIERS = {"cheap": "to the cheap screen (discard-only)", "expensive": "to the two-voter screen"}
+PLAIN_PENDING = {"unrouted": "no rule matched", "no_text": "no text to screen"}
+FLOW_SOURCES = 8
+"""Sources named in the pool's box; the rest are one line."""
+FLOW_RULES = 10
+"""Rules named in the box of works a rule discarded or set aside; the rest are one line per pile."""
 
-    pool -> after the overlay (fills text, removes nothing) -> matched by a
-    rule (removes pending/unrouted) -> sent to a paying pile (removes each
-    discard and hold pile) -> with usable text (removes pending/no_text),
-    which is exactly the sum of the paying piles.
+
+def plain_name(state: str, stats: dict[str, Any]) -> str:
+    """What a pile or pending/<reason> means in plain words (`no rule matched` for pending/unrouted)."""
+    if state.startswith("pending/"):
+        reason = state.split("/", 1)[1]
+        return PLAIN_PENDING.get(reason, f"pending: {reason}")
+    pile = next((p for p in stats["pile_order"] if p["name"] == state), None)
+    if pile is None:
+        return "not in that release" if state.startswith("(") else state
+    if pile["kind"] == "screen":
+        return PLAIN_TIERS.get(pile.get("tier") or "expensive", "to screening")
+    return PLAIN_KINDS.get(pile["kind"], "not decided yet" if pile["kind"] == "pending" else pile["kind"])
+
+
+def flow_steps(stats: dict[str, Any], screen: Any = None) -> list[FlowStep]:
+    """Routing as a flow diagram: the pool, then each step with what left the flow there, and why.
+
+    pool (per source when rule_stats.json counts them) -> matched by a rule
+    (out: no rule matched) -> sent on to be screened (out: discarded or set
+    aside, per pile and rule) -> with text to screen (out: no text), split
+    into the screening piles. With `screen` (a ScreenFunnel of the status
+    page's report) the flow goes on through the cheap tier and the two-voter
+    screen to the hand-off. Each main box equals the one above it less what
+    left at its step.
     """
     rows = stats["rows"]
     pending = stats["pending"]
@@ -36,19 +61,71 @@ def funnel_steps(stats: dict[str, Any]) -> list[FunnelStep]:
     routed = rows - unrouted - sum(n for _r, n in others)
     to_paying = routed - sum(stats["piles"][p] for p in parked)
     with_text = to_paying - no_text
+    sources = sorted((stats.get("sources") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+    source_lines = [FlowLine(name, n, f"fl-source-{slug(name)}") for name, n in sources[:FLOW_SOURCES]]
+    if len(sources) > FLOW_SOURCES:
+        rest = sources[FLOW_SOURCES:]
+        source_lines.append(FlowLine(f"{len(rest)} more sources", sum(n for _s, n in rest), "fl-source-more"))
     steps = [
-        FunnelStep("f-pool", "pool", rows),
-        FunnelStep("f-overlay", "after the overlay (fills text only)", rows),
-        FunnelStep("f-routed", "matched by a rule", routed,
-                   (("f-unrouted", "pending: unrouted (no rule matched)", unrouted),)
-                   + tuple((f"f-pending-{r}", f"pending: {r}", n) for r, n in others)),
-        FunnelStep("f-paying", "sent to a paying pile", to_paying,
-                   tuple((f"f-pile-{p}", f"{p} (a rule's pile)", stats["piles"][p]) for p in parked)),
-        FunnelStep("f-text", "with usable text", with_text,
-                   (("f-no_text", "pending: no_text (no abstract)", no_text),)),
+        FlowStep(FlowBox("Works in the pool", rows, "fl-pool", tuple(source_lines))),
+        FlowStep(FlowBox("Matched by a rule", routed, "fl-routed"),
+                 FlowBox("No rule matched", rows - routed, "fl-out-unrouted",
+                         tuple(FlowLine(f"pending: {r}", n, f"fl-pending-{slug(r)}") for r, n in others))),
+        FlowStep(FlowBox("Sent on to be screened", to_paying, "fl-paying"),
+                 FlowBox("Discarded or set aside by a rule", routed - to_paying, "fl-out-parked",
+                         _parked_lines(stats, parked))),
+        FlowStep(FlowBox("With text to screen", with_text, "fl-text",
+                         tuple(FlowLine(f"{p}: {plain_name(p, stats)}", stats["piles"][p], f"fl-to-{slug(p)}")
+                               for p in paying)),
+                 FlowBox("No text to screen (no abstract)", no_text, "fl-out-no_text")),
     ]
-    steps += [FunnelStep(f"f-to-{p}", f"to {isolated(p)}", stats["piles"][p]) for p in paying]
+    if screen is not None:
+        steps += _screen_steps(screen)
     return steps
+
+
+def _parked_lines(stats: dict[str, Any], parked: list[str]) -> tuple[FlowLine, ...]:
+    """Each discard and hold pile with its rules, most wins first (at most FLOW_RULES rules named)."""
+    lines: list[FlowLine] = []
+    named = 0
+    for pile in parked:
+        lines.append(FlowLine(f"{pile}: {plain_name(pile, stats)}", stats["piles"][pile], f"fl-pile-{slug(pile)}"))
+        rules = sorted(((r["id"], r["won"]) for r in stats["rules"]
+                        if not r["shadow"] and r["pile"] == pile and r["won"]), key=lambda x: (-x[1], x[0]))
+        room = max(FLOW_RULES - named, 0)
+        lines += [FlowLine(rule, n, f"fl-rule-{slug(rule)}", indent=True) for rule, n in rules[:room]]
+        named += min(room, len(rules))
+        if len(rules) > room:
+            rest = rules[room:]
+            lines.append(FlowLine(f"{len(rest)} more rules", sum(n for _r, n in rest), f"fl-more-{slug(pile)}",
+                                  indent=True))
+    return tuple(lines)
+
+
+def _screen_steps(f: Any) -> list[FlowStep]:
+    """The flow past routing, from the status page's screen funnel (reporter.screening.report.ScreenFunnel).
+
+    The works with text reach the two-voter screen less what the cheap screen
+    discarded or has not decided yet; the screen admits its works less those it
+    discarded or has no verdict on yet; the admitted are handed off.
+    """
+    if f.cheap_configured:
+        into = (FlowLine("from the screen piles", f.screen - f.cheap_proceeded, "fl-sc-direct"),
+                FlowLine("passed on by the cheap screen", f.cheap_proceeded, "fl-sc-cheap-proceed"))
+        cheap = FlowBox("Left at the cheap screen (discard-only)", f.cheap_discarded + f.cheap_undecided,
+                        "fl-sc-cheap-out",
+                        (FlowLine("discarded", f.cheap_discarded, "fl-sc-cheap-discard"),
+                         FlowLine("not decided yet", f.cheap_undecided, "fl-sc-cheap-incomplete")))
+    else:
+        into = (FlowLine("from the screen piles", f.screen - f.cheap, "fl-sc-direct"),
+                FlowLine("from the cheap piles (no cheap screen configured)", f.cheap, "fl-sc-cheap-proceed"))
+        cheap = None
+    return [FlowStep(FlowBox("Two-voter screen: works in scope", f.screen, "fl-sc-screen", into), cheap),
+            FlowStep(FlowBox("Admitted by the two-voter screen", f.admitted, "fl-sc-screen-admit"),
+                     FlowBox("Left at the two-voter screen", f.discarded + f.incomplete, "fl-sc-screen-out",
+                             (FlowLine("discarded", f.discarded, "fl-sc-screen-discard"),
+                              FlowLine("no verdict yet", f.incomplete, "fl-sc-screen-incomplete")))),
+            FlowStep(FlowBox("Handed off to Stage 3 (reporter export)", f.hand_off, "fl-sc-handoff"))]
 
 
 def identity_totals(stats: dict[str, Any]) -> dict[str, int]:

@@ -8,7 +8,10 @@ diff is a bincount over aligned rows; otherwise the two are joined on a
 64-bit hash of work_id (on the strings themselves if two ids share a hash).
 Memory is a few tens of bytes per row. Samples of moved works are seeded
 (the newer release's sample seed) and drawn in the newer release's row
-order, so they are reproducible.
+order (works that left the pool: in the earlier release's), so they are
+reproducible. Every moved work (in both releases, pile changed) is listed
+for the CSV beside the page; new works and works that left are counted per
+pile and sampled.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from .load import Release
 ABSENT = "(not in release)"
 COLUMNS = ["work_id", "pile", "pending_reason", "winner"]
 SAMPLE_K = 20
+GROUP_K = 10
+"""Works sampled per pile of the new works and of the works that left the pool."""
 TOP_MOVES = 20
 
 
@@ -53,14 +58,21 @@ class DiffData:
     """Every state in display order: piles, pending split by reason, then ABSENT."""
     transitions: dict[tuple[str, str], int]
     """(before, after) -> works; ABSENT marks a work only one release holds."""
-    moves_by_rule: tuple[tuple[str, str, str | None, int], ...]
-    """(before, after, winner now, works) for the largest moves, most works first."""
+    moves_by_rule: tuple[tuple[str, str, str | None, str | None, int], ...]
+    """(before, after, winner before, winner now, works) for the largest moves of works in both, most first."""
     paying: tuple[str, ...]
     """The states that are paying piles (kind screen) in either release."""
     into_paying: tuple[int, tuple[MovedWork, ...]]
     """Works that moved into a paying pile: the count and a seeded sample."""
     out_of_paying: tuple[int, tuple[MovedWork, ...]]
     """Works that moved out of a paying pile: the count and a seeded sample."""
+    new: tuple[tuple[str, int, tuple[MovedWork, ...]], ...]
+    """Works only this release holds, per state now: (state, works, seeded sample), in state order."""
+    left: tuple[tuple[str, int, tuple[MovedWork, ...]], ...]
+    """Works only the earlier release holds, per state before: (state, works, seeded sample)."""
+    moved: pa.Table
+    """Every work in both releases whose state changed, in this release's row order (the CSV's rows):
+    work_id, before, before_rule, after, after_rule."""
 
 
 def state_names(release: Release) -> list[str]:
@@ -104,34 +116,55 @@ def compute_diff(previous: Release, current: Release, *, seed: int, k: int = SAM
         before, after = old.state, new.state            # the same pool: rows align
         before_winner, after_winner = old.winner, new.winner
         rows = np.arange(len(after), dtype=np.int64)
+        old_rows = rows
     else:
-        before, after, before_winner, after_winner, rows = _join(old, new, absent)
+        before, after, before_winner, after_winner, rows, old_rows = _join(old, new, absent)
     n = len(states)
     grid = np.bincount(before.astype(np.int64) * n + after, minlength=n * n).reshape(n, n)
     transitions = {(states[i], states[j]): int(grid[i, j]) for i, j in zip(*np.nonzero(grid))}
     _check_totals(transitions, previous, current)
 
     moved = (before != after) & (before != absent) & (after != absent)
-    key = (before[moved].astype(np.int64) * n + after[moved]) * (len(rules) + 1) + (after_winner[moved] + 1)
+    r1 = len(rules) + 1
+    key = ((before[moved].astype(np.int64) * n + after[moved]) * r1 + (before_winner[moved] + 1)) * r1 \
+        + (after_winner[moved] + 1)
     keys, counts = np.unique(key, return_counts=True)
     order = sorted(range(len(keys)), key=lambda i: (-counts[i], int(keys[i])))[:TOP_MOVES]
     moves = []
+    name = lambda code: rules[code - 1] if code else None  # noqa: E731
     for i in order:
-        pair, w = divmod(int(keys[i]), len(rules) + 1)
+        rest, aw = divmod(int(keys[i]), r1)
+        pair, bw = divmod(rest, r1)
         b, a = divmod(pair, n)
-        moves.append((states[b], states[a], rules[w - 1] if w else None, int(counts[i])))
+        moves.append((states[b], states[a], name(bw), name(aw), int(counts[i])))
 
     paying = paying_states(previous) | paying_states(current)
     is_paying = np.array([s in paying for s in states])
     into = moved & is_paying[after] & ~is_paying[before]
     out = moved & is_paying[before] & ~is_paying[after]
-    pick = _Picker(new.work_id, states, rules, before, after, before_winner, after_winner, rows)
+    pick = _Picker(new.work_id, old.work_id, states, rules, before, after, before_winner, after_winner, rows,
+                   old_rows)
     ordered = [s for s in states if grid[states.index(s)].sum() or grid[:, states.index(s)].sum()]
+    shown = tuple(s for s in ordered if s != ABSENT)
+
+    def per_state(side: np.ndarray, other: np.ndarray, salt: int) -> tuple:
+        """Works one release alone holds, per state of that release: counts and a seeded sample each."""
+        alone = other == absent
+        out = []
+        for i, state in enumerate(shown):
+            mask = alone & (side == states.index(state))
+            total, works = pick.sample(mask, seed + salt + i, GROUP_K)
+            if total:
+                out.append((state, total, works))
+        return tuple(out)
+
     return DiffData(
-        states=tuple(s for s in ordered if s != ABSENT) + ((ABSENT,) if ABSENT in ordered else ()),
+        states=shown + ((ABSENT,) if ABSENT in ordered else ()),
         transitions=transitions, moves_by_rule=tuple(moves),
         paying=tuple(s for s in states if s in paying),
-        into_paying=pick.sample(into, seed, k), out_of_paying=pick.sample(out, seed + 1, k))
+        into_paying=pick.sample(into, seed, k), out_of_paying=pick.sample(out, seed + 1, k),
+        new=per_state(after, before, 100), left=per_state(before, after, 200),
+        moved=pick.every(moved))
 
 
 def _vocabulary(previous: Release, current: Release) -> list[str]:
@@ -191,30 +224,57 @@ def _join(old: _Side, new: _Side, absent: int):
                                                      how="full", coalesce=True)
     j = j.with_columns(pl.col("b_state").fill_null(absent), pl.col("a_state").fill_null(absent),
                        pl.col("b_winner").fill_null(-1), pl.col("a_winner").fill_null(-1),
-                       pl.col("a_row").fill_null(-1))
+                       pl.col("a_row").fill_null(-1), pl.col("b_row").fill_null(-1))
     return (j["b_state"].to_numpy(), j["a_state"].to_numpy(), j["b_winner"].to_numpy(),
-            j["a_winner"].to_numpy(), j["a_row"].to_numpy().astype(np.int64))
+            j["a_winner"].to_numpy(), j["a_row"].to_numpy().astype(np.int64),
+            j["b_row"].to_numpy().astype(np.int64))
 
 
 class _Picker:
-    """Seeded samples of moved works, in the newer release's row order."""
+    """Seeded samples of works, in the newer release's row order (then the earlier's, for works that left)."""
 
-    def __init__(self, work_id, states, rules, before, after, before_winner, after_winner, rows):
-        self.work_id, self.states, self.rules = work_id, states, rules
-        self.before, self.after, self.bw, self.aw, self.rows = before, after, before_winner, after_winner, rows
+    def __init__(self, work_id, old_work_id, states, rules, before, after, before_winner, after_winner, rows,
+                 old_rows):
+        self.work_id, self.old_work_id, self.states, self.rules = work_id, old_work_id, states, rules
+        self.before, self.after, self.bw, self.aw = before, after, before_winner, after_winner
+        self.rows, self.old_rows = rows, old_rows
+
+    def _order(self, where: np.ndarray) -> np.ndarray:
+        """Row positions sorted by the newer release's row, works that left after them by the earlier's."""
+        return where[np.lexsort((self.old_rows[where], self.rows[where] < 0, self.rows[where]))]
+
+    def _works(self, chosen: np.ndarray) -> list[MovedWork]:
+        new_ids = self.work_id.take(pa.array(np.maximum(self.rows[chosen], 0))).to_pylist() if len(self.work_id) \
+            else [None] * len(chosen)
+        old_ids = self.old_work_id.take(pa.array(np.maximum(self.old_rows[chosen], 0))).to_pylist() \
+            if len(self.old_work_id) else [None] * len(chosen)
+        name = lambda code: self.rules[code] if code >= 0 else None  # noqa: E731
+        return [MovedWork(new if self.rows[i] >= 0 else old, self.states[self.before[i]], self.states[self.after[i]],
+                          name(self.bw[i]), name(self.aw[i]))
+                for new, old, i in zip(new_ids, old_ids, chosen)]
 
     def sample(self, mask: np.ndarray, seed: int, k: int) -> tuple[int, tuple[MovedWork, ...]]:
-        where = np.nonzero(mask)[0]
-        where = where[np.argsort(self.rows[where], kind="stable")]
+        """How many rows the mask holds, and a seeded sample of up to k of them, by work id."""
+        where = self._order(np.nonzero(mask)[0])
         if len(where) == 0:
             return 0, ()
         chosen = where[np.sort(np.random.default_rng(seed).choice(len(where), size=min(k, len(where)),
                                                                    replace=False))]
-        ids = self.work_id.take(pa.array(self.rows[chosen])).to_pylist()
-        name = lambda code: self.rules[code] if code >= 0 else None  # noqa: E731
-        works = [MovedWork(wid, self.states[self.before[i]], self.states[self.after[i]], name(self.bw[i]),
-                           name(self.aw[i])) for wid, i in zip(ids, chosen)]
-        return len(where), tuple(sorted(works, key=lambda w: w.work_id))
+        return len(where), tuple(sorted(self._works(chosen), key=lambda w: w.work_id))
+
+    def every(self, mask: np.ndarray) -> pa.Table:
+        """Every row the mask holds (works in this release), in its row order: work_id, before, before_rule,
+        after, after_rule."""
+        where = self._order(np.nonzero(mask)[0])
+        states = pa.array(self.states)
+        rules = pa.array(self.rules + [None], pa.string())  # code -1 reads the null at the end
+        return pa.table({
+            "work_id": self.work_id.take(pa.array(self.rows[where])) if len(where) else pa.array([], pa.string()),
+            "before": states.take(pa.array(self.before[where].astype(np.int64))),
+            "before_rule": rules.take(pa.array(np.where(self.bw[where] < 0, len(self.rules), self.bw[where]))),
+            "after": states.take(pa.array(self.after[where].astype(np.int64))),
+            "after_rule": rules.take(pa.array(np.where(self.aw[where] < 0, len(self.rules), self.aw[where]))),
+        })
 
 
 def _check_totals(transitions: dict[tuple[str, str], int], previous: Release, current: Release) -> None:

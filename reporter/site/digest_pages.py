@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import datetime as dt
 import posixpath
-import re
-import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,11 +26,12 @@ from ..errors import InputError
 from ..files import parse_json
 from ..novelty.results import load_novelty_results
 from .charts import Bar, Chart, Label, Legend, fmt
-from .links import HOME, Href, href, slug
+from .links import HOME, Href, href, paper_href, slug
 from .models import (CandidateRow, DigestIndexPage, DigestSummary, DigestWeekPage, DriftConcept, DriftEntry,
                      DropGroup, Link, MergeView, PaperView, Row, WeekSummary)
 from .novelty_page import build_novelty_page
-from .pages import TITLE_CHARS, meta
+from .pages import meta
+from .titles import shorten
 
 DIGEST = "digest"
 INDEX = "digest/index"
@@ -51,15 +50,6 @@ CAUSES = {
 }
 assert tuple(CAUSES) == DROP_CAUSES
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-
-# A paper's own page, from its id only: the value must be well-formed for its scheme, and is percent-encoded.
-PAPER_PAGES = {
-    "doi": (re.compile(r"10\.\d{4,9}/\S+"), "https://doi.org/{}"),
-    "arxiv": (re.compile(r"\d{4}\.\d{4,5}|[a-z][a-z-]*(?:\.[A-Z]{2})?/\d{7}"), "https://arxiv.org/abs/{}"),
-    "pmid": (re.compile(r"[1-9]\d{0,9}"), "https://pubmed.ncbi.nlm.nih.gov/{}/"),
-    "openalex": (re.compile(r"W[1-9]\d{0,12}"), "https://openalex.org/{}"),
-}
-
 
 @dataclass(frozen=True)
 class DigestWeek:
@@ -90,21 +80,6 @@ def week_path(week: str) -> str:
 def paper_anchor(paper_id: str) -> str:
     """The fragment id of a paper on its week page."""
     return "p-" + slug(paper_id)
-
-
-def paper_href(ids: Sequence[str]) -> Href | None:
-    """The page of the first id that names one (doi.org, arxiv.org/abs, PubMed, OpenAlex), or None.
-
-    Built from the id alone, never from a URL in the data; an id that is not
-    well-formed for its scheme gets no link.
-    """
-    for paper_id in ids:
-        scheme, _, value = paper_id.partition(":")
-        found = PAPER_PAGES.get(scheme)
-        if found is not None and found[0].fullmatch(value):
-            url = found[1].format(urllib.parse.quote(value, safe="/"))
-            return Href(url, url)
-    return None
 
 
 def week_dates(week: str) -> str:
@@ -242,7 +217,7 @@ def week_summary(week: DigestWeek, from_page: str) -> WeekSummary:
         week=week.week, dates=week_dates(week.week), href=href(from_page, target),
         kept=cal.kept, review=cal.review, dropped=cal.dropped, covered=cal.force_dropped_already_covered,
         demoted=cal.demoted_for_cap,
-        keeps=tuple(Link(_title(d.title), href(from_page, target, paper_anchor(d.id))) for d in ds.kept()))
+        keeps=tuple(Link(shorten(d.title), href(from_page, target, paper_anchor(d.id))) for d in ds.kept()))
 
 
 def histogram_chart(week: str, histogram: Sequence[int], keep_at: int, review_at: int) -> Chart:
@@ -287,17 +262,13 @@ def _band(i: int) -> str:
     return f"{10 * i}–{10 * i + 9}" if i < 9 else "90–100"
 
 
-def _title(title: str) -> str:
-    return title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
-
-
 def _paper(page: str, d: Decision, verdicts: dict[str, CandidateRow] | None) -> PaperView:
     graph = verdicts.get(d.id) if verdicts is not None and d.decision == "KEEP" else None
     note = ""
     if verdicts is not None and d.decision == "KEEP" and graph is None:
         note = "not checked: no DOI, arXiv or OpenAlex id to look it up by"
     return PaperView(
-        anchor=paper_anchor(d.id), id=d.id, title=_title(d.title), href=paper_href((d.id, *d.merged_ids)),
+        anchor=paper_anchor(d.id), id=d.id, title=shorten(d.title), href=paper_href((d.id, *d.merged_ids)),
         decision=d.decision, score=d.score, match=f"{d.axes.match:.2f}", criteria=f"{d.axes.criteria:.2f}",
         novelty=f"{d.axes.novelty:.2f}", tags=d.tags, rationale=d.rationale, matched_terms=d.matched_terms,
         merged_ids=d.merged_ids, graph=graph, graph_note=note)

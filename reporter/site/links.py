@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import posixpath
 import re
+import urllib.parse
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..hashing import sha256_text
@@ -74,6 +76,11 @@ def diff_path(release_id: str) -> str:
     return f"releases/{release_id}/diff"
 
 
+def against_path(release_id: str, base_id: str) -> str:
+    """The comparison of a release with an earlier one other than its previous (`reporter render --against`)."""
+    return f"releases/{release_id}/against/{base_id}"
+
+
 def rule_path(release_id: str, rule_id: str) -> str:
     """The archived page of one rule in one release."""
     return f"releases/{release_id}/rules/{slug(rule_id)}"
@@ -102,3 +109,29 @@ def isolated(text: str) -> str:
     """
     return text if text.isascii() else f"\u2068{text}\u2069"
 
+
+
+# A paper's own page, from its id only: the value must be well-formed for its scheme, and is percent-encoded.
+PAPER_PAGES = {
+    "doi": (re.compile(r"10\.\d{4,9}/\S+"), "https://doi.org/{}"),
+    "arxiv": (re.compile(r"(?:\d{4}\.\d{4,5}|[a-z][a-z-]*(?:\.[A-Z]{2})?/\d{7})(?:v\d{1,3})?"),
+              "https://arxiv.org/abs/{}"),
+    "pmid": (re.compile(r"[1-9]\d{0,9}"), "https://pubmed.ncbi.nlm.nih.gov/{}/"),
+    "openalex": (re.compile(r"W[1-9]\d{0,12}"), "https://openalex.org/{}"),
+    "osf": (re.compile(r"[a-z0-9]{4,12}(?:_v\d{1,3})?"), "https://osf.io/{}/"),
+}
+
+
+def paper_href(ids: Sequence[str]) -> Href | None:
+    """The page of the first id that names one (doi.org, arxiv.org/abs, PubMed, OpenAlex, OSF), or None.
+
+    Built from the id alone, never from a URL in the data; an id that is not
+    well-formed for its scheme gets no link. The one place the site links out.
+    """
+    for paper_id in ids:
+        scheme, _, value = paper_id.partition(":")
+        found = PAPER_PAGES.get(scheme)
+        if found is not None and found[0].fullmatch(value):
+            url = found[1].format(urllib.parse.quote(value, safe="/"))
+            return Href(url, url)
+    return None

@@ -1,4 +1,4 @@
-"""Page models of the pages rebuilt at every build: home, release status, release diff."""
+"""Page models of the pages rebuilt at every build: home and release status (the diff: diff_page.py)."""
 
 from __future__ import annotations
 
@@ -8,40 +8,41 @@ from typing import Any
 from ..screening.plan import TierPlan, dollars
 from ..screening.report import Calibration, ScreenReport, TierReport
 from . import compute
-from .charts import Stack, fmt, paired_chart, stacked_chart
-from .digest_pages import paper_href
-from .diff import ABSENT, DiffData, state_counts
-from .links import HOME, diff_path, href, isolated, release_path, rule_path, slug, status_path, work_anchor
+from .charts import Stack, flow_chart, fmt, stacked_chart
+from .links import HOME, diff_path, href, paper_href, release_path, rule_path, slug, status_path, work_anchor
 from .load import Release
-from .models import (CalibrationView, Count, DiffPage, DigestSummary, Fragment, Grid, GridRow, HomePage, LabelRow,
-                     Link, LostView, LostWork, Move, MovedGroup, MovedView, NoveltySummary, PlanView, ReleaseSummary,
-                     Row, RuleChange, ScreeningSection, StateChange, StatusPage, TierView, Transition)
-from .pages import meta, rule_link, short_id
+from .models import (CalibrationView, DigestSummary, Fragment, Grid, GridRow, HomePage, LabelRow, Link, LostView,
+                     LostWork, NoveltySummary, PlanView, ReleaseSummary, Row, ScreeningSection, StatusPage, TierView)
+from .pages import flow_rows, meta, release_name, rule_link, short_id
+from .titles import PoolRef, Titles, shorten
 
 LOST_SHOWN = 100
-RULE_CHANGES = 20
-DIFF_SERIES = (("s-before", "before"), ("s-after", "now"))
 
 
 def build_home(releases: tuple[Release, ...], digest: DigestSummary | None = None,
-               novelty: NoveltySummary | None = None) -> HomePage:
-    """The home page: the latest release and digest week, then every release, newest first (and novelty checks)."""
+               novelty: NoveltySummary | None = None, changes: dict[str, str] | None = None) -> HomePage:
+    """The home page: the latest release and digest week, then every release, newest first (and novelty checks).
+
+    `changes` is each release's line saying what changed since the previous one (by release id).
+    """
     piles: list[str] = []
     for rel in reversed(releases):
         for p in rel.stats["pile_order"]:
             if p["name"] not in piles:
                 piles.append(p["name"])
-    summaries = tuple(_summary(rel, piles) for rel in reversed(releases))
+    changes = changes or {}
+    summaries = tuple(_summary(rel, piles, changes.get(rel.release_id, "")) for rel in reversed(releases))
     return HomePage(meta=meta(HOME, "Releases and digests", [], archived=False),
                     latest=summaries[0] if summaries else None, releases=summaries,
                     piles=tuple(piles), digest=digest, novelty=novelty)
 
 
-def _summary(rel: Release, piles: list[str]) -> ReleaseSummary:
+def _summary(rel: Release, piles: list[str], changes: str) -> ReleaseSummary:
     stats = rel.stats
+    name = release_name(HOME, rel)
     return ReleaseSummary(
-        release_id=rel.release_id, short_id=short_id(rel.release_id),
-        href=href(HOME, release_path(rel.release_id)), status=href(HOME, status_path(rel.release_id)),
+        release_id=rel.release_id, short_id=name.short_id, label=name.label, written=name.written, changes=changes,
+        href=name.href, status=href(HOME, status_path(rel.release_id)),
         diff=href(HOME, diff_path(rel.release_id)), rows=stats["rows"],
         piles=tuple(stats["piles"].get(p) for p in piles),
         to_screen=sum(stats["piles"][p] for p in compute.paying_piles(stats)),
@@ -71,6 +72,8 @@ class ScreeningStatus:
     """The report of that release."""
     note: str
     """What the other releases' status pages say (screening not configured, no workspace, see the newest)."""
+    pool: PoolRef | None = None
+    """The workspace's pool and overlay, where the rebuilt pages read titles no sample holds (None: no workspace)."""
 
     def for_release(self, release_id: str) -> tuple[ScreenReport | None, str]:
         """(report, note) for one release's status page."""
@@ -88,10 +91,12 @@ def screening_status(report: ScreenReport | None, release_id: str, configured: b
                            f"verdicts follow a work across releases, and a run screens the newest release.")
 
 
-def build_status_page(rel: Release, screening: ScreenReport | None = None, note: str = NO_WORKSPACE) -> StatusPage:
-    """Label findings and the screen of one release (`screening`), or `note` saying why it is not shown."""
+def build_status_page(rel: Release, screening: ScreenReport | None = None, note: str = NO_WORKSPACE,
+                      titles: Titles | None = None) -> StatusPage:
+    """Label findings, the flow through screening, and the screen of one release (`screening`), or `note`."""
     rid, stats = rel.release_id, rel.stats
     page = status_path(rid)
+    titles = titles if titles is not None else Titles()
     known = {r["id"] for r in stats["rules"]}
     labels = rel.labels
     label_rows: tuple[Row, ...] = ()
@@ -106,20 +111,32 @@ def build_status_page(rel: Release, screening: ScreenReport | None = None, note:
         )
         label_rules = tuple(_label_row(page, rid, r, known) for r in labels["rules"])
         lost_total = labels["lost_includes"]["count"]
-        lost = tuple(LostWork(w["work_id"], work_anchor(w["work_id"]),
+        lost = tuple(LostWork(w["work_id"], work_anchor(w["work_id"]), paper_href([w["work_id"]]),
+                              *titles.lookup(w["work_id"]),
                               rule_link(page, rid, w["rule"], known) or Link("—", None))
-                     for w in sorted(labels["lost_includes"]["works"], key=lambda w: w["work_id"])[:LOST_SHOWN])
+                     for w in lost_works(rel))
     paying = compute.paying_piles(stats)
     funnel = [Row("works in the pool", fmt(stats["rows"]), "s-pool"),
               Row("routed to a paying pile with text", fmt(sum(stats["piles"][p] for p in paying)), "s-paying")]
     funnel += [Row(f"in {p}", fmt(stats["piles"][p]), f"s-{slug(p)}") for p in paying]
     funnel += screen_funnel(screening)
+    steps = compute.flow_steps(stats, screening.funnel if screening is not None else None)
+    name = release_name(page, rel)
     return StatusPage(
-        meta=meta(page, f"Status of release {short_id(rid)}",
-                  [("Home", HOME), (f"Release {short_id(rid)}", release_path(rid))], archived=False),
-        release_id=rid, release=href(page, release_path(rid)), labels=label_rows, label_rules=label_rules,
+        meta=meta(page, f"Status of release {name.name}",
+                  [("Home", HOME), (f"Release {name.name}", release_path(rid))], archived=False),
+        name=name, flow=flow_chart("status-flow", "status-flow-table", "Where the works went, through screening"
+                                   if screening is not None else "Where the works went", steps),
+        flow_rows=flow_rows(steps), labels=label_rows, label_rules=label_rules,
         lost_total=lost_total, lost=lost, funnel=tuple(funnel),
         screening=screening_section(screening, note))
+
+
+def lost_works(rel: Release) -> list[dict[str, Any]]:
+    """The labelled includes in discard the status page lists: the first LOST_SHOWN by work id."""
+    if rel.labels is None:
+        return []
+    return sorted(rel.labels["lost_includes"]["works"], key=lambda w: w["work_id"])[:LOST_SHOWN]
 
 
 def _label_row(page: str, rid: str, r: dict[str, Any], known: set[str]) -> LabelRow:
@@ -134,84 +151,9 @@ def _label_row(page: str, rid: str, r: dict[str, Any], known: set[str]) -> Label
         won_correct=r.get("won_correct", 0), precision=precision, flagged=bool(r.get("flagged")))
 
 
-def build_diff_page(rel: Release, previous: Release | None, data: DiffData | None) -> DiffPage:
-    """The diff against the previous release; for the first release, a page saying so."""
-    rid = rel.release_id
-    page = diff_path(rid)
-    page_meta = meta(page, f"Release {short_id(rid)} against the previous release",
-                     [("Home", HOME), (f"Release {short_id(rid)}", release_path(rid))], archived=False)
-    if previous is None or data is None:
-        return DiffPage(meta=page_meta, release_id=rid, release=href(page, release_path(rid)),
-                        previous_id=None, previous=None, states=(), transitions=(), column_totals=(),
-                        changes=(), chart=None, rule_changes=(), moves=(), moved=())
-    known = {r["id"] for r in rel.stats["rules"]}
-    keys = {s: f"d-{slug(s)}" for s in data.states}
-    transitions = []
-    for b in data.states:
-        cells = tuple((f"t-{slug(b)}--{slug(a)}", data.transitions.get((b, a), 0)) for a in data.states)
-        total = sum(n for _k, n in cells)
-        if total:
-            transitions.append(Transition(b, cells, total))
-    col_totals = tuple((f"t-total--{slug(a)}", sum(data.transitions.get((b, a), 0) for b in data.states))
-                       for a in data.states)
-    before, after = state_counts(previous), state_counts(rel)
-    changes = tuple(StateChange(s, keys[s], before.get(s, 0), after.get(s, 0),
-                                f"{after.get(s, 0) - before.get(s, 0):+,}")
-                    for s in data.states if s != ABSENT)
-    chart = paired_chart("diff-chart", "change-table", "Works per pile before and now", DIFF_SERIES,
-                         [Stack(isolated(c.state), c.key, (c.before, c.after)) for c in changes])
-    titles = _titles(rel, previous)
-
-    def moved_group(name: str, anchor: str, group: tuple[int, tuple]) -> MovedGroup:
-        total, works = group
-        views = tuple(MovedView(w.work_id, work_anchor(w.work_id), titles.get(w.work_id), w.before, w.after,
-                                w.before_winner or "—", w.after_winner or "—") for w in works)
-        note = (f"all {fmt(total)}" if len(views) >= total else
-                f"a seeded sample of {fmt(len(views))} of {fmt(total)} (seed {rel.samples['seed']})")
-        return MovedGroup(name, anchor, total, views, note + ("" if total == 1 else " works") if total else "none")
-
-    return DiffPage(
-        meta=page_meta, release_id=rid, release=href(page, release_path(rid)),
-        previous_id=previous.release_id, previous=href(page, release_path(previous.release_id)),
-        states=data.states, transitions=tuple(transitions), column_totals=col_totals,
-        changes=changes, chart=chart, rule_changes=_rule_changes(page, rel, previous, known),
-        moves=tuple(Move(b, a, rule_link(page, rid, w, known), n) for b, a, w, n in data.moves_by_rule),
-        moved=(moved_group("Moved into a paying pile", "into-paying", data.into_paying),
-               moved_group("Moved out of a paying pile", "out-of-paying", data.out_of_paying)))
-
-
-def _rule_changes(page: str, rel: Release, previous: Release, known: set[str]) -> tuple[RuleChange, ...]:
-    now = {r["id"]: r["won"] for r in rel.stats["rules"] if not r["shadow"]}
-    then = {r["id"]: r["won"] for r in previous.stats["rules"] if not r["shadow"]}
-    ids = sorted(set(now) | set(then), key=lambda i: (-abs(now.get(i, 0) - then.get(i, 0)), i))
-    out = []
-    for i in ids[:RULE_CHANGES]:
-        delta = now.get(i, 0) - then.get(i, 0)
-        if delta == 0:
-            break
-        link = href(page, rule_path(rel.release_id, i)) if i in known else None
-        out.append(RuleChange(Count(i, now.get(i, 0), link), then.get(i, 0), now.get(i, 0), f"{delta:+,}"))
-    return tuple(out)
-
-
-def _titles(*releases: Release) -> dict[str, str]:
-    """Titles of every work either release's samples.json shows (the only titles the site holds)."""
-    titles: dict[str, str] = {}
-    for rel in releases:
-        lists = list(rel.samples["piles"].values())
-        for per_rule in rel.samples["rules"].values():
-            lists += list(per_rule.values())
-        for works in lists:
-            for w in works:
-                if w.get("title") and w["work_id"] not in titles:
-                    titles[w["work_id"]] = w["title"][:300]
-    return titles
-
-
 # --- the screening section of the status page -------------------------------------------------------
 
 TIER_HEADINGS = {"cheap": "Cheap tier (discard-only)", "expensive": "Expensive screen"}
-TITLE_CHARS = 300
 KAPPA_NOTE = ("Invalid replies are left out of kappa (it is computed over the three labels, on works both voters "
               "answered validly) and shown in the table's last row and column.")
 
@@ -373,7 +315,7 @@ def _calibration_view(key: str, c: Calibration) -> CalibrationView:
     rates = _grid(f"{key}-cal-rates", "Recall and work saved against the labels (Wilson 95%)", "who",
                   [("recall", False), ("includes counted", True), ("work saved", False), ("labelled works counted", True)],
                   [(x.name, (_share(x.recall), x.includes, _share(x.saved), x.judged)) for x in (*c.voters, c.gate)])
-    lost = tuple(LostView(w.work_id, work_anchor(w.work_id), w.title[:TITLE_CHARS], paper_href([w.work_id]))
+    lost = tuple(LostView(w.work_id, work_anchor(w.work_id), shorten(w.title), paper_href([w.work_id]))
                  for w in c.lost)
     note = (f"{fmt(c.labelled)} labelled works are in this tier's scope, {fmt(c.includes)} of them includes. "
             f"Recall is the share of labelled includes not discarded (for a voter: not answered exclude), over "

@@ -7,6 +7,7 @@ and the field, before any page is built.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,20 @@ RULE_KEYS = ("id", "pile", "precedence", "shadow", "matched", "won", "no_text", 
              "domain_miss", "domain_miss_winners", "outranked_by", "spec")
 MANIFEST_KEYS = ("release_id", "inputs", "engine_version", "rows")
 INPUT_NAMES = ("pool", "overlay", "specs", "piles", "normalisation", "engine")
+PUBLISHED_FILE = "published.json"
+"""Beside a release's files: its label and the date it was first written. Not a release input
+(docs/release-format.md)."""
+LABEL_CHARS = 100
+
+
+@dataclass(frozen=True)
+class Published:
+    """published.json: how people name a release, and when it was first written (not part of its id)."""
+
+    label: str | None
+    """The label given when it was routed (`2026-W27`), or None."""
+    first_written: str
+    """The date the release folder was first written, ISO `YYYY-MM-DD`."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +57,8 @@ class Release:
     """samples.json: seeded samples per pile and per rule."""
     labels: dict[str, Any] | None
     """labels.json when labels were given (status page only), else None."""
+    published: Published | None = None
+    """published.json (label and first-written date) when the routing side wrote one, else None."""
 
     @property
     def routing(self) -> Path:
@@ -120,10 +137,29 @@ def load_release(folder: Path, release_id: str, rdir: Path | None = None) -> Rel
                              + ", ".join(INPUT_NAMES))
     check_stats(stats, rdir / "rule_stats.json")
     release = Release(release_id=release_id, folder=rdir, manifest=manifest, stats=stats,
-                      samples=samples, labels=labels)
+                      samples=samples, labels=labels, published=load_published(rdir / PUBLISHED_FILE))
     for name in ("rule_stats.json", "samples.json"):
         release.check_file(name)  # routing.parquet is checked where it is read (the diff)
     return release
+
+
+def load_published(path: Path) -> Published | None:
+    """Read published.json beside a release (None without one): `{"label": str|null, "first_written": "YYYY-MM-DD"}`."""
+    if not path.exists():
+        return None
+    doc = _read_doc(path, ("first_written",))
+    label, written = doc.get("label"), doc["first_written"]
+    if label is not None and not (isinstance(label, str) and label.strip() and len(label) <= LABEL_CHARS
+                                  and label.isprintable()):
+        raise InputError(f"{path}: label must be null or one line of printable text of at most {LABEL_CHARS} "
+                         f"characters, not {label!r}")
+    try:
+        day = dt.date.fromisoformat(written) if isinstance(written, str) and len(written) == 10 else None
+    except ValueError:
+        day = None
+    if day is None:
+        raise InputError(f"{path}: first_written must be an ISO date (YYYY-MM-DD), not {written!r}")
+    return Published(label=label.strip() if label is not None else None, first_written=day.isoformat())
 
 
 def check_stats(stats: dict[str, Any], file: Path) -> None:
@@ -166,6 +202,12 @@ def check_stats(stats: dict[str, Any], file: Path) -> None:
     if no_text != stats["pending"].get("no_text", 0):
         raise InputError(f"{file}: no_text over all rules is {no_text}, "
                          f"not pending.no_text={stats['pending'].get('no_text', 0)}")
+    sources = stats.get("sources")
+    if sources is not None:  # per-source counts, from the engine that writes them (optional before it)
+        if not (isinstance(sources, dict) and all(isinstance(n, int) and n >= 0 for n in sources.values())):
+            raise InputError(f"{file}: sources must map each source to its number of works")
+        if sum(sources.values()) != stats["rows"]:
+            raise InputError(f"{file}: the sources hold {sum(sources.values())} rows, not rows={stats['rows']}")
     routed = sum(r["won"] + r["no_text"] for r in live)
     if routed + stats["pending"].get("unrouted", 0) != stats["rows"]:
         raise InputError(f"{file}: won + no_text over all rules plus unrouted is {routed + stats['pending'].get('unrouted', 0)}, "

@@ -84,6 +84,36 @@ class Context:
 
 
 @dataclass(frozen=True)
+class ReleaseName:
+    """How the pages name a release: its label and first-written date (published.json) when it has them."""
+
+    release_id: str
+    """Full id."""
+    short_id: str
+    """First 12 hex."""
+    label: str | None
+    """The label it was routed with (`2026-W27`), or None."""
+    written: str | None
+    """The date it was first written (`2026-07-06`), or None when published.json does not say."""
+    name: str
+    """What headings call it: `2026-W27 (3f2a9c1b2d4e)` with a label, else the short id."""
+    href: Href
+    """Its release page."""
+
+
+@dataclass(frozen=True)
+class Download:
+    """A CSV file beside a table: the table's columns and rows (or the full list where the page shows a sample)."""
+
+    href: Href
+    """The CSV file (the same file from both twins)."""
+    rows: int
+    """Data rows in it."""
+    note: str
+    """What it holds, e.g. `the same rows as the table` or `all 421 moved works`."""
+
+
+@dataclass(frozen=True)
 class WorkView:
     """One sampled work as pages show it."""
 
@@ -91,6 +121,8 @@ class WorkView:
     """Scheme-prefixed id."""
     anchor: str
     """Fragment id of the work on this page."""
+    href: Href | None
+    """The paper's own page built from its id alone (doi.org, arxiv.org/abs, PubMed, OpenAlex, OSF), or None."""
     source: str
     """Where the pool got it."""
     title: str | None
@@ -101,8 +133,8 @@ class WorkView:
     """The rule that decided it, linked; None when unrouted."""
     title_only: bool
     """Screened on its title alone (title-only source)."""
-    context: Context | None
-    """The matched span in context, or None when no text predicate matched."""
+    contexts: tuple[Context, ...]
+    """Every matched span in its context, one per text predicate that made the win (empty: none matched)."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +161,12 @@ class ReleaseSummary:
     """Full id."""
     short_id: str
     """First 12 hex."""
+    label: str | None
+    """Its label (published.json), or None: the short id names it."""
+    written: str | None
+    """The date it was first written (published.json), or None when unknown."""
+    changes: str
+    """One line: what changed since the previous release (inputs, rules, works new and gone, moves)."""
     href: Href
     """The release page."""
     status: Href
@@ -243,17 +281,19 @@ class Row:
 
 
 @dataclass(frozen=True)
-class FunnelRow:
-    """One line of a funnel table: a step, or what a step removed."""
+class FlowRow:
+    """One line of the flow diagram's table: a box, or a line inside one."""
 
     key: str
-    """data-key shared with the chart's number."""
+    """data-key shared with the diagram's number."""
     label: str
-    """Step or cause."""
+    """The box's title or the line's label, in plain words."""
     rows: int
     """Works."""
     removed: bool
-    """True for a line naming removed works."""
+    """True for what left the flow at a step (a box on the diagram's right)."""
+    detail: bool
+    """True for a line inside a box (a source, a rule, a pile), False for the box itself."""
 
 
 @dataclass(frozen=True)
@@ -262,6 +302,8 @@ class PileRow:
 
     name: str
     """Pile name, or pending/<reason> for the pending split."""
+    plain: str
+    """What it means in plain words (`no rule matched` for pending/unrouted)."""
     kind: str
     """discard, hold, screen, pending."""
     rows: int
@@ -306,6 +348,8 @@ class RuleRow:
     """Rows a higher-precedence rule won."""
     parts_sum: int
     """won + no_text + outranked (equals matched)."""
+    identity: str
+    """`holds` when parts_sum equals matched, else `broken` (the rule table's identity column)."""
     would_win: int | None
     """Shadow forecast: rows it would win if promoted."""
     would_move: int | None
@@ -348,47 +392,53 @@ class Overlap:
 
 @dataclass(frozen=True)
 class ReleasePage:
-    """The archived release page: only what the six inputs determine."""
+    """The archived release page, summary first: only what the six inputs determine (and its name)."""
 
     TEMPLATE: ClassVar[str] = "release"
     meta: PageMeta
     """Title, path, twin link."""
-    release_id: str
-    """Full id."""
+    name: ReleaseName
+    """Its id, label and first-written date."""
     engine_version: str
     """Engine that routed it."""
     generated_pool: str | None
     """The generator's note when the pool is generated example data (release.json), else None."""
     rows: int
     """Works in the pool."""
-    inputs: tuple[Row, ...]
-    """The six input digests."""
-    normalisation: tuple[Row, ...]
-    """The text normalisation settings."""
-    pool: tuple[Row, ...]
-    """Pool and overlay counts."""
-    funnel: tuple[FunnelRow, ...]
-    """The routing funnel as a table."""
-    funnel_chart: Chart
-    """The same funnel drawn."""
+    summary: tuple[Row, ...]
+    """The headline: works in the pool, to screening, discarded, set aside, no rule matched, no text."""
+    flow: Chart
+    """The flow diagram (PRISMA 2020 style): the pool, each step, what left it and why, the screening piles."""
+    flow_rows: tuple[FlowRow, ...]
+    """The diagram's numbers as a table."""
     piles: tuple[PileRow, ...]
-    """Every pile and pending reason."""
+    """Every pile and pending reason, with what it means."""
     rules: tuple[RuleRow, ...]
     """The non-shadow rules, precedence descending."""
-    totals: tuple[Row, ...]
-    """The sums that make the identity visible across rules."""
+    rules_csv: Download
+    """The rule table as CSV."""
     rule_chart: Chart
     """won / no_text / outranked per rule, stacked."""
     shadows: tuple[RuleRow, ...]
     """The shadow rules with their forecasts."""
     domains: tuple[DomainRow, ...]
     """Rules with a domain."""
+    domains_csv: Download | None
+    """The domain-miss table as CSV (None without a domain)."""
     overlaps: tuple[Overlap, ...]
     """The largest overlaps between two rules."""
     overlap_note: str
     """How many pairs overlap and how many are shown."""
     samples: tuple[Sample, ...]
     """A seeded sample per pile."""
+    totals: tuple[Row, ...]
+    """Appendix: the sums that make the identity visible across rules."""
+    inputs: tuple[Row, ...]
+    """Appendix: the six input digests."""
+    normalisation: tuple[Row, ...]
+    """Appendix: the text normalisation settings."""
+    pool: tuple[Row, ...]
+    """Appendix: pool and overlay counts."""
     status: Href
     """The release's status page."""
     diff: Href
@@ -458,6 +508,12 @@ class LostWork:
     """The work."""
     anchor: str
     """Its fragment id."""
+    href: Href | None
+    """The paper's own page built from its id, or None."""
+    title: str | None
+    """Its title (from a release's samples or the workspace's pool), or None when it could not be found."""
+    title_note: str
+    """Why no title is shown (`not in the workspace's pool`), empty when there is one."""
     rule: Link
     """The rule that discarded it."""
 
@@ -615,10 +671,12 @@ class StatusPage:
     TEMPLATE: ClassVar[str] = "status"
     meta: PageMeta
     """Title, path, twin link."""
-    release_id: str
-    """Full id."""
-    release: Href
-    """The archived release page."""
+    name: ReleaseName
+    """The release: id, label, first-written date, its archived page."""
+    flow: Chart
+    """The flow diagram through routing and, when the screen is shown, on through its tiers to the hand-off."""
+    flow_rows: tuple[FlowRow, ...]
+    """The diagram's numbers as a table."""
     labels: tuple[Row, ...]
     """Label counts and digest (empty without labels.json)."""
     label_rules: tuple[LabelRow, ...]
@@ -638,7 +696,7 @@ class Transition:
     """One row of the pile-to-pile table."""
 
     before: str
-    """State in the previous release."""
+    """State in the earlier release, with its plain name."""
     cells: tuple[tuple[str, int], ...]
     """(data-key, works) per state of this release, in DiffPage.states order."""
     total: int
@@ -651,6 +709,8 @@ class StateChange:
 
     state: str
     """Pile or pending/<reason>."""
+    plain: str
+    """What it means in plain words."""
     key: str
     """data-key prefix shared with the chart."""
     before: int
@@ -668,7 +728,7 @@ class RuleChange:
     rule: Count
     """The rule (rows: its wins now)."""
     before: int
-    """Wins in the previous release (0 when it did not exist)."""
+    """Wins in the earlier release (0 when it did not exist)."""
     after: int
     """Wins now."""
     delta: str
@@ -677,32 +737,38 @@ class RuleChange:
 
 @dataclass(frozen=True)
 class Move:
-    """Works that moved between two states, and the rule that decides them now."""
+    """Works present in both releases that moved between two states, with the rules deciding them before and now."""
 
     before: str
     """State before."""
     after: str
     """State now."""
+    before_winner: Link | None
+    """The deciding rule before (None: no rule)."""
     winner: Link | None
-    """The deciding rule now (None: unrouted)."""
+    """The deciding rule now (None: no rule)."""
     rows: int
     """Works."""
 
 
 @dataclass(frozen=True)
 class MovedView:
-    """A sampled moved work."""
+    """A sampled work of the diff: moved between piles, new in the pool, or gone from it."""
 
     work_id: str
     """The work."""
     anchor: str
     """Fragment id."""
+    href: Href | None
+    """The paper's own page built from its id, or None."""
     title: str | None
-    """Its title when either release's samples.json holds it, else None."""
+    """Its title (from either release's samples, else the workspace's pool), or None when not found."""
+    title_note: str
+    """Why no title is shown (`not in the workspace's pool`), empty when there is one."""
     before: str
-    """State before."""
+    """State before (`(not in release)` for a new work)."""
     after: str
-    """State now."""
+    """State now (`(not in release)` for a work that left)."""
     before_winner: str
     """Rule before (or —)."""
     after_winner: str
@@ -726,26 +792,122 @@ class MovedGroup:
 
 
 @dataclass(frozen=True)
+class StateCount:
+    """Works of a group in one state."""
+
+    state: str
+    """Pile or pending/<reason>."""
+    plain: str
+    """What it means."""
+    key: str
+    """data-key of the count."""
+    anchor: str
+    """Fragment id of the state's sample."""
+    rows: int
+    """Works."""
+
+
+@dataclass(frozen=True)
+class PoolGroup:
+    """Works new in the pool, or works that left it: counts per pile and a seeded sample of each pile's works."""
+
+    name: str
+    """Heading."""
+    anchor: str
+    """Fragment id of the heading."""
+    total: int
+    """Works in the group."""
+    counts: tuple[StateCount, ...]
+    """Per pile (now for new works, before for works that left), in pile order."""
+    samples: tuple[MovedGroup, ...]
+    """A seeded sample per pile with works."""
+
+
+@dataclass(frozen=True)
+class InputChange:
+    """One of the six inputs, before and now."""
+
+    name: str
+    """pool, overlay, specs, piles, normalisation, engine."""
+    what: str
+    """What it covers, in plain words."""
+    changed: bool
+    """Its digest differs."""
+    before: str
+    """Its digest before (first 12 hex; `none` for no overlay)."""
+    after: str
+    """Its digest now."""
+
+
+@dataclass(frozen=True)
+class SpecChange:
+    """A rule added, removed or edited, with the diff of its spec as written."""
+
+    id: str
+    """Rule id."""
+    anchor: str
+    """Fragment id of its entry."""
+    change: str
+    """added, removed or edited."""
+    rule: Link
+    """The rule's page in the release that has it (now; before for a removed rule)."""
+    pile: str
+    """Its pile, `before → now` when that changed."""
+    won: str
+    """Its wins, `before → now` (— where it did not exist or is a shadow)."""
+    diff: str
+    """Unified diff of spec_text, earlier release first (every line `+` for an added rule, `-` for a removed one)."""
+    cut: int
+    """Diff lines not shown (past the page's bound); 0 when all are shown."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """An earlier release this release can be compared with."""
+
+    name: str
+    """The earlier release's name (label and short id, or short id)."""
+    written: str | None
+    """The date it was first written, when known."""
+    href: Href | None
+    """The comparison page, or None when this render did not write it (`reporter render --against ID` does)."""
+    current: bool
+    """True on the page that is this comparison."""
+
+
+@dataclass(frozen=True)
 class DiffPage:
-    """The diff of a release against the previous one in index.json; rebuilt every build."""
+    """This release against an earlier one (the previous in index.json, or another); rebuilt every build."""
 
     TEMPLATE: ClassVar[str] = "diff"
     meta: PageMeta
     """Title, path, twin link."""
-    release_id: str
+    name: ReleaseName
     """This release."""
-    release: Href
-    """Its release page."""
-    previous_id: str | None
-    """The previous release, or None for the first."""
-    previous: Href | None
-    """Its release page."""
+    base: ReleaseName | None
+    """The release compared with, or None for the first release."""
+    previous: bool
+    """True when `base` is the previous release in index.json."""
+    summary: tuple[str, ...]
+    """What changed, and why, in a few sentences: inputs, rules, works new and gone, moves, screening."""
+    inputs: tuple[InputChange, ...]
+    """The six inputs before and now."""
+    specs: tuple[SpecChange, ...]
+    """Every rule added, edited or removed, with its spec diff."""
+    specs_same: int
+    """Rules whose spec is the same in both."""
+    new_works: PoolGroup | None
+    """Works in this release's pool that the earlier one did not hold (None when there are none)."""
+    left_works: PoolGroup | None
+    """Works of the earlier release that this one does not hold (None when there are none)."""
     states: tuple[str, ...]
-    """Column order of the transition table."""
+    """Column headers of the transition table (state and plain name)."""
     transitions: tuple[Transition, ...]
     """Rows: state before; columns: state now."""
     column_totals: tuple[tuple[str, int], ...]
     """(data-key, works now) per column."""
+    transitions_csv: Download | None
+    """The transition table as CSV."""
     changes: tuple[StateChange, ...]
     """Per state: before, now, change."""
     chart: Chart | None
@@ -753,9 +915,17 @@ class DiffPage:
     rule_changes: tuple[RuleChange, ...]
     """The rules whose wins changed most."""
     moves: tuple[Move, ...]
-    """The largest moves and the rule that decides them now."""
+    """The largest moves of works in both releases, with the rules deciding them before and now."""
     moved: tuple[MovedGroup, ...]
     """Into and out of a paying pile, each with a sample."""
+    moved_total: int
+    """Works in both releases whose pile changed."""
+    moved_csv: Download | None
+    """Every work in both releases whose pile changed, as CSV (not a sample)."""
+    comparisons: tuple[Comparison, ...]
+    """Earlier releases to compare with, newest first."""
+    compare_note: str
+    """Which comparisons are rendered and how to render another."""
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,17 @@ import posixpath
 from typing import Any
 
 from . import compute
-from .charts import fmt, funnel_chart, stacked_chart, Stack
-from .links import (HOME, Href, href, isolated, release_path, rule_anchor, rule_path, slug, status_path,
-                    diff_path, work_anchor)
+from .charts import Stack, flow_chart, fmt, stacked_chart
+from .csvfile import csv_bytes
+from .links import (HOME, Href, diff_path, href, isolated, paper_href, release_path, rule_anchor, rule_path, slug,
+                    status_path, work_anchor)
 from .load import INPUT_NAMES, Release
-from .models import (Context, Count, Crumb, DomainRow, FunnelRow, Link, Overlap, PageMeta,
-                     PileRow, ReleasePage, Row, RulePage, RuleRow, Sample, WorkView)
+from .models import (Context, Count, Crumb, DomainRow, Download, FlowRow, Link, Overlap, PageMeta, PileRow, ReleaseName,
+                     ReleasePage, Row, RulePage, RuleRow, Sample, WorkView)
+from .titles import shorten
 
-TITLE_CHARS = 300
+RULES_CSV = "rules.csv"
+DOMAINS_CSV = "domain-misses.csv"
 RULE_SERIES = (("s-won", "won"), ("s-no_text", "no_text"), ("s-outranked", "outranked"))
 
 
@@ -29,6 +32,22 @@ def meta(path: str, title: str, crumbs: list[tuple[str, str]], archived: bool) -
     return PageMeta(title=title, path=path,
                     crumbs=tuple(Crumb(label, href(path, target)) for label, target in crumbs),
                     twin=Href(html=name + ".md", md=name + ".html"), archived=archived)
+
+
+def release_name(page: str, rel: Release) -> ReleaseName:
+    """How `page` names a release: `2026-W27 (3f2a9c1b2d4e)` with a label, else its short id; and its date."""
+    short = short_id(rel.release_id)
+    label = rel.published.label if rel.published is not None else None
+    return ReleaseName(release_id=rel.release_id, short_id=short, label=label,
+                       written=rel.published.first_written if rel.published is not None else None,
+                       name=f"{label} ({short})" if label else short, href=href(page, release_path(rel.release_id)))
+
+
+def download(page: str, path: str, rows: int, note: str) -> Download:
+    """A link from `page` to a CSV file of the site (`path` site-relative, with its extension)."""
+    start = posixpath.dirname(page) or "."
+    rel = posixpath.relpath(path, start)
+    return Download(Href(rel, rel), rows, note)
 
 
 def rule_link(page: str, release_id: str, rule_id: str | None, known: set[str]) -> Link | None:
@@ -52,6 +71,7 @@ def rule_row(page: str, release_id: str, r: dict[str, Any]) -> RuleRow:
         precedence=r["precedence"], shadow=r["shadow"], matched=r["matched"], won=r["won"],
         no_text=r["no_text"], outranked=r["outranked"],
         parts_sum=r["won"] + r["no_text"] + r["outranked"],
+        identity="holds" if r["won"] + r["no_text"] + r["outranked"] == r["matched"] else "broken",
         would_win=r["would_win"], would_move=r["would_move"])
 
 
@@ -70,19 +90,18 @@ def work_view(page: str, release_id: str, w: dict[str, Any], known: set[str], wi
 
     `window` is samples.json's `context_chars`: the characters routing kept
     either side of the match (a side that long may have been cut from a longer field).
+    Every matched span is shown: `contexts` (one per text predicate that made
+    the win) when samples.json has it, else the one `context`.
     """
     title = w.get("title")
-    if isinstance(title, str) and len(title) > TITLE_CHARS:
-        title = title[: TITLE_CHARS - 1] + "…"
-    ctx = w.get("context")
     state = f"pending/{w['pending_reason']}" if w.get("pending_reason") else w["pile"]
+    contexts = w.get("contexts") or ([w["context"]] if w.get("context") else [])
     return WorkView(
-        work_id=w["work_id"], anchor=work_anchor(w["work_id"]), source=w.get("source") or "",
-        title=title, state=state, winner=rule_link(page, release_id, w.get("winner"), known),
-        title_only=bool(w.get("title_only")),
-        context=Context(ctx["field"], ctx["before"], ctx["match"], ctx["after"],
-                        len(ctx["before"]) >= window, len(ctx["after"]) >= window,
-                        bool(ctx.get("match_cut"))) if ctx else None)
+        work_id=w["work_id"], anchor=work_anchor(w["work_id"]), href=paper_href([w["work_id"]]),
+        source=w.get("source") or "", title=shorten(title) if isinstance(title, str) else None, state=state,
+        winner=rule_link(page, release_id, w.get("winner"), known), title_only=bool(w.get("title_only")),
+        contexts=tuple(Context(c["field"], c["before"], c["match"], c["after"], len(c["before"]) >= window,
+                               len(c["after"]) >= window, bool(c.get("match_cut"))) for c in contexts))
 
 
 def sample(page: str, release_id: str, name: str, anchor: str, total: int,
@@ -98,34 +117,57 @@ def sample(page: str, release_id: str, name: str, anchor: str, total: int,
     return Sample(name=name, anchor=anchor, total=total, works=views, note=note)
 
 
+def flow_rows(steps: list) -> tuple[FlowRow, ...]:
+    """The flow diagram's numbers as table rows (each box, then its lines), keys shared with the diagram."""
+    rows = []
+    for step in steps:
+        for box, removed in ((step.main, False), (step.side, True)):
+            if box is None:
+                continue
+            rows.append(FlowRow(box.key, box.title, box.count, removed, False))
+            rows += [FlowRow(line.key, line.label, line.count, removed, True) for line in box.lines]
+    return tuple(rows)
+
+
 def build_release_page(rel: Release) -> ReleasePage:
-    """The archived release page: the six inputs, the funnel, the rules, the samples."""
+    """The archived release page, summary first: the flow, the piles, the rules, samples; the inputs at the end."""
     rid, stats, man = rel.release_id, rel.stats, rel.manifest
     page = release_path(rid)
     known = {r["id"] for r in stats["rules"]}
-    steps = compute.funnel_steps(stats)
-    funnel = []
-    for s in steps:
-        funnel.append(FunnelRow(s.key, s.label, s.count, False))
-        funnel += [FunnelRow(key, what, n, True) for key, what, n in s.removed]
+    steps = compute.flow_steps(stats)
     live = [r for r in stats["rules"] if not r["shadow"]]
     rules = tuple(rule_row(page, rid, r) for r in live)
+    domains = tuple(domain_row(page, rid, r, known) for r in stats["rules"] if r["domain"] is not None)
     totals = compute.identity_totals(stats)
     pairs, n_pairs = compute.overlap_pairs(stats)
     matched = {r["id"]: r["matched"] for r in stats["rules"]}
     seed, window = rel.samples["seed"], rel.samples["context_chars"]
+    name = release_name(page, rel)
     return ReleasePage(
-        meta=meta(page, f"Release {short_id(rid)}", [("Home", HOME)], archived=True),
-        release_id=rid, engine_version=str(man["engine_version"]), rows=stats["rows"],
+        meta=meta(page, f"Release {name.name}", [("Home", HOME)], archived=True),
+        name=name, engine_version=str(man["engine_version"]), rows=stats["rows"],
         generated_pool=man.get("generated_pool"),
-        inputs=tuple(Row(n, str(man["inputs"][n]), f"input-{n}") for n in INPUT_NAMES),
-        normalisation=tuple(Row(k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))
-                            for k, v in sorted((man.get("normalisation") or {}).items())),
-        pool=_pool_rows(stats),
-        funnel=tuple(funnel),
-        funnel_chart=funnel_chart("funnel-chart", "funnel-table", "The routing funnel", steps),
+        summary=_summary_rows(stats),
+        flow=flow_chart("flow-chart", "flow-table", "Where the works went", steps),
+        flow_rows=flow_rows(steps),
         piles=_pile_rows(stats),
         rules=rules,
+        rules_csv=download(page, f"releases/{rid}/{RULES_CSV}", len(rules), "the same rows as the table"),
+        rule_chart=stacked_chart("rule-chart", "rule-table", "What each rule's matches became",
+                                 RULE_SERIES, [Stack(isolated(r.id), r.key, (r.won, r.no_text, r.outranked))
+                                               for r in rules]),
+        shadows=tuple(rule_row(page, rid, r) for r in stats["rules"] if r["shadow"]),
+        domains=domains,
+        domains_csv=download(page, f"releases/{rid}/{DOMAINS_CSV}", len(domains), "the same rows as the table")
+        if domains else None,
+        overlaps=tuple(Overlap(Count(a, matched.get(a, 0), href(page, rule_path(rid, a)) if a in known else None),
+                               Count(b, matched.get(b, 0), href(page, rule_path(rid, b)) if b in known else None), n)
+                       for a, b, n in pairs),
+        overlap_note=(f"{fmt(n_pairs)} pairs of rules matched some of the same works"
+                      + (f"; the {fmt(len(pairs))} largest are shown." if n_pairs > len(pairs) else ".")),
+        samples=tuple(sample(page, rid, p["name"], f"pile-{slug(p['name'])}", stats["piles"][p["name"]],
+                             rel.samples["piles"].get(p["name"], []), seed, known, window)
+                      for p in stats["pile_order"]),
         totals=(
             Row("Σ matched over rules", fmt(totals["matched"]), "t-matched"),
             Row("Σ won", fmt(totals["won"]), "t-won"),
@@ -136,21 +178,63 @@ def build_release_page(rel: Release) -> ReleasePage:
                 "t-sum"),
             Row("works in the pool", fmt(totals["rows"]), "t-rows"),
         ),
-        rule_chart=stacked_chart("rule-chart", "rule-table", "What each rule's matches became",
-                                 RULE_SERIES, [Stack(isolated(r.id), r.key, (r.won, r.no_text, r.outranked))
-                                               for r in rules]),
-        shadows=tuple(rule_row(page, rid, r) for r in stats["rules"] if r["shadow"]),
-        domains=tuple(domain_row(page, rid, r, known) for r in stats["rules"] if r["domain"] is not None),
-        overlaps=tuple(Overlap(Count(a, matched.get(a, 0), href(page, rule_path(rid, a)) if a in known else None),
-                               Count(b, matched.get(b, 0), href(page, rule_path(rid, b)) if b in known else None), n)
-                       for a, b, n in pairs),
-        overlap_note=(f"{fmt(n_pairs)} pairs of rules matched some of the same works"
-                      + (f"; the {fmt(len(pairs))} largest are shown." if n_pairs > len(pairs) else ".")),
-        samples=tuple(sample(page, rid, p["name"], f"pile-{slug(p['name'])}", stats["piles"][p["name"]],
-                             rel.samples["piles"].get(p["name"], []), seed, known, window)
-                      for p in stats["pile_order"]),
+        inputs=tuple(Row(n, str(man["inputs"][n]), f"input-{n}") for n in INPUT_NAMES),
+        normalisation=tuple(Row(k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))
+                            for k, v in sorted((man.get("normalisation") or {}).items())),
+        pool=_pool_rows(stats),
         status=href(page, status_path(rid)),
         diff=href(page, diff_path(rid)),
+    )
+
+
+def release_files(page: ReleasePage) -> list[tuple[str, bytes]]:
+    """The CSV files beside a release page, from its page model (so each equals the table it sits beside)."""
+    folder = posixpath.dirname(page.meta.path)
+    files = [(f"{folder}/{RULES_CSV}", csv_bytes(RULE_COLUMNS, [rule_cells(r) for r in page.rules]))]
+    if page.domains:
+        files.append((f"{folder}/{DOMAINS_CSV}", csv_bytes(DOMAIN_COLUMNS, [domain_cells(d) for d in page.domains])))
+    return files
+
+
+RULE_COLUMNS = ("won", "matched", "no_text", "outranked", "identity", "rule", "pile", "precedence", "description")
+"""The rule table's columns, counts first (the HTML table and rules.csv)."""
+DOMAIN_COLUMNS = ("misses", "in domain", "matched", "rule", "pile", "misses won by", "domain")
+"""The domain-miss table's columns, counts first (the HTML table and domain-misses.csv)."""
+
+
+def rule_cells(r: RuleRow) -> tuple[str | int, ...]:
+    """A rule's row of the rule table, as its CSV row (the HTML cells show the same text)."""
+    return (r.won, r.matched, r.no_text, r.outranked, r.identity, r.id, r.pile, r.precedence, r.description)
+
+
+def domain_cells(d: DomainRow) -> tuple[str | int, ...]:
+    """A rule's row of the domain-miss table, as its CSV row."""
+    return (d.domain_miss, d.domain_rows, d.domain_matched, d.id, d.pile, winners_text(d), d.domain)
+
+
+def winners_text(d: DomainRow) -> str:
+    """The rules that won a rule's misses as the table shows them: `rule-a (12), rule-b (3)` or —."""
+    return ", ".join(f"{w.name} ({fmt(w.rows)})" for w in d.winners) or "—"
+
+
+def _summary_rows(stats: dict[str, Any]) -> tuple[Row, ...]:
+    """The headline: where the pool went, in plain words."""
+    rows = stats["rows"]
+    paying = compute.paying_piles(stats)
+    kinds = {p["name"]: p["kind"] for p in stats["pile_order"]}
+
+    def line(label: str, n: int, key: str) -> Row:
+        return Row(label, f"{fmt(n)} ({compute.share(n, rows)})" if key != "sum-pool" else fmt(n), key)
+
+    return (
+        line("works in the pool", rows, "sum-pool"),
+        line("to screening (the paying piles)", sum(stats["piles"][p] for p in paying), "sum-paying"),
+        line("discarded by a rule", sum(n for p, n in stats["piles"].items() if kinds[p] == "discard"), "sum-discard"),
+        line("set aside by a rule (hold)", sum(n for p, n in stats["piles"].items() if kinds[p] == "hold"),
+             "sum-hold"),
+        line("no rule matched (pending: unrouted)", stats["pending"].get("unrouted", 0), "sum-unrouted"),
+        line("a rule would send it to screening but it has no text (pending: no_text)",
+             stats["pending"].get("no_text", 0), "sum-no_text"),
     )
 
 
@@ -177,13 +261,16 @@ def _pile_rows(stats: dict[str, Any]) -> tuple[PileRow, ...]:
         name, n = p["name"], stats["piles"][p["name"]]
         anchor = f"pile-{slug(name)}"
         if p["kind"] == "pending":
-            rows.append(PileRow(name, p["kind"], n, compute.share(n, stats["rows"]), None, anchor))
+            rows.append(PileRow(name, "not decided", p["kind"], n, compute.share(n, stats["rows"]), None, anchor))
             for reason, m in stats["pending"].items():
-                rows.append(PileRow(f"pending/{reason}", "pending", m, compute.share(m, stats["rows"]), None, anchor))
+                state = f"pending/{reason}"
+                rows.append(PileRow(state, compute.plain_name(state, stats), "pending", m,
+                                    compute.share(m, stats["rows"]), None, anchor))
             continue
         won = sum(r["won"] for r in stats["rules"] if not r["shadow"] and r["pile"] == name)
-        rows.append(PileRow(name, p["kind"] + (f" ({p['tier']})" if p.get("tier") else ""), n,
-                            compute.share(n, stats["rows"]), won, anchor))
+        kind = p["kind"] + (f" ({p['tier']})" if p.get("tier") else "")
+        share = compute.share(n, stats["rows"])
+        rows.append(PileRow(name, compute.plain_name(name, stats), kind, n, share, won, anchor))
     return tuple(rows)
 
 

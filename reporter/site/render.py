@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,14 +15,18 @@ from ..files import locked
 from ..novelty.results import load_novelty_results
 from ..progress import Progress
 from .diff import compute_diff
-from .digest_pages import (FEED, DigestWeek, build_index_page, build_week_page, digest_summary,
-                           load_digest_weeks)
+from .diff_page import (AGAINST_RECENT, Pair, build_diff_page, change_line, diff_files, pairs_to_render,
+                        resolve_against, shown_ids)
+from .digest_pages import FEED, DigestWeek, build_index_page, build_week_page, digest_summary, load_digest_weeks
 from .env import render_html, render_md
 from .feed import atom_feed, entry_id, feed_id
-from .live import NO_WORKSPACE, ScreeningStatus, build_diff_page, build_home, build_status_page, screening_status
-from .load import ReleaseSet, load_releases
+from .links import href
+from .live import NO_WORKSPACE, ScreeningStatus, build_home, build_status_page, lost_works, screening_status
+from .load import Release, ReleaseSet, load_releases
+from .models import Comparison
 from .novelty_page import build_novelty_page, novelty_summary
-from .pages import build_release_page, build_rule_pages
+from .pages import build_release_page, build_rule_pages, release_files, release_name
+from .titles import PoolRef, gather_titles
 from .writer import SiteWriter
 
 
@@ -47,6 +52,8 @@ class RenderReport:
     """Files already on disk with the same bytes."""
     superseded: tuple[str, ...]
     """Old archived files kept beside re-rendered ones."""
+    kept: tuple[str, ...]
+    """Archived files of an earlier site version left as they were (this version would render them otherwise)."""
     largest_page: tuple[str, int]
     """The largest file and its size in bytes."""
 
@@ -94,12 +101,12 @@ class PreparedSite:
                             digests=(digest.items or 0) if digest is not None else 0,
                             novelty=novelty.items if novelty is not None else None,
                             pages=self.pages, written=len(done.written), unchanged=len(done.unchanged),
-                            superseded=done.superseded, largest_page=done.largest)
+                            superseded=done.superseded, kept=done.kept, largest_page=done.largest)
 
 
 def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = None,
                 rerender_archive: bool = False, progress: bool = True,
-                novelty: Path | None = None, workspace: Any = None) -> RenderReport:
+                novelty: Path | None = None, workspace: Any = None, against: Sequence[str] = ()) -> RenderReport:
     """Render every release under releases_dir (and the digest weeks and novelty results, when given) into out.
 
     `digests_dir` is a digest archive (`reporter digest --archive`): every week
@@ -110,7 +117,11 @@ def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = Non
     the site root and the home page links to it. It is rebuilt at every build,
     never archived. `workspace` (a loaded `Workspace`) adds what its screen has
     done to the newest release's status page (its state read, never written);
-    without it the status pages say they were rendered without one.
+    without it the status pages say they were rendered without one. Its pool
+    also gives the titles of the works the diff and status pages show that no
+    sample holds. `against` names earlier releases (ids, unique prefixes or
+    labels) to compare the newest with, beside the comparisons every render
+    writes (docs/site.md, "Which comparisons are rendered").
     """
     stages = []
     if novelty is not None:
@@ -127,7 +138,7 @@ def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = Non
                                          latest.folder if latest else None, workspace_labels(workspace),
                                          strict=False)
         site = prepare_site(found, out, stages=stages, rerender_archive=rerender_archive, progress=progress,
-                            screening=screening)
+                            screening=screening, against=against)
         return site.commit()
 
 
@@ -149,24 +160,28 @@ def gather_screening(ws: Any, release_id: str | None, release_dir: Path | None, 
     (not strict) shows the problem on the status page instead: the release it
     renders may be older than the workspace's pool.
     """
+    pool = PoolRef(ws.pool, ws.overlay)  # where the rebuilt pages read the titles no sample holds
     if ws.screen is None or release_id is None or release_dir is None:
-        return screening_status(None, release_id or "", ws.screen is not None)
+        return dataclasses.replace(screening_status(None, release_id or "", ws.screen is not None), pool=pool)
     from ..screening.report import workspace_report
     try:
-        return screening_status(workspace_report(ws, release_dir, labels), release_id, True)
+        return dataclasses.replace(screening_status(workspace_report(ws, release_dir, labels), release_id, True),
+                                   pool=pool)
     except InputError as exc:
         if strict:
             raise
-        return ScreeningStatus(None, None, f"The screen of the newest release is not shown: {exc}")
+        return ScreeningStatus(None, None, f"The screen of the newest release is not shown: {exc}", pool)
 
 
 def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] = (),
                  rerender_archive: bool = False, progress: bool = True,
-                 screening: ScreeningStatus | None = None) -> PreparedSite:
+                 screening: ScreeningStatus | None = None, against: Sequence[str] = ()) -> PreparedSite:
     """Build every page model, render them in memory and run the writer's checks; write nothing.
 
-    `screening` is what the status pages show of the screen (`gather_screening`);
-    None: the site is rendered without a workspace, and the status pages say so.
+    `screening` is what the status pages show of the screen, and the workspace's
+    pool for titles (`gather_screening`); None: the site is rendered without a
+    workspace, and the status pages say so. `against`: earlier releases to
+    compare the newest with (`reporter render --against`).
     """
     screening = screening if screening is not None else ScreeningStatus(None, None, NO_WORKSPACE)
     releases = found.releases
@@ -180,14 +195,37 @@ def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] =
         writer.add(page.meta.path + ".md", render_md(page), archived=archived)
         pages += 1
 
-    previous = None
-    for rel in releases:
-        for page in [build_release_page(rel), *build_rule_pages(rel)]:
+    # The comparisons first (they read routing.parquet), then one read of the titles every rebuilt page shows.
+    pairs: dict[str, list[Pair]] = {}
+    for i, j in pairs_to_render(releases, resolve_against(releases, against)):
+        rel, base = releases[i], releases[j]
+        pair = Pair(rel, base, j == i - 1, compute_diff(base, rel, seed=rel.samples["seed"]))
+        pairs.setdefault(rel.release_id, []).append(pair)
+    wanted = {w for group in pairs.values() for p in group for w in shown_ids(p.data)}
+    wanted |= {w["work_id"] for rel in releases for w in lost_works(rel)}
+    titles = gather_titles(releases, wanted, screening.pool)
+    changes = {}
+    for i, rel in enumerate(releases):
+        release_page = build_release_page(rel)
+        add(release_page, True)
+        for path, data in release_files(release_page):
+            writer.add(path, data, archived=True)
+        for page in build_rule_pages(rel):
             add(page, True)
-        diff = compute_diff(previous, rel, seed=rel.samples["seed"]) if previous is not None else None
-        add(build_status_page(rel, *screening.for_release(rel.release_id)), False)
-        add(build_diff_page(rel, previous, diff), False)
-        previous = rel
+        report, note = screening.for_release(rel.release_id)
+        add(build_status_page(rel, report, note, titles), False)
+        mine = pairs.get(rel.release_id, [])
+        if not mine:
+            add(build_diff_page(rel, None, titles), False)
+            changes[rel.release_id] = change_line(rel, None, None)
+        for pair in mine:
+            comparisons, compare_note = _comparisons(releases[:i], pair, mine, newest=i == len(releases) - 1)
+            page = build_diff_page(rel, pair, titles, comparisons, compare_note)
+            add(page, False)
+            for path, data in diff_files(page, pair.data):
+                writer.add(path, data, archived=False)
+            if pair.previous:
+                changes[rel.release_id] = change_line(rel, pair.base, pair.data)
         bar.advance(1)
     for stage in stages:
         for page, archived in stage.pages:
@@ -195,10 +233,33 @@ def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] =
         for path, data in stage.files:
             writer.add(path, data, archived=False)
     homes = {stage.name: stage.home for stage in stages if stage.home is not None}
-    add(build_home(releases, **homes), False)
+    add(build_home(releases, changes=changes, **homes), False)
     writer.check()
     bar.close()
     return PreparedSite(writer=writer, releases=found, stages=tuple(stages), pages=pages)
+
+
+def _comparisons(earlier: Sequence[Release], pair: Pair, mine: list[Pair],
+                 newest: bool) -> tuple[tuple[Comparison, ...], str]:
+    """The earlier releases a comparison page lists, newest first: linked where this render wrote the page.
+
+    The newest release's pages list every earlier release (those not compared
+    yet name the command that compares them); the others list the
+    comparisons written for them.
+    """
+    written = {p.base.release_id: p.path for p in mine}
+    out = []
+    for rel in reversed(earlier):
+        if rel.release_id not in written and not newest:
+            continue
+        name = release_name(pair.path, rel)
+        target = written.get(rel.release_id)
+        out.append(Comparison(name.name, name.written, href(pair.path, target) if target else None,
+                              rel.release_id == pair.base.release_id))
+    note = ("Each release is compared with the one before it at every render, and the newest release also with "
+            f"up to {AGAINST_RECENT} releases before that. To compare the newest with any other earlier release: "
+            "reporter render --against ID (a release id, a unique prefix of it, or its label).")
+    return tuple(out), note
 
 
 def novelty_stage(rows: list[dict[str, Any]], source: Path | str) -> StagePages:

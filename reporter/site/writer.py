@@ -3,7 +3,14 @@
 It gathers every file first, then checks the archive, then writes: each
 path once, never outside the root, an archived page never changed (unless
 `--rerender-archive`, which keeps the old file beside the new one), and a
-manifest of content hashes at the end. Nothing is written when a check fails,
+manifest of content hashes at the end.
+
+Archived pages carry the site version that wrote them (`SITE_VERSION`, in
+the manifest). A page an earlier site version archived, still byte-for-byte
+as the manifest records it, is kept as it is when this version would render
+it differently: a new layout applies to releases published from now on,
+and the pages already published stay as they were. Within one site version a
+change to an archived page is refused, as is a page edited on disk. Nothing is written when a check fails,
 and nothing is changed when a write fails (a full disk): every changed file
 is written under a temporary name first and renamed into place only once all
 are written. Runs committing into one site take turns (a lock on the folder).
@@ -13,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +30,11 @@ from ..files import locked, remove_debris, replace_files, resource_error
 from ..hashing import dump_json
 
 MANIFEST = "manifest.json"
+SITE_VERSION = 2
+"""The layout of archived pages. Bump it with every change to what an archived page (a release, rule or
+digest week page, or a file beside one) looks like: pages archived by an earlier version are then kept as
+they were instead of refused, and only `--rerender-archive` rewrites them. 1: the layout until issue 12
+(manifests without `site_version`); 2: the summary-first release page, paper links, CSV files, print styles."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +47,8 @@ class WriteReport:
     """Paths already on disk with the same bytes (not touched)."""
     superseded: tuple[str, ...]
     """Old archived files kept beside their re-rendered versions (--rerender-archive)."""
+    kept: tuple[str, ...]
+    """Archived files of an earlier site version left as they were, though this version renders them otherwise."""
     largest: tuple[str, int]
     """The largest file of the build and its size in bytes."""
 
@@ -60,27 +75,36 @@ class SiteWriter:
         """Refuse the build (InputError, nothing written) if it would change an archived page or a folder is in the way."""
         self._plan()
 
-    def _plan(self) -> tuple[Path, dict[str, Path], list[str], list[str], list[str]]:
+    def _plan(self) -> tuple[Path, dict[str, Path], list[str], list[str], list[str], dict[str, dict]]:
         root = self.root.resolve()
         targets = {path: _inside(root, path) for path in sorted(self.files)}
-        changed, unchanged, conflicts = [], [], []
+        published = _published(root / MANIFEST)
+        changed, unchanged, conflicts, kept = [], [], [], {}
         for path, target in targets.items():
             data, archived = self.files[path]
-            if target.is_file() and target.read_bytes() == data:
+            on_disk = target.read_bytes() if target.is_file() else None
+            if on_disk == data:
                 unchanged.append(path)
                 continue
             if target.exists() and not target.is_file():
                 raise InputError(f"{target}: a folder stands where the site writes a file")
-            if archived and target.exists():
+            if archived and on_disk is not None:
+                entry = published.get(path)
+                if (not self.rerender_archive and entry is not None and entry.get("archived")
+                        and entry.get("site_version", 1) < SITE_VERSION
+                        and entry.get("sha256") == hashlib.sha256(on_disk).hexdigest()):
+                    kept[path] = entry  # an earlier version's page, as published: it stays
+                    continue
                 conflicts.append(path)
             changed.append(path)
         if conflicts and not self.rerender_archive:
             shown = ", ".join(conflicts[:5]) + (f" and {len(conflicts) - 5} more" if len(conflicts) > 5 else "")
             raise InputError(
                 f"{root}: {len(conflicts)} archived page(s) would change: {shown}. A published release page "
-                f"is never rewritten; a changed template is a new site version. Render into a new --out "
-                f"folder, or pass --rerender-archive to re-render them and keep each old file beside the new one")
-        return root, targets, changed, unchanged, conflicts
+                f"is never rewritten; a changed template is a new site version (reporter.site.writer.SITE_VERSION). "
+                f"Render into a new --out folder, or pass --rerender-archive to re-render them and keep each old "
+                f"file beside the new one")
+        return root, targets, changed, unchanged, conflicts, kept
 
     def commit(self) -> WriteReport:
         """Check the archive again and write every changed file, then the manifest: all or nothing.
@@ -94,7 +118,7 @@ class SiteWriter:
         existed = self.root.exists()
         with locked(self.root):
             remove_debris(self.root)
-            root, targets, changed, unchanged, conflicts = self._plan()
+            root, targets, changed, unchanged, conflicts, kept = self._plan()
             writes: dict = {}
             superseded = []
             for path in conflicts:
@@ -106,13 +130,14 @@ class SiteWriter:
             # Deepest first, so a page is in place before the pages that link to it (home last).
             for path in sorted(changed, key=lambda p: (-p.count("/"), p)):
                 writes[targets[path]] = self.files[path][0]
-            manifest = {
-                "schema_version": 1,
-                "files": {path: {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
-                                 "archived": archived}
-                          for path, (data, archived) in sorted(self.files.items())},
-                "superseded": sorted(superseded),
-            }
+            files = {path: {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
+                            "archived": archived, "site_version": SITE_VERSION}
+                     for path, (data, archived) in sorted(self.files.items())}
+            for path, entry in kept.items():
+                files[path] = {"sha256": entry["sha256"], "bytes": entry.get("bytes", targets[path].stat().st_size),
+                               "archived": True, "site_version": entry.get("site_version", 1)}
+            manifest = {"schema_version": 1, "site_version": SITE_VERSION, "files": files,
+                        "superseded": sorted(superseded)}
             manifest_file = _inside(root, MANIFEST)
             manifest_bytes = dump_json(manifest).encode("utf-8")
             if writes or not (manifest_file.is_file() and manifest_file.read_bytes() == manifest_bytes):
@@ -131,7 +156,21 @@ class SiteWriter:
                                  f"the site is as it was before this run") from None
         largest = max(((p, len(d)) for p, (d, _a) in self.files.items()), key=lambda x: (x[1], x[0]),
                       default=("", 0))
-        return WriteReport(tuple(changed), tuple(unchanged), tuple(superseded), largest)
+        return WriteReport(tuple(changed), tuple(unchanged), tuple(superseded), tuple(sorted(kept)), largest)
+
+
+def _published(manifest: Path) -> dict[str, dict]:
+    """The files the site's manifest lists (path -> entry); none when it is missing or unreadable.
+
+    Without a readable manifest nothing is known to be an earlier version's
+    page as published, so every archived page that would change is refused.
+    """
+    try:
+        doc = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return {}
+    files = doc.get("files") if isinstance(doc, dict) else None
+    return {p: e for p, e in files.items() if isinstance(e, dict)} if isinstance(files, dict) else {}
 
 
 def _check_path(path: str) -> None:

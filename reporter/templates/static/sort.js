@@ -1,4 +1,4 @@
-// Sortable tables: progressive enhancement; every table is complete without this script.
+// Sortable and filterable tables: progressive enhancement; every table is complete without this script.
 (function () {
   "use strict";
   function key(cell) {
@@ -35,5 +35,38 @@
       th.appendChild(button);
       button.addEventListener("click", function () { sortBy(table, th, col); });
     });
+  });
+  // A filter box above each filterable table: rows whose text holds every word typed stay shown.
+  function filterRows(table, query, status) {
+    var words = query.toLowerCase().split(/\s+/).filter(function (w) { return w !== ""; });
+    var rows = table.tBodies[0].rows, shown = 0;
+    for (var i = 0; i < rows.length; i++) {
+      var text = rows[i].textContent.toLowerCase();
+      var keep = words.every(function (w) { return text.indexOf(w) !== -1; });
+      rows[i].hidden = !keep;
+      if (keep) { shown++; }
+    }
+    status.textContent = words.length ? shown + " of " + rows.length + " rows" : "";
+  }
+  var filterable = document.querySelectorAll("table.filterable");
+  Array.prototype.forEach.call(filterable, function (table, n) {
+    if (!table.tBodies.length || table.tBodies[0].rows.length < 2) { return; }
+    var wrap = table.closest(".table-wrap") || table;
+    var box = document.createElement("div");
+    box.className = "filter";
+    var label = document.createElement("label");
+    var input = document.createElement("input");
+    input.type = "search";
+    input.id = "filter-" + n;
+    label.htmlFor = input.id;
+    label.textContent = "Filter rows";
+    var status = document.createElement("span");
+    status.className = "muted";
+    status.setAttribute("aria-live", "polite");
+    box.appendChild(label);
+    box.appendChild(input);
+    box.appendChild(status);
+    wrap.parentNode.insertBefore(box, wrap);
+    input.addEventListener("input", function () { filterRows(table, input.value, status); });
   });
 })();
