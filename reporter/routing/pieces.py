@@ -16,6 +16,7 @@ which the caller adds to its own overlay's counts.
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 import time
@@ -233,9 +234,15 @@ def run_local(setup: Setup, pieces: Iterable[Piece], workers: int) -> Iterator[P
     # Forked workers start with the engine imported and cost no start-up CPU. The pool forks every
     # worker at the first submit, before the caller starts any thread of its own.
     ctx = mp.get_context("fork")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
-                             initargs=(setup,)) as pool:
-        yield from in_order(pool, _route_in_worker, pieces, 2 * workers)
+    # Objects the workers inherit are moved out of the collector's reach first: a collection in a
+    # worker would otherwise write to every inherited object and copy the parent's whole heap.
+    gc.freeze()
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
+                                 initargs=(setup,)) as pool:
+            yield from in_order(pool, _route_in_worker, pieces, 2 * workers)
+    finally:
+        gc.unfreeze()
 
 
 _SETUP: Setup | None = None
