@@ -292,8 +292,8 @@ class FlowRow:
     """Works."""
     removed: bool
     """True for what left the flow at a step (a box on the diagram's right)."""
-    detail: bool
-    """True for a line inside a box (a source, a rule, a pile), False for the box itself."""
+    level: int
+    """0 for the box itself, 1 for a line inside it (a source, a pile), 2 for a line under such a line (a rule)."""
 
 
 @dataclass(frozen=True)

@@ -124,8 +124,8 @@ def flow_rows(steps: list) -> tuple[FlowRow, ...]:
         for box, removed in ((step.main, False), (step.side, True)):
             if box is None:
                 continue
-            rows.append(FlowRow(box.key, box.title, box.count, removed, False))
-            rows += [FlowRow(line.key, line.label, line.count, removed, True) for line in box.lines]
+            rows.append(FlowRow(box.key, box.title, box.count, removed, 0))
+            rows += [FlowRow(line.key, line.label, line.count, removed, 2 if line.indent else 1) for line in box.lines]
     return tuple(rows)
 
 
