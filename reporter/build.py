@@ -82,7 +82,7 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
     if ws.labels is not None and labels is None:
         labels = load_labels(ws.labels)
     staged = stage_release(ws.pool, ws.specs, ws.releases, overlay=ws.overlay, sample_seed=ws.sample_seed,
-                           workers=workers, progress=progress)
+                           workers=workers, progress=progress, label=ws.label, as_of=as_of)
     try:  # what the screen has done and would do for this release: its state read, never written (a build never spends)
         screening = gather_screening(ws, staged.release_id, staged.folder, labels)
     except BaseException:
@@ -100,7 +100,7 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
             release = load_release(ws.releases, staged.release_id, staged.folder)
             found_labels = (label_stats_for(staged.folder, labels, load_rulebook(ws.specs))
                             if labels is not None else None)
-            release = dataclasses.replace(release, labels=found_labels)
+            release = dataclasses.replace(release, labels=found_labels, published=shown_published(staged))
             stages = [novelty_stage(novelty_rows, ws.root / NOVELTY_RESULTS)] if novelty_rows is not None else []
             if digest is not None:
                 stages.append(digest_stage(ws.digest.archive, pending=digest.weeks))
@@ -124,6 +124,22 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
                        novelty=verdicts, site=report, as_of=as_of,
                        digest=tuple(w.week for w in digest.weeks) if digest is not None else (),
                        digest_later=digest.later if digest is not None else ())
+
+
+def shown_published(staged: Any) -> Any:
+    """The staged release's label and date as its pages show them: what `publish` will leave in place.
+
+    The published.json of a release already published (never rewritten), else
+    the one this run will write. Read under the releases folder's lock, so no
+    other run publishes the same id in between.
+    """
+    from .routing.release import PUBLISHED_FILE
+    from .site.load import Published, load_published
+    final = staged.out / staged.release_id
+    if final.exists():
+        return load_published(final / PUBLISHED_FILE)
+    doc = staged.published_doc()
+    return Published(label=doc["label"], first_written=doc["first_written"])
 
 
 def build_date(environ: Mapping[str, str]) -> date:

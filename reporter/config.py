@@ -20,7 +20,7 @@ WORKSPACE_FILE = "reporter.toml"
 # Top-level path keys and whether routing needs them.
 PATH_KEYS = {"pool": True, "specs": True, "releases": True, "site": True,
              "overlay": False, "labels": False, "graph": False}
-OTHER_KEYS = {"schema_version": int, "sample_seed": int}
+OTHER_KEYS = {"schema_version": int, "sample_seed": int, "label": str}
 TABLES = ("novelty", "screen", "digest", "fetch", "example", "route")
 
 T = TypeVar("T")
@@ -129,6 +129,9 @@ class Workspace:
     """Optional citation-graph events (JSONL) for novelty."""
     sample_seed: int = 0
     """Seed of every sample the release shows (default 0)."""
+    label: str | None = None
+    """The label a release routed from this workspace is first published under (`2026-W27`), or None.
+    Not a release input: it never changes a release id (docs/release-format.md, published.json)."""
     novelty: Any = None
     """[novelty] as `reporter.novelty.config.NoveltySettings` (defaults when the table is absent)."""
     screen: Any = None
@@ -190,4 +193,6 @@ def load_workspace(path: Path) -> Workspace:
         stages[name] = parse(table)
         if table is not None:
             table.done()
-    return Workspace(root=root, sample_seed=data.get("sample_seed", 0), **values, **stages)
+    from .routing.release import check_label
+    label = check_label(data.get("label"), f"{file}: key 'label'")
+    return Workspace(root=root, sample_seed=data.get("sample_seed", 0), label=label, **values, **stages)

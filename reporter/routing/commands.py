@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -20,6 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "exactly one pile, and write releases/<release_id>/ (release.json, routing.parquet, "
                     "rule_stats.json, samples.json).",
         epilog="Examples:\n  reporter route --workspace .\n"
+               "  reporter route --workspace . --label 2026-W27\n"
                "  reporter route --pool data/pool.parquet --specs specs --out releases --json",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     _inputs(p)
@@ -30,6 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="route on the workers of this Dask scheduler (tcp://host:8786) instead of local processes; "
                         "default: [route] dask in reporter.toml; --dask '' routes here (docs/scale.md)")
+    p.add_argument("--label", default=None,
+                   help="name the release (one line, at most 100 characters, e.g. 2026-W27; default: `label` in "
+                        "reporter.toml). Recorded in published.json when the release is first published, never "
+                        "changed after; not a release input, so it never changes the id")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run_route)
 
@@ -87,9 +93,14 @@ def resolve_inputs(args) -> dict:
 def run_route(args) -> int:
     """Route and report."""
     from .labels import label_stats_for, load_labels, write_label_stats
-    from .release import route_release
+    from ..build import build_date
+    from .release import check_label, route_release
     from .specs import load_rulebook
+    label = check_label(args.label, "--label")  # checked before anything is read or written
     v = resolve_inputs(args)
+    if label is None and v["workspace"] is not None:
+        label = v["workspace"].label
+    as_of = build_date(os.environ)  # SOURCE_DATE_EPOCH when set, as `reporter build` dates its run
     seed = args.seed if args.seed is not None else v["seed"]
     labels = load_labels(v["labels"]) if v["labels"] is not None else None  # checked before routing writes
     if args.workers is not None and args.workers < 1:
@@ -99,17 +110,23 @@ def run_route(args) -> int:
     dask = dask or None  # --dask "" routes here whatever reporter.toml says
     result = route_release(v["pool"], v["specs"], v["releases"], overlay=v["overlay"],
                            sample_seed=seed, workers=args.workers, progress=not args.json or sys.stderr.isatty(),
-                           dask=dask)
+                           dask=dask, label=label, as_of=as_of)
     if labels is not None:
         found = label_stats_for(result.release_dir, labels, load_rulebook(v["specs"]))
         write_label_stats(result.release_dir, found)
     if args.json:
         print(json.dumps({"release_id": result.release_id, "release_dir": str(result.release_dir),
                           "piles": result.piles, "pending": result.pending, "rows": result.rows,
-                          "created": result.created}, sort_keys=True))
+                          "created": result.created, "published": result.published}, sort_keys=True))
         return 0
     state = "new release" if result.created else "unchanged (identical release exists)"
     print(f"release {result.release_id}  ({state})")
+    shown = result.published or {}
+    if shown:
+        print(f"  label {shown.get('label') or '(none)'}, first written {shown.get('first_written')}")
+    if not result.created and label is not None and shown.get("label") != label:
+        print(f"  note: label {label!r} not applied: a published release keeps its published.json "
+              f"(docs/release-format.md)", file=sys.stderr)
     print(f"  {result.rows:,} works -> {result.release_dir}")
     for pile, n in result.piles.items():
         extra = ""

@@ -9,6 +9,7 @@ renamed into place at the end: a release folder is complete or absent.
 
 from __future__ import annotations
 
+import datetime as dt
 import heapq
 import os
 from dataclasses import dataclass
@@ -20,8 +21,8 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..errors import InputError, InternalError
-from ..files import (append_index, locked, make_temp_dir, read_index, remove_debris, remove_tree, resource_error,
-                     start_index, write_json)
+from ..files import (append_index, locked, make_temp_dir, parse_json, read_index, remove_debris, remove_tree,
+                     resource_error, start_index, write_json)
 from ..hashing import sha256_file, sha256_json, sha256_text
 from ..pool.overlay import Overlay, load_overlay
 from ..pool.reader import REQUIRED_POOL_COLUMNS, open_table, require_columns
@@ -42,6 +43,26 @@ ENGINE_VERSION = f"{__version__}+routing.{ROUTING_ALGORITHM_VERSION}"
 BATCH_ROWS = 32_768
 ROW_GROUP_ROWS = 65_536  # routing.parquet row groups: fixed, so the bytes never depend on batching
 RELEASE_FILES = ("release.json", "routing.parquet", "rule_stats.json", "samples.json")
+PUBLISHED_FILE = "published.json"
+"""Beside the release's files, not one of them: its label and the date it was first written
+(docs/release-format.md). The site reads it with `reporter.site.load.load_published`."""
+LABEL_CHARS = 100
+"""The longest label: it is a name for a list and a page title, not a description."""
+
+
+def check_label(label: str | None, where: str) -> str | None:
+    """A release label as published.json stores it: None, or one printable line of at most LABEL_CHARS.
+
+    Leading and trailing spaces are dropped (the site reads the label stripped);
+    `where` names the flag or key it came from, so the message says what to fix.
+    """
+    if label is None:
+        return None
+    text = label.strip()
+    if not text or len(text) > LABEL_CHARS or not text.isprintable():
+        raise InputError(f"{where}: a release label must be one line of printable text of 1 to {LABEL_CHARS} "
+                         f"characters (e.g. 2026-W27), not {label!r}")
+    return text
 
 
 @dataclass(frozen=True)
@@ -60,6 +81,8 @@ class RouteResult:
     """False when an identical release already existed."""
     rows: int
     """Pool rows routed."""
+    published: dict | None = None
+    """published.json as it stands after the run (the existing one when the release existed), or None."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +106,10 @@ class StagedRelease:
     """Rows per pending reason."""
     rows: int
     """Pool rows routed."""
+    label: str | None = None
+    """The label to publish it under (checked by `check_label`), or None."""
+    first_written: str = ""
+    """The ISO date to record as first written when this run publishes it (the run's `as_of`)."""
 
     def publish(self) -> RouteResult:
         """Rename the folder into place (or check an existing one is identical) and list it in index.json.
@@ -92,31 +119,51 @@ class StagedRelease:
         and checks it is identical. index.json exists before the first rename,
         so a run killed between the rename and the index leaves a release the
         next run lists, never release folders without an index.
+
+        published.json goes into the folder just before the rename, so it
+        arrives with the release; a release that already exists keeps the one
+        it has (or has none): it is never rewritten, because the archived
+        release page shows it.
         """
         final = self.out / self.release_id
         with locked(self.out):
             start_index(self.out)
+            if not final.exists():
+                write_json(self.folder / PUBLISHED_FILE, self.published_doc())
             created = _publish(self.folder, final)
             append_index(self.out, self.release_id)
-        return RouteResult(self.release_id, final, self.piles, self.pending, created, self.rows)
+            published = read_published(final)
+        return RouteResult(self.release_id, final, self.piles, self.pending, created, self.rows, published)
+
+    def published_doc(self) -> dict:
+        """published.json as this run would write it for a release first published now."""
+        return {"label": self.label, "first_written": self.first_written}
 
     def discard(self) -> None:
         """Remove the temporary folder (nothing happens once it was published)."""
         remove_tree(self.folder)
 
 
+def read_published(folder: Path) -> dict | None:
+    """A published release's published.json as written (None for a release published without one)."""
+    path = Path(folder) / PUBLISHED_FILE
+    return parse_json(path.read_bytes(), str(path)) if path.exists() else None
+
+
 def route_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = None,
                   sample_seed: int = 0, workers: int | None = None,
-                  progress: bool = True, batch_rows: int = BATCH_ROWS, dask: str | None = None) -> RouteResult:
+                  progress: bool = True, batch_rows: int = BATCH_ROWS, dask: str | None = None,
+                  label: str | None = None, as_of: dt.date | None = None) -> RouteResult:
     """Route a pool with a rule book into out/<release_id>/ and list it in out/index.json.
 
     `workers`: processes routing batches (None: one per core; 1: this process
     alone). `dask`: the address of a Dask scheduler whose workers route the
     pool's pieces instead (docs/scale.md). The release's bytes are the same
-    whichever routes it.
+    whichever routes it. `label` and `as_of` (default today) go into
+    published.json when this run is the first to publish the release.
     """
     staged = stage_release(pool, specs, out, overlay=overlay, sample_seed=sample_seed, workers=workers,
-                           progress=progress, batch_rows=batch_rows, dask=dask)
+                           progress=progress, batch_rows=batch_rows, dask=dask, label=label, as_of=as_of)
     try:
         return staged.publish()
     finally:
@@ -125,8 +172,15 @@ def route_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = 
 
 def stage_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = None,
                   sample_seed: int = 0, workers: int | None = None,
-                  progress: bool = True, batch_rows: int = BATCH_ROWS, dask: str | None = None) -> StagedRelease:
-    """Route a pool with a rule book into a temporary folder inside out; publish it with `.publish()`."""
+                  progress: bool = True, batch_rows: int = BATCH_ROWS, dask: str | None = None,
+                  label: str | None = None, as_of: dt.date | None = None) -> StagedRelease:
+    """Route a pool with a rule book into a temporary folder inside out; publish it with `.publish()`.
+
+    `label` is checked before anything is routed or written; it and `as_of`
+    (default today) are what `.publish()` records in published.json.
+    """
+    label = check_label(label, "label")
+    first_written = (as_of or dt.date.today()).isoformat()
     book = load_rulebook(Path(specs))
     source = open_table(Path(pool), "pool")
     require_columns(source, REQUIRED_POOL_COLUMNS, "pool")
@@ -174,7 +228,7 @@ def stage_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = 
             raise InputError(f"{out}: could not write the release: {cause}. Nothing was published: the "
                              f"releases folder is as it was before this run") from None
         raise
-    return StagedRelease(release_id, tmp, out, stats["piles"], stats["pending"], stats["rows"])
+    return StagedRelease(release_id, tmp, out, stats["piles"], stats["pending"], stats["rows"], label, first_written)
 
 
 def _route_all(plan, source, setup: Setup, path: Path, workers: int | None, show: bool, dask: str | None):
