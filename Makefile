@@ -1,5 +1,5 @@
 # The two commands of the README:
-#   make demo   set up and build the example site into site/
+#   make demo   set up and build the example site into site/: two weekly releases and what changed
 #   make test   set up and run every test
 PYTHON ?= python3
 VENV   ?= .venv
@@ -17,8 +17,19 @@ setup: $(BIN)/python
 setup-test: $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test]'
 
+# The demo is two weeks of the example workspace (docs/example-workspace.md, "make demo: two releases"):
+# 2026-W26, a snapshot of the pool without the 10,000 works week 27 adds and with 2,000 it no longer has,
+# routed with last week's rule book; then 2026-W27, the workspace itself. Dated by SOURCE_DATE_EPOCH
+# (the Mondays after the two weeks), so every run writes the same bytes; a second run changes nothing.
+DEMO_W26_POOL  := data/2026-W26.parquet
+DEMO_W26_SPECS := examples/demo/specs-2026-W26
+
 demo: setup
-	$(BIN)/reporter build
+	test -f $(DEMO_W26_POOL) || $(BIN)/python -m reporter.example $(DEMO_W26_POOL) --rows 202000 --seed 0 \
+		--without 190000:200000 --quiet
+	SOURCE_DATE_EPOCH=1782734400 $(BIN)/reporter route --pool $(DEMO_W26_POOL) --specs $(DEMO_W26_SPECS) \
+		--out releases --label 2026-W26
+	SOURCE_DATE_EPOCH=1783339200 $(BIN)/reporter build --label 2026-W27
 
 test: setup-test
 	$(BIN)/python -m pytest -q

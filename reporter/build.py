@@ -60,8 +60,11 @@ class BuildReport:
 
 def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
           environ: Mapping[str, str] | None = None, rerender_archive: bool = False,
-          workers: int = 2, progress: bool = True) -> BuildReport:
-    """Route, check novelty, render; publish everything only after every check has passed."""
+          workers: int = 2, progress: bool = True, label: str | None = None) -> BuildReport:
+    """Route, check novelty, render; publish everything only after every check has passed.
+
+    `label` (default: the workspace's `label`) names the release when this build is the first to publish it.
+    """
     from .novelty.results import write_novelty_results
     from .routing.labels import label_stats_for, load_labels, write_label_stats
     from .routing.release import stage_release
@@ -82,7 +85,7 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
     if ws.labels is not None and labels is None:
         labels = load_labels(ws.labels)
     staged = stage_release(ws.pool, ws.specs, ws.releases, overlay=ws.overlay, sample_seed=ws.sample_seed,
-                           workers=workers, progress=progress, label=ws.label, as_of=as_of)
+                           workers=workers, progress=progress, label=label or ws.label, as_of=as_of)
     try:  # what the screen has done and would do for this release: its state read, never written (a build never spends)
         screening = gather_screening(ws, staged.release_id, staged.folder, labels)
     except BaseException:
@@ -320,6 +323,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "with their pages. Everything is checked before anything is written: a refused build "
                     "changes nothing.",
         epilog="Example (in the repository, the example workspace):\n  reporter build\n"
+               "  reporter build --workspace . --label 2026-W27\n"
                "  reporter build --workspace . --out preview-site --rerender-archive",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--workspace", type=Path, default=Path("."), help="folder with reporter.toml (default .)")
@@ -327,15 +331,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rerender-archive", action="store_true",
                    help="render archived pages with the current templates, keeping the old files beside them")
     p.add_argument("--workers", type=int, default=2, help="routing worker threads (default 2)")
+    p.add_argument("--label", default=None,
+                   help="name the release when this build first publishes it (e.g. 2026-W27; default: `label` in "
+                        "reporter.toml); never changes its id, never renames a published release")
     p.set_defaults(func=run_build)
 
 
 def run_build(args) -> int:
     """Parse, build, print."""
+    from .routing.release import check_label
     if args.workers < 1:
         raise InputError(f"--workers must be 1 or more, not {args.workers}")
+    label = check_label(args.label, "--label")
     report = build(load_workspace(args.workspace), out=args.out, rerender_archive=args.rerender_archive,
-                   workers=args.workers, progress=True)
+                   workers=args.workers, progress=True, label=label)
     print(f"routed {report.rows:,} works: release {report.release_id[:12]} "
           f"({'new' if report.created else 'unchanged'})")
     if report.novelty is not None:

@@ -64,3 +64,70 @@ def test_build_the_example_workspace_small(tmp_path):
     assert again.returncode == 0, again.stderr
     assert "unchanged" in again.stdout
     assert {p: p.read_bytes() for p in (ws / "site").rglob("*") if p.is_file()} == before
+
+
+def _cli(args, cwd, epoch):
+    """`reporter ARGS` in a subprocess in `cwd`, dated by SOURCE_DATE_EPOCH."""
+    import os
+    env = {**os.environ, "SOURCE_DATE_EPOCH": epoch}
+    return subprocess.run([sys.executable, "-m", "reporter.cli", *args], cwd=cwd, capture_output=True, text=True,
+                          env=env)
+
+
+def test_the_demo_recipe_small_two_weeks_and_what_changed(tmp_path):
+    """`make demo`'s steps at 3,000 rows: week 26 without 100 works week 27 adds and with 100 it lost,
+    last week's rule book; the home page and the diff say what changed."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from reporter.example import generate_pool, pool_truth
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    shutil.copytree(ROOT / "specs", ws / "specs")
+    shutil.copytree(ROOT / "examples", ws / "examples")
+    (ws / "reporter.toml").write_text((ROOT / "reporter.toml").read_text().replace("rows = 200000", "rows = 3000"))
+    # At this size every row is in one row group, whose draws follow its length: both weeks are cut from
+    # one 3,100-row pool (at 200,000 rows the weeks share whole row groups, and week 27 is the
+    # workspace's own generated pool).
+    week26 = generate_pool(ws / "data" / "2026-W26.parquet", 3100, 0, progress=False, without=(2900, 3000))
+    generate_pool(ws / "data" / "pool.parquet", 3100, 0, progress=False, without=(3000, 3100),
+                  labels=ws / "data" / "labels.csv")
+    whole = generate_pool(tmp_path / "whole.parquet", 3100, 0, progress=False)
+    kept, full = pq.read_table(week26), pq.read_table(whole)
+    assert kept.num_rows == 3000
+    assert kept.equals(pa.concat_tables([full.slice(0, 2900), full.slice(3000)]))  # the other rows as they were
+    truth = list(pool_truth(whole)[1])
+    assert list(pool_truth(week26)[1]) == truth[:2900] + truth[3000:]
+
+    done = _cli(["route", "--pool", "data/2026-W26.parquet", "--specs", "examples/demo/specs-2026-W26",
+                 "--out", "releases", "--label", "2026-W26", "--workers", "1"], ws, "1782734400")
+    assert done.returncode == 0, done.stderr
+    done = _cli(["build", "--label", "2026-W27"], ws, "1783339200")
+    assert done.returncode == 0, done.stderr
+    ids = json.loads((ws / "releases" / "index.json").read_text())
+    assert [json.loads((ws / "releases" / i / "published.json").read_text()) for i in ids] == [
+        {"label": "2026-W26", "first_written": "2026-06-29"}, {"label": "2026-W27", "first_written": "2026-07-06"}]
+    home = " ".join((ws / "site" / "index.html").read_text().split())
+    assert "Rules: 1 added, 1 edited" in _plain(home)
+    assert "Works: 100 new, 100 gone" in _plain(home), _plain(home)[-1500:]
+    diff = _plain((ws / "site" / "releases" / ids[1] / "diff.html").read_text())
+    assert "1 added (reanalysis-reproduction); 1 edited (osf-preregistration)" in diff
+    assert '+ "analysis plan",' in diff
+
+
+def _plain(page: str) -> str:
+    """A page's text with the tags taken out and the spaces collapsed."""
+    import html
+    import re
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+
+
+
+def test_without_must_leave_a_range_inside_the_pool(tmp_path, capsys):
+    from reporter.example.generate import main
+    for bad in ("5", "a:b", "8:5", "0:10", "5:11"):
+        assert main([str(tmp_path / "p.parquet"), "--rows", "10", "--without", bad, "--quiet"]) == 2, bad
+        assert "without" in capsys.readouterr().err
+    assert not (tmp_path / "p.parquet").exists()
+    assert main([str(tmp_path / "p.parquet"), "--rows", "10", "--without", "2:4", "--quiet"]) == 0
+    assert "(8 rows," in capsys.readouterr().out

@@ -423,23 +423,48 @@ def _venues_authors(rng: np.random.Generator, names: np.ndarray, kind: np.ndarra
     return venue, pa.ListArray.from_arrays(pa.array(offsets), people)
 
 
-def _marker(seed: int, rows: int) -> dict[bytes, bytes]:
+def _marker(seed: int, rows: int, without: tuple[int, int] | None = None) -> dict[bytes, bytes]:
     # The text names the generator's first home, reporter.pool.generate: it is part of the
     # pool's bytes, so changing it would change every generated pool and the releases built on it.
-    return {MARKER_KEY: f"seeded example data (reporter.pool.generate, seed={seed}, rows={rows}): "
-                        f"not real works".encode(),
-            b"reporter.generated.seed": str(seed).encode(),
-            b"reporter.generated.rows": str(rows).encode(),
-            b"reporter.generated.version": GENERATOR_VERSION.encode()}
+    left_out = "" if without is None else f", without rows {without[0]}-{without[1] - 1}"
+    marker = {MARKER_KEY: f"seeded example data (reporter.pool.generate, seed={seed}, rows={rows}{left_out}): "
+                          f"not real works".encode(),
+              b"reporter.generated.seed": str(seed).encode(),
+              b"reporter.generated.rows": str(rows).encode(),
+              b"reporter.generated.version": GENERATOR_VERSION.encode()}
+    if without is not None:
+        marker[b"reporter.generated.without"] = f"{without[0]}:{without[1]}".encode()
+    return marker
+
+
+def check_without(without: tuple[int, int] | None, rows: int) -> str | None:
+    """A complaint about a left-out row range [start, end) of a pool of `rows`, or None when it is fine."""
+    if without is None:
+        return None
+    start, end = without
+    if not 0 <= start < end <= rows or end - start >= rows:
+        return f"must be two row numbers [start, end) with 0 <= start < end <= rows ({rows:,}), leaving some rows, " \
+               f"not [{start}, {end}]"
+    return None
 
 
 def generate_pool(path: Path, rows: int = 200_000, seed: int = 0, *, progress: bool = True,
-                  labels: Path | None = None) -> Path:
-    """Write a seeded example pool of `rows` invented works to `path` (Parquet); optionally its labels."""
+                  labels: Path | None = None, without: tuple[int, int] | None = None) -> Path:
+    """Write a seeded example pool of `rows` invented works to `path` (Parquet); optionally its labels.
+
+    `without` = (start, end) leaves the rows start..end-1 out: every other row
+    has the bytes it has in the whole pool, and the marker records the range
+    (so `pool_truth` and the labels still line up). `make demo` makes its first
+    week this way (docs/example-workspace.md): 202,000 rows without
+    190,000..199,999 share their first 190,000 works with the 200,000-row pool
+    (whole row groups, drawn alike), which has 10,000 new and lacks 2,000.
+    """
     if not 0 < rows <= MAX_ROWS:
         raise ValueError(f"rows must be between 1 and {MAX_ROWS:,}, got {rows:,}")
+    if (complaint := check_without(without, rows)) is not None:
+        raise ValueError(f"without {complaint}")
     path = Path(path)
-    schema = SCHEMA.with_metadata(_marker(seed, rows))
+    schema = SCHEMA.with_metadata(_marker(seed, rows, without))
     bar = Progress("generate pool", total=rows, enabled=progress)
     counters: dict[int, int] = {}
     with atomic_path(path) as tmp, pq.ParquetWriter(
@@ -448,6 +473,10 @@ def generate_pool(path: Path, rows: int = 200_000, seed: int = 0, *, progress: b
         for group, start in enumerate(range(0, rows, GROUP_ROWS)):
             n = min(GROUP_ROWS, rows - start)
             table = _group_table(seed, group, n, counters)
+            if without is not None and start < without[1] and without[0] < start + n:
+                kept = np.ones(n, bool)
+                kept[max(without[0] - start, 0):min(without[1] - start, n)] = False
+                table = table.filter(pa.array(kept))
             writer.write_table(table.replace_schema_metadata(schema.metadata), row_group_size=GROUP_ROWS)
             bar.advance(n)
     bar.close()
@@ -466,7 +495,11 @@ def pool_truth(pool: Path) -> tuple[int, np.ndarray]:
     for group, start in enumerate(range(0, rows, GROUP_ROWS)):
         n = min(GROUP_ROWS, rows - start)
         kinds.append(_group_kinds(seed, group, n)[1].astype(np.int8))
-    return seed, np.concatenate(kinds)
+    truth = np.concatenate(kinds)
+    if b"reporter.generated.without" in meta:  # rows left out of the file (generate_pool's `without`)
+        start, end = (int(x) for x in meta[b"reporter.generated.without"].split(b":"))
+        truth = np.delete(truth, np.s_[start:end])
+    return seed, truth
 
 
 def generate_labels(pool: Path, out_csv: Path, seed: int = 0, *, include_share: float = 0.5,
@@ -503,14 +536,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=200_000, help="number of works (default 200000)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--labels", type=Path, default=None, help="also write work_id,label CSV here")
+    parser.add_argument("--without", metavar="START:END", default=None,
+                        help="leave out rows START..END-1 (a snapshot from which those works are missing)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
     try:
-        generate_pool(args.out, args.rows, args.seed, progress=not args.quiet, labels=args.labels)
+        without = None
+        if args.without is not None:
+            start, sep, end = args.without.partition(":")
+            if not (sep and start.isdigit() and end.isdigit()):
+                raise ValueError(f"--without {args.without!r}: write START:END, e.g. 190000:200000")
+            without = (int(start), int(end))
+        generate_pool(args.out, args.rows, args.seed, progress=not args.quiet, labels=args.labels, without=without)
     except ValueError as exc:
         print(f"generate: error: {exc}", file=sys.stderr)
         return 2
     size = args.out.stat().st_size
-    print(f"wrote {args.out} ({args.rows:,} rows, {size / 1e6:,.1f} MB) in {time.perf_counter() - t0:.1f}s")
+    rows = pq.ParquetFile(args.out).metadata.num_rows
+    print(f"wrote {args.out} ({rows:,} rows, {size / 1e6:,.1f} MB) in {time.perf_counter() - t0:.1f}s")
     return 0
