@@ -38,7 +38,9 @@ from .stats import add_counts, build_rule_stats, compile_empty_totals
 # 2: samples.json records its context window (`context_chars`).
 # 3: the id covers every byte of the release (rule key order, the sample seed); release.json
 #    records the sha256 of every other release file.
-ROUTING_ALGORITHM_VERSION = 3
+# 4: the regex prefilter no longer takes a repeated character for part of a literal (`ab+c` required
+#    "abc" and missed "abbc"), so a book with such a regex may route differently under the same inputs.
+ROUTING_ALGORITHM_VERSION = 4
 ENGINE_VERSION = f"{__version__}+routing.{ROUTING_ALGORITHM_VERSION}"
 BATCH_ROWS = 32_768
 ROW_GROUP_ROWS = 65_536  # routing.parquet row groups: fixed, so the bytes never depend on batching
