@@ -60,7 +60,7 @@ class BuildReport:
 
 def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
           environ: Mapping[str, str] | None = None, rerender_archive: bool = False,
-          workers: int = 2, progress: bool = True, label: str | None = None) -> BuildReport:
+          workers: int | None = None, progress: bool = True, label: str | None = None) -> BuildReport:
     """Route, check novelty, render; publish everything only after every check has passed.
 
     `label` (default: the workspace's `label`) names the release when this build is the first to publish it.
@@ -330,7 +330,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, help="site folder (default: the workspace's `site`)")
     p.add_argument("--rerender-archive", action="store_true",
                    help="render archived pages with the current templates, keeping the old files beside them")
-    p.add_argument("--workers", type=int, default=2, help="routing worker threads (default 2)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="worker processes routing batches (default: one per core; 1: route in this process)")
     p.add_argument("--label", default=None,
                    help="name the release when this build first publishes it (e.g. 2026-W27; default: `label` in "
                         "reporter.toml); never changes its id, never renames a published release")
@@ -340,7 +341,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_build(args) -> int:
     """Parse, build, print."""
     from .routing.release import check_label
-    if args.workers < 1:
+    if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be 1 or more, not {args.workers}")
     label = check_label(args.label, "--label")
     report = build(load_workspace(args.workspace), out=args.out, rerender_archive=args.rerender_archive,
