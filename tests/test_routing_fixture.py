@@ -27,6 +27,16 @@ def release(tmp_path_factory):
     return result, stats, {r["work_id"]: r for r in table}, root
 
 
+def test_works_per_source(release):
+    _, stats, _, _ = release
+    expected = {}
+    for row in ROWS:
+        key = row["source"] if row.get("source") and row["source"].strip() else "(no source)"
+        expected[key] = expected.get(key, 0) + 1
+    assert stats["sources"] == dict(sorted(expected.items()))
+    assert sum(stats["sources"].values()) == stats["rows"]
+
+
 def by_id(stats):
     return {r["id"]: r for r in stats["rules"]}
 

@@ -32,14 +32,15 @@ from .normalise import SETTINGS, settings_digest
 from .pieces import RULE_SAMPLE_K, SAMPLE_K, Setup, default_workers, plan_pieces, run_local
 from .samples import CONTEXT_CHARS
 from .specs import check_columns, load_rulebook
-from .stats import add_counts, build_rule_stats, compile_empty_totals
+from .stats import add_counts, build_rule_stats, compile_empty_totals, count_sources
 
 # Bump whenever routing semantics or a release file's bytes change: it is part of every release id.
 # 2: samples.json records its context window (`context_chars`).
 # 3: the id covers every byte of the release (rule key order, the sample seed); release.json
 #    records the sha256 of every other release file.
 # 4: the regex prefilter no longer takes a repeated character for part of a literal (`ab+c` required
-#    "abc" and missed "abbc"), so a book with such a regex may route differently under the same inputs.
+#    "abc" and missed "abbc"), so a book with such a regex may route differently under the same inputs;
+#    rule_stats.json counts the works per source (`sources`).
 ROUTING_ALGORITHM_VERSION = 4
 ENGINE_VERSION = f"{__version__}+routing.{ROUTING_ALGORITHM_VERSION}"
 BATCH_ROWS = 32_768
@@ -214,7 +215,7 @@ def stage_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = 
             "engine": sha256_text(ENGINE_VERSION),
         }
         release_id = sha256_json(inputs)
-        stats = build_rule_stats(plan, totals, release_id, ov, source.replaced)
+        stats = build_rule_stats(plan, totals, release_id, ov, source.replaced, count_sources(source))
         write_json(tmp / "rule_stats.json", stats)
         write_json(tmp / "samples.json", _finish_samples(samples, sample_seed))
         # release.json last, with the digest of every other file: a reader can tell a tampered release.

@@ -172,7 +172,32 @@ def pair_counts(M: np.ndarray) -> np.ndarray:
     return out + np.triu(out, 1).T
 
 
-def build_rule_stats(plan, t: dict[str, np.ndarray], release_id: str, ov, replaced: int) -> dict:
+NO_SOURCE = "(no source)"
+"""The key under which `sources` counts works whose `source` is null or blank."""
+
+
+def count_sources(table) -> dict[str, int]:
+    """Works per value of the pool's `source` column (one more pass over that one column), by name.
+
+    A release statistic (`rule_stats.json` `sources`, engine routing.4): the first box of the
+    release page's flow diagram. Null or blank sources are counted under NO_SOURCE.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    counts: dict[str, int] = {}
+    for batch in table.batches(["source"]):
+        column = batch.column(0)
+        if not pa.types.is_string(column.type) and not pa.types.is_large_string(column.type):
+            column = pc.cast(column, pa.string())
+        for item in pc.value_counts(column).to_pylist():
+            value = item["values"]
+            key = value if value is not None and value.strip() else NO_SOURCE
+            counts[key] = counts.get(key, 0) + int(item["counts"])
+    return dict(sorted(counts.items()))
+
+
+def build_rule_stats(plan, t: dict[str, np.ndarray], release_id: str, ov, replaced: int,
+                     sources: dict[str, int] | None = None) -> dict:
     """rule_stats.json from the summed counts; fails loudly if the identity breaks."""
     ids = plan.rule_ids
     rules = []
@@ -208,12 +233,15 @@ def build_rule_stats(plan, t: dict[str, np.ndarray], release_id: str, ov, replac
     pending = {REASONS[i]: int(t["reasons"][i]) for i in (1, 2)}
     if sum(pending.values()) != piles[plan.pile_names[plan.pending_index]]:
         raise InternalError("pending reasons do not add up to the pending pile")
+    if sources is not None and sum(sources.values()) != rows:
+        raise InternalError(f"works per source sum to {sum(sources.values())} but the pool has {rows} rows")
     return {
         "schema_version": 1, "release_id": release_id, "rows": rows, "identity_holds": True,
         "piles": piles,
         "pile_order": [{"name": p.name, "kind": p.kind, "tier": p.tier} for p in plan.book.piles],
         "pending": pending, "title_only": int(t["title_only"][0]),
         "title_only_sources": list(plan.book.title_only_sources),
+        "sources": sources,
         "pool": {"rows": rows, "with_title": int(t["with_title"][0]),
                  "with_abstract": int(t["with_abstract"][0]), "utf8_replaced": int(replaced)},
         "overlay": ov.summary() if ov else None,
