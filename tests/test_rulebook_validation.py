@@ -246,7 +246,7 @@ def test_a_pending_pile_of_another_name_routes_renders_and_diffs(tmp_path):
     result = _route_and_render(tmp_path, specs, out="one/releases")   # a second release beside the first: a diff
     assert result.piles == {"screen": 1, "pending": 1, "waiting": 2}
     page = (tmp_path / "site" / "releases" / result.release_id / "index.md").read_text()
-    assert "| waiting | pending | 2 |" in page
+    assert "| waiting | not decided | 2 | 50.0% | — | pending |" in page   # name, plain name, works, share, kind
     assert (tmp_path / "site" / "releases" / result.release_id / "diff.md").exists()
 
 
