@@ -136,7 +136,7 @@ def shown_published(staged: Any) -> Any:
     the one this run will write. Read under the releases folder's lock, so no
     other run publishes the same id in between.
     """
-    from .routing.release import PUBLISHED_FILE
+    from .routing.published import PUBLISHED_FILE
     from .site.load import Published, load_published
     final = staged.out / staged.release_id
     if final.exists():
@@ -340,7 +340,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_build(args) -> int:
     """Parse, build, print."""
-    from .routing.release import check_label
+    from .routing.published import check_label
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be 1 or more, not {args.workers}")
     label = check_label(args.label, "--label")

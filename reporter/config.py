@@ -193,6 +193,6 @@ def load_workspace(path: Path) -> Workspace:
         stages[name] = parse(table)
         if table is not None:
             table.done()
-    from .routing.release import check_label
+    from .routing.published import check_label
     label = check_label(data.get("label"), f"{file}: key 'label'")
     return Workspace(root=root, sample_seed=data.get("sample_seed", 0), label=label, **values, **stages)

@@ -94,7 +94,8 @@ def run_route(args) -> int:
     """Route and report."""
     from .labels import label_stats_for, load_labels, write_label_stats
     from ..build import build_date
-    from .release import check_label, route_release
+    from .published import check_label
+    from .release import route_release
     from .specs import load_rulebook
     label = check_label(args.label, "--label")  # checked before anything is read or written
     v = resolve_inputs(args)

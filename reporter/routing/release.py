@@ -30,6 +30,7 @@ from ..progress import Progress
 from .engine import ROUTING_SCHEMA, compile_plan
 from .normalise import SETTINGS, settings_digest
 from .pieces import RULE_SAMPLE_K, SAMPLE_K, Setup, default_workers, plan_pieces, run_local
+from .published import PUBLISHED_FILE, check_label
 from .samples import CONTEXT_CHARS
 from .specs import check_columns, load_rulebook
 from .stats import add_counts, build_rule_stats, compile_empty_totals, count_sources
@@ -46,26 +47,6 @@ ENGINE_VERSION = f"{__version__}+routing.{ROUTING_ALGORITHM_VERSION}"
 BATCH_ROWS = 32_768
 ROW_GROUP_ROWS = 65_536  # routing.parquet row groups: fixed, so the bytes never depend on batching
 RELEASE_FILES = ("release.json", "routing.parquet", "rule_stats.json", "samples.json")
-PUBLISHED_FILE = "published.json"
-"""Beside the release's files, not one of them: its label and the date it was first written
-(docs/release-format.md). The site reads it with `reporter.site.load.load_published`."""
-LABEL_CHARS = 100
-"""The longest label: it is a name for a list and a page title, not a description."""
-
-
-def check_label(label: str | None, where: str) -> str | None:
-    """A release label as published.json stores it: None, or one printable line of at most LABEL_CHARS.
-
-    Leading and trailing spaces are dropped (the site reads the label stripped);
-    `where` names the flag or key it came from, so the message says what to fix.
-    """
-    if label is None:
-        return None
-    text = label.strip()
-    if not text or len(text) > LABEL_CHARS or not text.isprintable():
-        raise InputError(f"{where}: a release label must be one line of printable text of 1 to {LABEL_CHARS} "
-                         f"characters (e.g. 2026-W27), not {label!r}")
-    return text
 
 
 @dataclass(frozen=True)

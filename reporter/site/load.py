@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import InputError
 from ..files import read_index, release_folders
 from ..hashing import sha256_file
+from ..routing.published import LABEL_CHARS, PUBLISHED_FILE
 from .links import is_safe_segment
 
 STATS_KEYS = ("release_id", "rows", "identity_holds", "piles", "pile_order", "pending",
@@ -25,10 +26,6 @@ RULE_KEYS = ("id", "pile", "precedence", "shadow", "matched", "won", "no_text", 
              "domain_miss", "domain_miss_winners", "outranked_by", "spec")
 MANIFEST_KEYS = ("release_id", "inputs", "engine_version", "rows")
 INPUT_NAMES = ("pool", "overlay", "specs", "piles", "normalisation", "engine")
-PUBLISHED_FILE = "published.json"
-"""Beside a release's files: its label and the date it was first written. Not a release input
-(docs/release-format.md)."""
-LABEL_CHARS = 100
 
 
 @dataclass(frozen=True)
