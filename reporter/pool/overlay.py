@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,3 +85,27 @@ def load_overlay(path: Path) -> Overlay:
     title = as_utf8(table.column("title").combine_chunks())[0] if "title" in cols else None
     return Overlay(ids=ids, abstract=abstract, title=title, digest=source.digest(),
                    seen=np.zeros(len(ids), dtype=bool))
+
+
+def pool_batches(pool: Path, overlay: Path | None, work_ids: Iterable[str],
+                 columns: Sequence[str]) -> Iterator[pa.RecordBatch]:
+    """The pool's rows of `work_ids` (their `columns`, work_id first), the overlay applied, batch by batch.
+
+    The pool reader routing uses, filtered with `is_in` before the overlay, so a
+    large pool costs one pass over the columns asked for. Rows come in pool order.
+    The one "these works from the pool" reader: diagnose, the screen, the export
+    and the site's titles all read through it.
+    """
+    wanted = pa.array(sorted(set(work_ids)), pa.string())
+    if not len(wanted):
+        return
+    source = open_table(pool, "pool")
+    names = ["work_id", *(c for c in columns if c != "work_id")]
+    require_columns(source, tuple(names), "pool")
+    ov = load_overlay(overlay) if overlay is not None else None
+    for batch in source.batches(names):
+        keep = pc.is_in(batch.column("work_id"), value_set=wanted)
+        if not pc.any(keep).as_py():
+            continue
+        batch = batch.filter(keep)
+        yield ov.apply(batch) if ov is not None else batch

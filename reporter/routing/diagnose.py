@@ -10,11 +10,10 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..errors import InputError
-from ..pool.overlay import load_overlay
+from ..pool.overlay import load_overlay, pool_batches
 from ..pool.reader import open_table
 from .engine import Evaluator, FieldText, compile_plan
 from .normalise import normalise_array
@@ -112,17 +111,8 @@ def sample(routing: Path, positions: np.ndarray, n: int, seed: int,
 
 def _pool_text(pool: Path, overlay: Path | None, ids: list[str]) -> dict[str, dict]:
     """Normalised (case-preserved) title and abstract of the given works."""
-    source = open_table(pool, "pool")
-    ov = load_overlay(overlay) if overlay else None
-    wanted = pa.array(ids, pa.string())
     found: dict[str, dict] = {}
-    for batch in source.batches(["work_id", "source", "title", "abstract"]):
-        keep = pc.is_in(batch.column("work_id"), value_set=wanted)
-        if not pc.any(keep).as_py():
-            continue
-        batch = batch.filter(keep)
-        if ov is not None:
-            batch = ov.apply(batch)
+    for batch in pool_batches(pool, overlay, ids, ("source", "title", "abstract")):
         title, _ = normalise_array(batch.column("title"))
         abstract, _ = normalise_array(batch.column("abstract"))
         for wid, raw, t, a in zip(batch.column("work_id").to_pylist(), batch.column("title").to_pylist(),

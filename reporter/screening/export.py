@@ -28,7 +28,8 @@ from ..pool.reader import TEXT_COLUMNS, open_table
 from .config import VoterSettings
 from .prompt import generation_for, load_prompt
 from .runner import screen_settings
-from .scope import ROUTING_FILE, check_text_inputs, pool_batches, screen_piles
+from ..pool.overlay import pool_batches
+from .scope import ROUTING_FILE, check_text_inputs, screen_piles
 
 ROUTE_COLUMNS = ("pile", "winner")
 """What the release says of each exported work: its pile and the rule that won it."""

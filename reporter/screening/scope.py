@@ -12,19 +12,17 @@ routing saw. Nothing here writes anything.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..errors import InputError
 from ..files import parse_json
-from ..pool.overlay import load_overlay
-from ..pool.reader import open_table, require_columns
+from ..pool.overlay import load_overlay, pool_batches
+from ..pool.reader import open_table
 from .config import TIERS
 
 ROUTING_FILE = "routing.parquet"
@@ -168,28 +166,6 @@ def check_text_inputs(ws: Any, release_dir: Path) -> None:
     if inputs.get("overlay") is not None and overlay != inputs["overlay"]:
         raise InputError(f"{ws.overlay or ws.file}: the overlay differs from the one release "
                          f"{release_id_of(release_dir)[:12]} was routed with; build a new release first")
-
-
-def pool_batches(pool: Path, overlay: Path | None, work_ids: Iterable[str],
-                 columns: Sequence[str]) -> Iterator[pa.RecordBatch]:
-    """The pool's rows of `work_ids` (their `columns`, work_id first), the overlay applied, batch by batch.
-
-    The pool reader routing uses, filtered with `is_in` before the overlay, so a
-    large pool costs one pass over the columns asked for. Rows come in pool order.
-    """
-    wanted = pa.array(sorted(set(work_ids)), pa.string())
-    if not len(wanted):
-        return
-    source = open_table(pool, "pool")
-    names = ["work_id", *(c for c in columns if c != "work_id")]
-    require_columns(source, tuple(names), "pool")
-    ov = load_overlay(overlay) if overlay is not None else None
-    for batch in source.batches(names):
-        keep = pc.is_in(batch.column("work_id"), value_set=wanted)
-        if not pc.any(keep).as_py():
-            continue
-        batch = batch.filter(keep)
-        yield ov.apply(batch) if ov is not None else batch
 
 
 def load_works(ws: Any, release_dir: Path, work_ids: Iterable[str], *, check: bool = True) -> dict[str, ScopeWork]:

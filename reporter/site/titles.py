@@ -5,7 +5,7 @@ sampled work's title as routing saw it). The rebuilt pages (diff, status)
 also show works no sample holds: a work that moved pile, a lost include.
 Their titles are read once per render from the workspace's pool (and its
 overlay) with the pool reader routing uses, filtered to exactly the ids the
-pages show (`reporter.screening.scope.pool_batches`): one pass over two
+pages show (`reporter.pool.overlay.pool_batches`): one pass over two
 columns, never the whole table in memory. A title that cannot be found is
 said to be missing, and why, never left blank.
 """
@@ -72,7 +72,7 @@ def sample_titles(releases: Iterable[Release]) -> dict[str, str | None]:
 
 def gather_titles(releases: Iterable[Release], wanted: Iterable[str], pool: PoolRef | None) -> Titles:
     """The titles of `wanted`: from the samples, then (for the rest) from the pool, read once for those ids only."""
-    from ..screening.scope import pool_batches
+    from ..pool.overlay import pool_batches
 
     found = sample_titles(releases)
     rest = sorted({w for w in wanted if found.get(w) is None})
