@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reporter.routing.release import route_release
-from support.reference import norm, route
+from support.reference import norm, phrase_re, route
 from support.routing import DEFAULT_PILES, write_pool, write_specs
 
 WORDS = ["trial", "trials", "pretrial", "replication", "replicate", "of", "study", "Hébert", "ﬁsh", "café", "naïve",
@@ -89,6 +89,17 @@ def test_engine_agrees_with_reference(tmp_path_factory, rules, rows):
             assert routed["winner"] is not None
             assert norm(row[ev["field"]], lower=False)[ev["start"]:ev["end"]][:200] == ev["text"]
             assert any(_explains(leaf, ev["text"]) for leaf in _text_leaves(by_id[routed["winner"]]["match"])), ev
+        # Every text condition of the winner that matched keeps its first span, in the rule's order
+        # (a span equal to an earlier condition's once); `evidence` is the lowest (field, start) of them.
+        leaves = _text_leaves(by_id[routed["winner"]]["match"]) if routed["winner"] else []
+        want_all = []
+        for leaf in leaves:
+            found = _first_span(leaf, row)
+            if found is not None and found not in want_all:
+                want_all.append(found)
+        assert routed["evidence_all"] == want_all, (row, routed["winner"])
+        want_best = min(want_all, key=lambda e: (("title", "abstract").index(e["field"]), e["start"]), default=None)
+        assert ev == want_best
 
     # Every row's fate and every count agree exactly with the reference.
     want = route(rules, rows, DEFAULT_PILES)
@@ -123,6 +134,26 @@ def _text_leaves(pred):
     if "phrase" in pred or "any_phrase" in pred or "regex" in pred:
         return [pred]
     return []
+
+
+def _first_span(leaf, raw):
+    """A text leaf's first hit in a row as the engine stores it: title before abstract, then the lowest
+    start, a leaf's phrases in order on a tie; character offsets into the case-preserved field."""
+    best = None
+    for f in (("title", "abstract") if leaf["field"] == "text" else (leaf["field"],)):
+        low, case = norm(raw[f]), norm(raw[f], lower=False)
+        if not low:
+            continue
+        if "regex" in leaf:
+            found = [re.search(leaf["regex"], case, 0 if leaf.get("case") == "sensitive" else re.IGNORECASE)]
+        else:
+            found = [phrase_re(p).search(low) for p in ([leaf["phrase"]] if "phrase" in leaf else leaf["any_phrase"])]
+        for m in found:
+            if m is not None and (best is None or m.start() < best["start"]):
+                best = {"field": f, "start": m.start(), "end": m.end(), "text": case[m.start():m.end()][:200]}
+        if best is not None:
+            return best
+    return best
 
 
 def _explains(leaf, text):

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from .evidence import FIELDS, evidence_texts, find_evidence
+from .evidence import FIELDS, NO_FIELD, find_evidence, spans_text
 from .fieldtext import FieldText
 from .regexlit import any_pattern, required_literals
 from .samples import batch_samples
@@ -34,7 +34,10 @@ ROUTING_SCHEMA = pa.schema([
     ("work_id", pa.string()), ("pile", pa.string()), ("pending_reason", pa.string()),
     ("winner", pa.string()), ("matched", pa.list_(pa.string())),
     ("shadow_matched", pa.list_(pa.string())), ("evidence", EVIDENCE_TYPE), ("title_only", pa.bool_()),
+    ("evidence_all", pa.list_(EVIDENCE_TYPE)),
 ])
+"""routing.parquet's columns. `evidence_all` (engine routing.5) holds one span per text condition of the
+winner that matched, in the rule's order; it is last so that no earlier column moves."""
 
 
 @dataclass(frozen=True)
@@ -378,16 +381,21 @@ def _routing_table(plan, fields, work_id, pile, reason, winner, M, evidence, tit
             if len(cols) else pa.array([], pa.string())
         return pa.ListArray.from_arrays(pa.array(offsets), values)
 
-    bf, bs, be = evidence
-    has_ev = bf < len(FIELDS)
-    starts = np.where(has_ev, bs, 0).astype(np.int32)
-    ends = np.where(has_ev, be, 0).astype(np.int32)
-    field_arr = pa.array(list(FIELDS) + [None], pa.string()).take(pa.array(np.minimum(bf, len(FIELDS))))
-    evidence_arr = pa.StructArray.from_arrays(
-        [field_arr, pa.array(starts), pa.array(ends), evidence_texts(fields, evidence, n)],
-        fields=list(EVIDENCE_TYPE), mask=pa.array(~has_ev))
+    ev = evidence
+    best = np.flatnonzero(ev.field != NO_FIELD)
+    at = np.full(n, -1, dtype=np.int64)
+    at[best] = np.arange(len(best))
+    evidence_arr = _spans(fields, ev.field[best], best, ev.start[best], ev.end[best]).take(pa.array(at, mask=at < 0))
+    span_rows = np.repeat(np.arange(n), np.diff(ev.offsets))
+    evidence_all = pa.ListArray.from_arrays(pa.array(ev.offsets.astype(np.int32)),
+                                            _spans(fields, ev.span_field, span_rows, ev.span_start, ev.span_end))
     return pa.Table.from_arrays(
         [work_id, pile_arr, reason_arr, winner_arr, lists(live), lists(shadow), evidence_arr,
-         pa.array(title_only)], schema=ROUTING_SCHEMA)
+         pa.array(title_only), evidence_all], schema=ROUTING_SCHEMA)
 
 
+def _spans(fields: dict, field: np.ndarray, rows: np.ndarray, start: np.ndarray, end: np.ndarray) -> pa.StructArray:
+    """Evidence structs {field, start, end, text} of the given spans (field index, row, character offsets)."""
+    return pa.StructArray.from_arrays(
+        [pa.array(list(FIELDS), pa.string()).take(pa.array(field, pa.int64())), pa.array(start.astype(np.int32)),
+         pa.array(end.astype(np.int32)), spans_text(fields, field, rows, start, end)], fields=list(EVIDENCE_TYPE))

@@ -1,11 +1,19 @@
-"""Evidence: the winner's first text hit per row, as character offsets, and its text.
+"""Evidence: the spans of the winner's text hits per row, as character offsets, and their text.
 
-Title before abstract, then the lowest start; phrase hits come from the
+Each text leaf of the winning rule not under a `not` (a Phrase or Regex
+leaf: one condition) gives its first hit in a row: title before abstract,
+then the lowest start, a Phrase leaf's phrases in their order on a tie. A
+row keeps one span per leaf that matched in it, in the rule's leaf order
+(`Evidence.span_*`; a span equal to an earlier leaf's is kept once), and the
+best of them: the lowest (field, start), the earlier leaf on a tie
+(`Evidence.field`, `start`, `end`: routing.parquet's `evidence`, the one
+span it held before every condition was kept). Phrase hits come from the
 literal pass (byte offsets, converted to characters only on non-ASCII rows),
-regex hits from RE2 with a prefix group that measures the start.
-"""
+regex hits from RE2 with a prefix group that measures the start."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -15,32 +23,85 @@ from .regexlit import span_pattern
 from .specs import Phrase
 
 FIELDS = ("title", "abstract")
+NO_FIELD = 9
+"""The field index of a row without a span (sorts after every field)."""
 EVIDENCE_TEXT_MAX = 200
 
 
-def find_evidence(plan, fields: dict, winner: np.ndarray, n: int):
-    """Per row: (field index, char start, char end) of the winner's first text hit; field 9 where none."""
-    best_field = np.full(n, 9, dtype=np.int64)
+@dataclass(frozen=True)
+class Evidence:
+    """One batch's evidence: the best span per row, and every condition's span."""
+
+    field: np.ndarray
+    """Per row: the best span's field index into FIELDS, NO_FIELD where none."""
+    start: np.ndarray
+    """Per row: the best span's character start (meaningless where field is NO_FIELD)."""
+    end: np.ndarray
+    """Per row: the best span's character end."""
+    offsets: np.ndarray
+    """n + 1 offsets into the span arrays: row r's spans are [offsets[r], offsets[r + 1])."""
+    span_field: np.ndarray
+    """Every span's field index, rows ascending, each row's in the rule's leaf order."""
+    span_start: np.ndarray
+    """Every span's character start."""
+    span_end: np.ndarray
+    """Every span's character end."""
+
+    def row_spans(self, r: int) -> list[tuple[int, int, int]]:
+        """Row r's spans, (field index, start, end), in leaf order."""
+        a, b = int(self.offsets[r]), int(self.offsets[r + 1])
+        return list(zip(self.span_field[a:b].tolist(), self.span_start[a:b].tolist(), self.span_end[a:b].tolist()))
+
+
+def find_evidence(plan, fields: dict, winner: np.ndarray, n: int) -> Evidence:
+    """Every row's spans of its winner's text leaves (see the module docstring), and the best of them.
+
+    Works per winning rule on that rule's rows only: per leaf, the first hit
+    per row of each (field, phrase) or (field, regex) in turn, kept where it
+    is lower (field, start) than the leaf's so far.
+    """
+    best_field = np.full(n, NO_FIELD, dtype=np.int64)
     best_start = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
     best_end = np.zeros(n, dtype=np.int64)
+    parts: list[tuple[np.ndarray, ...]] = []
     for j in np.unique(winner[winner >= 0]):
         rows_mask = winner == j
-        for leaf in plan.positive_text[j]:
-            names = FIELDS if leaf.field == "text" else (leaf.field,)
-            for name in names:
+        won = np.flatnonzero(rows_mask)
+        seen: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        for li, leaf in enumerate(plan.positive_text[j]):
+            lf = np.full(len(won), NO_FIELD, dtype=np.int64)
+            ls = np.full(len(won), np.iinfo(np.int64).max, dtype=np.int64)
+            le = np.zeros(len(won), dtype=np.int64)
+            for name in (FIELDS if leaf.field == "text" else (leaf.field,)):
                 fi = FIELDS.index(name)
                 ft = fields[name]
                 if isinstance(leaf, Phrase):
                     for lit, prefix in leaf.phrases:
                         rows, start, end, _ = phrase_spans(ft, plan.lit_index[lit], prefix, rows_mask)
-                        _take_better(best_field, best_start, best_end, rows, fi, start, end)
+                        _take_better(lf, ls, le, np.searchsorted(won, rows), fi, start, end)
                 else:
                     cand = np.flatnonzero(rows_mask & ~ft.blank)
                     if len(cand) == 0:
                         continue
                     rows, start, end = regex_spans(ft, cand, leaf.pattern, leaf.case_sensitive)
-                    _take_better(best_field, best_start, best_end, rows, fi, start, end)
-    return best_field, best_start, best_end
+                    _take_better(lf, ls, le, np.searchsorted(won, rows), fi, start, end)
+            hit = lf != NO_FIELD
+            _take_better(best_field, best_start, best_end, won[hit], lf[hit], ls[hit], le[hit])
+            keep = hit.copy()
+            for sf, ss, se in seen:  # the same span as an earlier leaf's is kept once
+                keep &= ~((lf == sf) & (ls == ss) & (le == se))
+            seen.append((lf, ls, le))
+            k = np.flatnonzero(keep)
+            parts.append((won[k], np.full(len(k), li, dtype=np.int64), lf[k], ls[k], le[k]))
+    if parts:
+        row, leaf_no, sf, ss, se = (np.concatenate(p) for p in zip(*parts))
+        order = np.lexsort((leaf_no, row))
+        row, sf, ss, se = row[order], sf[order], ss[order], se[order]
+    else:
+        row = sf = ss = se = np.zeros(0, dtype=np.int64)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(row, minlength=n), out=offsets[1:])
+    return Evidence(best_field, best_start, best_end, offsets, sf, ss, se)
 
 
 def regex_spans(ft, cand: np.ndarray, pattern: str, case_sensitive: bool):
@@ -97,27 +158,31 @@ def phrase_spans(ft, lit: int, prefix: bool, rows_mask: np.ndarray | None = None
 
 
 def _take_better(bf, bs, be, rows, fi, start, end):
-    """Keep, per row, the lower (field, start) of the best so far and this hit (one per row, in characters)."""
+    """Keep, per row, the lower (field, start) of the best so far and this hit (one per row, in characters).
+
+    `fi` is one field index for every hit, or one per hit.
+    """
     better = (fi < bf[rows]) | ((fi == bf[rows]) & (start < bs[rows]))
     r = rows[better]
-    bf[r] = fi
+    bf[r] = fi if np.ndim(fi) == 0 else fi[better]
     bs[r] = start[better]
     be[r] = end[better]
 
 
-def evidence_texts(fields: dict, evidence, n: int) -> pa.Array:
-    """The evidence spans' text (case-preserved, at most 200 characters), null where none."""
-    bf, bs, be = evidence
-    out = pa.nulls(n, pa.string())
+def spans_text(fields: dict, field: np.ndarray, rows: np.ndarray, start: np.ndarray, end: np.ndarray) -> pa.Array:
+    """The text of each given span (its field index, row, character start and end), in the given order,
+    case-preserved and cut at EVIDENCE_TEXT_MAX characters."""
+    parts, where = [], []
     for fi, name in enumerate(FIELDS):
-        rows = np.flatnonzero(bf == fi)
-        if len(rows) == 0:
-            continue
-        arr = span_texts(fields[name], rows, bs[rows], be[rows], EVIDENCE_TEXT_MAX)
-        mask = np.zeros(n, dtype=bool)
-        mask[rows] = True
-        out = pc.replace_with_mask(out, pa.array(mask), arr)
-    return out
+        k = np.flatnonzero(field == fi)
+        if len(k):
+            parts.append(span_texts(fields[name], rows[k], start[k], end[k], EVIDENCE_TEXT_MAX))
+            where.append(k)
+    if not parts:
+        return pa.array([], pa.string())
+    back = np.empty(len(field), dtype=np.int64)
+    back[np.concatenate(where)] = np.arange(len(field))
+    return pa.concat_arrays(parts).take(pa.array(back))
 
 
 def span_texts(ft, rows: np.ndarray, start: np.ndarray, end: np.ndarray, limit: int | None = None) -> pa.Array:

@@ -42,7 +42,9 @@ from .stats import add_counts, build_rule_stats, compile_empty_totals, count_sou
 # 4: the regex prefilter no longer takes a repeated character for part of a literal (`ab+c` required
 #    "abc" and missed "abbc"), so a book with such a regex may route differently under the same inputs;
 #    rule_stats.json counts the works per source (`sources`).
-ROUTING_ALGORITHM_VERSION = 4
+# 5: routing.parquet keeps a span per text condition of the winner (`evidence_all`), and samples.json
+#    a context window per span (`contexts`).
+ROUTING_ALGORITHM_VERSION = 5
 ENGINE_VERSION = f"{__version__}+routing.{ROUTING_ALGORITHM_VERSION}"
 BATCH_ROWS = 32_768
 ROW_GROUP_ROWS = 65_536  # routing.parquet row groups: fixed, so the bytes never depend on batching

@@ -94,20 +94,29 @@ def batch_samples(plan, batch, fields, table, evidence, seed, k, rule_k,
 
 
 def _payloads(plan, batch, fields, table, evidence, rows: np.ndarray) -> dict[int, dict]:
-    """What a page shows of one work: ids, title, fate, evidence and its context."""
-    bf, bs, be = evidence
-    sub = table.take(pa.array(rows)).to_pylist()
+    """What a page shows of one work: ids, title, fate, evidence and every span in its context.
+
+    `contexts` holds one window per span of the row (one per text condition of the winner that
+    matched): the best span's first (`context`, the one span routing.parquet's `evidence` holds),
+    then the others in the rule's order.
+    """
+    sub = table.select(["work_id", "pile", "pending_reason", "winner", "title_only", "evidence"]) \
+        .take(pa.array(rows)).to_pylist()
     src = batch.column("source").take(pa.array(rows)).to_pylist()
     titles = batch.column("title").take(pa.array(rows)).to_pylist()
     out = {}
     for i, r in enumerate(rows.tolist()):
         row = sub[i]
-        context = None
-        if bf[r] < len(FIELDS):
-            context = context_window(FIELDS[bf[r]], fields[FIELDS[bf[r]]].norm_text(r), int(bs[r]), int(be[r]))
+        spans = evidence.row_spans(r)
+        if spans:
+            best = (int(evidence.field[r]), int(evidence.start[r]), int(evidence.end[r]))
+            spans.remove(best)
+            spans.insert(0, best)
+        contexts = [context_window(FIELDS[f], fields[FIELDS[f]].norm_text(r), s, e) for f, s, e in spans]
         out[r] = {"work_id": row["work_id"], "source": src[i], "title": titles[i], "pile": row["pile"],
                   "pending_reason": row["pending_reason"], "winner": row["winner"],
-                  "title_only": row["title_only"], "evidence": _capped(row["evidence"]), "context": context}
+                  "title_only": row["title_only"], "evidence": _capped(row["evidence"]),
+                  "context": contexts[0] if contexts else None, "contexts": contexts}
     return out
 
 
