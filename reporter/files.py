@@ -234,6 +234,7 @@ def locked(folder: Path) -> Iterator[None]:
     """
     folder = make_dirs(Path(folder))
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    _LOCK_FDS.add(fd)
     try:
         st = os.fstat(fd)
         key = (st.st_dev, st.st_ino)
@@ -252,12 +253,34 @@ def locked(folder: Path) -> Iterator[None]:
                     del _DEPTH[key]
                     fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
+        _LOCK_FDS.discard(fd)
         os.close(fd)
 
 
 _TURNS: dict[tuple[int, int], threading.RLock] = {}
 _DEPTH: dict[tuple[int, int], int] = {}
 """Per locked folder: the threads' turn and how deep this process holds its flock."""
+_LOCK_FDS: set[int] = set()
+"""Descriptors `locked` holds open."""
+
+
+def _drop_inherited_locks() -> None:
+    """In a forked child (a routing worker): close the copies of the parent's locking descriptors.
+
+    A flock belongs to the open file, which a fork shares: a worker that kept
+    the copies would hold the parent's locks after the parent was killed, and
+    a re-run would find its dead temporaries locked and leave them. The
+    parent's own descriptors keep its locks while it lives.
+    """
+    for fd in list(_TEMP_DIRS.values()) + list(_LOCK_FDS):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _TEMP_DIRS.clear()
+    _LOCK_FDS.clear()
+    _DEPTH.clear()
+
+
+os.register_at_fork(after_in_child=_drop_inherited_locks)
 
 
 def replace_files(files: Mapping[Path, bytes], stage_in: Path) -> None:

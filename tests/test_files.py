@@ -186,3 +186,40 @@ def test_resource_errors_read_as_a_message():
         "/srv/site/a.html: no space left on device (ENOSPC); free some space and run again")
     assert files.resource_error(OSError("IOError: [Errno 122] Disk quota exceeded")).startswith("disk quota exceeded")
     assert files.resource_error(OSError(errno.EIO, "x")) is None
+
+
+def test_a_killed_runs_forked_workers_do_not_keep_its_locks(tmp_path):
+    """A routing worker forked while its parent held locks must not keep them once the parent is killed."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    script = (
+        "import os, sys, time\n"
+        "from pathlib import Path\n"
+        "from reporter import files\n"
+        "root = Path(sys.argv[1])\n"
+        "tmp = files.make_temp_dir(root, 'release')\n"
+        "with files.locked(root / 'held'):\n"
+        "    child = os.fork()\n"
+        "    if child == 0:\n"
+        "        time.sleep(30)\n"
+        "        os._exit(0)\n"
+        "    (root / 'child').write_text(str(child))\n"
+        "    print(tmp, flush=True)\n"
+        "    time.sleep(30)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    tmp = proc.stdout.readline().strip()
+    child = int((tmp_path / "child").read_text())
+    try:
+        assert tmp and os.path.isdir(tmp)
+        assert files.remove_debris(tmp_path) == []  # the parent lives: its temporary is never touched
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        os.kill(child, 0)  # the forked child outlives its parent
+        assert [str(p) for p in files.remove_debris(tmp_path)] == [tmp]
+        start = time.monotonic()
+        with files.locked(tmp_path / "held"):  # the folder lock is free too, without waiting for the child
+            assert time.monotonic() - start < 5
+    finally:
+        os.kill(child, signal.SIGKILL)
