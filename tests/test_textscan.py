@@ -1,0 +1,128 @@
+"""The literal scanner's two engines (Hyperscan, the aho-corasick DFA) give the same hits.
+
+Hits are compared as whole sets of (row, literal, start, end, left_ok,
+right_ok): every occurrence of every literal, overlapping ones included,
+with hits that straddle two rows dropped. On text built from a small
+alphabet (so literals overlap, repeat and cross row ends) and on the real
+SYNERGY abstracts with the benchmark's 54-rule book.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import pickle
+import platform
+import threading
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reporter.routing.textscan import FieldBuffer, Scanner, default_engine
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+WORKS = DATA / "synergy_v1" / "synergy_v1_works.jsonl.gz"
+
+if platform.system() == "Linux" and platform.machine() == "x86_64":
+    import hyperscan  # noqa: F401  (a dependency here: its absence is a failed install, not a skip)
+else:  # pragma: no cover - the wheel exists only for Linux x86-64
+    pytest.skip("Hyperscan's wheel is installed only on Linux x86-64", allow_module_level=True)
+
+
+def hit_set(scanner: Scanner, texts: list[str]) -> list[tuple]:
+    hits = scanner.scan(FieldBuffer.of(pa.array(texts, pa.string())))
+    rows = zip(*(getattr(hits, f).tolist() for f in ("row", "lit", "start", "end", "left_ok", "right_ok")))
+    return sorted(rows)
+
+
+def both(literals: list[str]) -> tuple[Scanner, Scanner]:
+    return Scanner(literals, engine="hyperscan"), Scanner(literals, engine="aho-corasick")
+
+
+def test_hyperscan_is_the_default_where_installed():
+    assert default_engine() == "hyperscan"
+    assert Scanner(["trial"]).engine == "hyperscan"
+
+
+def test_known_hits_overlapping_and_across_rows():
+    hs, ac = both(["aa", "a a", "ab"])
+    texts = ["aaa", "a", "ab  a a", ""]
+    expected = [
+        (0, 0, 0, 2, True, False), (0, 0, 1, 3, False, True),       # "aa" twice in "aaa", overlapping
+        (2, 1, 4, 7, True, True),                                   # "a a" at the end of row 2
+        (2, 2, 0, 2, True, True),                                   # "ab"
+        (2, 3, 2, 4, False, False),                                 # the two spaces (whitespace trouble)
+    ]
+    assert hit_set(hs, texts) == sorted(expected)
+    assert hit_set(ac, texts) == sorted(expected)
+
+
+@settings(max_examples=300, deadline=None)
+@given(literals=st.lists(st.text(alphabet="ab é-", min_size=1, max_size=4), min_size=1, max_size=8, unique=True),
+       texts=st.lists(st.text(alphabet="ab é-\n", max_size=30), min_size=1, max_size=8))
+def test_engines_agree_on_any_text(literals, texts):
+    hs, ac = both(literals)
+    assert hit_set(hs, texts) == hit_set(ac, texts)
+
+
+def test_a_sliced_array_is_scanned_from_its_own_first_row():
+    hs, ac = both(["bc", "cd"])
+    arr = pa.array(["abcd", "bcd", "xbc"], pa.string()).slice(1)
+    for scanner in (hs, ac):
+        hits = scanner.scan(FieldBuffer.of(arr))
+        assert sorted(zip(hits.row.tolist(), hits.lit.tolist(), hits.start.tolist())) == \
+            [(0, 0, 0), (0, 1, 1), (1, 0, 1)]
+
+
+def test_a_scanner_pickles_and_threads_share_it():
+    """A Dask worker receives the scanner pickled and routes pieces on several threads."""
+    hs = Scanner(["trial", "random"], engine="hyperscan")
+    copy = pickle.loads(pickle.dumps(hs))
+    texts = ["a randomised trial", "random trial trial"] * 500
+    want = hit_set(hs, texts)
+    assert hit_set(copy, texts) == want
+    results, errors = [], []
+
+    def work() -> None:
+        try:
+            for _ in range(20):
+                results.append(hit_set(copy, texts) == want)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(results) == 80 and all(results)
+
+
+def test_an_unknown_engine_is_refused():
+    with pytest.raises(ValueError, match="unknown scanning engine 'pcre'"):
+        Scanner(["x"], engine="pcre")
+
+
+@pytest.mark.realdata
+def test_engines_agree_on_real_abstracts_with_the_benchmark_book():
+    if not WORKS.exists():
+        pytest.skip(f"real data not found at {WORKS}")
+    from reporter.routing.engine import compile_plan
+    from reporter.routing.specs import load_rulebook
+    book = load_rulebook(ROOT / "bench" / "rules50")
+    plan = compile_plan(book, pa.schema([("work_id", pa.string()), ("source", pa.string()), ("title", pa.string()),
+                                         ("abstract", pa.string()), ("type", pa.string())]))
+    texts = []
+    with gzip.open(WORKS, "rt", encoding="utf-8") as f:
+        for line in f:
+            texts.append((json.loads(line).get("abstract") or "").lower())
+    hs, ac = both(plan.scanner.literals)
+    got = hit_set(hs, texts)
+    assert got == hit_set(ac, texts)
+    assert len(got) > 1000
+    assert np.unique([h[1] for h in got]).size > 20
