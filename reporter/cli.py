@@ -24,10 +24,23 @@ COMMAND_MODULES = (
     "reporter.screening.commands",
     "reporter.fetch.commands",
 )
+# The module that registers each command. A command line naming one imports
+# only that module: importing every stage (the site, the digest, screening's
+# HTTP client) costs most of a CPU-second, a tenth of routing a million rows.
+# tests/test_cli_errors.py checks this table against what the modules register.
+COMMAND_MODULE = {
+    "route": "reporter.routing.commands", "diagnose": "reporter.routing.commands",
+    "build": "reporter.build",
+    "render": "reporter.site.commands", "serve": "reporter.site.commands",
+    "novelty": "reporter.novelty.commands", "novelty-ingest": "reporter.novelty.commands",
+    "digest": "reporter.digest.commands",
+    "screen": "reporter.screening.commands", "export": "reporter.screening.commands",
+    "fetch": "reporter.fetch.commands",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser with every registered command."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser with every registered command, or only the module of `command` when it is one."""
     parser = argparse.ArgumentParser(
         prog="reporter",
         description="Route scholarly works through a rule book, check novelty against a citation graph, "
@@ -37,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     from . import __version__
     parser.add_argument("--version", action="version", version=f"reporter {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    own = COMMAND_MODULE.get(command or "")
+    for name in (own,) if own else COMMAND_MODULES:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -50,7 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: parse, run, and map failures to exit codes."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -31,3 +31,34 @@ def test_an_output_folder_that_is_a_file_is_named(tmp_path, capsys):
     assert main(["route", "--pool", str(fixture / "pool.jsonl"), "--specs", str(fixture / "specs"),
                  "--out", str(blocker / "releases"), "--json"]) == 2
     assert f"{blocker} is a file" in capsys.readouterr().err
+
+
+def test_the_command_table_names_each_commands_own_module():
+    """`reporter route ...` imports only the routing commands: the table must match what the modules register."""
+    import argparse
+    import importlib
+    import subprocess
+    import sys
+
+    from reporter.cli import COMMAND_MODULE, COMMAND_MODULES
+    registered = {}
+    for name in COMMAND_MODULES:
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(name).register(sub)
+        registered.update({command: name for command in sub.choices})
+    assert COMMAND_MODULE == registered
+    probe = ("import sys; from reporter.cli import main\n"
+             "try:\n    main(['route', '--help'])\nexcept SystemExit:\n    pass\n"
+             "print(sorted(m for m in sys.modules if m.startswith(('reporter.site', 'reporter.digest', "
+             "'reporter.screening', 'openai'))))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+    assert "--workers" in out
+
+
+def test_an_unknown_command_lists_every_command(capsys):
+    import pytest
+    with pytest.raises(SystemExit):
+        main(["rout"])
+    err = capsys.readouterr().err
+    assert "invalid choice: 'rout'" in err and "'fetch'" in err and "'route'" in err

@@ -2,10 +2,27 @@
 
 compute (compute.py, diff.py) -> page models (pages.py, live.py, models.py)
 -> views (templates/html, templates/md via env.py) -> one writer (writer.py).
+
+The names below are imported on first use (PEP 562), so that a module
+reading one small helper of the site (the routing engine checks rule page
+names with site.links) does not pay for the templates, the digest and the
+charts.
 """
 
-from .load import ReleaseSet, load_release, load_releases
-from .render import PreparedSite, RenderReport, StagePages, digest_stage, novelty_stage, prepare_site, render_site
+from __future__ import annotations
 
-__all__ = ["PreparedSite", "ReleaseSet", "RenderReport", "StagePages", "digest_stage", "load_release",
-           "load_releases", "novelty_stage", "prepare_site", "render_site"]
+import importlib
+
+_EXPORTS = {
+    "ReleaseSet": "load", "load_release": "load", "load_releases": "load",
+    "PreparedSite": "render", "RenderReport": "render", "StagePages": "render", "digest_stage": "render",
+    "novelty_stage": "render", "prepare_site": "render", "render_site": "render",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
