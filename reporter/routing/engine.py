@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from .evidence import FIELDS, NO_FIELD, find_evidence, spans_text
+from .evidence import FIELDS, find_evidence, spans_text
 from .fieldtext import FieldText
 from .regexlit import any_pattern, required_literals
 from .samples import batch_samples
@@ -382,13 +382,10 @@ def _routing_table(plan, fields, work_id, pile, reason, winner, M, evidence, tit
         return pa.ListArray.from_arrays(pa.array(offsets), values)
 
     ev = evidence
-    best = np.flatnonzero(ev.field != NO_FIELD)
-    at = np.full(n, -1, dtype=np.int64)
-    at[best] = np.arange(len(best))
-    evidence_arr = _spans(fields, ev.field[best], best, ev.start[best], ev.end[best]).take(pa.array(at, mask=at < 0))
     span_rows = np.repeat(np.arange(n), np.diff(ev.offsets))
-    evidence_all = pa.ListArray.from_arrays(pa.array(ev.offsets.astype(np.int32)),
-                                            _spans(fields, ev.span_field, span_rows, ev.span_start, ev.span_end))
+    spans = _spans(fields, ev.field, span_rows, ev.start, ev.end)
+    evidence_arr = spans.take(pa.array(ev.best, mask=ev.best < 0))
+    evidence_all = pa.ListArray.from_arrays(pa.array(ev.offsets.astype(np.int32)), spans)
     return pa.Table.from_arrays(
         [work_id, pile_arr, reason_arr, winner_arr, lists(live), lists(shadow), evidence_arr,
          pa.array(title_only), evidence_all], schema=ROUTING_SCHEMA)

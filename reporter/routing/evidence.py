@@ -4,12 +4,12 @@ Each text leaf of the winning rule not under a `not` (a Phrase or Regex
 leaf: one condition) gives its first hit in a row: title before abstract,
 then the lowest start, a Phrase leaf's phrases in their order on a tie. A
 row keeps one span per leaf that matched in it, in the rule's leaf order
-(`Evidence.span_*`; a span equal to an earlier leaf's is kept once), and the
-best of them: the lowest (field, start), the earlier leaf on a tie
-(`Evidence.field`, `start`, `end`: routing.parquet's `evidence`, the one
-span it held before every condition was kept). Phrase hits come from the
-literal pass (byte offsets, converted to characters only on non-ASCII rows),
-regex hits from RE2 with a prefix group that measures the start."""
+(a span equal to an earlier leaf's is kept once), and which is the best of
+them: the lowest (field, start), the earlier leaf on a tie (`Evidence.best`:
+routing.parquet's `evidence`, the one span it held before every condition
+was kept). Phrase hits come from the literal pass (byte offsets, converted
+to characters only on non-ASCII rows), regex hits from RE2 with a prefix
+group that measures the start."""
 
 from __future__ import annotations
 
@@ -30,27 +30,24 @@ EVIDENCE_TEXT_MAX = 200
 
 @dataclass(frozen=True)
 class Evidence:
-    """One batch's evidence: the best span per row, and every condition's span."""
+    """One batch's evidence: every condition's span per row, and which of them is the best."""
 
-    field: np.ndarray
-    """Per row: the best span's field index into FIELDS, NO_FIELD where none."""
-    start: np.ndarray
-    """Per row: the best span's character start (meaningless where field is NO_FIELD)."""
-    end: np.ndarray
-    """Per row: the best span's character end."""
     offsets: np.ndarray
-    """n + 1 offsets into the span arrays: row r's spans are [offsets[r], offsets[r + 1])."""
-    span_field: np.ndarray
-    """Every span's field index, rows ascending, each row's in the rule's leaf order."""
-    span_start: np.ndarray
+    """n + 1 offsets into the span arrays: row r's spans are [offsets[r], offsets[r + 1]), in leaf order."""
+    field: np.ndarray
+    """Every span's field index into FIELDS."""
+    start: np.ndarray
     """Every span's character start."""
-    span_end: np.ndarray
+    end: np.ndarray
     """Every span's character end."""
+    best: np.ndarray
+    """Per row: the index of its best span (routing.parquet's `evidence`), -1 where it has none."""
 
     def row_spans(self, r: int) -> list[tuple[int, int, int]]:
-        """Row r's spans, (field index, start, end), in leaf order."""
+        """Row r's spans, (field index, start, end): the best first, then the others in leaf order."""
         a, b = int(self.offsets[r]), int(self.offsets[r + 1])
-        return list(zip(self.span_field[a:b].tolist(), self.span_start[a:b].tolist(), self.span_end[a:b].tolist()))
+        order = [int(self.best[r])] + [i for i in range(a, b) if i != self.best[r]] if b > a else []
+        return [(int(self.field[i]), int(self.start[i]), int(self.end[i])) for i in order]
 
 
 def find_evidence(plan, fields: dict, winner: np.ndarray, n: int) -> Evidence:
@@ -60,9 +57,6 @@ def find_evidence(plan, fields: dict, winner: np.ndarray, n: int) -> Evidence:
     per row of each (field, phrase) or (field, regex) in turn, kept where it
     is lower (field, start) than the leaf's so far.
     """
-    best_field = np.full(n, NO_FIELD, dtype=np.int64)
-    best_start = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-    best_end = np.zeros(n, dtype=np.int64)
     parts: list[tuple[np.ndarray, ...]] = []
     for j in np.unique(winner[winner >= 0]):
         rows_mask = winner == j
@@ -85,23 +79,32 @@ def find_evidence(plan, fields: dict, winner: np.ndarray, n: int) -> Evidence:
                         continue
                     rows, start, end = regex_spans(ft, cand, leaf.pattern, leaf.case_sensitive)
                     _take_better(lf, ls, le, np.searchsorted(won, rows), fi, start, end)
-            hit = lf != NO_FIELD
-            _take_better(best_field, best_start, best_end, won[hit], lf[hit], ls[hit], le[hit])
-            keep = hit.copy()
+            keep = lf != NO_FIELD
             for sf, ss, se in seen:  # the same span as an earlier leaf's is kept once
                 keep &= ~((lf == sf) & (ls == ss) & (le == se))
             seen.append((lf, ls, le))
             k = np.flatnonzero(keep)
             parts.append((won[k], np.full(len(k), li, dtype=np.int64), lf[k], ls[k], le[k]))
-    if parts:
-        row, leaf_no, sf, ss, se = (np.concatenate(p) for p in zip(*parts))
-        order = np.lexsort((leaf_no, row))
-        row, sf, ss, se = row[order], sf[order], ss[order], se[order]
-    else:
-        row = sf = ss = se = np.zeros(0, dtype=np.int64)
+    row, leaf_no, sf, ss, se = (np.concatenate(p) for p in zip(*parts)) if parts else (np.zeros(0, np.int64),) * 5
+    order = np.lexsort((leaf_no, row))
+    row, sf, ss, se = row[order], sf[order], ss[order], se[order]
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(row, minlength=n), out=offsets[1:])
-    return Evidence(best_field, best_start, best_end, offsets, sf, ss, se)
+    return Evidence(offsets, sf, ss, se, _best(row, sf, ss, offsets))
+
+
+def _best(row: np.ndarray, field: np.ndarray, start: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Per row: the index of its first span (leaf order) of the lowest (field, start), -1 where it has none."""
+    best = np.full(len(offsets) - 1, -1, dtype=np.int64)
+    if not len(row):
+        return best
+    key = field * (1 << 40) + start  # starts are int32 offsets
+    counts = np.diff(offsets)
+    lowest = np.minimum.reduceat(key, offsets[:-1][counts > 0])
+    at = np.flatnonzero(key == np.repeat(lowest, counts[counts > 0]))
+    first = at[np.concatenate([[True], row[at[1:]] != row[at[:-1]]])]
+    best[row[first]] = first
+    return best
 
 
 def regex_spans(ft, cand: np.ndarray, pattern: str, case_sensitive: bool):
@@ -158,13 +161,10 @@ def phrase_spans(ft, lit: int, prefix: bool, rows_mask: np.ndarray | None = None
 
 
 def _take_better(bf, bs, be, rows, fi, start, end):
-    """Keep, per row, the lower (field, start) of the best so far and this hit (one per row, in characters).
-
-    `fi` is one field index for every hit, or one per hit.
-    """
+    """Keep, per row, the lower (field, start) of the best so far and this hit (one per row, in characters)."""
     better = (fi < bf[rows]) | ((fi == bf[rows]) & (start < bs[rows]))
     r = rows[better]
-    bf[r] = fi if np.ndim(fi) == 0 else fi[better]
+    bf[r] = fi
     bs[r] = start[better]
     be[r] = end[better]
 

@@ -107,12 +107,8 @@ def _payloads(plan, batch, fields, table, evidence, rows: np.ndarray) -> dict[in
     out = {}
     for i, r in enumerate(rows.tolist()):
         row = sub[i]
-        spans = evidence.row_spans(r)
-        if spans:
-            best = (int(evidence.field[r]), int(evidence.start[r]), int(evidence.end[r]))
-            spans.remove(best)
-            spans.insert(0, best)
-        contexts = [context_window(FIELDS[f], fields[FIELDS[f]].norm_text(r), s, e) for f, s, e in spans]
+        contexts = [context_window(FIELDS[f], fields[FIELDS[f]].norm_text(r), s, e)
+                    for f, s, e in evidence.row_spans(r)]
         out[r] = {"work_id": row["work_id"], "source": src[i], "title": titles[i], "pile": row["pile"],
                   "pending_reason": row["pending_reason"], "winner": row["winner"],
                   "title_only": row["title_only"], "evidence": _capped(row["evidence"]),
