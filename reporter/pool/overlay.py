@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -74,6 +73,7 @@ def load_overlay(path: Path) -> Overlay:
     cols = ["work_id", "abstract"] + (["title"] if "title" in source.schema.names else [])
     table = read_whole(source, cols)
     ids = as_utf8(table.column("work_id").combine_chunks())[0]
+    import polars as pl  # here only: a route without an overlay does not pay for importing it
     series = pl.Series("work_id", ids)
     if series.null_count():
         raise InputError(f"{path}: {series.null_count()} overlay row(s) have no work_id")

@@ -92,7 +92,6 @@ def resolve_inputs(args) -> dict:
 
 def run_route(args) -> int:
     """Route and report."""
-    from .labels import label_stats_for, load_labels, write_label_stats
     from ..build import build_date
     from .published import check_label
     from .release import route_release
@@ -103,7 +102,10 @@ def run_route(args) -> int:
         label = v["workspace"].label
     as_of = build_date(os.environ)  # SOURCE_DATE_EPOCH when set, as `reporter build` dates its run
     seed = args.seed if args.seed is not None else v["seed"]
-    labels = load_labels(v["labels"]) if v["labels"] is not None else None  # checked before routing writes
+    labels = None
+    if v["labels"] is not None:
+        from .labels import label_stats_for, load_labels, write_label_stats  # polars, only when asked for
+        labels = load_labels(v["labels"])  # checked before routing writes
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be 1 or more, not {args.workers}")
     route = v["workspace"].route if v["workspace"] is not None else None

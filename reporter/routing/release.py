@@ -15,8 +15,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .. import __version__
@@ -47,6 +47,8 @@ from .stats import add_counts, build_rule_stats, compile_empty_totals, count_sou
 ROUTING_ALGORITHM_VERSION = 5
 ENGINE_VERSION = f"{__version__}+routing.{ROUTING_ALGORITHM_VERSION}"
 BATCH_ROWS = 32_768
+WORK_ID_SCHEME = r"^[A-Za-z][A-Za-z0-9_.+-]*:.+"
+"""A work id starts with its scheme: doi:, arxiv:, openalex:, ..."""
 ROW_GROUP_ROWS = 65_536  # routing.parquet row groups: fixed, so the bytes never depend on batching
 RELEASE_FILES = ("release.json", "routing.parquet", "rule_stats.json", "samples.json")
 
@@ -314,22 +316,29 @@ def _finish_samples(heaps: dict[str, list], seed: int) -> dict:
 
 
 def _check_unique(chunks: list[pa.Array], path: Path) -> None:
-    """Fail on a null or duplicate work_id, naming the first few."""
+    """Fail on a null or duplicate work_id, naming the first few.
+
+    Arrow's kernels check the common case (no null, no duplicate, every id
+    prefixed) without importing polars; only a failing pool pays for finding
+    the first offenders in pool order.
+    """
     if not chunks:
         return
-    ids = pl.Series("work_id", pa.chunked_array(chunks, pa.string()))
-    nulls = ids.null_count()
-    if nulls:
-        raise InputError(f"{path}: {nulls:,} row(s) have no work_id; every work needs a unique, "
+    arr = pa.chunked_array(chunks, pa.string())
+    if arr.null_count:
+        raise InputError(f"{path}: {arr.null_count:,} row(s) have no work_id; every work needs a unique, "
                          "scheme-prefixed id (e.g. doi:10.1101/..., osf:abc12)")
-    dup = ids.filter(ids.is_duplicated()).unique(maintain_order=True)
-    if len(dup):
+    if pc.count_distinct(arr).as_py() != len(arr):
+        import polars as pl
+        ids = pl.Series("work_id", arr)
+        dup = ids.filter(ids.is_duplicated()).unique(maintain_order=True)
         first = ", ".join(dup.head(5).to_list())
         raise InputError(f"{path}: {len(dup):,} duplicate work_id value(s), e.g. {first}; work_id must be unique")
-    bad = ids.filter(~ids.str.contains(r"^[A-Za-z][A-Za-z0-9_.+-]*:.+"))
-    if len(bad):
+    prefixed = pc.match_substring_regex(arr, WORK_ID_SCHEME)
+    if not pc.all(prefixed).as_py():
+        bad = arr.filter(pc.invert(prefixed))
         raise InputError(f"{path}: {len(bad):,} work_id value(s) lack a scheme prefix, e.g. "
-                         f"{', '.join(repr(x) for x in bad.head(3).to_list())}; write e.g. doi:10.1101/..., "
+                         f"{', '.join(repr(x) for x in bad[:3].to_pylist())}; write e.g. doi:10.1101/..., "
                          "osf:abc12, openalex:W123")
 
 
