@@ -16,7 +16,7 @@ from markdown_it import MarkdownIt
 from support.routing import write_pool, write_specs
 from support.site import parse_html
 
-from reporter.routing.release import ENGINE_VERSION, route_release
+from reporter.routing.release import ENGINE_VERSION, RELEASE_FILES, route_release
 from reporter.site import render_site
 from reporter.site.links import release_path, rule_path, work_anchor
 
@@ -115,6 +115,16 @@ def test_the_engine_version_says_routing_5(routed):
     result, _, _, _ = routed
     release = json.loads((result.release_dir / "release.json").read_text())
     assert release["engine_version"] == ENGINE_VERSION and ENGINE_VERSION.endswith("+routing.5")
+
+
+@pytest.mark.parametrize("workers,batch_rows", [(1, 32_768), (2, 2), (3, 1)])
+def test_the_bytes_do_not_depend_on_workers_or_batches(routed, tmp_path, workers, batch_rows):
+    result, _, _, root = routed
+    again = route_release(root / "pool.parquet", root / "specs", tmp_path / "releases", progress=False,
+                          workers=workers, batch_rows=batch_rows)
+    assert again.release_id == result.release_id
+    for name in RELEASE_FILES:
+        assert (again.release_dir / name).read_bytes() == (result.release_dir / name).read_bytes(), name
 
 
 def _sampled(samples):
