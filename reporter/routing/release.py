@@ -335,7 +335,7 @@ def _check_unique(chunks: list[pa.Array], path: Path) -> None:
         first = ", ".join(dup.head(5).to_list())
         raise InputError(f"{path}: {len(dup):,} duplicate work_id value(s), e.g. {first}; work_id must be unique")
     prefixed = pc.match_substring_regex(arr, WORK_ID_SCHEME)
-    if not pc.all(prefixed).as_py():
+    if pc.any(pc.invert(prefixed)).as_py():  # null (not False) on an empty pool
         bad = arr.filter(pc.invert(prefixed))
         raise InputError(f"{path}: {len(bad):,} work_id value(s) lack a scheme prefix, e.g. "
                          f"{', '.join(repr(x) for x in bad[:3].to_pylist())}; write e.g. doi:10.1101/..., "
