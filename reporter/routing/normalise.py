@@ -320,7 +320,7 @@ def normalise_batch(raw: pa.Array, low: pa.Array, offsets: np.ndarray, work: Row
     collapse[work.space] = True
     collapse[full] = False
     rows = np.flatnonzero(collapse)
-    norm = _collapse(norm, rows)
+    norm = _collapse(norm, rows, work.space)
     if not work.case:
         # No character of this batch changes under Unicode lower-casing (and no
         # row needed full NFKC), so lower-casing the ASCII letters is all of it.
@@ -333,7 +333,7 @@ def normalise_batch(raw: pa.Array, low: pa.Array, offsets: np.ndarray, work: Row
     own = np.zeros(len(raw), dtype=bool)
     own[work.edit_row[_lower_differs(work.edit_cp)]] = True
     own_rows = rows[own[rows]]
-    low = _collapse(low, own_rows)
+    low = _collapse(low, own_rows, work.space)
     ascii_rows = rows[~own[rows]]
     if len(ascii_rows):
         mask = np.zeros(len(raw), dtype=bool)
@@ -351,14 +351,87 @@ def _lower_differs(cps: np.ndarray) -> np.ndarray:
     return differs[inverse]
 
 
-def _collapse(arr: pa.Array, rows: np.ndarray) -> pa.Array:
-    """The array with each given row's whitespace runs made one space and its ends trimmed."""
+_ASCII_SPACE = np.array([c < 128 and chr(c).isspace() for c in range(256)], dtype=bool)
+_ASCII_SPACE_BYTES = bytes(np.flatnonzero(_ASCII_SPACE).tolist())
+_RUN_STEPS = 16
+
+
+def _collapse(arr: pa.Array, rows: np.ndarray, unicode_rows: np.ndarray | None = None) -> pa.Array:
+    """The array with each given row's whitespace runs made one space and its ends trimmed.
+
+    Rows that may hold a non-ASCII whitespace character (`unicode_rows`)
+    are collapsed with str.split, which splits on exactly the isspace()
+    set; the rest, whose whitespace is all ASCII, in numpy over their bytes.
+    """
     if not len(rows):
         return arr
-    texts = [None if t is None else " ".join(t.split()) for t in arr.take(pa.array(rows)).to_pylist()]
+    if unicode_rows is not None and len(unicode_rows):
+        wide = np.isin(rows, unicode_rows)
+        slow, rows = rows[wide], rows[~wide]
+    else:
+        slow = rows[:0]
     mask = np.zeros(len(arr), dtype=bool)
-    mask[rows] = True
-    return _flat(pc.replace_with_mask(arr, pa.array(mask), pa.array(texts, pa.string())))
+    parts, order = [], []
+    if len(rows):
+        parts.append(_collapse_ascii(arr.take(pa.array(rows))))
+        order.append(rows)
+    if len(slow):
+        texts = [None if t is None else " ".join(t.split()) for t in arr.take(pa.array(slow)).to_pylist()]
+        parts.append(pa.array(texts, pa.string()))
+        order.append(slow)
+    if not parts:
+        return arr
+    every = np.concatenate(order)
+    mask[every] = True
+    # replace_with_mask fills the masked rows in row order.
+    merged = pa.concat_arrays(parts).take(pa.array(np.argsort(every, kind="stable")))
+    return _flat(pc.replace_with_mask(arr, pa.array(mask), merged))
+
+
+def _collapse_ascii(sub: pa.Array) -> pa.Array:
+    """Every row of a string array whose whitespace is all ASCII, runs made one space, ends trimmed."""
+    n = len(sub)
+    offsets = np.frombuffer(sub.buffers()[1], dtype=np.int32, count=sub.offset + n + 1)[sub.offset:].astype(np.int64)
+    data = np.frombuffer(sub.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]] \
+        if sub.buffers()[2] is not None else np.zeros(0, np.uint8)
+    offsets = offsets - offsets[0]
+    lengths = np.diff(offsets)
+    ws = _ASCII_SPACE[data]
+    first = np.zeros(len(data), dtype=bool)
+    first[offsets[:-1][lengths > 0]] = True
+    after_ws = np.zeros(len(data), dtype=bool)
+    after_ws[1:] = ws[:-1]
+    after_ws[first] = False
+    # A space is kept when it opens a run and does not open its row.
+    drop = ws & (after_ws | first)
+    # A run that ends its row has kept its first space: step back from each such row's end to
+    # the start of its run, all rows at once, and drop that space too. Runs longer than the
+    # steps are finished row by row, so time stays linear however long a run is.
+    nonempty = np.flatnonzero(lengths > 0)
+    tail = nonempty[ws[offsets[nonempty + 1] - 1]]
+    pos = offsets[tail + 1] - 1
+    active = np.flatnonzero(pos > offsets[tail])
+    for _ in range(_RUN_STEPS):
+        if not len(active):
+            break
+        active = active[ws[pos[active] - 1]]
+        pos[active] -= 1
+        active = active[pos[active] > offsets[tail[active]]]
+    for i in active.tolist():
+        row_start = int(offsets[tail[i]])
+        pos[i] = row_start + len(data[row_start:int(pos[i])].tobytes().rstrip(_ASCII_SPACE_BYTES))
+    drop[pos] = True
+    gone = np.flatnonzero(drop)
+    new_len = lengths - np.bincount(np.searchsorted(offsets, gone, side="right") - 1, minlength=n)[:n]
+    keep = ~drop
+    out = np.where(ws, np.uint8(32), data)[keep]
+    new_offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(new_len, out=new_offsets[1:])
+    validity = sub.buffers()[0] if sub.null_count else None
+    if validity is not None and sub.offset:
+        validity = pa.array(sub.is_valid().to_numpy(zero_copy_only=False)).buffers()[1]
+    return pa.StringArray.from_buffers(n, pa.py_buffer(new_offsets.astype(np.int32)), pa.py_buffer(out),
+                                       validity, sub.null_count)
 
 
 def normalise_text(text: str, lower: bool = True) -> str:
