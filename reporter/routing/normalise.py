@@ -228,41 +228,11 @@ def _replacement(cp: int, lower: bool) -> bytes:
     return out
 
 
-def _rebuild(arr: pa.Array, shift: int, edits: list[tuple[int, int, bytes]], row_delta: np.ndarray,
-             overrides: pa.Array | None, override_rows: np.ndarray) -> pa.Array:
-    """A new string array from arr's bytes with byte edits applied and whole rows overridden."""
-    n = len(arr)
-    src = np.frombuffer(arr.buffers()[2], dtype=np.uint8) if arr.buffers()[2] is not None else np.zeros(0, np.uint8)
-    src_off = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=arr.offset + n + 1)[arr.offset:].astype(np.int64)
-    lengths = np.diff(src_off) + row_delta
-    pieces: list = []
-    mv = memoryview(src)
-    prev = int(src_off[0])
-    if overrides is not None and len(override_rows):
-        ov = np.frombuffer(overrides.buffers()[2], dtype=np.uint8) if overrides.buffers()[2] is not None \
-            else np.zeros(0, np.uint8)
-        ov_off = np.frombuffer(overrides.buffers()[1], dtype=np.int32,
-                               count=overrides.offset + len(overrides) + 1)[overrides.offset:].astype(np.int64)
-        lengths[override_rows] = np.diff(ov_off)
-        ovm = memoryview(ov)
-        for k, r in enumerate(override_rows.tolist()):
-            edits.append((int(src_off[r]) - shift, int(src_off[r + 1] - src_off[r]),
-                          ovm[int(ov_off[k]):int(ov_off[k + 1])]))
-        edits.sort(key=lambda e: e[0])
-    for pos, ln, rep in edits:
-        pos += shift
-        pieces.append(mv[prev:pos])
-        pieces.append(rep)
-        prev = pos + ln
-    pieces.append(mv[prev:int(src_off[-1])])
-    blob = b"".join(pieces)
-    new_off = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths, out=new_off[1:])
-    validity = None
-    if arr.null_count:
-        validity = pa.array(arr.is_valid().to_numpy(zero_copy_only=False)).buffers()[1]
-    return pa.StringArray.from_buffers(n, pa.py_buffer(new_off.astype(np.int32)), pa.py_buffer(blob),
-                                       validity, arr.null_count)
+def _string_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A string array's data bytes and its row offsets (int64, into those bytes)."""
+    data = np.frombuffer(arr.buffers()[2], dtype=np.uint8) if arr.buffers()[2] is not None else np.zeros(0, np.uint8)
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=arr.offset + len(arr) + 1)[arr.offset:]
+    return data, offsets.astype(np.int64)
 
 
 def apply_edits(arr: pa.Array, offsets: np.ndarray, work: RowWork, lower: bool,
@@ -274,28 +244,55 @@ def apply_edits(arr: pa.Array, offsets: np.ndarray, work: RowWork, lower: bool,
     refer to the buffer with `offsets` (`arr`'s own, or its ASCII-lower-cased
     twin, whose non-ASCII bytes are the same). Rows in `override_rows` take
     their bytes from `overrides` instead. Rows and nulls keep their places.
+    The bookkeeping is in numpy; Python only slices the bytes between edits
+    and joins them once.
     """
     n = len(arr)
     override_rows = np.zeros(0, dtype=np.int64) if override_rows is None else override_rows
     has_edits = work.edit_pos is not None and len(work.edit_pos) > 0
     if not has_edits and not len(override_rows):
         return arr
-    src_off0 = int(np.frombuffer(arr.buffers()[1], dtype=np.int32, count=arr.offset + 1)[arr.offset])
-    shift = src_off0 - int(offsets[0])
-    edits: list[tuple[int, int, bytes]] = []
-    row_delta = np.zeros(n, dtype=np.int64)
+    src, src_off = _string_buffers(arr)
+    shift = int(src_off[0]) - int(offsets[0])
+    lengths = np.diff(src_off)
+    starts, spans, replacements = [], [], []
     if has_edits:
         keep = np.ones(len(work.edit_pos), dtype=bool) if lower else work.edit_norm.copy()
         if len(override_rows):
             keep &= ~np.isin(work.edit_row, override_rows)
-        pos_l, len_l, cp_l = work.edit_pos[keep].tolist(), work.edit_len[keep].tolist(), work.edit_cp[keep].tolist()
-        deltas = np.zeros(len(pos_l), dtype=np.int64)
-        for k, (pos, ln, cp) in enumerate(zip(pos_l, len_l, cp_l)):
-            rep = _replacement(cp, lower)
-            edits.append((pos, ln, rep))
-            deltas[k] = len(rep) - ln
-        row_delta = np.bincount(work.edit_row[keep], weights=deltas, minlength=n).astype(np.int64)
-    return _rebuild(arr, shift, edits, row_delta, overrides, override_rows)
+        length = work.edit_len[keep]
+        distinct, inverse = np.unique(work.edit_cp[keep], return_inverse=True)
+        table = [_replacement(cp, lower) for cp in distinct.tolist()]
+        new_length = np.array([len(r) for r in table], dtype=np.int64)[inverse]
+        lengths = lengths + np.bincount(work.edit_row[keep], weights=new_length - length, minlength=n).astype(np.int64)
+        starts.append(work.edit_pos[keep] + shift)
+        spans.append(length)
+        replacements += [table[i] for i in inverse.tolist()]
+    if len(override_rows):
+        ov, ov_off = _string_buffers(overrides)
+        starts.append(src_off[override_rows])
+        spans.append(src_off[override_rows + 1] - src_off[override_rows])
+        lengths[override_rows] = np.diff(ov_off)
+        ovm = memoryview(ov)
+        replacements += [ovm[a:b] for a, b in zip(ov_off[:-1].tolist(), ov_off[1:].tolist())]
+    start = np.concatenate(starts)
+    span = np.concatenate(spans)
+    order = np.argsort(start, kind="stable")
+    start, end = start[order], start[order] + span[order]
+    gap_from = np.concatenate([[src_off[0]], end]).tolist()
+    gap_to = np.concatenate([start, [src_off[-1]]]).tolist()
+    mv = memoryview(src)
+    pieces: list = [None] * (2 * len(start) + 1)
+    pieces[0::2] = [mv[a:b] for a, b in zip(gap_from, gap_to)]
+    pieces[1::2] = [replacements[i] for i in order.tolist()]
+    blob = b"".join(pieces)
+    new_off = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new_off[1:])
+    validity = None
+    if arr.null_count:
+        validity = pa.array(arr.is_valid().to_numpy(zero_copy_only=False)).buffers()[1]
+    return pa.StringArray.from_buffers(n, pa.py_buffer(new_off.astype(np.int32)), pa.py_buffer(blob),
+                                       validity, arr.null_count)
 
 
 def normalise_batch(raw: pa.Array, low: pa.Array, offsets: np.ndarray, work: RowWork,
