@@ -185,8 +185,7 @@ def _print_diagnosis(out: dict) -> None:
             print(f"\n- {s['work_id']}  [{s['pile']}{'/' + s['pending_reason'] if s['pending_reason'] else ''}]"
                   f"  winner: {s['winner'] or '-'}")
             print(f"  title: {s['title']}")
-            c = s["context"]
-            if c:
+            for c in s["contexts"]:  # one per condition that matched, the evidence's first
                 print(f"  {c['field']}: ...{c['before']}[[{c['match']}]]{c['after']}...")
     labels = out.get("labels")
     if labels:

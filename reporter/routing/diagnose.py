@@ -1,5 +1,5 @@
 """Measuring rules: seeded samples of a pile or of a rule's wins, matches or domain misses,
-the matched span shown in context, and precision with a Wilson interval from labels."""
+every matched condition's span shown in context, and precision with a Wilson interval from labels."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from ..pool.overlay import load_overlay, pool_batches
 from ..pool.reader import open_table
 from .engine import Evaluator, FieldText, compile_plan
 from .normalise import normalise_array
-from .samples import context_window
+from .samples import context_windows
 from .specs import RuleBook
 
 KINDS = ("wins", "matches", "domain-misses")
@@ -25,7 +25,13 @@ KINDS = ("wins", "matches", "domain-misses")
 
 @dataclass(frozen=True)
 class Sample:
-    """One sampled work with its fate and the matched span in context."""
+    """One sampled work with its fate and every matched condition's span in context.
+
+    `evidence_all` is routing.parquet's column (one span per text condition of the winner that
+    matched, in the rule's order), or `[evidence]` (`[]` where that is null) for a release of an
+    engine before routing.5, which lacks it. `contexts` holds a window per span as samples.json
+    does: `evidence`'s first (`context`), then the others in the rule's order; empty without the pool.
+    """
 
     work_id: str
     pile: str
@@ -33,7 +39,9 @@ class Sample:
     winner: str | None
     title: str | None
     evidence: dict | None
+    evidence_all: list[dict]
     context: dict | None
+    contexts: list[dict]
 
 
 def select_rows(routing: Path, book: RuleBook, *, pile: str | None = None, rule: str | None = None,
@@ -101,12 +109,21 @@ def sample(routing: Path, positions: np.ndarray, n: int, seed: int,
     out = []
     for r in table:
         t = texts.get(r["work_id"], {})
-        ev, context = r["evidence"], None
-        if ev and t.get(ev["field"]) is not None:
-            context = context_window(ev["field"], t[ev["field"]], ev["start"], ev["end"])
+        ev = r["evidence"]
+        spans = r["evidence_all"] if "evidence_all" in r else ([ev] if ev else [])
+        contexts = context_windows([(s["field"], s["start"], s["end"]) for s in _best_first(ev, spans)
+                                    if t.get(s["field"]) is not None], t.get)
         out.append(Sample(r["work_id"], r["pile"], r["pending_reason"], r["winner"], t.get("raw_title"), ev,
-                          context))
+                          spans, contexts[0] if contexts else None, contexts))
     return sorted(out, key=lambda s: s.work_id)
+
+
+def _best_first(best: dict | None, spans: list[dict]) -> list[dict]:
+    """The spans with the best (routing.parquet's `evidence`) first, then the others in the rule's order."""
+    if best is None:
+        return spans
+    at = (best["field"], best["start"], best["end"])
+    return [best] + [s for s in spans if (s["field"], s["start"], s["end"]) != at]
 
 
 def _pool_text(pool: Path, overlay: Path | None, ids: list[str]) -> dict[str, dict]:

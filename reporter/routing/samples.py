@@ -28,6 +28,12 @@ def context_window(field: str, text: str, start: int, end: int) -> dict:
             "after": "" if cut else text[end:end + CONTEXT_CHARS], "match_cut": cut}
 
 
+def context_windows(spans, text_of) -> list[dict]:
+    """A context_window per (field name, start, end) span, in the given order; text_of(field) is that field's
+    normalised text (case preserved). samples.json's `contexts` and `reporter diagnose` both build theirs here."""
+    return [context_window(field, text_of(field), start, end) for field, start, end in spans]
+
+
 _POWERS = np.ones(1, dtype=np.uint64)
 
 
@@ -107,8 +113,8 @@ def _payloads(plan, batch, fields, table, evidence, rows: np.ndarray) -> dict[in
     out = {}
     for i, r in enumerate(rows.tolist()):
         row = sub[i]
-        contexts = [context_window(FIELDS[f], fields[FIELDS[f]].norm_text(r), s, e)
-                    for f, s, e in evidence.row_spans(r)]
+        contexts = context_windows([(FIELDS[f], s, e) for f, s, e in evidence.row_spans(r)],
+                                   lambda name, r=r: fields[name].norm_text(r))
         out[r] = {"work_id": row["work_id"], "source": src[i], "title": titles[i], "pile": row["pile"],
                   "pending_reason": row["pending_reason"], "winner": row["winner"],
                   "title_only": row["title_only"], "evidence": _capped(row["evidence"]),
