@@ -6,12 +6,13 @@ keeps the raw column as the normalised, case-preserved text of those rows,
 and a *patch*: the few rows normalisation changes (whitespace runs, control
 whitespace, spaces at either end, non-ASCII characters that NFKC, the dash
 rule or lower-casing change), normalised in full. The whole column costs
-one ASCII lower-casing, one Aho-Corasick pass (which also finds the
-whitespace trouble) and Arrow's ASCII test; only the rows that are not
-plain ASCII are examined in numpy, and only the patch rows are normalised
-and scanned again. No whole-column copy is made beyond the lower-casing.
+one literal pass (which also finds the whitespace trouble; with Hyperscan
+it folds ASCII case itself, with the DFA the column is ASCII-lower-cased
+first) and Arrow's ASCII test; only the rows that are not plain ASCII are
+examined in numpy, and only the patch rows are normalised and scanned
+again. With Hyperscan no whole-column copy is made at all.
 
-Hits are byte offsets within their row: into the lower-cased raw row, or
+Hits are byte offsets within their row: into the raw row, or
 into the patched row for a patch row (the case-preserved and lower-cased
 text of a row have the same characters at the same character offsets, and
 on a plain-ASCII row the same bytes).
@@ -40,9 +41,10 @@ class FieldText:
         n = len(raw)
         self.n = n
         self.raw = raw
-        low = pc.ascii_lower(raw)
+        # The text the scanner reads: raw when it folds ASCII case itself (no copy), else lower-cased.
+        low = None if scanner.caseless else pc.ascii_lower(raw)
         self._low = low
-        self._base = FieldBuffer.of(low)
+        self._base = FieldBuffer.of(raw if low is None else low)
         hits = scanner.scan(self._base)
         lengths = np.diff(self._base.offsets)
         ws = np.zeros(n, dtype=bool)
@@ -85,10 +87,10 @@ class FieldText:
         self._raw_buf: FieldBuffer | None = None
         self._patch_norm_buf: FieldBuffer | None = None
 
-    def _normalise_patch(self, raw: pa.Array, low: pa.Array, cand: np.ndarray, ws: np.ndarray) -> None:
+    def _normalise_patch(self, raw: pa.Array, low: pa.Array | None, cand: np.ndarray, ws: np.ndarray) -> None:
         """Normalise the candidate rows (whitespace trouble or non-ASCII) and keep those that changed."""
         take = pa.array(cand)
-        sub_low = low.take(take)
+        sub_low = pc.ascii_lower(raw.take(take)) if low is None else low.take(take)
         sub = FieldBuffer.of(sub_low)
         work = unicode_work(sub.data, sub.offsets)
         changed = ws.copy()
@@ -220,7 +222,7 @@ class FieldText:
     @property
     def low(self) -> pa.Array:
         """The whole field normalised and lower-cased."""
-        return self._whole(self._low, self.patch_low)
+        return self._whole(pc.ascii_lower(self.raw) if self._low is None else self._low, self.patch_low)
 
     def _whole(self, base: pa.Array, patch: pa.Array | None) -> pa.Array:
         if patch is None:

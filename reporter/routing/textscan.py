@@ -19,6 +19,7 @@ import ahocorasick_rs
 import numpy as np
 import pyarrow as pa
 
+from ..errors import InputError
 from .normalise import is_word_char
 
 _ASCII_WORD = np.zeros(256, dtype=bool)
@@ -99,6 +100,12 @@ class Scanner:
     else. On the real benchmark pool Hyperscan scans at about 0.9 ns per
     byte and the DFA at about 2.1 (docs/scale.md); tests/test_textscan.py
     checks that both give the same hits.
+
+    `caseless`: Hyperscan folds ASCII case itself, so it scans the raw
+    text and the caller lower-cases nothing; the DFA needs the text with its
+    ASCII letters lower-cased first. Either way the hits are those of the
+    literals in the ASCII-lower-cased text (a non-ASCII capital is left to
+    normalisation, which lower-cases it).
     """
 
     def __init__(self, literals: list[str], engine: str | None = None):
@@ -107,6 +114,7 @@ class Scanner:
         patterns = [lit.encode("utf-8") for lit in list(literals) + list(WHITESPACE_TROUBLE)]
         self._lengths = np.array([len(p) for p in patterns], dtype=np.int64)
         self.engine = engine or default_engine()
+        self.caseless = self.engine == "hyperscan"
         self._local = threading.local()
         if self.engine == "hyperscan":
             self._database = _hyperscan_database(patterns)
@@ -203,8 +211,19 @@ class Scanner:
                       for f in ("row", "lit", "start", "end", "left_ok", "right_ok")))
 
 
+ENGINES = ("hyperscan", "aho-corasick")
+ENGINE_ENV = "REPORTER_SCAN_ENGINE"
+"""Names the literal scanner's engine (one of ENGINES); unset, Hyperscan where it is installed."""
+
+
 def default_engine() -> str:
-    """Hyperscan where it is installed, else the aho-corasick DFA."""
+    """The engine REPORTER_SCAN_ENGINE names, else Hyperscan where it is installed, else the aho-corasick DFA."""
+    import os
+    chosen = os.environ.get(ENGINE_ENV)
+    if chosen:
+        if chosen not in ENGINES:
+            raise InputError(f"{ENGINE_ENV}={chosen!r}: name one of {', '.join(ENGINES)} (or leave it unset)")
+        return chosen
     try:
         import hyperscan  # noqa: F401
     except ImportError:
@@ -213,13 +232,14 @@ def default_engine() -> str:
 
 
 def _hyperscan_database(patterns: list[bytes]):
-    """A block-mode Hyperscan database reporting every end of every pattern (matched as exact bytes)."""
+    """A block-mode Hyperscan database reporting every end of every pattern, ASCII letters in either case."""
     import hyperscan
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     # Every byte escaped: the patterns are literals, whatever characters they hold.
     expressions = [b"".join(b"\\x%02x" % c for c in p) for p in patterns]
+    # Without HS_FLAG_UTF8, HS_FLAG_CASELESS folds exactly the ASCII letters: Arrow's ascii_lower.
     database.compile(expressions=expressions, ids=list(range(len(patterns))), elements=len(patterns),
-                     flags=[0] * len(patterns))
+                     flags=[hyperscan.HS_FLAG_CASELESS] * len(patterns))
     return database
 
 
