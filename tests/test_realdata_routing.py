@@ -12,7 +12,6 @@ obtained outside Python (zcat, jq, grep).
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 
@@ -21,12 +20,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from support.reference import norm, phrase_re, route
-from support.routing import DEFAULT_PILES, write_specs
+from support.routing import DEFAULT_PILES, synergy_works, write_specs
 
 pytestmark = pytest.mark.realdata
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-WORKS = DATA / "synergy_v1" / "synergy_v1_works.jsonl.gz"
 
 PILES = DEFAULT_PILES
 
@@ -78,19 +76,7 @@ RULES = [
 # ---------------------------------------------------------------- the pool
 
 def _works() -> list[dict]:
-    if not WORKS.exists():
-        pytest.skip(f"real data not present: {WORKS} (the shared data folder sits next to the checkout)")
-    rows, seen = [], set()
-    with gzip.open(WORKS, "rt", encoding="utf-8") as f:
-        for line in f:
-            rec = json.loads(line)
-            work_id = "openalex:" + rec["openalex_id"].rsplit("/", 1)[-1]
-            if work_id in seen:  # one work sits in two reviews
-                continue
-            seen.add(work_id)
-            rows.append({"work_id": work_id, "source": "openalex", "title": rec["title"],
-                         "abstract": rec["abstract"], "type": rec["type"]})
-    return rows
+    return synergy_works()
 
 
 @pytest.fixture(scope="module")

@@ -138,21 +138,12 @@ def test_engines_agree_on_real_abstracts_with_the_benchmark_book():
 @pytest.mark.realdata
 def test_a_release_is_the_same_bytes_with_either_engine(tmp_path, monkeypatch):
     """The whole route (normalisation, patch rows, evidence, samples) over real records, once per engine."""
-    if not WORKS.exists():
-        pytest.skip(f"real data not found at {WORKS}")
     import pyarrow.parquet as pq
+    from support.routing import synergy_works
 
     from reporter.routing import pieces
     from reporter.routing.release import route_release
-    rows, seen = [], set()
-    with gzip.open(WORKS, "rt", encoding="utf-8") as f:
-        for line in f:
-            w = json.loads(line)
-            work_id = "openalex:" + w["openalex_id"].rsplit("/", 1)[-1]
-            if work_id not in seen:  # one work sits in two reviews
-                seen.add(work_id)
-                rows.append({"work_id": work_id, "source": "openalex", "title": w.get("title"),
-                             "abstract": w.get("abstract"), "type": w.get("type")})
+    rows = synergy_works()
     pool = tmp_path / "pool.parquet"
     pq.write_table(pa.Table.from_pylist(rows), pool)
     out = {}

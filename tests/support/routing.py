@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -36,3 +37,24 @@ def write_pool(path: Path, rows: list[dict]) -> Path:
     schema = pa.schema([(k, pa.string()) for k in cols])
     pq.write_table(pa.table(cols, schema=schema), path)
     return path
+
+
+SYNERGY_WORKS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "synergy_v1" / "synergy_v1_works.jsonl.gz"
+
+
+def synergy_works() -> list[dict]:
+    """The real SYNERGY works beside the checkout as pool rows (one row per work); skips the test when absent."""
+    import pytest
+    if not SYNERGY_WORKS.exists():
+        pytest.skip(f"real data not present: {SYNERGY_WORKS} (the shared data folder sits next to the checkout)")
+    rows, seen = [], set()
+    with gzip.open(SYNERGY_WORKS, "rt", encoding="utf-8") as f:
+        for line in f:
+            rec = json.loads(line)
+            work_id = "openalex:" + rec["openalex_id"].rsplit("/", 1)[-1]
+            if work_id in seen:  # one work sits in two reviews
+                continue
+            seen.add(work_id)
+            rows.append({"work_id": work_id, "source": "openalex", "title": rec["title"],
+                         "abstract": rec["abstract"], "type": rec["type"]})
+    return rows
