@@ -359,6 +359,9 @@ def _collapse(arr: pa.Array, rows: np.ndarray, unicode_rows: np.ndarray | None =
     Rows that may hold a non-ASCII whitespace character (`unicode_rows`)
     are collapsed with str.split, which splits on exactly the isspace()
     set; the rest, whose whitespace is all ASCII, in numpy over their bytes.
+    When most rows are to be collapsed, the numpy pass runs over the whole
+    array (it leaves a row with no whitespace to collapse as it is), which
+    saves taking the rows out and putting them back.
     """
     if not len(rows):
         return arr
@@ -367,22 +370,35 @@ def _collapse(arr: pa.Array, rows: np.ndarray, unicode_rows: np.ndarray | None =
         slow, rows = rows[wide], rows[~wide]
     else:
         slow = rows[:0]
+    if len(rows) * 2 > len(arr):
+        arr = _collapse_ascii(arr) if not len(slow) else \
+            pc.replace_with_mask(_collapse_ascii(arr), _mask(len(arr), slow), _collapse_split(arr, slow))
+        return _flat(arr)
     mask = np.zeros(len(arr), dtype=bool)
     parts, order = [], []
     if len(rows):
         parts.append(_collapse_ascii(arr.take(pa.array(rows))))
         order.append(rows)
     if len(slow):
-        texts = [None if t is None else " ".join(t.split()) for t in arr.take(pa.array(slow)).to_pylist()]
-        parts.append(pa.array(texts, pa.string()))
+        parts.append(_collapse_split(arr, slow))
         order.append(slow)
-    if not parts:
-        return arr
     every = np.concatenate(order)
     mask[every] = True
     # replace_with_mask fills the masked rows in row order.
     merged = pa.concat_arrays(parts).take(pa.array(np.argsort(every, kind="stable")))
     return _flat(pc.replace_with_mask(arr, pa.array(mask), merged))
+
+
+def _mask(n: int, rows: np.ndarray) -> pa.Array:
+    mask = np.zeros(n, dtype=bool)
+    mask[rows] = True
+    return pa.array(mask)
+
+
+def _collapse_split(arr: pa.Array, rows: np.ndarray) -> pa.Array:
+    """The given rows (ascending) collapsed with str.split, which knows every isspace() character."""
+    texts = [None if t is None else " ".join(t.split()) for t in arr.take(pa.array(rows)).to_pylist()]
+    return pa.array(texts, pa.string())
 
 
 def _collapse_ascii(sub: pa.Array) -> pa.Array:
