@@ -24,7 +24,6 @@ from support.routing import DEFAULT_PILES, synergy_works, write_specs
 
 pytestmark = pytest.mark.realdata
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 PILES = DEFAULT_PILES
 

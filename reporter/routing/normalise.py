@@ -404,9 +404,8 @@ def _collapse_split(arr: pa.Array, rows: np.ndarray) -> pa.Array:
 def _collapse_ascii(sub: pa.Array) -> pa.Array:
     """Every row of a string array whose whitespace is all ASCII, runs made one space, ends trimmed."""
     n = len(sub)
-    offsets = np.frombuffer(sub.buffers()[1], dtype=np.int32, count=sub.offset + n + 1)[sub.offset:].astype(np.int64)
-    data = np.frombuffer(sub.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]] \
-        if sub.buffers()[2] is not None else np.zeros(0, np.uint8)
+    data, offsets = _string_buffers(sub)
+    data = data[offsets[0]:offsets[-1]]
     offsets = offsets - offsets[0]
     lengths = np.diff(offsets)
     ws = _ASCII_SPACE[data]

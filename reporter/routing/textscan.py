@@ -10,6 +10,7 @@ whether the neighbour is a word character.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from dataclasses import dataclass
@@ -98,7 +99,7 @@ class Scanner:
     hits: Hyperscan (Intel's SIMD multi-literal matcher) where its wheel
     installs (Linux x86-64), and the `aho-corasick` crate's DFA everywhere
     else. On the real benchmark pool Hyperscan scans at about 0.9 ns per
-    byte and the DFA at about 2.1 (docs/scale.md); tests/test_textscan.py
+    byte and the DFA at about 2.1 (docs/scale.md, "One core"); tests/test_textscan.py
     checks that both give the same hits.
 
     `caseless`: Hyperscan folds ASCII case itself, so it scans the raw
@@ -218,7 +219,6 @@ ENGINE_ENV = "REPORTER_SCAN_ENGINE"
 
 def default_engine() -> str:
     """The engine REPORTER_SCAN_ENGINE names, else Hyperscan where it is installed, else the aho-corasick DFA."""
-    import os
     chosen = os.environ.get(ENGINE_ENV)
     if chosen:
         if chosen not in ENGINES:
