@@ -163,11 +163,17 @@ def _smallest(samples: dict[str, list]) -> dict[str, list]:
 
 def _read_groups(source: TableSource, columns: list[str], groups: tuple[int, ...],
                  batch_rows: int) -> Iterator[pa.RecordBatch]:
-    """Record batches of some row groups of a Parquet file, text columns conformed as the pool reader does."""
+    """Record batches of some row groups of a Parquet file, text columns conformed as the pool reader does.
+
+    Read on this thread only: pieces are what runs in parallel (worker
+    processes, Dask threads), and Arrow's reading threads on top of them
+    compete for the same cores and cost about 7% more CPU in all on the
+    real benchmark pool (docs/scale.md, "One core").
+    """
     try:
         pf = pq.ParquetFile(source.path)
         for batch in pf.iter_batches(batch_size=batch_rows, row_groups=list(groups), columns=columns,
-                                     use_threads=True):
+                                     use_threads=False):
             yield source._conform(batch, columns)
     except (pa.ArrowInvalid, OSError) as exc:
         raise InputError(f"{source.path}: could not read Parquet: {exc}") from None
