@@ -112,3 +112,46 @@ def test_workers_must_be_one_or_more(tmp_path, capsys):
     from reporter.cli import main
     assert main(["route", "--pool", str(tmp_path / "p.parquet"), "--specs", str(SPECS), "--workers", "0"]) == 2
     assert "--workers must be 1 or more, not 0" in capsys.readouterr().err
+
+
+
+_MALLINFO = """
+import ctypes, sys
+from reporter.routing.pieces import keep_freed_memory
+class Info(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                               "fsmblks", "uordblks", "fordblks", "keepcost")]
+libc = ctypes.CDLL("libc.so.6")
+libc.mallinfo2.restype, libc.malloc.restype = Info, ctypes.c_void_p
+if sys.argv[1] == "keep":
+    assert keep_freed_memory()
+block = libc.malloc(24 << 20)
+mapped = libc.mallinfo2().hblkhd
+libc.free(ctypes.c_void_p(block))
+print(mapped >> 20, libc.mallinfo2().fordblks >> 20)
+"""
+
+
+def _glibc_mallinfo2() -> bool:
+    import ctypes
+    try:
+        return hasattr(ctypes.CDLL("libc.so.6"), "mallinfo2")
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _glibc_mallinfo2(), reason="glibc (2.33 or later) is what is tuned and inspected")
+def test_the_route_command_keeps_a_batch_sized_block_it_frees():
+    """A 24 MiB block: by default mapped and given back when freed; after keep_freed_memory, kept for reuse."""
+    import subprocess
+    import sys
+
+    def run(mode: str) -> tuple[int, int]:
+        out = subprocess.run([sys.executable, "-c", _MALLINFO, mode], capture_output=True, text=True, check=True)
+        mapped, free = out.stdout.split()
+        return int(mapped), int(free)
+
+    mapped, free = run("default")
+    assert mapped == 24 and free < 24
+    mapped, free = run("keep")
+    assert mapped == 0 and free >= 24
