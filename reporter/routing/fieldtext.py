@@ -90,7 +90,8 @@ class FieldText:
     def _normalise_patch(self, raw: pa.Array, low: pa.Array | None, cand: np.ndarray, ws: np.ndarray) -> None:
         """Normalise the candidate rows (whitespace trouble or non-ASCII) and keep those that changed."""
         take = pa.array(cand)
-        sub_low = pc.ascii_lower(raw.take(take)) if low is None else low.take(take)
+        sub_raw = raw.take(take)
+        sub_low = pc.ascii_lower(sub_raw) if low is None else low.take(take)
         sub = FieldBuffer.of(sub_low)
         work = unicode_work(sub.data, sub.offsets)
         changed = ws.copy()
@@ -98,9 +99,14 @@ class FieldText:
         keep = np.flatnonzero(changed)
         if not len(keep):
             return
-        norm, lowered = normalise_batch(raw.take(take), sub_low, sub.offsets, work, ws)
         if len(keep) < len(cand):
-            norm, lowered = norm.take(pa.array(keep)), lowered.take(pa.array(keep))
+            # Most non-ASCII rows of a real pool come through unchanged ('’', 'é'): normalise only the others.
+            kept = pa.array(keep)
+            sub_raw, sub_low, ws = sub_raw.take(kept), sub_low.take(kept), ws[keep]
+            kept_buf = FieldBuffer.of(sub_low)
+            work = work.only(keep, sub.offsets, kept_buf.offsets)
+            sub = kept_buf
+        norm, lowered = normalise_batch(sub_raw, sub_low, sub.offsets, work, ws)
         self.patch_rows = cand[keep]
         self.patch_norm, self.patch_low = _flat(norm), _flat(lowered)
         self._patch = FieldBuffer.of(self.patch_low)
