@@ -364,8 +364,6 @@ def _lower_differs(cps: np.ndarray) -> np.ndarray:
 
 
 _ASCII_SPACE = np.array([c < 128 and chr(c).isspace() for c in range(256)], dtype=bool)
-_ASCII_SPACE_BYTES = bytes(np.flatnonzero(_ASCII_SPACE).tolist())
-_RUN_STEPS = 16
 
 
 def _collapse(arr: pa.Array, rows: np.ndarray, unicode_rows: np.ndarray | None = None) -> pa.Array:
@@ -417,48 +415,59 @@ def _collapse_split(arr: pa.Array, rows: np.ndarray) -> pa.Array:
 
 
 def _collapse_ascii(sub: pa.Array) -> pa.Array:
-    """Every row of a string array whose whitespace is all ASCII, runs made one space, ends trimmed."""
+    """Every row of a string array whose whitespace is all ASCII, runs made one space, ends trimmed.
+
+    Only the runs that change are touched: a run of two or more whitespace
+    characters, one that is not a space, or one at either end of its row.
+    They are found from sparse positions (bytes below 32, whitespace after
+    whitespace, row ends), and the text between them is copied once, so the
+    dense work is three comparisons over the bytes.
+    """
     n = len(sub)
     data, offsets = _string_buffers(sub)
     data = data[offsets[0]:offsets[-1]]
     offsets = offsets - offsets[0]
     lengths = np.diff(offsets)
-    ws = _ASCII_SPACE[data]
-    first = np.zeros(len(data), dtype=bool)
-    first[offsets[:-1][lengths > 0]] = True
-    after_ws = np.zeros(len(data), dtype=bool)
-    after_ws[1:] = ws[:-1]
-    after_ws[first] = False
-    # A space is kept when it opens a run and does not open its row.
-    drop = ws & (after_ws | first)
-    # A run that ends its row has kept its first space: step back from each such row's end to
-    # the start of its run, all rows at once, and drop that space too. Runs longer than the
-    # steps are finished row by row, so time stays linear however long a run is.
+    ws = data <= 32
+    low = np.flatnonzero(data < 32)
+    low_ws = _ASCII_SPACE[data[low]]
+    ws[low[~low_ws]] = False  # control characters that are not whitespace stay as they are
     nonempty = np.flatnonzero(lengths > 0)
-    tail = nonempty[ws[offsets[nonempty + 1] - 1]]
-    pos = offsets[tail + 1] - 1
-    active = np.flatnonzero(pos > offsets[tail])
-    for _ in range(_RUN_STEPS):
-        if not len(active):
-            break
-        active = active[ws[pos[active] - 1]]
-        pos[active] -= 1
-        active = active[pos[active] > offsets[tail[active]]]
-    for i in active.tolist():
-        row_start = int(offsets[tail[i]])
-        pos[i] = row_start + len(data[row_start:int(pos[i])].tobytes().rstrip(_ASCII_SPACE_BYTES))
-    drop[pos] = True
-    gone = np.flatnonzero(drop)
-    new_len = lengths - np.bincount(np.searchsorted(offsets, gone, side="right") - 1, minlength=n)[:n]
-    keep = ~drop
-    out = np.where(ws, np.uint8(32), data)[keep]
+    first, last = offsets[nonempty], offsets[nonempty + 1] - 1
+    # Every byte of a run after its first is whitespace after whitespace; a run that needs no
+    # seed is a single space inside its row, which stays.
+    seeds = np.unique(np.concatenate([np.flatnonzero(ws[1:] & ws[:-1]) + 1, low[low_ws],
+                                      first[ws[first]], last[ws[last]]]))
+    if not len(seeds):
+        return sub
+    row = np.searchsorted(offsets, seeds, side="right") - 1
+    row_start, row_end = offsets[row], offsets[row + 1]
+    # Consecutive seeds of one row are one run; a run's first byte may be a plain space before them.
+    head = np.ones(len(seeds), dtype=bool)
+    head[1:] = (np.diff(seeds) != 1) | (seeds[1:] == row_start[1:])
+    tail = np.ones(len(seeds), dtype=bool)
+    tail[:-1] = head[1:]
+    lo, hi = seeds[head], seeds[tail] + 1
+    run_row, lo_start, hi_end = row[head], row_start[head], row_end[tail]
+    before = lo > lo_start
+    before[before] = ws[lo[before] - 1]
+    lo = lo - before
+    # A run inside its row becomes one space, a run at either end of it nothing.
+    inner = (lo > lo_start) & (hi < hi_end)
+    new_len = lengths - np.bincount(run_row, weights=hi - lo - inner, minlength=n).astype(np.int64)
+    mv = memoryview(data)
+    cut_from = np.concatenate([[0], hi]).tolist()
+    cut_to = np.concatenate([lo, [len(data)]]).tolist()
+    pieces: list = [None] * (2 * len(lo) + 1)
+    pieces[0::2] = [mv[a:b] for a, b in zip(cut_from, cut_to)]
+    pieces[1::2] = [b" " if k else b"" for k in inner.tolist()]
     new_offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(new_len, out=new_offsets[1:])
     validity = sub.buffers()[0] if sub.null_count else None
     if validity is not None and sub.offset:
         validity = pa.array(sub.is_valid().to_numpy(zero_copy_only=False)).buffers()[1]
-    return pa.StringArray.from_buffers(n, pa.py_buffer(new_offsets.astype(np.int32)), pa.py_buffer(out),
-                                       validity, sub.null_count)
+    return pa.StringArray.from_buffers(n, pa.py_buffer(new_offsets.astype(np.int32)),
+                                       pa.py_buffer(b"".join(pieces)), validity, sub.null_count)
 
 
 def normalise_text(text: str, lower: bool = True) -> str:
