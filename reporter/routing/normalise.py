@@ -186,6 +186,21 @@ class RowWork:
                        non_ascii=non_ascii[non_ascii >= 0])
 
 
+_FLAG_TABLE = np.full(0x110000, -1, dtype=np.int8)
+"""char_flags of every code point met so far in this process, -1 for the others."""
+
+
+def _flags_of(cp: np.ndarray) -> np.ndarray:
+    """char_flags of each code point, by table: only code points not met before are classified."""
+    flags = _FLAG_TABLE[cp]
+    unknown = flags < 0
+    if unknown.any():
+        for c in np.unique(cp[unknown]).tolist():
+            _FLAG_TABLE[c] = char_flags(c)
+        flags = _FLAG_TABLE[cp]
+    return flags
+
+
 def unicode_work(data: np.ndarray, offsets: np.ndarray) -> RowWork:
     """Find, in numpy, the rows whose non-ASCII characters normalisation would change.
 
@@ -196,7 +211,8 @@ def unicode_work(data: np.ndarray, offsets: np.ndarray) -> RowWork:
     lead = np.flatnonzero(data >= 0xC0)
     if len(lead) == 0:
         return RowWork(empty, empty, empty, (), (), empty, empty, empty, empty, False, None, empty)
-    non_ascii = np.unique(np.searchsorted(offsets, lead, side="right") - 1)
+    lead_row = np.searchsorted(offsets, lead, side="right") - 1  # ascending, as lead is
+    non_ascii = lead_row[np.concatenate([[True], lead_row[1:] != lead_row[:-1]])]
     n = len(data)
     b0 = data[lead].astype(np.int64)
     b1 = data[np.minimum(lead + 1, n - 1)].astype(np.int64) & 0x3F
@@ -205,14 +221,14 @@ def unicode_work(data: np.ndarray, offsets: np.ndarray) -> RowWork:
     cp = np.where(b0 < 0xE0, ((b0 & 0x1F) << 6) | b1,
                   np.where(b0 < 0xF0, ((b0 & 0x0F) << 12) | (b1 << 6) | b2,
                            ((b0 & 0x07) << 18) | (b1 << 12) | (b2 << 6) | b3))
-    distinct, inverse = np.unique(cp, return_inverse=True)
-    flags = np.array([char_flags(int(c)) for c in distinct], dtype=np.int64)
-    if not flags.any():
-        return RowWork(empty, empty, empty, (), (), empty, empty, empty, empty, False, None, non_ascii)
-    pos_flags = flags[inverse]
+    pos_flags = _flags_of(cp)
     hit = pos_flags != 0
-    row = np.searchsorted(offsets, lead[hit], side="right") - 1
-    f = pos_flags[hit]
+    if not hit.any():
+        return RowWork(empty, empty, empty, (), (), empty, empty, empty, empty, False, None, non_ascii)
+    row = lead_row[hit]
+    f = pos_flags[hit].astype(np.int64)
+    distinct = np.unique(cp[hit])
+    flags = _FLAG_TABLE[distinct]
     simple = tuple(chr(c) for c, fl in zip(distinct.tolist(), flags.tolist()) if fl & SIMPLE)
     dashes = {chr(c) for c, fl in zip(distinct.tolist(), flags.tolist()) if fl & DASHED and not fl & SIMPLE}
     for ch in simple:
