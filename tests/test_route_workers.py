@@ -125,8 +125,9 @@ libc = ctypes.CDLL("libc.so.6")
 libc.mallinfo2.restype, libc.malloc.restype = Info, ctypes.c_void_p
 if sys.argv[1] == "keep":
     assert keep_freed_memory()
+mapped_before = libc.mallinfo2().hblkhd
 block = libc.malloc(24 << 20)
-mapped = libc.mallinfo2().hblkhd
+mapped = libc.mallinfo2().hblkhd - mapped_before
 libc.free(ctypes.c_void_p(block))
 print(mapped >> 20, libc.mallinfo2().fordblks >> 20)
 """
