@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from ..errors import InputError
 from .evidence import FIELDS, find_evidence, spans_text
 from .fieldtext import FieldText
-from .regexlit import any_pattern, required_literals
+from .regexlit import any_pattern, needs_non_ascii, required_literals
 from .samples import batch_samples
 from .specs import All, AnyOf, ColumnIn, Empty, Not, Phrase, Predicate, Regex, RuleBook
 from .stats import REASONS, Decisions, count_batch
@@ -74,6 +74,8 @@ class Plan:
     """Per regex leaf: literals one of which every match contains (the regex runs only where one occurs)."""
     regex_any: dict[str, tuple[str | None, tuple[Regex, ...]]]
     """Per text field: the regexes without a literal that read it, and one pattern matching where any does."""
+    regex_wide: frozenset
+    """Regex leaves every match of which holds a non-ASCII character: they run only on rows that hold one."""
 
 
 def compile_plan(book: RuleBook, schema: pa.Schema) -> Plan:
@@ -113,6 +115,7 @@ def compile_plan(book: RuleBook, schema: pa.Schema) -> Plan:
         walk(rule.match, rule.id, rule.file)
         if rule.domain is not None:
             walk(rule.domain, rule.id, rule.file)
+    wide = frozenset(r for r in _regex_leaves(book) if r not in regex_literals and needs_non_ascii(r.pattern))
     pile_names = tuple(p.name for p in book.piles)
     lit_list = list(literals)
     columns = ["work_id", "source", "title", "abstract"]
@@ -131,17 +134,17 @@ def compile_plan(book: RuleBook, schema: pa.Schema) -> Plan:
         title_only_sources=pa.array(list(book.title_only_sources), pa.string()),
         positive_text=tuple(tuple(_positive_text(r.match)) for r in book.rules),
         regex_literals=regex_literals,
-        regex_any=_regex_any(book, regex_literals),
+        regex_any=_regex_any(book, regex_literals, wide),
+        regex_wide=wide,
     )
 
 
-def _regex_any(book: RuleBook, regex_literals: dict) -> dict[str, tuple[str | None, tuple[Regex, ...]]]:
-    """Per field, the regexes without a literal that read it and their one combined pattern (None if RE2
-    refuses the combination, e.g. too large: each then runs on its own)."""
+def _regex_leaves(book: RuleBook) -> list[Regex]:
+    """Every distinct regex leaf of the book, in rule order."""
     leaves: list[Regex] = []
 
     def walk(pred: Predicate) -> None:
-        if isinstance(pred, Regex) and pred not in regex_literals and pred not in leaves:
+        if isinstance(pred, Regex) and pred not in leaves:
             leaves.append(pred)
         elif isinstance(pred, (All, AnyOf)):
             for c in pred.children:
@@ -153,6 +156,15 @@ def _regex_any(book: RuleBook, regex_literals: dict) -> dict[str, tuple[str | No
         walk(rule.match)
         if rule.domain is not None:
             walk(rule.domain)
+    return leaves
+
+
+def _regex_any(book: RuleBook, regex_literals: dict,
+               wide: frozenset) -> dict[str, tuple[str | None, tuple[Regex, ...]]]:
+    """Per field, the regexes without a literal that read it and their one combined pattern (None if RE2
+    refuses the combination, e.g. too large: each then runs on its own). The regexes in `wide` are left
+    out: they read only the rows that hold a non-ASCII character."""
+    leaves = [r for r in _regex_leaves(book) if r not in regex_literals and r not in wide]
     out = {}
     for name in FIELDS:
         group = tuple(r for r in leaves if r.field in (name, "text"))
@@ -266,6 +278,11 @@ class Evaluator:
         rows = None if care is None or care.mean() > 0.5 else np.flatnonzero(care)
         for name in (FIELDS if pred.field == "text" else (pred.field,)):
             ft = self.fields[name]
+            if pred in self.plan.regex_wide:
+                # Every match holds a non-ASCII character, and a plain-ASCII row stays so when normalised.
+                wide = ~ft.ascii if rows is None else (care & ~ft.ascii)  # exact on every row when cached
+                out |= ft.regex_rows(pred.pattern, not pred.case_sensitive, np.flatnonzero(wide))
+                continue
             pattern, group = self.plan.regex_any[name]
             if lits is not None or rows is not None or pattern is None:
                 out |= ft.regex_rows(pred.pattern, not pred.case_sensitive, rows)

@@ -199,13 +199,18 @@ class _Re:
         if ch == "[":
             end = _class_end(self.p, self.i - 1)
             chars = _class_chars(self.p[self.i:end - 1]) if end <= len(self.p) and self.p[end - 1] == "]" else None
+            body = self.p[self.i:end - 1] if end <= len(self.p) and self.p[end - 1] == "]" else None
             self.i = end
-            return ("set", chars) if chars else ("other",)
+            if chars:
+                return ("set", chars)
+            return ("other", "wide") if body is not None and _wide_class(body) else ("other",)
         if ch == "\\":
             return self.escape()
-        if ch in ".^$" or not ch.isascii():
-            # Non-ASCII letters: RE2's case folding (σ, ς, Σ) is not what lower-casing sees.
+        if ch in ".^$":
             return ("other",)
+        if not ch.isascii():
+            # Non-ASCII letters: RE2's case folding (σ, ς, Σ) is not what lower-casing sees.
+            return ("other", "wide") if _wide_char(ch) else ("other",)
         return ("lit", ch)
 
     def escape(self):
@@ -223,12 +228,13 @@ class _Re:
             lo, _ = self.quantifier()
             return ("group", ("alt", [("seq", lits + [last if lo >= 1 else ("opt",)])]))
         if esc in ("p", "P"):
+            start = self.i
             if self.peek() == "{":
                 close = self.p.find("}", self.i)
                 self.i = len(self.p) if close < 0 else close + 1
             else:
                 self.i += 1  # a one-letter class name: \pL, \PN
-            return ("other",)
+            return ("other", "wide") if esc == "p" and _wide_name(self.p[start:self.i]) else ("other",)
         if esc == "x":
             if self.peek() == "{":
                 close = self.p.find("}", self.i)
@@ -329,6 +335,65 @@ def _requirement(node) -> set[str] | None:
                     options.append(req)
         return max(options, key=_strength, default=None)
     return None
+
+
+NARROW_SCRIPTS = frozenset({"Latin", "Common", "Inherited", "Any"})
+"""Unicode scripts that hold ASCII characters (or might: `Inherited`, `Any`); any other script holds none."""
+
+
+def _wide_char(ch: str) -> bool:
+    """A non-ASCII character no case folding takes to ASCII (the Kelvin sign and long s fold to k and s)."""
+    return not ch.isascii() and all(c.isascii() is False for form in (ch.lower(), ch.upper(), ch.casefold())
+                                    for c in form)
+
+
+def _wide_name(name: str) -> bool:
+    """`{Cyrillic}` after `\\p`: a script with no ASCII character (a category such as L or Nd has some)."""
+    return name.startswith("{") and name.endswith("}") and len(name) > 4 and name[1:-1].isalpha() \
+        and name[1:-1] not in NARROW_SCRIPTS
+
+
+def _wide_class(body: str) -> bool:
+    """Whether a class body (between `[` and `]`) holds only non-ASCII characters: scripts and such letters."""
+    if not body or body[0] == "^":
+        return False
+    i = 0
+    while i < len(body):
+        if body.startswith("\\p{", i):
+            close = body.find("}", i)
+            if close < 0 or not _wide_name(body[i + 2:close + 1]):
+                return False
+            i = close + 1
+        elif _wide_char(body[i]) and body[i + 1:i + 2] != "-":
+            i += 1
+        else:
+            return False  # ASCII, escapes, ranges, POSIX classes: may hold an ASCII character
+    return True
+
+
+def _needs_wide(node) -> bool:
+    """Whether every match of a node holds a non-ASCII character."""
+    kind = node[0]
+    if kind == "other":
+        return len(node) > 1 and node[1] == "wide"
+    if kind == "group":
+        return _needs_wide(node[1])
+    if kind == "alt":
+        return all(_needs_wide(b) for b in node[1])
+    if kind == "seq":
+        return any(_needs_wide(item) for item in node[1])
+    return False
+
+
+def needs_non_ascii(pattern: str) -> bool:
+    """Whether every match of the regex holds a non-ASCII character (a script class such as
+    `[\\p{Cyrillic}\\p{Han}]`), so that it need not run on plain-ASCII rows. False where unsure."""
+    reader = _Re(pattern)
+    try:
+        node = reader.alt()
+    except (ValueError, IndexError):
+        return False
+    return reader.i == len(pattern) and _needs_wide(node)
 
 
 def required_literals(pattern: str) -> tuple[str, ...] | None:
