@@ -168,10 +168,15 @@ def _read_groups(source: TableSource, columns: list[str], groups: tuple[int, ...
     Read on this thread only: pieces are what runs in parallel (worker
     processes, Dask threads), and Arrow's reading threads on top of them
     compete for the same cores and cost about 7% more CPU in all on the
-    real benchmark pool (docs/scale.md, "One core").
+    real benchmark pool (docs/scale.md, "One core"). The file is memory-mapped:
+    its pages are read in place instead of copied by a read() call each,
+    which cost about 1.5 CPU-s of system time on that pool. A pool must be
+    replaced by rename while a run reads it, as every writer of ours does;
+    one rewritten in place was never a valid input to a run, and a
+    truncated one now ends the reading process (docs/decisions.md).
     """
     try:
-        pf = pq.ParquetFile(source.path)
+        pf = pq.ParquetFile(source.path, memory_map=True)
         for batch in pf.iter_batches(batch_size=batch_rows, row_groups=list(groups), columns=columns,
                                      use_threads=False):
             yield source._conform(batch, columns)
