@@ -86,6 +86,30 @@ def test_a_sliced_array_is_scanned_from_its_own_first_row():
             [(0, 0, 0), (0, 1, 1), (1, 0, 1)]
 
 
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(st.one_of(st.none(), st.text(alphabet="ab é’\n", max_size=40)), min_size=1, max_size=12),
+       cut=st.integers(0, 3), step=st.integers(1, 3))
+def test_ascii_rows_are_the_rows_without_a_high_byte(texts, cut, step):
+    """Every alignment of a high byte within its 8-byte word, across words and rows, slices and nulls.
+
+    The array is sliced so that bytes before its first row (which belong to
+    no row) may be non-ASCII; the scratch step is shrunk to a few words so
+    that the test also crosses the passes of a long column.
+    """
+    import reporter.routing.textscan as textscan
+    arr = pa.array(["é" * cut, *texts], pa.string()).slice(1)
+    expected = [t is None or t.isascii() for t in texts]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(textscan, "_ASCII_STEP", step)
+        assert FieldBuffer.of(arr).ascii_rows().tolist() == expected
+    assert FieldBuffer.of(arr).ascii_rows().tolist() == expected
+
+
+def test_ascii_rows_of_an_empty_and_an_all_null_array():
+    assert FieldBuffer.of(pa.array([], pa.string())).ascii_rows().tolist() == []
+    assert FieldBuffer.of(pa.array([None, None], pa.string())).ascii_rows().tolist() == [True, True]
+
+
 def test_a_scanner_pickles_and_threads_share_it():
     """A Dask worker receives the scanner pickled and routes pieces on several threads."""
     hs = Scanner(["trial", "random"], engine="hyperscan")

@@ -54,13 +54,9 @@ class FieldText:
             first = self._base.data[self._base.offsets[nonempty]]
             last = self._base.data[self._base.offsets[nonempty + 1] - 1]
             ws[nonempty[(first == 32) | (last == 32)]] = True
-        # A row is plain ASCII when it has as many characters as bytes (Arrow counts characters
-        # faster than it tests for ASCII). Rows that held no non-ASCII byte before normalisation
-        # hold none after it.
-        chars = pc.utf8_length(raw)
-        if chars.null_count:
-            chars = chars.fill_null(0)
-        self.ascii = chars.to_numpy() == lengths
+        # Rows that held no non-ASCII byte before normalisation hold none after it; ASCII
+        # lower-casing (the DFA's text) changes no byte's high bit.
+        self.ascii = self._base.ascii_rows()
         self.patch_rows = _EMPTY
         """Rows normalisation changes (ascending)."""
         self.patch_norm = self.patch_low = None

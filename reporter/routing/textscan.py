@@ -28,6 +28,9 @@ for _c in range(128):
     _ASCII_WORD[_c] = is_word_char(chr(_c))
 _NON_ASCII = np.zeros(256, dtype=bool)
 _NON_ASCII[128:] = True
+_HIGH_BITS = np.uint64(0x8080808080808080)
+_ASCII_STEP = 1 << 16
+"""Words (8 bytes) ascii_rows tests at once: half a MiB, one scratch array reused."""
 VECTOR_STEPS = 32
 """Characters a prefix hit is extended by for all rows at once; longer words are finished row by row."""
 _WORD_RUN = re.compile(r"\w*")
@@ -51,6 +54,47 @@ class FieldBuffer:
         data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and offsets[-1] > 0 \
             else np.zeros(max(int(offsets[-1]), 1), dtype=np.uint8)
         return cls(data[: int(offsets[-1])] if offsets[-1] > 0 else data[:0], offsets)
+
+    def ascii_rows(self) -> np.ndarray:
+        """Per row, whether it holds only ASCII bytes (null and empty rows do).
+
+        Eight bytes at a time, a slice of the buffer at a time into one
+        scratch array: about a third of the CPU of counting characters with
+        Arrow's `utf8_length` on the real benchmark pool, where a new array
+        the size of the column per test cost more in page faults than the
+        test itself. Only the words holding a high byte are looked at byte by
+        byte, to find the row of each such byte.
+        """
+        offsets = self.offsets
+        out = np.ones(len(offsets) - 1, dtype=bool)
+        start = int(offsets[0])
+        data = self.data[start: int(offsets[-1])]  # bytes before the first row belong to no row
+        size = len(data)
+        if not size:
+            return out
+        head = min(-data.ctypes.data % 8, size)
+        words = (size - head) // 8
+        tail = head + 8 * words
+        found = [np.flatnonzero(data[:head] >= 128), tail + np.flatnonzero(data[tail:] >= 128)]
+        if words:
+            w = data[head:tail].view(np.uint64)
+            step = min(words, _ASCII_STEP)
+            scratch, flags = np.empty(step, dtype=np.uint64), np.empty(step, dtype=bool)
+            high = []
+            for at in range(0, words, step):
+                m = min(step, words - at)
+                np.bitwise_and(w[at: at + m], _HIGH_BITS, out=scratch[:m])
+                idx = np.flatnonzero(np.not_equal(scratch[:m], 0, out=flags[:m]))
+                if len(idx):
+                    high.append(idx + at)
+            if high:
+                hit = np.concatenate(high)
+                word, byte = np.nonzero(data[head:tail].reshape(-1, 8)[hit] >= 128)
+                found.append(head + 8 * hit[word] + byte)
+        pos = np.concatenate(found)
+        if len(pos):
+            out[np.searchsorted(offsets, pos + start, side="right") - 1] = False
+        return out
 
     def text(self, row: int) -> str:
         """One row's text."""
