@@ -156,3 +156,37 @@ def test_the_route_command_keeps_a_batch_sized_block_it_frees():
     assert mapped == 24 and free < 24
     mapped, free = run("keep")
     assert mapped == 0 and free >= 24
+
+
+_ENVIRONMENT = """
+import os, sys
+if sys.argv[2] == "arrow-loaded":
+    import pyarrow
+from reporter.cli import main
+try:
+    main([sys.argv[1], "--help"])
+except SystemExit:
+    pass
+print(os.environ.get("MIMALLOC_PURGE_DELAY", "unset"))
+"""
+
+
+@pytest.mark.parametrize("command, preset, loaded, expected", [
+    ("route", None, "fresh", "-1"), ("route", "5", "fresh", "5"), ("digest", None, "fresh", "unset"),
+    ("route", None, "arrow-loaded", "unset")])
+def test_the_route_command_tells_arrow_to_keep_what_it_frees_before_arrow_loads(command, preset, loaded, expected):
+    """mimalloc reads MIMALLOC_PURGE_DELAY once, when Arrow loads: the route command sets it first.
+
+    Only for `reporter route`, only while Arrow is not loaded yet (a caller
+    that imported it keeps its environment as it is), and a value the user
+    set wins.
+    """
+    import os
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k != "MIMALLOC_PURGE_DELAY"}
+    if preset is not None:
+        env["MIMALLOC_PURGE_DELAY"] = preset
+    out = subprocess.run([sys.executable, "-c", _ENVIRONMENT, command, loaded], capture_output=True, text=True,
+                         check=True, env=env)
+    assert out.stdout.split()[-1] == expected
