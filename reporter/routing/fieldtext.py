@@ -56,16 +56,16 @@ class FieldText:
             ws[nonempty[(first == 32) | (last == 32)]] = True
         # Rows that held no non-ASCII byte before normalisation hold none after it; ASCII
         # lower-casing (the DFA's text) changes no byte's high bit.
-        self.ascii = self._base.ascii_rows()
+        high = self._base.high_bytes()
+        self.ascii = self._base.ascii_rows(high)
         self.patch_rows = _EMPTY
         """Rows normalisation changes (ascending)."""
         self.patch_norm = self.patch_low = None
         self._patch: FieldBuffer | None = None
         self._pos = None
         real = hits.lit < scanner.n
-        cand = np.flatnonzero(ws | ~self.ascii)
-        if len(cand):
-            self._normalise_patch(raw, low, cand, ws[cand])
+        if ws.any() or len(high):
+            self._normalise_patch(raw, low, ws, high)
         if len(self.patch_rows):
             sub_hits = scanner.scan(self._patch)
             in_patch = self._pos[hits.row] >= 0
@@ -83,27 +83,27 @@ class FieldText:
         self._raw_buf: FieldBuffer | None = None
         self._patch_norm_buf: FieldBuffer | None = None
 
-    def _normalise_patch(self, raw: pa.Array, low: pa.Array | None, cand: np.ndarray, ws: np.ndarray) -> None:
-        """Normalise the candidate rows (whitespace trouble or non-ASCII) and keep those that changed."""
-        take = pa.array(cand)
-        sub_raw = raw.take(take)
-        sub_low = pc.ascii_lower(sub_raw) if low is None else low.take(take)
-        sub = FieldBuffer.of(sub_low)
-        work = unicode_work(sub.data, sub.offsets)
+    def _normalise_patch(self, raw: pa.Array, low: pa.Array | None, ws: np.ndarray, high: np.ndarray) -> None:
+        """Normalise the rows normalisation changes: whitespace trouble (`ws`), or a non-ASCII character
+        it changes, found from the positions of the column's high bytes.
+
+        Most non-ASCII rows of a real pool come through unchanged ('’', 'é'): only the others are
+        taken out of the column and normalised.
+        """
+        base = self._base
+        work = unicode_work(base.data, base.offsets, high[base.data[high] >= 0xC0])
         changed = ws.copy()
         changed[work.rows] = True
         keep = np.flatnonzero(changed)
         if not len(keep):
             return
-        if len(keep) < len(cand):
-            # Most non-ASCII rows of a real pool come through unchanged ('’', 'é'): normalise only the others.
-            kept = pa.array(keep)
-            sub_raw, sub_low, ws = sub_raw.take(kept), sub_low.take(kept), ws[keep]
-            kept_buf = FieldBuffer.of(sub_low)
-            work = work.only(keep, sub.offsets, kept_buf.offsets)
-            sub = kept_buf
-        norm, lowered = normalise_batch(sub_raw, sub_low, sub.offsets, work, ws)
-        self.patch_rows = cand[keep]
+        kept = pa.array(keep)
+        sub_raw = raw.take(kept)
+        sub_low = pc.ascii_lower(sub_raw) if low is None else low.take(kept)
+        sub = FieldBuffer.of(sub_low)
+        work = work.only(keep, base.offsets, sub.offsets)
+        norm, lowered = normalise_batch(sub_raw, sub_low, sub.offsets, work, ws[keep])
+        self.patch_rows = keep
         self.patch_norm, self.patch_low = _flat(norm), _flat(lowered)
         self._patch = FieldBuffer.of(self.patch_low)
         self._pos = np.full(self.n, -1, dtype=np.int64)

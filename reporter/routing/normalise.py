@@ -201,14 +201,15 @@ def _flags_of(cp: np.ndarray) -> np.ndarray:
     return flags
 
 
-def unicode_work(data: np.ndarray, offsets: np.ndarray) -> RowWork:
+def unicode_work(data: np.ndarray, offsets: np.ndarray, lead: np.ndarray | None = None) -> RowWork:
     """Find, in numpy, the rows whose non-ASCII characters normalisation would change.
 
     Only multi-byte characters are decoded; each distinct code point is
-    classified once per process.
+    classified once per process. `lead`, when the caller knows them: the
+    positions of the rows' bytes from 0xC0 up (each character's first byte).
     """
     empty = np.zeros(0, dtype=np.int64)
-    lead = np.flatnonzero(data >= 0xC0)
+    lead = np.flatnonzero(data >= 0xC0) if lead is None else lead
     if len(lead) == 0:
         return RowWork(empty, empty, empty, (), (), empty, empty, empty, empty, False, None, empty)
     lead_row = np.searchsorted(offsets, lead, side="right") - 1  # ascending, as lead is

@@ -30,7 +30,7 @@ _NON_ASCII = np.zeros(256, dtype=bool)
 _NON_ASCII[128:] = True
 _HIGH_BITS = np.uint64(0x8080808080808080)
 _ASCII_STEP = 1 << 16
-"""Words (8 bytes) ascii_rows tests at once: half a MiB, one scratch array reused."""
+"""Words (8 bytes) high_bytes tests at once: half a MiB, one scratch array reused."""
 VECTOR_STEPS = 32
 """Characters a prefix hit is extended by for all rows at once; longer words are finished row by row."""
 _WORD_RUN = re.compile(r"\w*")
@@ -55,27 +55,25 @@ class FieldBuffer:
             else np.zeros(max(int(offsets[-1]), 1), dtype=np.uint8)
         return cls(data[: int(offsets[-1])] if offsets[-1] > 0 else data[:0], offsets)
 
-    def ascii_rows(self) -> np.ndarray:
-        """Per row, whether it holds only ASCII bytes (null and empty rows do).
+    def high_bytes(self) -> np.ndarray:
+        """Positions in `data` (ascending) of the bytes of the rows that are not ASCII (0x80 and up).
 
         Eight bytes at a time, a slice of the buffer at a time into one
-        scratch array: about a third of the CPU of counting characters with
-        Arrow's `utf8_length` on the real benchmark pool, where a new array
-        the size of the column per test cost more in page faults than the
-        test itself. Only the words holding a high byte are looked at byte by
-        byte, to find the row of each such byte.
+        scratch array: with ascii_rows, about a third of the CPU of counting
+        characters with Arrow's `utf8_length` on the real benchmark pool,
+        where a new array the size of the column per test cost more in page
+        faults than the test itself. Only the words holding a high byte are
+        looked at byte by byte.
         """
-        offsets = self.offsets
-        out = np.ones(len(offsets) - 1, dtype=bool)
-        start = int(offsets[0])
-        data = self.data[start: int(offsets[-1])]  # bytes before the first row belong to no row
+        start = int(self.offsets[0])
+        data = self.data[start: int(self.offsets[-1])]  # bytes before the first row belong to no row
         size = len(data)
         if not size:
-            return out
+            return np.zeros(0, dtype=np.int64)
         head = min(-data.ctypes.data % 8, size)
         words = (size - head) // 8
         tail = head + 8 * words
-        found = [np.flatnonzero(data[:head] >= 128), tail + np.flatnonzero(data[tail:] >= 128)]
+        found = [np.flatnonzero(data[:head] >= 128)]
         if words:
             w = data[head:tail].view(np.uint64)
             step = min(words, _ASCII_STEP)
@@ -91,9 +89,15 @@ class FieldBuffer:
                 hit = np.concatenate(high)
                 word, byte = np.nonzero(data[head:tail].reshape(-1, 8)[hit] >= 128)
                 found.append(head + 8 * hit[word] + byte)
-        pos = np.concatenate(found)
-        if len(pos):
-            out[np.searchsorted(offsets, pos + start, side="right") - 1] = False
+        found.append(tail + np.flatnonzero(data[tail:] >= 128))
+        return np.concatenate(found) + start
+
+    def ascii_rows(self, high: np.ndarray | None = None) -> np.ndarray:
+        """Per row, whether it holds only ASCII bytes (null and empty rows do); `high` as high_bytes gives."""
+        out = np.ones(len(self.offsets) - 1, dtype=bool)
+        high = self.high_bytes() if high is None else high
+        if len(high):
+            out[np.searchsorted(self.offsets, high, side="right") - 1] = False
         return out
 
     def text(self, row: int) -> str:
