@@ -110,6 +110,37 @@ def test_ascii_rows_of_an_empty_and_an_all_null_array():
     assert FieldBuffer.of(pa.array([None, None], pa.string())).ascii_rows().tolist() == [True, True]
 
 
+def test_a_subset_scanner_reports_the_plans_indices_and_trouble_above_n():
+    """A field's scanner looks for some of a plan's literals and reports each by the plan's index."""
+    texts = ["Trial  of a Random\nsample", "random trial", "no hit"]
+    whole = both(["x", "trial", "y", "random"])
+    subset = (Scanner(["random", "trial"], engine="hyperscan", ids=[3, 1], n=4),
+              Scanner(["random", "trial"], engine="aho-corasick", ids=[3, 1], n=4))
+    lowered = [t.translate(ASCII_LOWER) for t in texts]
+    for full, part, text in ((whole[0], subset[0], texts), (whole[1], subset[1], lowered)):
+        assert hit_set(part, text) == hit_set(full, text)
+        assert {h[1] for h in hit_set(part, text)} == {1, 3, 4, 6}  # markers from n: "  " 4, "\n" 6
+        assert hit_set(pickle.loads(pickle.dumps(part)), text) == hit_set(full, text)
+    with pytest.raises(ValueError, match="index below n"):
+        Scanner(["a"], ids=[4], n=4)
+
+
+def test_a_plan_scans_each_field_for_the_literals_its_rules_read_there(tmp_path):
+    from reporter.routing.engine import compile_plan
+    from reporter.routing.specs import load_rulebook
+    book = load_rulebook(ROOT / "bench" / "rules50")
+    plan = compile_plan(book, pa.schema([("work_id", pa.string()), ("source", pa.string()), ("title", pa.string()),
+                                         ("abstract", pa.string()), ("type", pa.string())]))
+    title, abstract = (set(plan.scanners[f].literals) for f in ("title", "abstract"))
+    assert title | abstract == set(plan.lit_index)
+    assert "<" in title and "<" not in abstract  # only a title regex looks for markup
+    assert " = " in abstract and " = " not in title  # only an abstract regex looks for statistics
+    assert "replicat" in title & abstract  # a regex on `text` reads both
+    for f in ("title", "abstract"):
+        assert [plan.lit_index[lit] for lit in plan.scanners[f].literals] == plan.scanners[f].ids
+        assert plan.scanners[f].n == len(plan.lit_index)
+
+
 def test_a_scanner_pickles_and_threads_share_it():
     """A Dask worker receives the scanner pickled and routes pieces on several threads."""
     hs = Scanner(["trial", "random"], engine="hyperscan")
@@ -152,7 +183,7 @@ def test_engines_agree_on_real_abstracts_with_the_benchmark_book():
     with gzip.open(WORKS, "rt", encoding="utf-8") as f:
         for line in f:
             texts.append(json.loads(line).get("abstract") or "")
-    hs, ac = both(plan.scanner.literals)
+    hs, ac = both(list(plan.lit_index))
     got = hit_set(hs, texts)
     assert got == hit_set(ac, [t.translate(ASCII_LOWER) for t in texts])
     assert len(got) > 1000

@@ -87,7 +87,7 @@ def _evaluate(book: RuleBook, pred, pool: Path, overlay: Path | None, rows: int)
     for batch in source.batches(list(plan.columns)):
         if ov is not None:
             batch = ov.apply(batch)
-        fields = {f: FieldText(batch.column(f), plan.scanner) for f in ("title", "abstract")}
+        fields = {f: FieldText(batch.column(f), plan.scanners[f]) for f in ("title", "abstract")}
         out.append(Evaluator(plan, batch, fields).eval(pred))
     result = np.concatenate(out) if out else np.zeros(0, dtype=bool)
     if len(result) != rows:

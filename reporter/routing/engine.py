@@ -47,9 +47,9 @@ class Plan:
     book: RuleBook
     """The rule book, rules highest precedence first."""
     lit_index: dict[str, int]
-    """Every distinct lower-cased literal (phrases, regexes' required literals) and its scanner index."""
-    scanner: Scanner
-    """The one multi-pattern automaton over those literals."""
+    """Every distinct lower-cased literal (phrases, regexes' required literals) and its index in hits."""
+    scanners: dict[str, Scanner]
+    """Per text field, one multi-pattern automaton over the literals of the predicates that read the field."""
     value_sets: dict[tuple[str, tuple], pa.Array]
     """Per (column, values) leaf: the value set cast to the column's type."""
     columns: tuple[str, ...]
@@ -81,18 +81,23 @@ class Plan:
 def compile_plan(book: RuleBook, schema: pa.Schema) -> Plan:
     """Compile a rule book for a pool schema (column types checked here)."""
     literals: dict[str, int] = {}
+    lit_fields: dict[str, set[str]] = {}
     value_sets: dict[tuple[str, tuple], pa.Array] = {}
     regex_literals: dict[Regex, tuple[str, ...]] = {}
+
+    def add(lit: str, field: str) -> None:
+        literals.setdefault(lit, len(literals))
+        lit_fields.setdefault(lit, set()).update(FIELDS if field == "text" else (field,))
 
     def walk(pred: Predicate, rule_id: str, file: str) -> None:
         if isinstance(pred, Phrase):
             for lit, _ in pred.phrases:
-                literals.setdefault(lit, len(literals))
+                add(lit, pred.field)
         elif isinstance(pred, Regex):
             lits = required_literals(pred.pattern)
             if lits:
                 for lit in lits:
-                    literals.setdefault(lit, len(literals))
+                    add(lit, pred.field)
                 regex_literals[pred] = lits
         elif isinstance(pred, ColumnIn):
             ftype = schema.field(pred.column).type
@@ -118,12 +123,16 @@ def compile_plan(book: RuleBook, schema: pa.Schema) -> Plan:
     wide = frozenset(r for r in _regex_leaves(book) if r not in regex_literals and needs_non_ascii(r.pattern))
     pile_names = tuple(p.name for p in book.piles)
     lit_list = list(literals)
+    scanners = {}
+    for name in FIELDS:
+        mine = [lit for lit in lit_list if name in lit_fields[lit]]
+        scanners[name] = Scanner(mine, ids=[literals[lit] for lit in mine], n=len(lit_list))
     columns = ["work_id", "source", "title", "abstract"]
     for c in sorted(book.columns()):
         if c not in columns:
             columns.append(c)
     return Plan(
-        book=book, lit_index=dict(literals), scanner=Scanner(lit_list),
+        book=book, lit_index=dict(literals), scanners=scanners,
         value_sets=value_sets, columns=tuple(columns),
         rule_ids=tuple(r.id for r in book.rules),
         shadow=np.array([r.shadow for r in book.rules], dtype=bool),
@@ -315,7 +324,7 @@ def route_batch(plan: Plan, batch: pa.RecordBatch, sample_seed: int = 0,
                 sample_k: int = 20, rule_sample_k: int = 10) -> BatchResult:
     """Route one record batch: every rule on every row, one pile per row, partial counts."""
     n = batch.num_rows
-    fields = {f: FieldText(batch.column(f), plan.scanner) for f in FIELDS}
+    fields = {f: FieldText(batch.column(f), plan.scanners[f]) for f in FIELDS}
     M, D, has_domain = _evaluate_rules(plan, Evaluator(plan, batch, fields), n)
     winner = _winners(plan, M)
     policy = NoTextPolicy(plan, batch, fields)
