@@ -37,7 +37,11 @@ def test_spec_examples():
 def test_required_literals_of_regexes():
     from reporter.routing.regexlit import required_literal
     assert required_literal(r"\breplicat\w+ of\b") == "replicat"
-    assert required_literal(r"colou?r chart") == "r chart"          # 'u' is optional, so the run stops
+    from reporter.routing.regexlit import required_literals
+    assert required_literals(r"colou?r chart") == ("color chart", "colour chart")  # `u?`: with or without
+    assert required_literals(r"\bp [<=] ?\.[0-9]+") == ("p < .", "p <.", "p = .", "p =.")
+    assert required_literals(r"\(d = -?[0-9]") == ("(d = ",)      # "(d = -" holds "(d = ": one literal does
+    assert required_literal(r"colou*r chart") == "r chart"          # `u*` may repeat: the run stops
     assert required_literal(r"direct\s+Replication") == "replication"
     assert required_literal(r"foo|bar") is None                      # top-level alternation: no literal
     assert required_literal(r"re(analysis|analyses)") is None        # too short outside the group

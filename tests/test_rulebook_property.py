@@ -270,3 +270,20 @@ def test_the_prefilter_never_hides_a_match(pattern, case, text):
     assert lits is None or any(lit in normalise_text(text) for lit in lits), (pattern, text, lits)
     assert pc.extract_regex(arr, span_pattern(pattern, case))[0].is_valid, (pattern, text)
     json.dumps(lits)
+
+
+@settings(max_examples=500, deadline=None)
+@given(parts=st.lists(st.tuples(st.sampled_from(["p", " ", "<", "=", r"\.", "ab", "[<=]", "(x|yz)", "(?:u)", "q"]),
+                                st.sampled_from(["", "", "?", "??", "{0,1}", "*"])), min_size=1, max_size=7),
+       text=st.lists(st.sampled_from(["p", " ", "<", "=", ".", "a", "b", "x", "yz", "u", "P", "q", "Q"]),
+                     max_size=14).map("".join))
+def test_optional_items_multiply_the_required_literals_soundly(parts, text):
+    """`x?` makes each required string with x and without it (`colou?r`): never a hidden match."""
+    pattern = "".join(atom + quant for atom, quant in parts)
+    if regex_error(pattern, False) is not None:
+        return
+    norm = normalise_text(text, lower=False)
+    if not pc.match_substring_regex(pa.array([norm], pa.string()), pattern, ignore_case=True)[0].as_py():
+        return
+    lits = required_literals(pattern)
+    assert lits is None or any(lit in normalise_text(text) for lit in lits), (pattern, text, lits)

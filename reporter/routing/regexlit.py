@@ -147,7 +147,8 @@ class _Re:
                 elif items and more:
                     items.append(("other",))
                 continue
-            items.append(atom if lo >= 1 else ("opt",))
+            # `x?` is x or nothing, next to its neighbours either way; `x*` may repeat (no payload).
+            items.append(atom if lo >= 1 else ("opt", atom) if not more else ("opt",))
             if lo >= 1 and more:
                 # The item may repeat: what follows it is next to its last copy, not its first.
                 items.append(("other",))
@@ -290,6 +291,9 @@ def _strings(node) -> set[str] | None:
         return set(node[1])
     if kind == "group":
         return _strings(node[1])
+    if kind == "opt":  # `x?`: each string of x, or none (`colou?r`: color, colour)
+        sub = _strings(node[1]) if len(node) > 1 else None
+        return None if sub is None else sub | {""}
     if kind == "alt":
         out: set[str] = set()
         for branch in node[1]:
@@ -420,7 +424,8 @@ def required_literals(pattern: str) -> tuple[str, ...] | None:
         if not core:
             return None
         out.add((" " if lit[:1].isspace() else "") + core + (" " if lit[-1:].isspace() else ""))
-    return tuple(sorted(out))
+    # A literal holding another of the set selects no row the other does not (` = -` and ` = `).
+    return tuple(sorted(x for x in out if not any(y != x and y in x for y in out)))
 
 
 def required_literal(pattern: str) -> str | None:
