@@ -61,6 +61,14 @@ def test_every_worker_count_batch_size_and_cut_gives_the_same_bytes(pool, refere
     assert stats["rows"] == ROWS and sum(stats["piles"].values()) == ROWS
 
 
+def test_workers_inherit_normalisation_tables_the_caller_built_before_forking(pool, tmp_path, monkeypatch):
+    """The caller routes no row itself: the table is there only because it was built for the workers."""
+    from reporter.routing import normalise
+    monkeypatch.setattr(normalise, "_COMPOSE_SECOND", None)
+    _release(pool, tmp_path, workers=2)
+    assert normalise._COMPOSE_SECOND is not None and 0x0301 in normalise._COMPOSE_SECOND
+
+
 def test_the_pool_is_cut_into_the_pieces_the_limits_ask_for(pool, monkeypatch):
     from reporter.pool.reader import open_table
     source = open_table(pool)

@@ -106,6 +106,16 @@ def _compose_second() -> set[int]:
     return _COMPOSE_SECOND
 
 
+def warm_tables() -> None:
+    """Build the per-process tables normalisation reads, here: forked workers inherit them.
+
+    Reading every code point's decomposition (`_compose_second`) costs about
+    0.2 CPU-s, once per process that meets a non-ASCII character: on the real
+    benchmark pool, once per worker, unless the parent did it before forking.
+    """
+    _compose_second()
+
+
 # What normalisation does to a non-ASCII character, as bit flags.
 SIMPLE = 1   # NFKC maps it, on its own, to characters that cannot combine with neighbours
 FULL = 2     # NFKC must see the whole row (combining marks, composition partners)

@@ -33,6 +33,7 @@ from ..errors import InputError
 from ..pool.overlay import Overlay
 from ..pool.reader import TableSource
 from .engine import Plan, compile_plan, route_batch
+from .normalise import warm_tables
 from .specs import RuleBook
 from .stats import add_counts, compile_empty_totals
 
@@ -265,9 +266,11 @@ def run_local(setup: Setup, pieces: Iterable[Piece], workers: int) -> Iterator[P
             yield route_piece(setup, piece)
         return
     import multiprocessing as mp
-    # Forked workers start with the engine imported and cost no start-up CPU. The pool forks every
-    # worker at the first submit, before the caller starts any thread of its own.
+    # Forked workers start with the engine imported and normalisation's tables built (warm_tables): no
+    # start-up CPU of their own. The pool forks every worker at the first submit, before the caller
+    # starts any thread of its own.
     ctx = mp.get_context("fork")
+    warm_tables()
     # Objects the workers inherit are moved out of the collector's reach first: a collection in a
     # worker would otherwise write to every inherited object and copy the parent's whole heap.
     gc.freeze()
