@@ -346,8 +346,9 @@ def route_batch(plan: Plan, batch: pa.RecordBatch, sample_seed: int = 0,
 def _evaluate_rules(plan: Plan, ev: Evaluator, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(rows, R) matrices of every rule's match and domain, and which rules have a domain."""
     R = len(plan.rule_ids)
-    M = np.zeros((n, R), dtype=bool)
-    D = np.zeros((n, R), dtype=bool)
+    # Column-major: every step after this reads one rule's column at a time.
+    M = np.zeros((n, R), dtype=bool, order="F")
+    D = np.zeros((n, R), dtype=bool, order="F")
     has_domain = np.zeros(R, dtype=bool)
     for j, rule in enumerate(plan.book.rules):
         M[:, j] = ev.eval(rule.match)
