@@ -122,6 +122,7 @@ FULL = 2     # NFKC must see the whole row (combining marks, composition partner
 DASHED = 4   # a dash (category Pd) other than '-'
 SPACE = 8    # whitespace, or maps to whitespace
 CASE = 16    # lower-casing changes it
+WIDE_SPACE = 32  # whitespace beyond ASCII that NFKC leaves as it is (U+0085, U+2028): str.split collapses it
 _FLAGS: dict[int, int] = {}
 
 
@@ -147,6 +148,8 @@ def char_flags(cp: int) -> int:
                 flags |= SPACE
             if x.lower() != x:
                 flags |= CASE
+        if any(y.isspace() and not y.isascii() for y in mapped):
+            flags |= WIDE_SPACE
         _FLAGS[cp] = flags
     return flags
 
@@ -179,6 +182,9 @@ class RowWork:
     """Per edit: whether it changes the case-preserved text too (SIMPLE or DASHED), not only the lower-cased."""
     non_ascii: np.ndarray = None
     """Rows holding any non-ASCII character."""
+    wide_space: np.ndarray = None
+    """Rows whose whitespace is not all ASCII once each character has its own NFKC form (a subset of
+    `space`: U+00A0 and most other spaces become ' ', and such rows collapse in numpy)."""
 
     def only(self, keep: np.ndarray, offsets: np.ndarray, kept_offsets: np.ndarray) -> RowWork:
         """The work of the rows `keep` (ascending, holding every row in `rows`) of the buffer with `offsets`,
@@ -192,6 +198,7 @@ class RowWork:
         row = rank[self.edit_row]
         non_ascii = rank[self.non_ascii]
         return replace(self, rows=rank[self.rows], full=rank[self.full], space=rank[self.space],
+                       wide_space=rank[self.wide_space],
                        edit_pos=self.edit_pos - offsets[self.edit_row] + kept_offsets[row], edit_row=row,
                        non_ascii=non_ascii[non_ascii >= 0])
 
@@ -221,7 +228,7 @@ def unicode_work(data: np.ndarray, offsets: np.ndarray, lead: np.ndarray | None 
     empty = np.zeros(0, dtype=np.int64)
     lead = np.flatnonzero(data >= 0xC0) if lead is None else lead
     if len(lead) == 0:
-        return RowWork(empty, empty, empty, (), (), empty, empty, empty, empty, False, None, empty)
+        return RowWork(empty, empty, empty, (), (), empty, empty, empty, empty, False, None, empty, empty)
     lead_row = np.searchsorted(offsets, lead, side="right") - 1  # ascending, as lead is
     non_ascii = lead_row[np.concatenate([[True], lead_row[1:] != lead_row[:-1]])]
     n = len(data)
@@ -235,7 +242,7 @@ def unicode_work(data: np.ndarray, offsets: np.ndarray, lead: np.ndarray | None 
     pos_flags = _flags_of(cp)
     hit = pos_flags != 0
     if not hit.any():
-        return RowWork(empty, empty, empty, (), (), empty, empty, empty, empty, False, None, non_ascii)
+        return RowWork(empty, empty, empty, (), (), empty, empty, empty, empty, False, None, non_ascii, empty)
     row = lead_row[hit]
     f = pos_flags[hit].astype(np.int64)
     distinct = np.unique(cp[hit])
@@ -251,7 +258,7 @@ def unicode_work(data: np.ndarray, offsets: np.ndarray, lead: np.ndarray | None 
     length = np.where(b < 0xE0, 2, np.where(b < 0xF0, 3, 4))
     return RowWork(np.unique(row), full, np.unique(row[(f & SPACE) != 0]), simple, tuple(sorted(dashes)),
                    pos, length, cp[hit][edit], row[edit], bool(len(full)) or bool((f & CASE).any()),
-                   (f[edit] & (SIMPLE | DASHED)) != 0, non_ascii)
+                   (f[edit] & (SIMPLE | DASHED)) != 0, non_ascii, np.unique(row[(f & WIDE_SPACE) != 0]))
 
 
 _REPLACEMENT: dict[tuple[int, bool], bytes] = {}
@@ -359,7 +366,7 @@ def normalise_batch(raw: pa.Array, low: pa.Array, offsets: np.ndarray, work: Row
     collapse[work.space] = True
     collapse[full] = False
     rows = np.flatnonzero(collapse)
-    norm = _collapse(norm, rows, work.space)
+    norm = _collapse(norm, rows, work.wide_space)
     if not work.case:
         # No character of this batch changes under Unicode lower-casing (and no
         # row needed full NFKC), so lower-casing the ASCII letters is all of it.
@@ -372,7 +379,7 @@ def normalise_batch(raw: pa.Array, low: pa.Array, offsets: np.ndarray, work: Row
     own = np.zeros(len(raw), dtype=bool)
     own[work.edit_row[_lower_differs(work.edit_cp)]] = True
     own_rows = rows[own[rows]]
-    low = _collapse(low, own_rows, work.space)
+    low = _collapse(low, own_rows, work.wide_space)
     ascii_rows = rows[~own[rows]]
     if len(ascii_rows):
         mask = np.zeros(len(raw), dtype=bool)
