@@ -3,7 +3,7 @@
 The workers route the pieces; the client sums each piece's counts
 (`stats.add_counts`), keeps the smallest sample keys (`release._keep_smallest`),
 writes routing.parquet (`release._GroupWriter`) and checks every work_id is
-unique (`release._check_unique`). This measures each of them on made-up
+unique (`release._check_ids`, over the hashes the workers computed). This measures each of them on made-up
 piece results of the real shapes, as CPU seconds of this process:
 
 - the count merge over all 3,815 pieces of a 250M-row pool (65,536 rows a
@@ -79,38 +79,50 @@ def merge_samples(rules: int, pieces: int, rng) -> dict:
 
 def writer_and_ids(rows: int, rules: int, rng) -> dict:
     from reporter.routing.engine import ROUTING_SCHEMA
-    from reporter.routing.release import _check_unique, _GroupWriter
+    from reporter.routing.pieces import IdTally
+    from reporter.routing.release import _check_ids, _GroupWriter
+    from reporter.routing.samples import id_hashes
     piles = pa.array(["pending", "screen", "hold"], pa.string())
     names = pa.array([f"rule-{i}" for i in range(rules)] + [None], pa.string())
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
         writer = _GroupWriter(Path(tmp) / "routing.parquet")
         ids = []
-        write_cpu = 0.0
+        write_cpu = hash_cpu = 0.0
+        work_bytes = 0
         for at in range(0, rows, PIECE):
             n = min(PIECE, rows - at)
             work = pa.array([f"openalex:W{at + i}" for i in range(n)], pa.string())
+            work_bytes += work.nbytes
             win = rng.integers(0, rules + 1, n)
             offsets = np.arange(n + 1, dtype=np.int32)
             table = pa.Table.from_arrays([
                 work, piles.take(pa.array(rng.integers(0, 3, n))), pa.nulls(n, pa.string()),
                 names.take(pa.array(win)), pa.ListArray.from_arrays(pa.array(offsets), names.take(pa.array(win))),
                 pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, np.int32)), pa.array([], pa.string())),
-                pa.nulls(n, ROUTING_SCHEMA.field("evidence").type), pa.array(np.zeros(n, bool))],
+                pa.nulls(n, ROUTING_SCHEMA.field("evidence").type), pa.array(np.zeros(n, bool)),
+                pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, np.int32)),
+                                         pa.array([], ROUTING_SCHEMA.field("evidence").type))],
                 schema=ROUTING_SCHEMA)
             start = cpu()
             writer.write(table)
             write_cpu += cpu() - start
-            ids.extend(table.column("work_id").chunks)
+            start = cpu()  # a worker's share: each piece hashes and tallies its own ids
+            ids.append(IdTally.of(work, id_hashes(work, 0)))
+            hash_cpu += cpu() - start
         start = cpu()
         writer.close()
         write_cpu += cpu() - start
         size = (Path(tmp) / "routing.parquet").stat().st_size
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         start = cpu()
-        _check_unique(ids, Path("pool"))
+        _check_ids(ids, Path(tmp) / "routing.parquet", Path("pool"))
         out["check_unique_cpu_s"] = cpu() - start
+        out["worker_hash_cpu_s"] = hash_cpu
+        # The check's own memory: how far it raised the peak above everything before it.
+        out["check_unique_peak_rise_mb"] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     out.update(rows=rows, write_cpu_s=write_cpu, routing_parquet_bytes=size,
-               work_id_bytes=sum(c.nbytes for c in ids))
+               work_id_bytes=work_bytes, id_hash_bytes=sum(t.hashes.nbytes for t in ids))
     return out
 
 
@@ -129,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     w = result["writer"]
     scale = TARGET / w["rows"]
     result["at_250M"] = {"write_cpu_s": w["write_cpu_s"] * scale, "check_unique_cpu_s": w["check_unique_cpu_s"] * scale,
+                         "check_unique_peak_rise_gb": w["check_unique_peak_rise_mb"] * scale / 1024,
+                         "worker_hash_cpu_s": w["worker_hash_cpu_s"] * scale,
+                         "id_hashes_gb": w["id_hash_bytes"] * scale / 1e9,
                          "routing_parquet_gb": w["routing_parquet_bytes"] * scale / 1e9,
                          "work_ids_gb": w["work_id_bytes"] * scale / 1e9}
     print(json.dumps(result, indent=2))

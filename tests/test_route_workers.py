@@ -102,6 +102,28 @@ def test_a_jsonl_pool_with_an_overlay_and_bad_utf8_routes_the_same_in_workers(po
                                 "unknown_ids": 1}
 
 
+def test_ids_whose_hashes_meet_are_compared_as_ids(pool, reference, tmp_path, monkeypatch):
+    """Every hash made equal: the ids themselves are read back, found distinct, and the release stands."""
+    import numpy as np
+    of = pieces.IdTally.of.__func__
+    monkeypatch.setattr(pieces.IdTally, "of", classmethod(lambda cls, ids, h: of(cls, ids, np.zeros_like(h))))
+    assert _release(pool, tmp_path, workers=2) == reference
+
+
+def test_a_duplicate_in_another_piece_is_named_and_nothing_is_published(pool, tmp_path, monkeypatch):
+    from reporter.errors import InputError
+    table = pq.read_table(pool)
+    ids = table.column("work_id").to_pylist()
+    ids[-1] = ids[0]  # the first and the last row: pieces apart, and routed by different workers
+    dup = tmp_path / "dup.parquet"
+    pq.write_table(table.set_column(0, "work_id", pa.array(ids, pa.string())), dup, row_group_size=250)
+    monkeypatch.setattr(pieces, "PIECE_ROWS", 500)
+    out = tmp_path / "releases"
+    with pytest.raises(InputError, match=rf"1 duplicate work_id value\(s\), e.g. {ids[0]}; work_id must be unique"):
+        route_release(dup, SPECS, out, progress=False, workers=2)
+    assert list(out.iterdir()) == []  # the temporary release folder is gone, nothing was published
+
+
 def test_route_dask_in_reporter_toml_must_be_an_address(tmp_path):
     from reporter.config import load_workspace
     from reporter.errors import InputError

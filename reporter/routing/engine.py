@@ -23,7 +23,7 @@ from ..errors import InputError
 from .evidence import FIELDS, find_evidence, spans_text
 from .fieldtext import FieldText
 from .regexlit import any_pattern, needs_non_ascii, required_literals
-from .samples import batch_samples
+from .samples import batch_samples, id_hashes
 from .specs import All, AnyOf, ColumnIn, Empty, Not, Phrase, Predicate, Regex, RuleBook
 from .stats import REASONS, Decisions, count_batch
 from .textscan import Scanner
@@ -316,8 +316,8 @@ class BatchResult:
     """Partial counts, summed over batches by the caller."""
     samples: dict[str, list[tuple[float, str, int, dict]]] = field(default_factory=dict)
     """Per sample group: (key, work_id, row, payload) candidates."""
-    work_ids: pa.Array | None = None
-    """The batch's work ids (checked for duplicates once all are seen)."""
+    id_hashes: np.ndarray | None = None
+    """The batch's work_id hashes (samples.id_hashes with the sample seed): the duplicate check's input."""
 
 
 def route_batch(plan: Plan, batch: pa.RecordBatch, sample_seed: int = 0,
@@ -338,9 +338,10 @@ def route_batch(plan: Plan, batch: pa.RecordBatch, sample_seed: int = 0,
 
     evidence = find_evidence(plan, fields, winner, n)
     table = _routing_table(plan, fields, batch.column("work_id"), pile, reason, winner, M, evidence, title_only)
+    hashes = id_hashes(batch.column("work_id"), sample_seed)
     samples = batch_samples(plan, batch, fields, table, evidence, sample_seed, sample_k, rule_sample_k,
-                            pile, winner, downgraded, miss_masks)
-    return BatchResult(table=table, counts=counts, samples=samples, work_ids=batch.column("work_id"))
+                            pile, winner, downgraded, miss_masks, hashes)
+    return BatchResult(table=table, counts=counts, samples=samples, id_hashes=hashes)
 
 
 def _evaluate_rules(plan: Plan, ev: Evaluator, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -15,8 +15,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .. import __version__
@@ -29,7 +29,7 @@ from ..pool.reader import REQUIRED_POOL_COLUMNS, open_table, require_columns
 from ..progress import Progress
 from .engine import ROUTING_SCHEMA, compile_plan
 from .normalise import SETTINGS, settings_digest
-from .pieces import RULE_SAMPLE_K, SAMPLE_K, Setup, default_workers, plan_pieces, run_local
+from .pieces import RULE_SAMPLE_K, SAMPLE_K, IdTally, Setup, default_workers, plan_pieces, run_local
 from .published import PUBLISHED_FILE, check_label
 from .samples import CONTEXT_CHARS
 from .specs import check_columns, load_rulebook
@@ -47,7 +47,6 @@ from .stats import add_counts, build_rule_stats, compile_empty_totals, count_sou
 ROUTING_ALGORITHM_VERSION = 5
 ENGINE_VERSION = f"{__version__}+routing.{ROUTING_ALGORITHM_VERSION}"
 BATCH_ROWS = 32_768
-WORK_ID_SCHEME = r"^[A-Za-z][A-Za-z0-9_.+-]*:.+"
 """A work id starts with its scheme: doi:, arxiv:, openalex:, ..."""
 ROW_GROUP_ROWS = 65_536  # routing.parquet row groups: fixed, so the bytes never depend on batching
 RELEASE_FILES = ("release.json", "routing.parquet", "rule_stats.json", "samples.json")
@@ -185,9 +184,8 @@ def stage_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = 
         setup = Setup(book, source.schema, ov, sample_seed, batch_rows,
                       sha256_json([book.specs_digest(), book.piles_digest(), str(source.schema),
                                    ov.digest if ov else None]))
-        totals, samples, work_ids = _route_all(plan, source, setup, tmp / "routing.parquet", workers, progress,
-                                               dask)
-        _check_unique(work_ids, source.path)
+        totals, samples, ids = _route_all(plan, source, setup, tmp / "routing.parquet", workers, progress, dask)
+        _check_ids(ids, tmp / "routing.parquet", source.path)
         # Digested after routing, not beside it: worker processes are forked from a process with no
         # thread of its own running.
         inputs = {
@@ -225,7 +223,7 @@ def _route_all(plan, source, setup: Setup, path: Path, workers: int | None, show
     bar = Progress("route", total=source.num_rows, enabled=show)
     totals = compile_empty_totals(plan)
     heaps: dict[str, list] = {}
-    work_ids: list[pa.Array] = []
+    ids: list[IdTally] = []
     ov = setup.overlay
     writer = _GroupWriter(path)
     try:
@@ -242,7 +240,7 @@ def _route_all(plan, source, setup: Setup, path: Path, workers: int | None, show
                 heap = heaps.setdefault(group, [])
                 for item in items:
                     _keep_smallest(heap, item, SAMPLE_K if group.startswith("pile:") else RULE_SAMPLE_K)
-            work_ids.extend(res.table.column("work_id").chunks)
+            ids.append(res.ids)
             source.replaced += res.replaced
             if ov is not None:
                 ov.seen[res.overlay_seen] = True
@@ -252,7 +250,7 @@ def _route_all(plan, source, setup: Setup, path: Path, workers: int | None, show
     finally:
         writer.close()
         bar.close()
-    return totals, heaps, work_ids
+    return totals, heaps, ids
 
 
 class _GroupWriter:
@@ -315,30 +313,32 @@ def _finish_samples(heaps: dict[str, list], seed: int) -> dict:
     return out
 
 
-def _check_unique(chunks: list[pa.Array], path: Path) -> None:
-    """Fail on a null or duplicate work_id, naming the first few.
+def _check_ids(tallies: list[IdTally], routing: Path, path: Path) -> None:
+    """Fail on a null, duplicate or unprefixed work_id, naming the first few.
 
-    Arrow's kernels check the common case (no null, no duplicate, every id
-    prefixed) without importing polars; only a failing pool pays for finding
-    the first offenders in pool order.
+    Duplicates are looked for among the ids' 64-bit hashes, sorted: only
+    when two hashes meet (the same id twice, or a one-in-a-few-billion
+    collision) are the ids themselves read back from the routing rows just
+    written, in pool order, to name the duplicates or clear the collision.
     """
-    if not chunks:
-        return
-    arr = pa.chunked_array(chunks, pa.string())
-    if arr.null_count:
-        raise InputError(f"{path}: {arr.null_count:,} row(s) have no work_id; every work needs a unique, "
+    nulls = sum(t.nulls for t in tallies)
+    if nulls:
+        raise InputError(f"{path}: {nulls:,} row(s) have no work_id; every work needs a unique, "
                          "scheme-prefixed id (e.g. doi:10.1101/..., osf:abc12)")
-    if pc.count_distinct(arr).as_py() != len(arr):
+    hashes = np.sort(np.concatenate([t.hashes for t in tallies])) if tallies else np.zeros(0, np.uint64)
+    if len(hashes) > 1 and bool((hashes[1:] == hashes[:-1]).any()):
         import polars as pl
-        ids = pl.Series("work_id", arr)
+        ids = pl.read_parquet(routing, columns=["work_id"])["work_id"]
         dup = ids.filter(ids.is_duplicated()).unique(maintain_order=True)
-        first = ", ".join(dup.head(5).to_list())
-        raise InputError(f"{path}: {len(dup):,} duplicate work_id value(s), e.g. {first}; work_id must be unique")
-    prefixed = pc.match_substring_regex(arr, WORK_ID_SCHEME)
-    if pc.any(pc.invert(prefixed)).as_py():  # null (not False) on an empty pool
-        bad = arr.filter(pc.invert(prefixed))
-        raise InputError(f"{path}: {len(bad):,} work_id value(s) lack a scheme prefix, e.g. "
-                         f"{', '.join(repr(x) for x in bad[:3].to_pylist())}; write e.g. doi:10.1101/..., "
+        if len(dup):
+            first = ", ".join(dup.head(5).to_list())
+            raise InputError(f"{path}: {len(dup):,} duplicate work_id value(s), e.g. {first}; "
+                             "work_id must be unique")
+    unprefixed = sum(t.unprefixed for t in tallies)
+    if unprefixed:
+        examples = [x for t in tallies for x in t.examples][:3]
+        raise InputError(f"{path}: {unprefixed:,} work_id value(s) lack a scheme prefix, e.g. "
+                         f"{', '.join(repr(x) for x in examples)}; write e.g. doi:10.1101/..., "
                          "osf:abc12, openalex:W123")
 
 

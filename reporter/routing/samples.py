@@ -37,12 +37,11 @@ def context_windows(spans, text_of) -> list[dict]:
 _POWERS = np.ones(1, dtype=np.uint64)
 
 
-def sample_keys(work_ids: pa.Array, seed: int) -> np.ndarray:
-    """A seeded pseudo-random key in [0, 1) per work, from its work_id alone.
+def id_hashes(work_ids: pa.Array, seed: int) -> np.ndarray:
+    """A seeded 64-bit hash (uint64) per work, from its work_id alone (a null hashes as "").
 
-    Samples are the works with the smallest keys, so they depend only on the
-    seed and the ids: not on batch size, worker count or pool order, and a
-    work sampled in one release is sampled again in the next.
+    The source of the sample keys, and of the duplicate check: equal ids
+    have equal hashes, so only ids whose hashes meet need comparing.
     """
     global _POWERS
     buf = FieldBuffer.of(work_ids if work_ids.type == pa.string() else work_ids.cast(pa.string()))
@@ -69,13 +68,25 @@ def sample_keys(work_ids: pa.Array, seed: int) -> np.ndarray:
         h ^= h >> np.uint64(27)
         h *= np.uint64(0x94D049BB133111EB)
         h ^= h >> np.uint64(31)
+    return h
+
+
+def sample_keys(work_ids: pa.Array, seed: int, hashes: np.ndarray | None = None) -> np.ndarray:
+    """A seeded pseudo-random key in [0, 1) per work, from its work_id alone (`hashes`: id_hashes, if known).
+
+    Samples are the works with the smallest keys, so they depend only on the
+    seed and the ids: not on batch size, worker count or pool order, and a
+    work sampled in one release is sampled again in the next.
+    """
+    h = id_hashes(work_ids, seed) if hashes is None else hashes
     return (h >> np.uint64(11)).astype(np.float64) / float(1 << 53)
 
 
 def batch_samples(plan, batch, fields, table, evidence, seed, k, rule_k,
-                  pile, winner, downgraded, miss_masks) -> dict[str, list[tuple[float, str, int, dict]]]:
+                  pile, winner, downgraded, miss_masks,
+                  hashes: np.ndarray | None = None) -> dict[str, list[tuple[float, str, int, dict]]]:
     """Seeded sample candidates of this batch: the k smallest work keys per group."""
-    keys = sample_keys(batch.column("work_id"), seed)
+    keys = sample_keys(batch.column("work_id"), seed, hashes)
     groups: dict[str, np.ndarray] = {}
     for p, name in enumerate(plan.pile_names):
         groups[f"pile:{name}"] = (pile == p, k)
