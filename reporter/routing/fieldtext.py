@@ -166,8 +166,15 @@ class FieldText:
         out = np.zeros(self.n, dtype=bool)
         if rows is not None:
             if len(rows):
-                arr = self.norm_rows(rows)
-                out[rows[_matches(arr, pattern, ignore_case)]] = True
+                # Raw rows and patch rows each from their own buffer: their order is not needed here,
+                # and restoring it (as norm_rows does) copies every row twice more.
+                in_patch, local = self._split(rows)
+                base = rows[~in_patch]
+                if len(base):
+                    out[base[_matches(self.raw.take(pa.array(base, pa.int64())), pattern, ignore_case)]] = True
+                if in_patch.any():
+                    patch = self.patch_norm.take(pa.array(local[in_patch], pa.int64()))
+                    out[rows[in_patch][_matches(patch, pattern, ignore_case)]] = True
             return out
         if self.n:
             out |= _matches(self.raw, pattern, ignore_case)
