@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -339,12 +340,34 @@ def _connect_sqlite(path: str, readonly: bool) -> sqlite3.Connection:
         if not readonly:
             # WAL: readers never wait for the writer. NORMAL: a committed transaction survives a killed
             # process (only a power cut may lose the last ones, and the raw log holds their replies).
-            conn.execute("PRAGMA journal_mode = WAL")
+            _journal_wal(conn)
             conn.execute("PRAGMA synchronous = NORMAL")
     except sqlite3.Error as exc:
         raise InputError(f"[screen] database {path}: cannot open it as SQLite ({exc}); "
                          f"name a SQLite file or a postgresql:// URL") from None
     return conn
+
+
+def _journal_wal(conn: sqlite3.Connection) -> None:
+    """Put the file in WAL mode (it stays so), waiting for other processes as a write would.
+
+    Switching the journal mode needs the file to itself for a moment, and
+    SQLite answers "database is locked" at once instead of calling the busy
+    handler when another process holds it: several runners starting on a
+    new file at the same moment hit that (tests/test_screen_store.py). So
+    the switch is retried, backing off, for as long as a write would wait.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(delay)
+        delay = min(2 * delay, 0.25)
 
 
 def _connect_postgres(url: str, readonly: bool) -> Any:
