@@ -65,7 +65,7 @@ class FieldText:
         self._pos = None
         real = hits.lit < scanner.n
         if ws.any() or len(high):
-            self._normalise_patch(raw, low, ws, high)
+            self._normalise_patch(raw, ws, high)
         if len(self.patch_rows):
             sub_hits = scanner.scan(self._patch)
             in_patch = self._pos[hits.row] >= 0
@@ -83,7 +83,7 @@ class FieldText:
         self._raw_buf: FieldBuffer | None = None
         self._patch_norm_buf: FieldBuffer | None = None
 
-    def _normalise_patch(self, raw: pa.Array, low: pa.Array | None, ws: np.ndarray, high: np.ndarray) -> None:
+    def _normalise_patch(self, raw: pa.Array, ws: np.ndarray, high: np.ndarray) -> None:
         """Normalise the rows normalisation changes: whitespace trouble (`ws`), or a non-ASCII character
         it changes, found from the positions of the column's high bytes.
 
@@ -97,12 +97,10 @@ class FieldText:
         keep = np.flatnonzero(changed)
         if not len(keep):
             return
-        kept = pa.array(keep)
-        sub_raw = raw.take(kept)
-        sub_low = pc.ascii_lower(sub_raw) if low is None else low.take(kept)
-        sub = FieldBuffer.of(sub_low)
+        sub_raw = raw.take(pa.array(keep))
+        sub = FieldBuffer.of(sub_raw)
         work = work.only(keep, base.offsets, sub.offsets)
-        norm, lowered = normalise_batch(sub_raw, sub_low, sub.offsets, work, ws[keep])
+        norm, lowered = normalise_batch(sub_raw, sub.offsets, work, ws[keep])
         self.patch_rows = keep
         self.patch_norm, self.patch_low = _flat(norm), _flat(lowered)
         self._patch = FieldBuffer.of(self.patch_low)

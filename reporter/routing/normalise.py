@@ -261,19 +261,15 @@ def unicode_work(data: np.ndarray, offsets: np.ndarray, lead: np.ndarray | None 
                    (f[edit] & (SIMPLE | DASHED)) != 0, non_ascii, np.unique(row[(f & WIDE_SPACE) != 0]))
 
 
-_REPLACEMENT: dict[tuple[int, bool], bytes] = {}
+_REPLACEMENT: dict[int, bytes] = {}
 
 
-def _replacement(cp: int, lower: bool) -> bytes:
-    """One character normalised on its own (NFKC, dashes, optionally Arrow's lower-casing), as UTF-8."""
-    out = _REPLACEMENT.get((cp, lower))
+def _replacement(cp: int) -> bytes:
+    """One character normalised on its own (NFKC, then the dash rule), as UTF-8."""
+    out = _REPLACEMENT.get(cp)
     if out is None:
         text = unicodedata.normalize("NFKC", chr(cp))
-        text = "".join("-" if unicodedata.category(c) == "Pd" else c for c in text)
-        if lower:
-            text = pc.utf8_lower(pa.array([text]))[0].as_py()
-        out = text.encode("utf-8")
-        _REPLACEMENT[(cp, lower)] = out
+        out = _REPLACEMENT[cp] = "".join("-" if unicodedata.category(c) == "Pd" else c for c in text).encode("utf-8")
     return out
 
 
@@ -284,12 +280,12 @@ def _string_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return data, offsets.astype(np.int64)
 
 
-def apply_edits(arr: pa.Array, offsets: np.ndarray, work: RowWork, lower: bool,
+def apply_edits(arr: pa.Array, offsets: np.ndarray, work: RowWork,
                 overrides: pa.Array | None = None, override_rows: np.ndarray | None = None) -> pa.Array:
     """Replace single characters in place and whole rows, in one pass over the bytes.
 
-    For the case-preserved text (lower=False) the SIMPLE and DASHED
-    characters; for the lower-cased text also the CASE ones. The positions
+    The SIMPLE and DASHED characters (the normalised, case-preserved text;
+    it is lower-cased whole afterwards, as normalise_array does). The positions
     refer to the buffer with `offsets` (`arr`'s own, or its ASCII-lower-cased
     twin, whose non-ASCII bytes are the same). Rows in `override_rows` take
     their bytes from `overrides` instead. Rows and nulls keep their places.
@@ -306,12 +302,12 @@ def apply_edits(arr: pa.Array, offsets: np.ndarray, work: RowWork, lower: bool,
     lengths = np.diff(src_off)
     starts, spans, replacements = [], [], []
     if has_edits:
-        keep = np.ones(len(work.edit_pos), dtype=bool) if lower else work.edit_norm.copy()
+        keep = work.edit_norm.copy()
         if len(override_rows):
             keep &= ~np.isin(work.edit_row, override_rows)
         length = work.edit_len[keep]
         distinct, inverse = np.unique(work.edit_cp[keep], return_inverse=True)
-        table = [_replacement(cp, lower) for cp in distinct.tolist()]
+        table = [_replacement(cp) for cp in distinct.tolist()]
         new_length = np.array([len(r) for r in table], dtype=np.int64)[inverse]
         lengths = lengths + np.bincount(work.edit_row[keep], weights=new_length - length, minlength=n).astype(np.int64)
         starts.append(work.edit_pos[keep] + shift)
@@ -344,24 +340,25 @@ def apply_edits(arr: pa.Array, offsets: np.ndarray, work: RowWork, lower: bool,
                                        validity, arr.null_count)
 
 
-def normalise_batch(raw: pa.Array, low: pa.Array, offsets: np.ndarray, work: RowWork,
+def normalise_batch(raw: pa.Array, offsets: np.ndarray, work: RowWork,
                     whitespace: np.ndarray) -> tuple[pa.Array, pa.Array]:
     """Normalise a whole field, doing only what its characters need: (case-preserved, lower-cased).
 
-    `low` is raw with ASCII letters lower-cased and `offsets` its buffer's.
-    Single characters are edited in place (NFKC on its own, the dash rule,
-    lower-casing); rows that need NFKC over the whole row are normalised
-    with normalise_array and spliced in, in the same pass; then the rows
-    with whitespace to collapse (flagged in `whitespace`, or holding a
-    character that is or becomes whitespace) are collapsed with str.split,
-    which splits on exactly the isspace() set and is several times faster
-    than RE2 here. Equal, row for row, to normalise_array(raw).
+    `offsets` are those of the buffer `work`'s positions refer to (raw's
+    own, or its ASCII-lower-cased twin's). Single characters are edited in
+    place (NFKC on its own, the dash rule); rows that need NFKC over the
+    whole row are normalised with normalise_array and spliced in, in the
+    same pass; then the rows with whitespace to collapse (flagged in
+    `whitespace`, or holding a character that is or becomes whitespace) are
+    collapsed, in numpy or, where whitespace beyond ASCII is left, with
+    str.split, which splits on exactly the isspace() set. Equal, row for
+    row, to normalise_array(raw).
     """
     full = work.full
-    sub_norm = sub_low = None
+    sub_norm = None
     if len(full):
-        sub_norm, sub_low = normalise_array(raw.take(pa.array(full)))
-    norm = apply_edits(raw, offsets, work, False, sub_norm, full)
+        sub_norm, _ = normalise_array(raw.take(pa.array(full)))
+    norm = apply_edits(raw, offsets, work, sub_norm, full)
     collapse = whitespace.copy()
     collapse[work.space] = True
     collapse[full] = False
@@ -371,30 +368,10 @@ def normalise_batch(raw: pa.Array, low: pa.Array, offsets: np.ndarray, work: Row
         # No character of this batch changes under Unicode lower-casing (and no
         # row needed full NFKC), so lower-casing the ASCII letters is all of it.
         return norm, pc.ascii_lower(norm)
-    low = apply_edits(low, offsets, work, True, sub_low, full)
-    if not len(rows):
-        return norm, low
-    # A collapsed row whose edits all lower-case to the ASCII lower-casing of their normalised text is
-    # the ASCII lower-casing of its collapsed normalised text; only the others are collapsed again.
-    own = np.zeros(len(raw), dtype=bool)
-    own[work.edit_row[_lower_differs(work.edit_cp)]] = True
-    own_rows = rows[own[rows]]
-    low = _collapse(low, own_rows, work.wide_space)
-    ascii_rows = rows[~own[rows]]
-    if len(ascii_rows):
-        mask = np.zeros(len(raw), dtype=bool)
-        mask[ascii_rows] = True
-        low = _flat(pc.replace_with_mask(low, pa.array(mask), pc.ascii_lower(norm.take(pa.array(ascii_rows)))))
-    return norm, low
-
-
-def _lower_differs(cps: np.ndarray) -> np.ndarray:
-    """Per code point: whether lower-casing its normalised form does more than ASCII lower-casing would."""
-    if not len(cps):
-        return np.zeros(0, dtype=bool)
-    distinct, inverse = np.unique(cps, return_inverse=True)
-    differs = np.array([_replacement(c, True) != _replacement(c, False).lower() for c in distinct.tolist()])
-    return differs[inverse]
+    # normalise_array lower-cases its normalised text with Arrow's utf8_lower: so does this, in one pass
+    # over the few rows of the batch that are here (editing and collapsing a lower-cased twin of them
+    # in step with the normalised text cost twice as much).
+    return norm, _flat(pc.utf8_lower(norm))
 
 
 _ASCII_SPACE = np.array([c < 128 and chr(c).isspace() for c in range(256)], dtype=bool)
