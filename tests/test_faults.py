@@ -67,6 +67,14 @@ def _debris(ws: Path) -> list[str]:
     return sorted(p.relative_to(ws).as_posix() for p in ws.rglob(f"{files.TEMP_PREFIX}*"))
 
 
+def _writing(ws: Path) -> bool:
+    """Whether a running command has temporary files or folders out (it is writing)."""
+    try:
+        return bool(_debris(ws))
+    except FileNotFoundError:  # a temporary folder vanished while the walk was in it: it was there
+        return True
+
+
 def _index(ws: Path) -> list[str]:
     return json.loads((ws / "releases" / "index.json").read_text())
 
@@ -120,7 +128,7 @@ def _measured(args: list[str], ws: Path) -> tuple[float, float]:
     first = last = None
     proc = subprocess.Popen(_cmd(args), cwd=ws, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     while proc.poll() is None:
-        if _debris(ws):
+        if _writing(ws):
             last = time.monotonic() - start
             first = last if first is None else first
         time.sleep(0.002)
@@ -158,7 +166,7 @@ def _kill_trials(name: str, make: callable, args: list[str], want: dict[str, byt
         ws = make(tmp_path / f"{name}-{trial}")
         delay = rng.uniform(0, 1.2 * max(writing, 0.1))  # a little past the end: killed just after writing, too
         proc = subprocess.Popen(_cmd(args), cwd=ws, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        while proc.poll() is None and not _debris(ws):  # the clock starts when this run starts writing
+        while proc.poll() is None and not _writing(ws):  # the clock starts when this run starts writing
             time.sleep(0.002)
         try:
             proc.wait(timeout=delay)
