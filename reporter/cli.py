@@ -40,10 +40,10 @@ COMMAND_MODULE = {
 }
 
 # Settings a command gives its own process before any library loads. `reporter route` keeps the
-# memory Arrow frees: mimalloc (Arrow's allocator) otherwise returns it to the system within
-# 10 ms and page-faults it back for the next batch: 0.3-0.9 CPU-s more system time on the real
-# 1.07M-row benchmark pool in the runs measured (docs/decisions.md). The process ends when routing does; glibc's side is
-# routing.pieces.keep_freed_memory. A value already in the environment wins.
+# memory Arrow frees: mimalloc (Arrow's allocator) otherwise returns it to the system and
+# page-faults it back for the next batch: 0.3-0.9 CPU-s more system time on the real 1.07M-row
+# benchmark pool in the runs measured (docs/decisions.md). The process ends when routing does;
+# glibc's side is routing.pieces.keep_freed_memory. A value already in the environment wins.
 COMMAND_ENVIRONMENT = {"route": {"MIMALLOC_PURGE_DELAY": "-1"}}
 
 

@@ -164,12 +164,8 @@ class RowWork:
     """Rows that need NFKC over the whole row."""
     space: np.ndarray
     """Rows with Unicode whitespace (before or after NFKC)."""
-    simple: tuple[str, ...]
-    """Characters present that NFKC maps on their own (replaced literally)."""
-    dashes: tuple[str, ...]
-    """Dashes present (after the literal NFKC mappings), to become '-'."""
     edit_pos: np.ndarray = None
-    """Byte positions of characters replaced in place (SIMPLE, DASHED or CASE, outside `full` rows)."""
+    """Byte positions of characters replaced in place (SIMPLE or DASHED, outside `full` rows)."""
     edit_len: np.ndarray = None
     """Their UTF-8 lengths."""
     edit_cp: np.ndarray = None
@@ -178,8 +174,6 @@ class RowWork:
     """Their rows."""
     case: bool = False
     """Whether lower-casing must be Unicode-aware (a cased non-ASCII character, or full NFKC rows)."""
-    edit_norm: np.ndarray = None
-    """Per edit: whether it changes the case-preserved text too (SIMPLE or DASHED), not only the lower-cased."""
     non_ascii: np.ndarray = None
     """Rows holding any non-ASCII character."""
     wide_space: np.ndarray = None
@@ -190,8 +184,8 @@ class RowWork:
         """The work of the rows `keep` (ascending, holding every row in `rows`) of the buffer with `offsets`,
         renumbered for the buffer of those rows alone, whose offsets are `kept_offsets`.
 
-        Spares normalising the rows that need nothing: the character sets and `case` stay as they
-        were, which at worst does a little more work than these rows need, never less.
+        Spares normalising the rows that need nothing: `case` stays as it
+        was, which at worst does a little more work than these rows need, never less.
         """
         rank = np.full(len(offsets) - 1, -1, dtype=np.int64)
         rank[keep] = np.arange(len(keep))
@@ -228,7 +222,7 @@ def unicode_work(data: np.ndarray, offsets: np.ndarray, lead: np.ndarray | None 
     empty = np.zeros(0, dtype=np.int64)
     lead = np.flatnonzero(data >= 0xC0) if lead is None else lead
     if len(lead) == 0:
-        return RowWork(empty, empty, empty, (), (), empty, empty, empty, empty, False, None, empty, empty)
+        return RowWork(empty, empty, empty, empty, empty, empty, empty, False, empty, empty)
     lead_row = np.searchsorted(offsets, lead, side="right") - 1  # ascending, as lead is
     non_ascii = lead_row[np.concatenate([[True], lead_row[1:] != lead_row[:-1]])]
     n = len(data)
@@ -242,23 +236,18 @@ def unicode_work(data: np.ndarray, offsets: np.ndarray, lead: np.ndarray | None 
     pos_flags = _flags_of(cp)
     hit = pos_flags != 0
     if not hit.any():
-        return RowWork(empty, empty, empty, (), (), empty, empty, empty, empty, False, None, non_ascii, empty)
+        return RowWork(empty, empty, empty, empty, empty, empty, empty, False, non_ascii, empty)
     row = lead_row[hit]
     f = pos_flags[hit].astype(np.int64)
-    distinct = np.unique(cp[hit])
-    flags = _FLAG_TABLE[distinct]
-    simple = tuple(chr(c) for c, fl in zip(distinct.tolist(), flags.tolist()) if fl & SIMPLE)
-    dashes = {chr(c) for c, fl in zip(distinct.tolist(), flags.tolist()) if fl & DASHED and not fl & SIMPLE}
-    for ch in simple:
-        dashes |= {y for y in unicodedata.normalize("NFKC", ch) if unicodedata.category(y) == "Pd" and y != "-"}
     full = np.unique(row[(f & FULL) != 0])
-    edit = ((f & (SIMPLE | DASHED | CASE)) != 0) & ~np.isin(row, full)
+    # Only what the case-preserved text needs is edited: the lower-cased text is utf8_lower of it.
+    edit = ((f & (SIMPLE | DASHED)) != 0) & ~np.isin(row, full)
     pos = lead[hit][edit]
     b = b0[hit][edit]
     length = np.where(b < 0xE0, 2, np.where(b < 0xF0, 3, 4))
-    return RowWork(np.unique(row), full, np.unique(row[(f & SPACE) != 0]), simple, tuple(sorted(dashes)),
-                   pos, length, cp[hit][edit], row[edit], bool(len(full)) or bool((f & CASE).any()),
-                   (f[edit] & (SIMPLE | DASHED)) != 0, non_ascii, np.unique(row[(f & WIDE_SPACE) != 0]))
+    return RowWork(np.unique(row), full, np.unique(row[(f & SPACE) != 0]), pos, length, cp[hit][edit],
+                   row[edit], bool(len(full)) or bool((f & CASE).any()), non_ascii,
+                   np.unique(row[(f & WIDE_SPACE) != 0]))
 
 
 _REPLACEMENT: dict[int, bytes] = {}
@@ -302,9 +291,7 @@ def apply_edits(arr: pa.Array, offsets: np.ndarray, work: RowWork,
     lengths = np.diff(src_off)
     starts, spans, replacements = [], [], []
     if has_edits:
-        keep = work.edit_norm.copy()
-        if len(override_rows):
-            keep &= ~np.isin(work.edit_row, override_rows)
+        keep = ~np.isin(work.edit_row, override_rows)
         length = work.edit_len[keep]
         distinct, inverse = np.unique(work.edit_cp[keep], return_inverse=True)
         table = [_replacement(cp) for cp in distinct.tolist()]

@@ -47,7 +47,6 @@ from .stats import add_counts, build_rule_stats, compile_empty_totals, count_sou
 ROUTING_ALGORITHM_VERSION = 5
 ENGINE_VERSION = f"{__version__}+routing.{ROUTING_ALGORITHM_VERSION}"
 BATCH_ROWS = 32_768
-"""A work id starts with its scheme: doi:, arxiv:, openalex:, ..."""
 ROW_GROUP_ROWS = 65_536  # routing.parquet row groups: fixed, so the bytes never depend on batching
 RELEASE_FILES = ("release.json", "routing.parquet", "rule_stats.json", "samples.json")
 
