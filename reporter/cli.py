@@ -43,13 +43,15 @@ COMMAND_MODULE = {
 # memory Arrow frees: mimalloc (Arrow's allocator) otherwise returns it to the system and
 # page-faults it back for the next batch: 0.3-0.9 CPU-s more system time on the real 1.07M-row
 # benchmark pool in the runs measured (docs/decisions.md). The process ends when routing does;
-# glibc's side is routing.pieces.keep_freed_memory. A value already in the environment wins.
-COMMAND_ENVIRONMENT = {"route": {"MIMALLOC_PURGE_DELAY": "-1"}}
+# glibc's side is routing.pieces.keep_freed_memory. Routing never calls BLAS, yet OpenBLAS (loaded
+# with numpy) starts a thread per core that spins after start-up: 0.1 CPU-s a run, so the route
+# command asks it for none. A value already in the environment wins.
+COMMAND_ENVIRONMENT = {"route": {"MIMALLOC_PURGE_DELAY": "-1", "OPENBLAS_NUM_THREADS": "1"}}
 
 
 def set_command_environment(command: str | None) -> None:
-    """Set COMMAND_ENVIRONMENT for `command`, only while Arrow is not loaded (it reads them once)."""
-    if "pyarrow" in sys.modules:
+    """Set COMMAND_ENVIRONMENT for `command`, only while neither Arrow nor numpy is loaded (they read it once)."""
+    if "pyarrow" in sys.modules or "numpy" in sys.modules:
         return
     for name, value in COMMAND_ENVIRONMENT.get(command or "", {}).items():
         os.environ.setdefault(name, value)

@@ -192,31 +192,39 @@ _ENVIRONMENT = """
 import os, sys
 if sys.argv[2] == "arrow-loaded":
     import pyarrow
+elif sys.argv[2] == "numpy-loaded":
+    import numpy
 from reporter.cli import main
 try:
     main([sys.argv[1], "--help"])
 except SystemExit:
     pass
-print(os.environ.get("MIMALLOC_PURGE_DELAY", "unset"))
+print(os.environ.get(sys.argv[3], "unset"))
 """
 
 
-@pytest.mark.parametrize("command, preset, loaded, expected", [
-    ("route", None, "fresh", "-1"), ("route", "5", "fresh", "5"), ("digest", None, "fresh", "unset"),
-    ("route", None, "arrow-loaded", "unset")])
-def test_the_route_command_tells_arrow_to_keep_what_it_frees_before_arrow_loads(command, preset, loaded, expected):
-    """mimalloc reads MIMALLOC_PURGE_DELAY once, when Arrow loads: the route command sets it first.
+@pytest.mark.parametrize("name, command, preset, loaded, expected", [
+    ("MIMALLOC_PURGE_DELAY", "route", None, "fresh", "-1"), ("MIMALLOC_PURGE_DELAY", "route", "5", "fresh", "5"),
+    ("MIMALLOC_PURGE_DELAY", "digest", None, "fresh", "unset"),
+    ("MIMALLOC_PURGE_DELAY", "route", None, "arrow-loaded", "unset"),
+    ("OPENBLAS_NUM_THREADS", "route", None, "fresh", "1"), ("OPENBLAS_NUM_THREADS", "route", "4", "fresh", "4"),
+    ("OPENBLAS_NUM_THREADS", "digest", None, "fresh", "unset"),
+    ("OPENBLAS_NUM_THREADS", "route", None, "numpy-loaded", "unset")])
+def test_the_route_command_sets_its_allocator_and_blas_settings_before_the_libraries_load(name, command, preset,
+                                                                                       loaded, expected):
+    """mimalloc reads MIMALLOC_PURGE_DELAY once, when Arrow loads, and OpenBLAS its thread count when
+    numpy loads: the route command sets both first.
 
-    Only for `reporter route`, only while Arrow is not loaded yet (a caller
-    that imported it keeps its environment as it is), and a value the user
-    set wins.
+    Only for `reporter route`, only while neither library is loaded yet (a
+    caller that imported one keeps its environment as it is), and a value
+    the user set wins.
     """
     import os
     import subprocess
     import sys
-    env = {k: v for k, v in os.environ.items() if k != "MIMALLOC_PURGE_DELAY"}
+    env = {k: v for k, v in os.environ.items() if k != name}
     if preset is not None:
-        env["MIMALLOC_PURGE_DELAY"] = preset
-    out = subprocess.run([sys.executable, "-c", _ENVIRONMENT, command, loaded], capture_output=True, text=True,
-                         check=True, env=env)
+        env[name] = preset
+    out = subprocess.run([sys.executable, "-c", _ENVIRONMENT, command, loaded, name], capture_output=True,
+                         text=True, check=True, env=env)
     assert out.stdout.split()[-1] == expected
