@@ -32,7 +32,8 @@ from support.routing import write_pool, write_specs
 
 # ---------------------------------------------------------------- regexes from a small RE2 grammar
 
-REGEX_WORDS = ["replication", "trial", "Study", "data", "café", "Σσ", "ς", "abc", "x", " of ", "meta-analysis"]
+REGEX_WORDS = ["replication", "trial", "Study", "data", "café", "Σσ", "ς", "abc", "x", " of ", "meta-analysis",
+               "(β = ", "Β", "ϐ", "ſ", "µ", "ß", "ẞ", "É", "e\u0301", "ı", "İ"]
 QUOTED = st.text(alphabet=st.sampled_from(list("ab)(|]*.\\ Σ{")), min_size=0, max_size=5)
 regex_atom = st.one_of(
     st.sampled_from(REGEX_WORDS),

@@ -219,6 +219,13 @@ def test_a_regex_whose_span_pattern_re2_refuses_is_refused_at_load(tmp_path, mon
     (r"p [<=] ?0", "P = 0"),                  # a small class is read as alternatives ('p <', 'p =')
     (r"x[.]y[-+]z", "x.y+z"),                 # escaped and plain symbols in a class
     (r"random(ised|ized) trial", "RANDOMIZED trial"),
+    (r"\(β = 0", "an effect (Β = 0.4)"),          # a non-ASCII literal, the row lower-cased by normalisation
+    (r"\(β = 0", "an effect (β = 0.4)"),          # ... and a row normalisation leaves as it is
+    (r"\(β = 0", "an effect (ϐ = 0.4)"),          # ... and one NFKC changes (ϐ is β)
+    (r"straße", "STRAẞE"),
+    (r"µg per", "5 μg per day"),
+    (r"ſtudy of", "A STUDY OF"),
+    (r"ς data", "ΣΩΜΑ Σ data"),                    # Σ lower-cases to σ: ς is no literal
 ])
 def test_the_literal_prefilter_never_hides_a_match(tmp_path, pattern, text):
     import pyarrow as pa

@@ -10,18 +10,20 @@ check at load and routing can never disagree about a pattern.
 `required_literals` is a tiny reader of the RE2 syntax rule books use:
 literal runs, `\\Q...\\E` quotes, groups, alternation, quantifiers, classes
 and escapes. It is conservative: where it is unsure (a construct it does not
-know, a non-ASCII letter whose case folding lower-casing may not mirror) it
-finds no literal there, and the regex runs on every row it must.
+know, a non-ASCII letter whose case folding lower-casing may not mirror,
+`_seen_as`) it finds no literal there, and the regex runs on every row it must.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from functools import lru_cache
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .normalise import normalise_text
+from .normalise import FULL, char_flags, normalise_text
 
 _OCTAL = "01234567"
 _HEX = "0123456789abcdefABCDEF"
@@ -210,8 +212,7 @@ class _Re:
         if ch in ".^$":
             return ("other",)
         if not ch.isascii():
-            # Non-ASCII letters: RE2's case folding (σ, ς, Σ) is not what lower-casing sees.
-            return ("other", "wide") if _wide_char(ch) else ("other",)
+            return _non_ascii_atom(ch)
         return ("lit", ch)
 
     def escape(self):
@@ -224,8 +225,8 @@ class _Re:
             if not body:  # an empty quote, like a flag group, matches nothing
                 return ("flag",)
             # A quantifier after the quote repeats only its last character: keep the rest.
-            last = ("lit", body[-1]) if body[-1].isascii() else ("other",)
-            lits = [("lit", c) if c.isascii() else ("other",) for c in body[:-1]]
+            last = ("lit", body[-1]) if body[-1].isascii() else _non_ascii_atom(body[-1])
+            lits = [("lit", c) if c.isascii() else _non_ascii_atom(c) for c in body[:-1]]
             lo, _ = self.quantifier()
             return ("group", ("alt", [("seq", lits + [last if lo >= 1 else ("opt",)])]))
         if esc in ("p", "P"):
@@ -341,6 +342,59 @@ def _requirement(node) -> set[str] | None:
     return None
 
 
+def _non_ascii_atom(ch: str):
+    """A non-ASCII character of a regex: a literal where the scanned text always shows it as itself
+    (`_seen_as`), else a wildcard (a wide one when no case folding takes it to ASCII)."""
+    seen = _seen_as(ch)
+    if seen is not None:
+        return ("lit", ch)
+    return ("other", "wide") if _wide_char(ch) else ("other",)
+
+
+CASED_BELOW = 0x20000
+"""Every code point with a case mapping lies below this (planes 0 and 1; tests/test_normalise.py checks
+it on this Python's Unicode tables): a character's case-folding orbit is looked for among them."""
+
+
+@lru_cache(maxsize=1)
+def _candidates() -> pa.Array:
+    return pa.array([chr(c) for c in range(CASED_BELOW) if not 0xD800 <= c < 0xE000], pa.string())
+
+
+@lru_cache(maxsize=None)
+def _seen_as(ch: str) -> str | None:
+    """The one character a non-ASCII regex character is always seen as in the text the literal pass
+    scans, or None when that is not certain.
+
+    The regex runs on the normalised, case-preserved text and, case-insensitive,
+    matches every character of `ch`'s case-folding orbit as RE2 knows it (β: β,
+    Β, ϐ; ς: ς, σ, Σ). The literal pass scans the lower-cased text: a row that
+    normalisation changes as `utf8_lower` of it, any other row as it is (its
+    non-ASCII characters are then ones `char_flags` finds nothing to change
+    in). So `ch` may stand in a required literal only when every member of the
+    orbit that can be in normalised text (NFKC leaves it as it is) shows there
+    as the same character: lower-cased, it is that character, and it is either
+    that character already or one normalisation changes. `ϐ` never survives NFKC
+    and `Β` lower-cases to β, so β is seen as β; `Σ` lower-cases to σ, so ς is
+    unsafe (and σ too, as ς stays ς). Combining marks and composition partners
+    (NFKC may join them to a neighbour) are never literals.
+    """
+    seen = normalise_text(ch)
+    if len(seen) != 1 or seen.isspace() or char_flags(ord(seen)) & FULL or char_flags(ord(ch)) & FULL:
+        return None
+    pool = _candidates() if ord(ch) < CASED_BELOW else pa.concat_arrays([_candidates(), pa.array([ch])])
+    orbit = pool.filter(pc.match_substring_regex(pool, f"^\\x{{{ord(ch):x}}}$", ignore_case=True))
+    lowered = pc.utf8_lower(orbit).to_pylist()
+    for y, low in zip(orbit.to_pylist(), lowered):
+        if unicodedata.normalize("NFKC", y) != y:
+            continue  # never in normalised text
+        if low != seen:
+            return None
+        if y != seen and not y.isascii() and char_flags(ord(y)) == 0:
+            return None  # would be scanned as itself in a row normalisation leaves alone
+    return seen
+
+
 NARROW_SCRIPTS = frozenset({"Latin", "Common", "Inherited", "Any"})
 """Unicode scripts that hold ASCII characters (or might: `Inherited`, `Any`); any other script holds none."""
 
@@ -378,6 +432,8 @@ def _wide_class(body: str) -> bool:
 def _needs_wide(node) -> bool:
     """Whether every match of a node holds a non-ASCII character."""
     kind = node[0]
+    if kind == "lit":
+        return _wide_char(node[1])  # ſ is a literal too, and matches s
     if kind == "other":
         return len(node) > 1 and node[1] == "wide"
     if kind == "group":
