@@ -188,6 +188,43 @@ def test_the_route_command_keeps_a_batch_sized_block_it_frees():
     assert mapped == 0 and free >= 24
 
 
+_HUGE_PAGES = """
+import os, sys
+from reporter.routing.pieces import no_huge_pages
+def thp() -> str:
+    with open("/proc/self/status") as f:
+        return next(line.split()[1] for line in f if line.startswith("THP_enabled:"))
+before = thp()
+assert no_huge_pages()
+r, w = os.pipe()
+if os.fork() == 0:
+    os.write(w, thp().encode())
+    os._exit(0)
+os.wait()
+print(before, thp(), os.read(r, 8).decode())
+"""
+
+
+def _thp_status() -> bool:
+    try:
+        with open("/proc/self/status") as f:
+            return any(line.startswith("THP_enabled:") for line in f)
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _thp_status(), reason="Linux 5.0 or later shows whether a process may get huge pages")
+def test_the_route_command_turns_off_huge_pages_for_itself_and_its_workers():
+    """Set in a fresh process: it and a worker it forks then get no transparent huge pages."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", _HUGE_PAGES], capture_output=True, text=True, check=True)
+    before, after, worker = out.stdout.split()
+    if before != "1":
+        pytest.skip("huge pages are already off for this process tree")
+    assert (after, worker) == ("0", "0")
+
+
 _ENVIRONMENT = """
 import os, sys
 if sys.argv[2] == "arrow-loaded":

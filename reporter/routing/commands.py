@@ -111,8 +111,9 @@ def run_route(args) -> int:
     route = v["workspace"].route if v["workspace"] is not None else None
     dask = args.dask if args.dask is not None else (route.dask if route is not None else None)
     dask = dask or None  # --dask "" routes here whatever reporter.toml says
-    from .pieces import keep_freed_memory
+    from .pieces import keep_freed_memory, no_huge_pages
     keep_freed_memory()
+    no_huge_pages()
     result = route_release(v["pool"], v["specs"], v["releases"], overlay=v["overlay"],
                            sample_seed=seed, workers=args.workers, progress=not args.json or sys.stderr.isatty(),
                            dask=dask, label=label, as_of=as_of)

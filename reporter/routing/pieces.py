@@ -294,6 +294,26 @@ def keep_freed_memory() -> bool:
                 mallopt(m_top_pad, 64 << 20)])
 
 
+def no_huge_pages() -> bool:
+    """Ask the kernel for no transparent huge pages in this process and the workers it forks.
+
+    numpy and mimalloc (Arrow's allocator) mark their large blocks for huge
+    pages. Where the kernel grants those on request (THP "madvise", a common
+    default, with defrag "madvise"), each first touch of such a block may
+    compact memory to find, then zero, 2 MiB at once, as the faulting process:
+    on the real benchmark pool 1.2-1.4 CPU-s of system time with two workers,
+    0.6 without, and user time the same (docs/scale.md, "One core"). Only for
+    a process that routes and ends (the `reporter route` command). False where
+    the kernel has no such switch (not Linux, or older than 3.15).
+    """
+    import ctypes
+    pr_set_thp_disable = 41
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(pr_set_thp_disable, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
 def run_local(setup: Setup, pieces: Iterable[Piece], workers: int) -> Iterator[PieceResult]:
     """Route the pieces here (1 worker) or in `workers` worker processes, yielding results in pool order."""
     if workers <= 1:
