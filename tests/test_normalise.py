@@ -67,10 +67,12 @@ def test_every_cased_character_lies_below_the_orbit_search_bound():
     above it has a case mapping (so none is in any orbit)."""
     import sys
 
-    from reporter.routing.regexlit import CASED_BELOW
+    from reporter.routing.regexlit import CASED_BELOW, _candidates
     cased = [c for c in range(CASED_BELOW, sys.maxunicode + 1)
              if chr(c).lower() != chr(c) or chr(c).upper() != chr(c) or chr(c).casefold() != chr(c)]
     assert cased == []
+    # The candidates, UTF-8-encoded in numpy, are those code points one a string.
+    assert _candidates().to_pylist() == [chr(c) for c in range(CASED_BELOW) if not 0xD800 <= c < 0xE000]
 
 
 def test_whitespace_set_is_every_isspace_character():

@@ -189,11 +189,12 @@ def test_the_route_command_keeps_a_batch_sized_block_it_frees():
 
 
 _HUGE_PAGES = """
-import os, sys
+import ctypes, os, sys
 from reporter.routing.pieces import no_huge_pages
 def thp() -> str:
     with open("/proc/self/status") as f:
         return next(line.split()[1] for line in f if line.startswith("THP_enabled:"))
+ctypes.CDLL(None).prctl(41, 0, 0, 0, 0)  # as a fresh process tree: a test that routed in-process turned them off
 before = thp()
 assert no_huge_pages()
 r, w = os.pipe()

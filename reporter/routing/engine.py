@@ -402,9 +402,14 @@ def _routing_table(plan, fields, work_id, pile, reason, winner, M, evidence, tit
 
     def lists(cols: np.ndarray) -> pa.Array:
         sub = M[:, cols]
-        _, which = np.nonzero(sub)
+        # Only the rows some rule matched, in row order (most rows have none): a fifth of the time.
+        hit = np.flatnonzero(sub.any(axis=1))
+        part = sub[hit]
+        _, which = np.nonzero(part)
+        per_row = np.zeros(n, dtype=np.int64)
+        per_row[hit] = part.sum(axis=1)
         offsets = np.zeros(n + 1, dtype=np.int32)
-        np.cumsum(sub.sum(axis=1), out=offsets[1:])
+        np.cumsum(per_row, out=offsets[1:])
         values = pa.array([plan.rule_ids[c] for c in cols], pa.string()).take(pa.array(which)) \
             if len(cols) else pa.array([], pa.string())
         return pa.ListArray.from_arrays(pa.array(offsets), values)

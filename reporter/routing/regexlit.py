@@ -20,6 +20,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -358,7 +359,22 @@ it on this Python's Unicode tables): a character's case-folding orbit is looked 
 
 @lru_cache(maxsize=1)
 def _candidates() -> pa.Array:
-    return pa.array([chr(c) for c in range(CASED_BELOW) if not 0xD800 <= c < 0xE000], pa.string())
+    """Every code point below CASED_BELOW but the surrogates, one a string, encoded in numpy (a tenth of
+    the time of 130,000 chr() calls)."""
+    cp = np.arange(CASED_BELOW, dtype=np.int64)
+    cp = cp[(cp < 0xD800) | (cp >= 0xE000)]
+    size = np.where(cp < 0x80, 1, np.where(cp < 0x800, 2, np.where(cp < 0x10000, 3, 4)))
+    offsets = np.zeros(len(cp) + 1, dtype=np.int32)
+    np.cumsum(size, out=offsets[1:])
+    data = np.zeros(int(offsets[-1]), dtype=np.uint8)
+    start = offsets[:-1]
+    lead = np.select([size == 1, size == 2, size == 3], [cp, 0xC0 | (cp >> 6), 0xE0 | (cp >> 12)], 0xF0 | (cp >> 18))
+    data[start] = lead
+    for k in (1, 2, 3):  # continuation bytes, most significant first
+        has = size > k
+        shift = 6 * (size[has] - 1 - k)
+        data[start[has] + k] = 0x80 | ((cp[has] >> shift) & 0x3F)
+    return pa.StringArray.from_buffers(len(cp), pa.py_buffer(offsets), pa.py_buffer(data))
 
 
 @lru_cache(maxsize=None)
