@@ -102,6 +102,37 @@ def test_a_jsonl_pool_with_an_overlay_and_bad_utf8_routes_the_same_in_workers(po
                                 "unknown_ids": 1}
 
 
+def _strings_as_written(values: list[bytes]) -> pa.Array:
+    """A string array holding the given bytes unchecked, as a writer that never validates leaves them."""
+    import numpy as np
+    offsets = np.zeros(len(values) + 1, dtype=np.int32)
+    np.cumsum([len(v) for v in values], out=offsets[1:])
+    return pa.Array.from_buffers(pa.string(), len(values), [None, pa.py_buffer(offsets.tobytes()),
+                                                            pa.py_buffer(b"".join(values))])
+
+
+def test_a_parquet_pool_with_bad_utf8_in_its_text_is_replaced_and_counted_in_every_worker(pool, tmp_path):
+    """Invalid UTF-8 in a Parquet string column: a stray byte, a surrogate, an overlong form, and a
+    character split between two rows (valid bytes together, invalid in each row) are each replaced and
+    counted once, whichever process reads them; valid non-ASCII text is left as it is."""
+    table = pq.read_table(pool).slice(0, 600)
+    titles = [(t or "").encode() for t in table.column("title").to_pylist()]
+    abstracts = [(a or "").encode() for a in table.column("abstract").to_pylist()]
+    titles[5] = b"A replication \xff study"
+    abstracts[7] = b"surrogate \xed\xa0\x80 here"
+    abstracts[8] = b"overlong \xc0\xaf slash"
+    abstracts[100], abstracts[101] = b"split caf\xc3", b"\xa9 across rows"
+    abstracts[102] = "valid café, naïve, 𝔘".encode()
+    bad = table.set_column(table.schema.get_field_index("title"), "title", _strings_as_written(titles))
+    bad = bad.set_column(bad.schema.get_field_index("abstract"), "abstract", _strings_as_written(abstracts))
+    path = tmp_path / "bad.parquet"
+    pq.write_table(bad, path, row_group_size=100)
+    one = _release(path, tmp_path / "one", workers=1, batch_rows=64)
+    two = _release(path, tmp_path / "two", workers=2, batch_rows=50)
+    assert one == two
+    assert json.loads(one["rule_stats.json"])["pool"]["utf8_replaced"] == 5
+
+
 def test_ids_whose_hashes_meet_are_compared_as_ids(pool, reference, tmp_path, monkeypatch):
     """Every hash made equal: the ids themselves are read back, found distinct, and the release stands."""
     import numpy as np

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from reporter.routing.textscan import FieldBuffer, Scanner, default_engine
@@ -218,3 +218,43 @@ def test_an_unknown_engine_name_in_the_environment_is_refused(monkeypatch):
     monkeypatch.setenv("REPORTER_SCAN_ENGINE", "re2")
     with pytest.raises(InputError, match="REPORTER_SCAN_ENGINE='re2': name one of hyperscan, aho-corasick"):
         Scanner(["x"])
+
+
+_UTF8_EDGES = [0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC,
+               0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF]
+
+
+@settings(max_examples=3000, deadline=None)
+@example(rows=[b"\xed\xa0\x80"], skip=0)            # a surrogate
+@example(rows=[b"\xed\x9f\xbf"], skip=0)            # ... the last character before them
+@example(rows=[b"\xe0\x9f\xbf"], skip=0)            # an overlong 3-byte form
+@example(rows=[b"\xe0\xa0\x80"], skip=0)            # ... the first that is not
+@example(rows=[b"\xf0\x8f\xbf\xbf"], skip=0)        # an overlong 4-byte form
+@example(rows=[b"\xf0\x90\x80\x80"], skip=0)
+@example(rows=[b"\xf4\x90\x80\x80"], skip=0)        # past U+10FFFF
+@example(rows=[b"\xf4\x8f\xbf\xbf"], skip=0)        # U+10FFFF itself
+@example(rows=[b"\xc0\xaf"], skip=0)                # C0 and C1 lead nothing
+@example(rows=[b"caf\xc3", b"\xa9"], skip=0)         # a character split between two rows
+@example(rows=[b"\xe2\x82"], skip=0)                # a character cut short at the end
+@example(rows=[b"\xa9x"], skip=1)                   # a continuation byte after a stray lead outside the slice
+@given(rows=st.lists(st.one_of(st.binary(max_size=8),
+                               st.lists(st.sampled_from(_UTF8_EDGES), max_size=8).map(bytes),
+                               st.text(max_size=6).map(lambda t: t.encode("utf-8", "surrogatepass"))),
+                     min_size=1, max_size=5),
+       skip=st.integers(0, 2))
+def test_utf8_validity_from_the_high_bytes_is_that_of_each_row(rows, skip):
+    """FieldBuffer.utf8_valid says True exactly when every row decodes as UTF-8 on its own (Python's
+    strict decoder: no overlong forms, no surrogates, nothing past U+10FFFF, no character across rows)."""
+    values = [b"\xc3"] * skip + rows  # a sliced array: its first row starts past a stray byte
+    offsets = np.zeros(len(values) + 1, dtype=np.int32)
+    np.cumsum([len(v) for v in values], out=offsets[1:])
+    arr = pa.Array.from_buffers(pa.string(), len(values), [None, pa.py_buffer(offsets.tobytes()),
+                                                           pa.py_buffer(b"".join(values))]).slice(skip)
+    buf = FieldBuffer.of(arr)
+    want = True
+    for row in rows:
+        try:
+            row.decode("utf-8")
+        except UnicodeDecodeError:
+            want = False
+    assert buf.utf8_valid(buf.high_bytes()) == want

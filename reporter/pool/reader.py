@@ -18,7 +18,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import Callable, Iterable, Iterator, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -88,12 +88,15 @@ class TableSource:
     replaced: int = 0
     """Values whose invalid UTF-8 bytes were replaced so far (counted, never fatal)."""
 
-    def _conform(self, batch: pa.RecordBatch, columns: list[str]) -> pa.RecordBatch:
-        """Cast the text columns to string, replacing and counting invalid UTF-8."""
+    def _conform(self, batch: pa.RecordBatch, columns: list[str], checked: Iterable[str] = ()) -> pa.RecordBatch:
+        """Cast the text columns to string, replacing and counting invalid UTF-8.
+
+        `checked`: string columns the caller has already found to be valid UTF-8.
+        """
         arrays, fields = [], []
         for name in columns:
             arr = batch.column(name)
-            if name in TEXT_COLUMNS:
+            if name in TEXT_COLUMNS and name not in checked:
                 arr, bad = as_utf8(arr, f"{self.path}: column {name!r}")
                 self.replaced += bad
             arrays.append(arr)

@@ -321,10 +321,16 @@ class BatchResult:
 
 
 def route_batch(plan: Plan, batch: pa.RecordBatch, sample_seed: int = 0,
-                sample_k: int = 20, rule_sample_k: int = 10) -> BatchResult:
-    """Route one record batch: every rule on every row, one pile per row, partial counts."""
+                sample_k: int = 20, rule_sample_k: int = 10,
+                high: dict[str, np.ndarray] | None = None) -> BatchResult:
+    """Route one record batch: every rule on every row, one pile per row, partial counts.
+
+    `high`: per text field, where the reader found its high bytes (`FieldBuffer.high_bytes` of the
+    batch's own column), so that they are not looked for twice.
+    """
     n = batch.num_rows
-    fields = {f: FieldText(batch.column(f), plan.scanners[f]) for f in FIELDS}
+    high = high or {}
+    fields = {f: FieldText(batch.column(f), plan.scanners[f], high.get(f)) for f in FIELDS}
     M, D, has_domain = _evaluate_rules(plan, Evaluator(plan, batch, fields), n)
     winner = _winners(plan, M)
     policy = NoTextPolicy(plan, batch, fields)

@@ -33,7 +33,10 @@ _EMPTY = np.zeros(0, dtype=np.int64)
 class FieldText:
     """One text field of a batch: normalised text (raw rows plus a patch) and its boundary-checked literal hits."""
 
-    def __init__(self, raw: pa.Array | pa.ChunkedArray, scanner: Scanner):
+    def __init__(self, raw: pa.Array | pa.ChunkedArray, scanner: Scanner, high: np.ndarray | None = None):
+        """`high`: `FieldBuffer.of(raw).high_bytes()` when the caller has it (read only where the
+        scanner reads raw itself)."""
+        given = raw
         if isinstance(raw, pa.ChunkedArray):
             raw = raw.combine_chunks()
         if raw.type != pa.string():
@@ -56,7 +59,8 @@ class FieldText:
             ws[nonempty[(first == 32) | (last == 32)]] = True
         # Rows that held no non-ASCII byte before normalisation hold none after it; ASCII
         # lower-casing (the DFA's text) changes no byte's high bit.
-        high = self._base.high_bytes()
+        if high is None or low is not None or raw is not given:
+            high = self._base.high_bytes()
         self.ascii = self._base.ascii_rows(high)
         self.patch_rows = _EMPTY
         """Rows normalisation changes (ascending)."""

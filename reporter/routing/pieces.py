@@ -34,6 +34,8 @@ from ..errors import InputError
 from ..pool.overlay import Overlay
 from ..pool.reader import TableSource
 from .engine import Plan, compile_plan, route_batch
+from .evidence import FIELDS
+from .textscan import FieldBuffer
 from .normalise import warm_tables
 from .specs import RuleBook
 from .stats import add_counts, compile_empty_totals
@@ -158,19 +160,19 @@ def route_piece(setup: Setup, piece: Piece) -> PieceResult:
     source = None
     if piece.file is not None:
         source = TableSource(piece.file, "parquet", setup.schema, piece.rows, (piece.file,))
-        batches: Iterable[pa.RecordBatch] = _read_groups(source, list(plan.columns), piece.row_groups,
-                                                         setup.batch_rows)
+        batches: Iterable[tuple[pa.RecordBatch, dict]] = _read_groups(source, list(plan.columns), piece.row_groups,
+                                                                      setup.batch_rows)
     else:
-        batches = [piece.batch.slice(at, setup.batch_rows) for at in range(0, piece.rows, setup.batch_rows)] \
+        batches = [(piece.batch.slice(at, setup.batch_rows), {}) for at in range(0, piece.rows, setup.batch_rows)] \
             if piece.rows else []
     totals = compile_empty_totals(plan)
     tables: list[pa.Table] = []
     hashes: list[np.ndarray] = []
     samples: dict[str, list] = {}
-    for batch in batches:
+    for batch, high in batches:
         if ov is not None:
-            batch = ov.apply(batch)
-        res = route_batch(plan, batch, setup.sample_seed, SAMPLE_K, RULE_SAMPLE_K)
+            batch, high = ov.apply(batch), {}  # the overlay's text has high bytes of its own
+        res = route_batch(plan, batch, setup.sample_seed, SAMPLE_K, RULE_SAMPLE_K, high)
         tables.append(res.table)
         hashes.append(res.id_hashes)
         add_counts(totals, res.counts)
@@ -198,8 +200,9 @@ def _smallest(samples: dict[str, list]) -> dict[str, list]:
 
 
 def _read_groups(source: TableSource, columns: list[str], groups: tuple[int, ...],
-                 batch_rows: int) -> Iterator[pa.RecordBatch]:
-    """Record batches of some row groups of a Parquet file, text columns conformed as the pool reader does.
+                 batch_rows: int) -> Iterator[tuple[pa.RecordBatch, dict[str, np.ndarray]]]:
+    """Record batches of some row groups of a Parquet file, text columns conformed as the pool reader does,
+    each with the high-byte positions of its text fields (`_checked_fields`).
 
     Read on this thread only: pieces are what runs in parallel (worker
     processes, Dask threads), and Arrow's reading threads on top of them
@@ -215,9 +218,29 @@ def _read_groups(source: TableSource, columns: list[str], groups: tuple[int, ...
         pf = pq.ParquetFile(source.path, memory_map=True)
         for batch in pf.iter_batches(batch_size=batch_rows, row_groups=list(groups), columns=columns,
                                      use_threads=False):
-            yield source._conform(batch, columns)
+            high = _checked_fields(batch, columns)
+            yield source._conform(batch, columns, checked=high), high
     except (pa.ArrowInvalid, OSError) as exc:
         raise InputError(f"{source.path}: could not read Parquet: {exc}") from None
+
+
+def _checked_fields(batch: pa.RecordBatch, columns: list[str]) -> dict[str, np.ndarray]:
+    """Per text field of type string found to be valid UTF-8 from its high bytes alone: their positions.
+
+    FieldText needs those positions anyway (the ASCII test), and checking
+    UTF-8 from them costs a quarter of Arrow's full validation of the
+    column (0.04 CPU-s against 0.16 for the real pool's abstracts). A field
+    not found valid is left to the reader's own check, which replaces and
+    counts what is invalid.
+    """
+    out = {}
+    for name in FIELDS:
+        if name in columns and batch.schema.field(name).type == pa.string():
+            buf = FieldBuffer.of(batch.column(name))
+            high = buf.high_bytes()
+            if buf.utf8_valid(high):
+                out[name] = high
+    return out
 
 
 def plan_pieces(source: TableSource, columns: list[str], batch_rows: int,

@@ -92,6 +92,43 @@ class FieldBuffer:
         found.append(tail + np.flatnonzero(data[tail:] >= 128))
         return np.concatenate(found) + start
 
+    def utf8_valid(self, high: np.ndarray) -> bool:
+        """Whether every row is well-formed UTF-8 (Unicode's table 3-7), read from the positions of its
+        high bytes alone (`high_bytes`): the ASCII bytes around them are valid whatever they are.
+
+        Each lead byte (C2-F4) must be followed, in the same row, by exactly
+        the continuation bytes (80-BF) its length needs, with the second one in
+        the narrower range after E0, ED, F0 and F4 (no overlong forms, no
+        surrogates, nothing past U+10FFFF), and no continuation byte may stand
+        alone. Bytes of null rows are read too: a True is never wrong, and a
+        False sends the caller to Arrow's own check.
+        """
+        if not len(high):
+            return True
+        b = self.data[high]
+        lead = b >= 0xC0
+        li = np.flatnonzero(lead)
+        lb = b[li]
+        if ((lb < 0xC2) | (lb > 0xF4)).any():
+            return False
+        size = np.where(lb < 0xE0, 2, np.where(lb < 0xF0, 3, 4))
+        if len(b) - len(li) != int((size - 1).sum()):
+            return False  # a continuation byte no lead claims (the leads' claims are checked next)
+        if len(li) and li[-1] + size[-1] - 1 >= len(b):
+            return False
+        for k in (1, 2, 3):
+            m = size > k
+            at = li[m] + k
+            if lead[at].any() or (high[at] != high[li[m]] + k).any():
+                return False
+        second = b[li + 1]
+        if (((lb == 0xE0) & (second < 0xA0)) | ((lb == 0xED) & (second > 0x9F))
+                | ((lb == 0xF0) & (second < 0x90)) | ((lb == 0xF4) & (second > 0x8F))).any():
+            return False
+        start = high[li]
+        row = np.searchsorted(self.offsets, start, side="right") - 1
+        return bool((start + size <= self.offsets[row + 1]).all())
+
     def ascii_rows(self, high: np.ndarray | None = None) -> np.ndarray:
         """Per row, whether it holds only ASCII bytes (null and empty rows do); `high` as high_bytes gives."""
         out = np.ones(len(self.offsets) - 1, dtype=bool)
