@@ -114,7 +114,8 @@ def _strings_as_written(values: list[bytes]) -> pa.Array:
 def test_a_parquet_pool_with_bad_utf8_in_its_text_is_replaced_and_counted_in_every_worker(pool, tmp_path):
     """Invalid UTF-8 in a Parquet string column: a stray byte, a surrogate, an overlong form, and a
     character split between two rows (valid bytes together, invalid in each row) are each replaced and
-    counted once, whichever process reads them; valid non-ASCII text is left as it is."""
+    counted once, whichever process reads them, in mostly-ASCII text and in CJK text alike; valid
+    non-ASCII text is left as it is."""
     table = pq.read_table(pool).slice(0, 600)
     titles = [(t or "").encode() for t in table.column("title").to_pylist()]
     abstracts = [(a or "").encode() for a in table.column("abstract").to_pylist()]
@@ -123,6 +124,9 @@ def test_a_parquet_pool_with_bad_utf8_in_its_text_is_replaced_and_counted_in_eve
     abstracts[8] = b"overlong \xc0\xaf slash"
     abstracts[100], abstracts[101] = b"split caf\xc3", b"\xa9 across rows"
     abstracts[102] = "valid café, naïve, 𝔘".encode()
+    for i in range(300, 400):  # text mostly not ASCII: Arrow checks it, one bad value among it
+        abstracts[i] = "研究表明这种方法有效".encode() * 10
+    abstracts[333] = b"\xe7\xa0" + abstracts[333]
     bad = table.set_column(table.schema.get_field_index("title"), "title", _strings_as_written(titles))
     bad = bad.set_column(bad.schema.get_field_index("abstract"), "abstract", _strings_as_written(abstracts))
     path = tmp_path / "bad.parquet"
@@ -130,7 +134,7 @@ def test_a_parquet_pool_with_bad_utf8_in_its_text_is_replaced_and_counted_in_eve
     one = _release(path, tmp_path / "one", workers=1, batch_rows=64)
     two = _release(path, tmp_path / "two", workers=2, batch_rows=50)
     assert one == two
-    assert json.loads(one["rule_stats.json"])["pool"]["utf8_replaced"] == 5
+    assert json.loads(one["rule_stats.json"])["pool"]["utf8_replaced"] == 6
 
 
 def test_ids_whose_hashes_meet_are_compared_as_ids(pool, reference, tmp_path, monkeypatch):

@@ -258,3 +258,17 @@ def test_utf8_validity_from_the_high_bytes_is_that_of_each_row(rows, skip):
         except UnicodeDecodeError:
             want = False
     assert buf.utf8_valid(buf.high_bytes()) == want
+
+
+@pytest.mark.parametrize("share", [0.0, 0.001, 0.05, 0.3, 1.0])
+def test_high_bytes_are_every_byte_from_0x80_up_however_dense(share):
+    """Sparse text is searched word by word, mostly non-ASCII text (CJK) byte by byte: the same positions."""
+    rng = np.random.default_rng(3)
+    rows = ["".join("研" if rng.random() < share else "a" for _ in range(int(rng.integers(0, 300))))
+            for _ in range(2_000)]
+    arr = pa.array(["é skipped"] + rows).slice(1)
+    buf = FieldBuffer.of(arr)
+    start, end = int(buf.offsets[0]), int(buf.offsets[-1])
+    high = buf.high_bytes()
+    assert high.tolist() == (start + np.flatnonzero(buf.data[start:end] >= 128)).tolist()
+    assert buf.utf8_valid(high)

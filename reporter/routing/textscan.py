@@ -87,8 +87,11 @@ class FieldBuffer:
                     high.append(idx + at)
             if high:
                 hit = np.concatenate(high)
-                word, byte = np.nonzero(data[head:tail].reshape(-1, 8)[hit] >= 128)
-                found.append(head + 8 * hit[word] + byte)
+                if len(hit) * 4 > words:  # text mostly not ASCII (CJK): every byte at once is cheaper
+                    found.append(head + np.flatnonzero(data[head:tail] >= 128))
+                else:
+                    word, byte = np.nonzero(data[head:tail].reshape(-1, 8)[hit] >= 128)
+                    found.append(head + 8 * hit[word] + byte)
         found.append(tail + np.flatnonzero(data[tail:] >= 128))
         return np.concatenate(found) + start
 
