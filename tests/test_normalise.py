@@ -92,3 +92,20 @@ def test_whitespace_runs_of_any_length_collapse_like_str_split():
     arr = pa.array(["skip"] + values, pa.string()).slice(1)  # a sliced array: offsets start past zero
     got = _collapse(arr, np.arange(len(values)), unicode_rows=np.array([len(values) - 1]))
     assert got.to_pylist() == [None if v is None else " ".join(v.split()) for v in values]
+
+
+def test_rows_of_positions_is_the_row_each_byte_lies_in():
+    """Row bounds looked up among the positions give each position the row a binary search of the bounds
+    gives, empty rows and a buffer starting past zero included."""
+    import numpy as np
+
+    from reporter.routing.normalise import rows_of
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        lengths = rng.integers(0, 6, size=int(rng.integers(1, 30))) * rng.integers(0, 2, size=1)[0]
+        offsets = np.concatenate([[0], np.cumsum(lengths)]) + int(rng.integers(0, 4))
+        inside = np.arange(offsets[0], offsets[-1])
+        positions = np.sort(rng.choice(inside, size=int(rng.integers(0, len(inside) + 1)), replace=False)) \
+            if len(inside) else inside
+        want = np.searchsorted(offsets, positions, side="right") - 1
+        assert rows_of(offsets, positions).tolist() == want.tolist()

@@ -154,6 +154,17 @@ def char_flags(cp: int) -> int:
     return flags
 
 
+def rows_of(offsets: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """The row of each byte position (ascending, each within a row's bytes) of a buffer with `offsets`.
+
+    The row bounds are looked up among the positions, not each position among
+    the row bounds: a batch has tens of thousands of rows and can have
+    millions of high bytes (all of them in CJK text).
+    """
+    per_row = np.diff(np.searchsorted(positions, offsets))
+    return np.repeat(np.arange(len(offsets) - 1), per_row)
+
+
 @dataclass
 class RowWork:
     """Which rows of a buffer normalisation changes, and the characters it must replace."""
@@ -223,7 +234,7 @@ def unicode_work(data: np.ndarray, offsets: np.ndarray, lead: np.ndarray | None 
     lead = np.flatnonzero(data >= 0xC0) if lead is None else lead
     if len(lead) == 0:
         return RowWork(empty, empty, empty, empty, empty, empty, empty, False, empty, empty)
-    lead_row = np.searchsorted(offsets, lead, side="right") - 1  # ascending, as lead is
+    lead_row = rows_of(offsets, lead)  # ascending, as lead is
     non_ascii = lead_row[np.concatenate([[True], lead_row[1:] != lead_row[:-1]])]
     n = len(data)
     b0 = data[lead].astype(np.int64)

@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError
-from .normalise import is_word_char
+from .normalise import is_word_char, rows_of
 
 _ASCII_WORD = np.zeros(256, dtype=bool)
 for _c in range(128):
@@ -129,15 +129,14 @@ class FieldBuffer:
                 | ((lb == 0xF0) & (second < 0x90)) | ((lb == 0xF4) & (second > 0x8F))).any():
             return False
         start = high[li]
-        row = np.searchsorted(self.offsets, start, side="right") - 1
-        return bool((start + size <= self.offsets[row + 1]).all())
+        return bool((start + size <= self.offsets[rows_of(self.offsets, start) + 1]).all())
 
     def ascii_rows(self, high: np.ndarray | None = None) -> np.ndarray:
         """Per row, whether it holds only ASCII bytes (null and empty rows do); `high` as high_bytes gives."""
         out = np.ones(len(self.offsets) - 1, dtype=bool)
         high = self.high_bytes() if high is None else high
         if len(high):
-            out[np.searchsorted(self.offsets, high, side="right") - 1] = False
+            out[np.diff(np.searchsorted(high, self.offsets)) > 0] = False
         return out
 
     def text(self, row: int) -> str:
