@@ -35,10 +35,10 @@ from ..pool.overlay import Overlay
 from ..pool.reader import TableSource
 from .engine import Plan, compile_plan, route_batch
 from .evidence import FIELDS
-from .textscan import FieldBuffer
 from .normalise import warm_tables
 from .specs import RuleBook
 from .stats import add_counts, compile_empty_totals
+from .textscan import FieldBuffer
 
 SAMPLE_K = 20
 RULE_SAMPLE_K = 10
@@ -334,7 +334,7 @@ def no_huge_pages() -> bool:
     import ctypes
     pr_set_thp_disable = 41
     try:
-        return ctypes.CDLL(None, use_errno=True).prctl(pr_set_thp_disable, 1, 0, 0, 0) == 0
+        return ctypes.CDLL(None).prctl(pr_set_thp_disable, 1, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
 
