@@ -227,11 +227,15 @@ def test_a_regex_whose_span_pattern_re2_refuses_is_refused_at_load(tmp_path, mon
     (r"ſtudy of", "A STUDY OF"),
     (r"ς data", "ΣΩΜΑ Σ data"),                    # Σ lower-cases to σ: ς is no literal
 ])
-def test_the_literal_prefilter_never_hides_a_match(tmp_path, pattern, text):
+@pytest.mark.parametrize("engine", ["hyperscan", "aho-corasick"])
+def test_the_literal_prefilter_never_hides_a_match(tmp_path, monkeypatch, pattern, text, engine):
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from reporter.routing import pieces
     from reporter.routing.normalise import normalise_text
+    monkeypatch.setenv("REPORTER_SCAN_ENGINE", engine)
+    pieces._PLANS.clear()  # the process keeps the compiled plan (and its scanner) of the last run
     from reporter.routing.regexlit import required_literals
     assert pc.match_substring_regex(pa.array([text]), pattern, ignore_case=True)[0].as_py()
     lits = required_literals(pattern)
