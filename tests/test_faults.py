@@ -268,7 +268,7 @@ def test_concurrent_routes_all_succeed_and_list_each_release_once(base, routed, 
              for specs in ("specs_v2", "specs_v3", "specs_v2")]
     results = _finish(procs)
     print(f"\nconcurrent route x3: exits {[rc for rc, _ in results]}")
-    assert [rc for rc, _ in results] == [0, 0, 0], results
+    assert [rc for rc, _ in results] == [0, 0, 0], "\n\n".join(err for rc, err in results if rc)
     ids = _index(ws)
     assert ids[:1] == first and len(ids) == 3 and len(set(ids)) == 3 and sorted(ids) == _release_dirs(ws)
     second = _index(routed[0])[-1]
@@ -284,7 +284,7 @@ def test_concurrent_builds_all_succeed_and_leave_a_consistent_site(base, tmp_pat
     procs = [_start(["build", "--workspace", name], ws) for name in ("two", "three", "two")]
     results = _finish(procs)
     print(f"\nconcurrent build x3: exits {[rc for rc, _ in results]}")
-    assert [rc for rc, _ in results] == [0, 0, 0], results
+    assert [rc for rc, _ in results] == [0, 0, 0], "\n\n".join(err for rc, err in results if rc)
     ids = _index(ws)
     assert len(ids) == 3 and len(set(ids)) == 3 and sorted(ids) == _release_dirs(ws)
     assert _debris(ws) == []
