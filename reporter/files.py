@@ -124,7 +124,12 @@ def make_temp_dir(parent: Path, name: str) -> Path:
     make_dirs(parent)
     while True:
         tmp = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{name}-", dir=parent))
-        fd = os.open(tmp, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fd = os.open(tmp, os.O_RDONLY | os.O_DIRECTORY)
+        except FileNotFoundError:
+            # Another run's sweep took the new folder before it could be opened, let alone
+            # locked (mkdtemp and open are two steps): make another, as _claim does.
+            continue
         if _claim(tmp, fd):
             break
         os.close(fd)

@@ -4,6 +4,7 @@ import json
 import multiprocessing
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +26,27 @@ def test_written_files_and_folders_have_explicit_modes(tmp_path):
     assert _mode(tmp_path / "a" / "b.txt") == 0o644  # mkstemp alone would give 0600
     assert _mode(tmp) == 0o755  # mkdtemp alone would give 0700
     assert tmp.name.startswith(files.TEMP_PREFIX)
+
+
+def test_a_temporary_folder_swept_before_it_is_opened_is_made_again(tmp_path, monkeypatch):
+    """mkdtemp makes the folder, then it is opened and locked: a concurrent run's sweep can remove it in
+    between (three builds starting at once each sweep the releases folder). The run makes another."""
+    import tempfile
+    made = []
+    real = tempfile.mkdtemp
+
+    def swept_first(*args, **kwargs):
+        path = real(*args, **kwargs)
+        made.append(path)
+        if len(made) == 1:
+            assert files.remove_debris(tmp_path) == [Path(path)]  # unlocked yet: a sweep takes it
+        return path
+
+    monkeypatch.setattr(tempfile, "mkdtemp", swept_first)
+    tmp = files.make_temp_dir(tmp_path, "release")
+    assert len(made) == 2 and str(tmp) == made[1] and tmp.is_dir()
+    assert files.remove_debris(tmp_path) == []  # locked by this run
+    files.remove_tree(tmp)
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
