@@ -7,15 +7,25 @@ BIN    := $(VENV)/bin
 
 .PHONY: setup setup-test demo test bench clean
 
+# pip -qq: errors only. The package is installed once per change of pyproject.toml (a stamp in the
+# venv), so a second `make demo` or `make test` installs nothing and prints nothing of pip's.
+PIP    := $(BIN)/python -m pip -qq --disable-pip-version-check
+
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(PIP) install --upgrade pip
 
-setup: $(BIN)/python
-	$(BIN)/pip install --quiet -e .
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(PIP) install -e .
+	touch $@
 
-setup-test: $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test]'
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(PIP) install -e '.[test]'
+	touch $@ $(VENV)/.installed
+
+setup: $(VENV)/.installed
+
+setup-test: $(VENV)/.installed-test
 
 # The demo is two weeks of the example workspace (docs/example-workspace.md, "make demo: two releases"):
 # 2026-W26, a snapshot of the pool without the 10,000 works week 27 adds and with 2,000 it no longer has,

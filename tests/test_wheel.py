@@ -47,9 +47,9 @@ def _version(dist: str) -> tuple[int, ...]:
 
 
 def _local_backend() -> bool:
-    """setuptools>=68 that can write wheels (bdist_wheel is built in from 70.1, else the `wheel` package)."""
+    """setuptools>=77, which reads the SPDX `license` string and writes wheels itself (bdist_wheel built in)."""
     version = _version("setuptools")  # not imported: that would patch distutils in this process
-    return version >= (70, 1) or (version >= (68, 0) and find_spec("wheel") is not None)
+    return version >= (77, 0)
 
 
 def _build_wheel(tmp: Path) -> Path:
@@ -64,7 +64,7 @@ def _build_wheel(tmp: Path) -> Path:
     done = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", *isolation, "-w", str(dist), str(src)],
                 cwd=tmp)
     if done.returncode and not isolation and any(sign in done.stdout + done.stderr for sign in _NO_BACKEND):
-        pytest.skip("cannot build a wheel: no setuptools>=68 here and pip could not fetch one:\n" + done.stderr[-800:])
+        pytest.skip("cannot build a wheel: no setuptools>=77 here and pip could not fetch one:\n" + done.stderr[-800:])
     assert done.returncode == 0, done.stdout + done.stderr
     shutil.rmtree(src)  # from here on, the only other copy of the templates is the checkout's
     (wheel,) = dist.glob("reporter-*.whl")
