@@ -62,3 +62,17 @@ def test_an_unknown_command_lists_every_command(capsys):
         main(["rout"])
     err = capsys.readouterr().err
     assert "invalid choice: 'rout'" in err and "'fetch'" in err and "'route'" in err
+
+
+def test_every_commands_help_reads_as_text(capsys):
+    """Each `reporter COMMAND --help` prints plain text: no doubled `%%` from a description argparse never
+    %-formats (`diagnose` once printed "Wilson 95%% interval"), and no unformatted `%(default)s`."""
+    import pytest
+
+    from reporter.cli import COMMAND_MODULE
+    for command in sorted(COMMAND_MODULE):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        out = capsys.readouterr().out
+        assert "%%" not in out and "%(" not in out, (command, out)
+        assert out.startswith(f"usage: reporter {command}"), command

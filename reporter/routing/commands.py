@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     d = sub.add_parser(
         "diagnose", help="sample a pile or a rule's wins, matches or domain misses; measure precision",
         description="Seeded, reproducible samples with the matched span in context, and each rule's "
-                    "precision (Wilson 95%% interval) from a labels file (work_id,label).",
+                    "precision (Wilson 95% interval) from a labels file (work_id,label).",
         epilog="Examples (in the example workspace, after `reporter build`):\n"
                "  reporter diagnose --pile discard --n 10\n"
                "  reporter diagnose --rule osf-materials --of domain-misses\n"
