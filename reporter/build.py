@@ -30,6 +30,7 @@ from typing import Any
 from .config import Workspace, load_workspace
 from .errors import InputError
 from .files import locked, remove_debris
+from .plurals import count
 
 # Where the build writes the novelty results, relative to the workspace folder. Not part
 # of a release: rewritten at every build from the graph and the candidates (docs/novelty.md).
@@ -349,7 +350,7 @@ def run_build(args) -> int:
     print(f"routed {report.rows:,} works: release {report.release_id[:12]} "
           f"({'new' if report.created else 'unchanged'})")
     if report.novelty is not None:
-        print(f"novelty: checked {sum(report.novelty.values())} candidate(s): "
+        print(f"novelty: checked {count(sum(report.novelty.values()), 'candidate')}: "
               + ", ".join(f"{v} {n}" for v, n in report.novelty.items()))
     if report.digest:
         print(f"digest: decided and published {', '.join(report.digest)}")
@@ -357,8 +358,8 @@ def run_build(args) -> int:
         print(f"digest: {', '.join(report.digest_later)} not over yet (today is {report.as_of}); "
               f"left for a later build", file=sys.stderr)
     site = report.site
-    print(f"site: {site.out}/index.html  ({site.pages} pages for {len(site.releases)} release(s)"
-          f"{'' if not site.digests else f', {site.digests} digest week(s)'}"
+    print(f"site: {site.out}/index.html  ({site.pages} pages for {count(len(site.releases), 'release')}"
+          f"{'' if not site.digests else ', ' + count(site.digests, 'digest week')}"
           f"{'' if site.novelty is None else ' and the novelty page'}; "
-          f"{site.written} files written, {site.unchanged} unchanged)")
+          f"{count(site.written, 'file')} written, {site.unchanged} unchanged)")
     return 0

@@ -204,15 +204,37 @@ def test_clicking_a_header_sorts_the_table(browser, novelty_site):
         visit.close()
 
 
+PHONE_PX = 390
+"""A phone's width in CSS pixels (the issue's stakeholder read the pages at 390 px)."""
+
+WIDE_TABLES_JS = """() => Array.from(document.querySelectorAll('.table-wrap')).filter(w =>
+  w.scrollWidth > w.clientWidth + 1).map(w => {
+  const first = w.querySelector('tbody tr > :first-child') || w.querySelector('tr > :first-child');
+  const hint = w.previousElementSibling;
+  const before = first.getBoundingClientRect().left - w.getBoundingClientRect().left;
+  w.scrollLeft = w.scrollWidth;
+  const after = first.getBoundingClientRect().left - w.getBoundingClientRect().left;
+  w.scrollLeft = 0;
+  return {table: (w.querySelector('table') || {}).id || w.getAttribute('aria-label'),
+          sticky: getComputedStyle(first).position, stays: Math.abs(after - before) < 1,
+          hint: !!hint && hint.className === 'scroll-hint' && hint.offsetHeight > 0 ? hint.textContent : null,
+          shadow: getComputedStyle(w).backgroundImage.includes('radial-gradient')};
+})"""
+
+
 def _no_sideways_scroll(browser, site: Path, path: str, name: str, screenshots: Path) -> None:
-    """The page at 375 px is no wider than the window (a screenshot goes to `screenshots`)."""
+    """The page at 390 px is no wider than the window; a table that is scrolls inside its box with its first
+    column fixed, a line above it saying so and a shadow at its edge (a screenshot goes to `screenshots`)."""
     base = site.resolve().as_uri() + "/"
-    visit = Visit(browser, base + path, base, width=375)
+    visit = Visit(browser, base + path, base, width=PHONE_PX)
     try:
         widths = visit.page.evaluate("() => [document.documentElement.scrollWidth, "
                                      "document.documentElement.clientWidth]")
-        assert widths[0] <= widths[1], f"{name}: the page scrolls sideways at 375 px ({widths})"
-        visit.page.screenshot(path=str(screenshots / f"{name}-phone.png"), full_page=True)
+        assert widths[0] <= widths[1], f"{name}: the page scrolls sideways at {PHONE_PX} px ({widths})"
+        for wide in visit.page.evaluate(WIDE_TABLES_JS):
+            assert wide["sticky"] == "sticky" and wide["stays"], f"{name}: the first column scrolls away: {wide}"
+            assert wide["hint"] and "scroll" in wide["hint"] and wide["shadow"], f"{name}: no scroll cue: {wide}"
+        visit.page.screenshot(path=str(screenshots / f"{name}-{PHONE_PX}.png"), full_page=True)
     finally:
         visit.close()
 
@@ -229,12 +251,20 @@ TABLES_JS = """() => Array.from(document.querySelectorAll('table')).map(t => {
 })"""
 
 
-@pytest.mark.parametrize("name", ["home", "release", "rule", "diff", "status"])
-def test_at_1280_px_no_table_scrolls_and_every_count_is_on_screen(browser, novelty_site, name, screenshots):
+def _site_page(request, name: str) -> tuple[Path, str]:
+    """The site folder and path of a page by name: the fixture site's pages, or the digest site's week page."""
+    if name in DIGEST_PAGES:
+        return request.getfixturevalue("digest_site"), DIGEST_PAGES[name]
+    novelty_site = request.getfixturevalue("novelty_site")
+    return novelty_site["site"], _path(novelty_site, name)
+
+
+@pytest.mark.parametrize("name", ["home", "release", "rule", "diff", "status", "digest-week"])
+def test_at_1280_px_no_table_scrolls_and_every_count_is_on_screen(browser, request, name, screenshots):
     """The issue's report: domain-miss counts sat off-screen at 1280 px. Counts come first and every table fits."""
-    site = novelty_site["site"]
+    site, path = _site_page(request, name)
     base = site.resolve().as_uri() + "/"
-    visit = Visit(browser, base + _path(novelty_site, name), base, width=1280)
+    visit = Visit(browser, base + path, base, width=1280)
     try:
         page = visit.page
         widths = page.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
@@ -253,12 +283,37 @@ A4_PX = 704
 """A4 (210 mm) less the print stylesheet's 12 mm margins, at 96 px per inch."""
 
 
-@pytest.mark.parametrize("name", ["home", "release", "rule", "diff", "status"])
-def test_printed_to_a4_no_table_is_clipped(browser, novelty_site, name, screenshots):
-    """Print media at the width of an A4 page: every table fits its page, nothing hides, the PDF renders."""
-    site = novelty_site["site"]
+SPLIT_WORDS_JS = """() => { const found = [];
+  for (const cell of document.querySelectorAll('th, td')) {
+    const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    while (walk.nextNode()) {
+      const node = walk.currentNode;
+      if (node.parentElement.closest('code, .id')) continue;  // ids and hashes may break anywhere
+      const words = /[\\p{L}\\p{N}]{2,}/gu; let m;  // letters and digits: a break after a hyphen is fine
+      while ((m = words.exec(node.textContent))) {
+        const range = document.createRange();
+        range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+        const lines = new Set(Array.from(range.getClientRects()).map(r => Math.round(r.top)));
+        if (lines.size > 1) found.push([cell, node.parentElement, m[0]]);
+      } } }
+  // A word split across lines is a fault only where it would have fitted the cell's width whole.
+  return found.filter(([cell, parent, word]) => {
+    const probe = document.createElement('span');
+    probe.style.cssText = 'position:absolute;visibility:hidden;white-space:nowrap';
+    probe.textContent = word; parent.appendChild(probe);
+    const width = probe.getBoundingClientRect().width; probe.remove();
+    const cs = getComputedStyle(cell);
+    return width <= cell.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+  }).map(([cell, parent, word]) => word); }"""
+
+
+@pytest.mark.parametrize("name", ["home", "release", "rule", "diff", "status", "digest-week"])
+def test_printed_to_a4_no_table_is_clipped(browser, request, name, screenshots):
+    """Print media at the width of an A4 page: every table fits its page, no word in a table is split across
+    lines ("befor e"), nothing hides, the PDF renders."""
+    site, path = _site_page(request, name)
     base = site.resolve().as_uri() + "/"
-    visit = Visit(browser, base + _path(novelty_site, name), base, width=A4_PX)
+    visit = Visit(browser, base + path, base, width=A4_PX)
     try:
         page = visit.page
         page.emulate_media(media="print")
@@ -268,6 +323,7 @@ def test_printed_to_a4_no_table_is_clipped(browser, novelty_site, name, screensh
         hidden = page.evaluate("() => Array.from(document.querySelectorAll('.table-wrap, figure.chart'))"
                                ".filter(e => getComputedStyle(e).overflowX !== 'visible').length")
         assert hidden == 0, "a box that would clip its table on paper"
+        assert page.evaluate(SPLIT_WORDS_JS) == [], "words split across lines in a printed table"
         page.screenshot(path=str(screenshots / f"{name}-print.png"), full_page=True)
         pdf = page.pdf(format="A4", margin={"top": "12mm", "bottom": "12mm", "left": "12mm", "right": "12mm"})
         assert pdf.startswith(b"%PDF")

@@ -117,3 +117,15 @@ def test_every_help_example_runs_in_the_example_workspace(tmp_path):
             continue
         done = subprocess.run(argv, cwd=ws, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, f"`{line}` exited {done.returncode}: {done.stderr[-2000:]}"
+
+
+def test_the_pools_and_overlays_columns_are_documented():
+    """docs/pool.md names every column the readers require, with its type (the stakeholder had to learn them
+    from an error message)."""
+    from reporter.pool.reader import REQUIRED_POOL_COLUMNS
+    text = (ROOT / "docs" / "pool.md").read_text()
+    pool, overlay = text.split("## The overlay's columns")
+    for column in REQUIRED_POOL_COLUMNS:
+        assert re.search(rf"^\| `{column}` \| string \| yes", pool, re.M), column
+    for column in ("work_id", "abstract"):
+        assert re.search(rf"^\| `{column}` \| string \| yes", overlay, re.M), column

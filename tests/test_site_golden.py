@@ -203,7 +203,7 @@ def test_the_diff_says_what_changed_and_why(site_build):
     site, (first, second) = site_build["site"], site_build["ids"]
     tree = parse_html((site / "releases" / second / "diff.html").read_text())
     summary = [li.text() for li in tree.find("ul", id="summary").find_all("li")]
-    assert summary[0] == "Inputs changed: pool, specs; the others are the same."
+    assert summary[0] == "Inputs changed: the works (pool), the rule book (specs); the others are the same."
     assert summary[1].startswith("Rules: 1 added (meta-analysis); 1 edited (conference-abstract); "
                                  "1 removed (meta-analysis-shadow);")
     assert summary[2].startswith("The pool gained 5 works") and "lost 3" in summary[2]
@@ -312,8 +312,40 @@ def test_labels_and_dates_name_the_releases(site_build):
     site, (first, second) = site_build["site"], site_build["ids"]
     home = parse_html((site / "index.html").read_text())
     changes = [li.text() for li in home.find("ul", id="change-list").find_all("li")]
-    assert changes[0].startswith(f"2026-W20 <b>edited</b> {second[:12]} (2026-05-11): Changed: pool, specs.")
+    assert changes[0].startswith(f"2026-W20 <b>edited</b> {second[:12]} (2026-05-11): Changed: the works (pool), the rule book (specs).")
     assert changes[1] == f"2026-W19 {first[:12]} (2026-05-04): The first release."
     for name in ("index.html", "status.html", "diff.html"):
         text = (site / "releases" / second / name).read_text()
         assert "2026-W20 &lt;b&gt;edited&lt;/b&gt;" in text and "2026-05-11" in text, name
+
+
+def test_render_without_a_workspace_reads_titles_from_the_pool_it_is_given(tmp_path, capsys):
+    """`reporter render --releases` alone shows a moved work no sample holds as "title not shown"; `--pool` gives
+    its title from the pool, as a render with a workspace naming that pool does."""
+    from support.site import toy_rules, toy_works, write_release
+
+    from reporter.cli import main
+
+    releases, works = tmp_path / "releases", toy_works(400)
+    write_release(releases, works, toy_rules(1))
+    write_release(releases, works, toy_rules(2))  # the shadow promoted: 50 works move to discard
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("".join(json.dumps(w) + "\n" for w in works), encoding="utf-8")
+    common = ["render", "--releases", str(releases), "--quiet"]
+    assert main([*common, "--out", str(tmp_path / "bare")]) == 0
+    assert main([*common, "--out", str(tmp_path / "pooled"), "--pool", str(pool)]) == 0
+    (tmp_path / "reporter.toml").write_text(f'pool = "{pool}"\nspecs = "specs"\nreleases = "releases"\n'
+                                            'site = "site"\n', encoding="utf-8")
+    assert main([*common, "--out", str(tmp_path / "ws"), "--workspace", str(tmp_path)]) == 0
+    second = json.loads((releases / "index.json").read_text())[-1]
+    bare, pooled, ws = ((tmp_path / name / "releases" / second / "diff.html").read_text()
+                        for name in ("bare", "pooled", "ws"))
+    assert "title not shown" in bare and "render --pool PATH" in bare
+    assert "title not shown" not in pooled and pooled == ws
+    moved = [w for w in works if "meta-analysis" in (w["abstract"] or "") and w["title"]]
+    assert any(w["title"] in ws for w in moved if "<" not in w["title"] and "&" not in w["title"])
+    capsys.readouterr()
+    assert main(["render", "--releases", str(releases), "--out", str(tmp_path / "x"), "--pool", str(pool),
+                 "--workspace", str(tmp_path)]) == 2
+    assert "--pool goes without --workspace" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()

@@ -13,11 +13,12 @@ from jinja2 import meta as jmeta
 from reporter.errors import InputError
 from reporter.site import compute, env, links, models
 from reporter.site.charts import flow_chart
+from reporter.site.pages import flow_rows
 from reporter.site.csvfile import csv_bytes
 from reporter.site.load import check_stats
 
 PAGES = [models.HomePage, models.ReleasePage, models.RulePage, models.StatusPage, models.DiffPage,
-         models.NoveltyPage, models.DigestWeekPage, models.DigestIndexPage]
+         models.NoveltyPage, models.DigestWeekPage, models.DigestIndexPage, models.GlossaryPage]
 GLOBALS = {"csp", "static_style", "static_script"}
 
 
@@ -118,13 +119,15 @@ def test_the_flow_names_what_left_at_each_step_and_ends_at_the_paying_piles():
     main = [s.main.count for s in steps]
     # 100 in; 10 match no rule (90); discard 40 and hold 5 leave (45); 5 lack text (40) = 15 + 25.
     assert main == [100, 90, 45, 40]
+    # Read top to bottom, what left the flow stands beside the box it left: the box below is this one less it.
     for before, after in zip(steps, steps[1:]):
-        assert after.main.count == before.main.count - after.side.count
-    assert [s.side.title for s in steps[1:]] == ["No rule matched", "Discarded or set aside by a rule",
+        assert after.main.count == before.main.count - before.side.count and before.waiting is None
+    assert [s.side.title for s in steps[:3]] == ["No rule matched", "Discarded or set aside by a rule",
                                                  "No text to screen (no abstract)"]
-    parked = {line.key: line.count for line in steps[2].side.lines}
+    assert steps[3].side is None
+    parked = {line.key: line.count for line in steps[1].side.lines}
     assert parked == {"fl-pile-discard": 40, "fl-rule-d": 40, "fl-pile-hold": 5, "fl-rule-h": 5}
-    assert [line.label for line in steps[2].side.lines] == ["discard: discarded by a rule", "d",
+    assert [line.label for line in steps[1].side.lines] == ["discard: discarded by a rule", "d",
                                                             "hold: set aside by a rule (hold)", "h"]
     split = {line.key: line.count for line in steps[3].main.lines}
     assert split == {"fl-to-screen_cheap": 15, "fl-to-screen": 25} and sum(split.values()) == steps[3].main.count
@@ -158,9 +161,21 @@ def test_the_flow_goes_on_through_the_screen_to_the_hand_off():
     main = [s.main.count for s in steps]
     # 40 with text; the cheap screen keeps 6 + 2 of its 15 (32 reach the screen: 25 + 7); 20 admitted, handed off.
     assert main == [100, 90, 45, 40, 32, 20, 20]
-    for before, after in zip(steps[3:], steps[4:6]):
-        assert after.main.count == before.main.count - after.side.count
+    for before, after in zip(steps, steps[1:]):
+        gone = sum(box.count for box in (before.side, before.waiting) if box is not None)
+        assert after.main.count == before.main.count - gone
     assert {x.key: x.count for x in steps[4].main.lines} == {"fl-sc-direct": 25, "fl-sc-cheap-proceed": 7}
+    # Works the cheap screen or the screen has not decided yet wait: they are never in a box of what left.
+    assert (steps[3].side.count, steps[3].waiting.count) == (6, 2)
+    assert (steps[4].side.count, steps[4].waiting.count) == (9, 3)
+    assert all("not decided" not in s.side.title and "no verdict" not in s.side.title.lower()
+               for s in steps if s.side is not None)
+    rows = {r.key: r for r in flow_rows(steps)}
+    assert rows["fl-sc-cheap-incomplete"].kind == "waiting" and rows["fl-sc-cheap-incomplete"].label.startswith("waiting: ")
+    assert rows["fl-sc-cheap-discard"].kind == "removed" and rows["fl-sc-cheap-discard"].label.startswith("left the flow: ")
+    chart = flow_chart("c", "t", "The flow", steps)
+    assert [b.css for b in chart.bars].count("box-wait") == 2
+    assert "box-wait" in {legend.css for legend in chart.legend}
 
 
 def test_plain_names_say_what_a_pile_means():

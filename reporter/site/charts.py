@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..plurals import count
+
 WIDTH = 680
 LABEL_CHARS = 34
 
@@ -203,12 +205,19 @@ class FlowBox:
 
 @dataclass(frozen=True)
 class FlowStep:
-    """One step of a flow: the works going on (left) and what left the flow at this step (right)."""
+    """One step of a flow: a box of works (left), what left the flow from it and what waits in it (right).
+
+    The next step's box holds this box's works less its `side` and its
+    `waiting`: read top to bottom, every box on the right is taken from the
+    box beside it, never from the one below.
+    """
 
     main: FlowBox
-    """The works that go on."""
+    """The works at this step."""
     side: FlowBox | None = None
-    """What this step took out, or None."""
+    """What left the flow from this box (discarded, set aside, no rule, no text), or None."""
+    waiting: FlowBox | None = None
+    """Works of this box not decided yet (they may still go on): drawn apart, never as having left."""
 
 
 FLOW_WIDTH, FLOW_MAIN, FLOW_SIDE_X, FLOW_SIDE = 760, 380, 422, 336
@@ -227,15 +236,21 @@ def flow_chart(chart_id: str, table_id: str, title: str, steps: list[FlowStep]) 
     y = 4.0
     for i, step in enumerate(steps):
         main_h = _flow_box(bars, labels, step.main, 0, y, FLOW_MAIN, "box")
-        height = main_h
-        if step.side is not None:
-            side_h = _flow_box(bars, labels, step.side, FLOW_SIDE_X, y, FLOW_SIDE, "box-out")
-            height = max(height, side_h)
-            arrows.append(_arrow(FLOW_MAIN, y + 16, FLOW_SIDE_X, y + 16))
+        right = y
+        for box, css in ((step.side, "box-out"), (step.waiting, "box-wait")):
+            if box is None:
+                continue
+            if right == y:
+                arrows.append(_arrow(FLOW_MAIN, y + 16, FLOW_SIDE_X, y + 16))
+            right += _flow_box(bars, labels, box, FLOW_SIDE_X, right, FLOW_SIDE, css) + 8
+        height = max(main_h, right - y - 8)
         if i + 1 < len(steps):
             arrows.append(_arrow(FLOW_MAIN / 2, y + main_h, FLOW_MAIN / 2, y + height + FLOW_GAP))
         y += height + FLOW_GAP
-    legend = (Legend("box", "works that go on"), Legend("box-out", "works that left the flow at that step"))
+    legend = (Legend("box", "works at that step"),
+              Legend("box-out", "works that left the flow from the box beside them"))
+    if any(step.waiting is not None for step in steps):
+        legend += (Legend("box-wait", "works not decided yet: still waiting, they may go on"),)
     return Chart(chart_id, title, "The same numbers are in a table on this page.", table_id, FLOW_WIDTH,
                  int(y - FLOW_GAP + 6), tuple(bars), tuple(labels), legend, tuple(arrows), "chart flow")
 
@@ -245,7 +260,7 @@ def _flow_box(bars: list[Bar], labels: list[Label], box: FlowBox, x: float, y: f
     """Draw one box (its rectangle and text) at (x, y); return its height."""
     h = 10 + FLOW_LINE * (1 + len(box.lines)) + 4
     chars = int((w - 70) / TITLE_PX)
-    bars.append(Bar(x, y, w, h, css, f"{box.title}: {fmt(box.count)} works"))
+    bars.append(Bar(x, y, w, h, css, f"{box.title}: {count(box.count, 'work')}"))
     labels.append(Label(x + 8, y + 22, short(box.title, chars), "start", "head", full=_full(box.title, chars)))
     labels.append(Label(x + w - 8, y + 22, fmt(box.count), "end", "total", key=box.key))
     for j, line in enumerate(box.lines):

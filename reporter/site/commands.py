@@ -14,7 +14,9 @@ from http import HTTPStatus
 from pathlib import Path
 
 from ..errors import InputError
+from ..plurals import count
 from .render import render_site
+from .titles import PoolRef
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,8 +42,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="a results JSONL of `reporter novelty --batch --out`: adds the novelty page "
                         "(novelty.html, rebuilt at every render, never archived) and links it from the home page")
     p.add_argument("--workspace", type=Path, metavar="DIR",
-                   help="the workspace (reporter.toml) whose [screen] state the newest release's status page shows "
-                        "(read only, never written); without it the status pages show no screening")
+                   help="the workspace (reporter.toml): its pool gives the titles of the works the diff and status "
+                        "pages show that no sample holds (moved works, lost includes), and its [screen] state is what "
+                        "the newest release's status page shows (read only, never written). Without it the status "
+                        "pages show no screening, and those works show their ids only (see --pool)")
+    p.add_argument("--pool", type=Path, metavar="PATH",
+                   help="without --workspace: the pool (Parquet, JSONL or CSV) whose titles the diff and status pages "
+                        "show for works no sample holds")
+    p.add_argument("--overlay", type=Path, metavar="PATH", help="with --pool: its text overlay, whose titles win")
     p.add_argument("--against", action="append", default=[], metavar="ID",
                    help="also compare the newest release with this earlier one (a release id, a unique prefix of "
                         "6 or more characters, or a label): releases/<newest>/against/<id>.html; may be repeated. "
@@ -67,13 +75,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_render(args: argparse.Namespace) -> int:
     """reporter render."""
-    workspace = None
+    workspace = pool = None
     if args.workspace is not None:
+        if args.pool is not None:
+            raise InputError("--pool goes without --workspace: the workspace names its own pool")
         from ..config import load_workspace
         workspace = load_workspace(args.workspace)
+    elif args.pool is not None:
+        pool = PoolRef(args.pool, args.overlay)
+    elif args.overlay is not None:
+        raise InputError("--overlay goes with --pool")
     report = render_site(args.releases, args.out, digests_dir=args.digests,
                          rerender_archive=args.rerender_archive, progress=not (args.quiet or args.json),
-                         novelty=args.novelty, workspace=workspace, against=args.against)
+                         novelty=args.novelty, workspace=workspace, against=args.against, pool=pool)
     if args.json:
         print(json.dumps({
             "out": str(report.out), "releases": list(report.releases), "unlisted": list(report.unlisted),
@@ -82,16 +96,16 @@ def run_render(args: argparse.Namespace) -> int:
             "largest_page": {"path": report.largest_page[0], "bytes": report.largest_page[1]},
         }, indent=2, sort_keys=True))
         return 0
-    weeks = f" and {report.digests} digest week(s)" if report.digests else ""
-    print(f"rendered {len(report.releases)} release(s){weeks} into {report.out}: {report.pages} pages "
-          f"(HTML and Markdown each), {report.written} file(s) written, {report.unchanged} unchanged; "
+    weeks = f" and {count(report.digests, 'digest week')}" if report.digests else ""
+    print(f"rendered {count(len(report.releases), 'release')}{weeks} into {report.out}: {report.pages} pages "
+          f"(HTML and Markdown each), {count(report.written, 'file')} written, {report.unchanged} unchanged; "
           f"largest page {report.largest_page[0]} ({report.largest_page[1] / 1024:.1f} KB)")
     if report.novelty is not None:
-        print(f"novelty page: {report.novelty} checked candidate(s) from {args.novelty}")
+        print(f"novelty page: {count(report.novelty, 'checked candidate')} from {args.novelty}")
     if report.superseded:
-        print(f"kept {len(report.superseded)} superseded archived file(s) beside their new versions")
+        print(f"kept {count(len(report.superseded), 'superseded archived file')} beside their new versions")
     if report.kept:
-        print(f"left {len(report.kept)} archived file(s) of an earlier site version as they were published "
+        print(f"left {count(len(report.kept), 'archived file')} of an earlier site version as they were published "
               f"(--rerender-archive re-renders them in this version's layout)")
     for rid in report.unlisted:
         print(f"note: {args.releases / rid} is not listed in index.json and was not rendered", file=sys.stderr)

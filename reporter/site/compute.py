@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..plurals import count
 from .charts import FlowBox, FlowLine, FlowStep
 from .links import slug
 
@@ -21,6 +22,8 @@ def paying_piles(stats: dict[str, Any]) -> list[str]:
 PLAIN_KINDS = {"discard": "discarded by a rule", "hold": "set aside by a rule (hold)"}
 PLAIN_TIERS = {"cheap": "to the cheap screen (discard-only)", "expensive": "to the two-voter screen"}
 PLAIN_PENDING = {"unrouted": "no rule matched", "no_text": "no text to screen"}
+HANDED_OFF = "handed off to full-text review (Stage 3)"
+"""What the admitted works become: Stage 3 reads each screened work in full, from the export's list."""
 FLOW_SOURCES = 8
 """Sources named in the pool's box; the rest are one line."""
 FLOW_RULES = 10
@@ -41,15 +44,15 @@ def plain_name(state: str, stats: dict[str, Any]) -> str:
 
 
 def flow_steps(stats: dict[str, Any], screen: Any = None) -> list[FlowStep]:
-    """Routing as a flow diagram: the pool, then each step with what left the flow there, and why.
+    """Routing as a flow diagram, in the order works travel: each box, and beside it what left it and why.
 
-    pool (per source when rule_stats.json counts them) -> matched by a rule
-    (out: no rule matched) -> sent on to be screened (out: discarded or set
-    aside, per pile and rule) -> with text to screen (out: no text), split
-    into the screening piles. With `screen` (a ScreenFunnel of the status
-    page's report) the flow goes on through the cheap tier and the two-voter
-    screen to the hand-off. Each main box equals the one above it less what
-    left at its step.
+    pool (per source when rule_stats.json counts them; out: no rule matched)
+    -> matched by a rule (out: discarded or set aside, per pile and rule) ->
+    sent on to be screened (out: no text) -> with text to screen, split into
+    the screening piles. With `screen` (a ScreenFunnel of the status page's
+    report) the flow goes on through the cheap tier and the two-voter screen
+    to the hand-off. Each box holds the one above it less what left it and
+    what still waits in it.
     """
     rows = stats["rows"]
     pending = stats["pending"]
@@ -66,22 +69,22 @@ def flow_steps(stats: dict[str, Any], screen: Any = None) -> list[FlowStep]:
     if len(sources) > FLOW_SOURCES:
         rest = sources[FLOW_SOURCES:]
         source_lines.append(FlowLine(f"{len(rest)} more sources", sum(n for _s, n in rest), "fl-source-more"))
+    text_box = FlowBox("With text to screen", with_text, "fl-text",
+                       tuple(FlowLine(f"{p}: {plain_name(p, stats)}", stats["piles"][p], f"fl-to-{slug(p)}")
+                             for p in paying))
     steps = [
-        FlowStep(FlowBox("Works in the pool", rows, "fl-pool", tuple(source_lines))),
-        FlowStep(FlowBox("Matched by a rule", routed, "fl-routed"),
+        FlowStep(FlowBox("Works in the pool", rows, "fl-pool", tuple(source_lines)),
                  FlowBox("No rule matched", rows - routed, "fl-out-unrouted",
                          tuple(FlowLine(f"pending: {r}", n, f"fl-pending-{slug(r)}") for r, n in others))),
-        FlowStep(FlowBox("Sent on to be screened", to_paying, "fl-paying"),
+        FlowStep(FlowBox("Matched by a rule", routed, "fl-routed"),
                  FlowBox("Discarded or set aside by a rule", routed - to_paying, "fl-out-parked",
                          _parked_lines(stats, parked))),
-        FlowStep(FlowBox("With text to screen", with_text, "fl-text",
-                         tuple(FlowLine(f"{p}: {plain_name(p, stats)}", stats["piles"][p], f"fl-to-{slug(p)}")
-                               for p in paying)),
+        FlowStep(FlowBox("Sent on to be screened", to_paying, "fl-paying"),
                  FlowBox("No text to screen (no abstract)", no_text, "fl-out-no_text")),
     ]
-    if screen is not None:
-        steps += _screen_steps(screen)
-    return steps
+    if screen is None:
+        return steps + [FlowStep(text_box)]
+    return steps + _screen_steps(text_box, screen)
 
 
 def _parked_lines(stats: dict[str, Any], parked: list[str]) -> tuple[FlowLine, ...]:
@@ -97,35 +100,35 @@ def _parked_lines(stats: dict[str, Any], parked: list[str]) -> tuple[FlowLine, .
         named += min(room, len(rules))
         if len(rules) > room:
             rest = rules[room:]
-            lines.append(FlowLine(f"{len(rest)} more rules", sum(n for _r, n in rest), f"fl-more-{slug(pile)}",
+            lines.append(FlowLine(count(len(rest), "more rule"), sum(n for _r, n in rest), f"fl-more-{slug(pile)}",
                                   indent=True))
     return tuple(lines)
 
 
-def _screen_steps(f: Any) -> list[FlowStep]:
+def _screen_steps(text_box: FlowBox, f: Any) -> list[FlowStep]:
     """The flow past routing, from the status page's screen funnel (reporter.screening.report.ScreenFunnel).
 
-    The works with text reach the two-voter screen less what the cheap screen
-    discarded or has not decided yet; the screen admits its works less those it
-    discarded or has no verdict on yet; the admitted are handed off.
+    From the works with text, the cheap screen discards some and has not
+    decided others yet (they wait, and may still reach the screen); the
+    two-voter screen discards some of what reaches it, has no verdict on
+    others yet, and admits the rest; the admitted are handed off.
     """
     if f.cheap_configured:
         into = (FlowLine("from the screen piles", f.screen - f.cheap_proceeded, "fl-sc-direct"),
                 FlowLine("passed on by the cheap screen", f.cheap_proceeded, "fl-sc-cheap-proceed"))
-        cheap = FlowBox("Left at the cheap screen (discard-only)", f.cheap_discarded + f.cheap_undecided,
-                        "fl-sc-cheap-out",
-                        (FlowLine("discarded", f.cheap_discarded, "fl-sc-cheap-discard"),
-                         FlowLine("not decided yet", f.cheap_undecided, "fl-sc-cheap-incomplete")))
+        text = FlowStep(text_box, FlowBox("Discarded by the cheap screen", f.cheap_discarded,
+                                          "fl-sc-cheap-discard"),
+                        FlowBox("Not decided yet by the cheap screen", f.cheap_undecided, "fl-sc-cheap-incomplete"))
     else:
         into = (FlowLine("from the screen piles", f.screen - f.cheap, "fl-sc-direct"),
                 FlowLine("from the cheap piles (no cheap screen configured)", f.cheap, "fl-sc-cheap-proceed"))
-        cheap = None
-    return [FlowStep(FlowBox("Two-voter screen: works in scope", f.screen, "fl-sc-screen", into), cheap),
-            FlowStep(FlowBox("Admitted by the two-voter screen", f.admitted, "fl-sc-screen-admit"),
-                     FlowBox("Left at the two-voter screen", f.discarded + f.incomplete, "fl-sc-screen-out",
-                             (FlowLine("discarded", f.discarded, "fl-sc-screen-discard"),
-                              FlowLine("no verdict yet", f.incomplete, "fl-sc-screen-incomplete")))),
-            FlowStep(FlowBox("Handed off to Stage 3 (reporter export)", f.hand_off, "fl-sc-handoff"))]
+        text = FlowStep(text_box)
+    return [text,
+            FlowStep(FlowBox("Two-voter screen: works in scope", f.screen, "fl-sc-screen", into),
+                     FlowBox("Discarded by the two-voter screen", f.discarded, "fl-sc-screen-discard"),
+                     FlowBox("No verdict yet from the screen", f.incomplete, "fl-sc-screen-incomplete")),
+            FlowStep(FlowBox("Admitted by the two-voter screen", f.admitted, "fl-sc-screen-admit")),
+            FlowStep(FlowBox(HANDED_OFF[0].upper() + HANDED_OFF[1:], f.hand_off, "fl-sc-handoff"))]
 
 
 def identity_totals(stats: dict[str, Any]) -> dict[str, int]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import compute
+from ..plurals import count
 from .charts import Stack, fmt, paired_chart
 from .csvfile import csv_bytes
 from .diff import ABSENT, DiffData, MovedWork, state_counts
@@ -44,6 +45,9 @@ INPUT_WHAT = {
     "normalisation": "the text normalisation settings",
     "engine": "the routing engine's version",
 }
+INPUT_SHORT = {"pool": "the works", "overlay": "the text overlay", "specs": "the rule book", "piles": "the piles",
+               "normalisation": "text normalisation", "engine": "the routing engine"}
+"""Each input in a word or two, for the one-line summaries (its name follows in brackets)."""
 MOVED_COLUMNS = ("work", "paper", "before", "decided before by", "now", "decided now by")
 """The columns of the CSV of every moved work."""
 
@@ -304,7 +308,7 @@ def summary_lines(rel: Release, base: Release, data: DiffData, specs: tuple[Spec
                   same: int) -> tuple[str, ...]:
     """What changed, and why, in a few plain sentences (the top of the diff page)."""
     changed = [n for n in INPUT_NAMES if base.manifest["inputs"][n] != rel.manifest["inputs"][n]]
-    lines = [f"Inputs changed: {', '.join(changed)}; the others are the same." if changed else
+    lines = [f"Inputs changed: {_inputs(changed)}; the others are the same." if changed else
              "No input changed."]
     by = {c: [s.id for s in specs if s.change == c] for c in ("added", "edited", "removed")}
     parts = [f"{len(ids)} {c} ({_names(ids)})" for c, ids in by.items() if ids]
@@ -316,12 +320,12 @@ def summary_lines(rel: Release, base: Release, data: DiffData, specs: tuple[Spec
     new_paying = sum(n for s, n, _w in data.new if s in paying)
     left_paying = sum(n for s, n, _w in data.left if s in paying)
     if new or left:
-        lines.append(f"The pool gained {fmt(new)} works ({fmt(new_paying)} of them go to screening) and lost "
+        lines.append(f"The pool gained {count(new, 'work')} ({fmt(new_paying)} of them go to screening) and lost "
                      f"{fmt(left)} ({fmt(left_paying)} of them had gone to screening).")
     else:
         lines.append("The pool holds the same works.")
     moved = data.moved.num_rows
-    lines.append(f"{fmt(moved)} works in both releases changed pile: {fmt(data.into_paying[0])} into a paying pile, "
+    lines.append(f"{count(moved, 'work')} in both releases changed pile: {fmt(data.into_paying[0])} into a paying pile, "
                  f"{fmt(data.out_of_paying[0])} out of one." if moved else
                  "No work in both releases changed pile.")
     then, now = (sum(r.stats["piles"][p] for p in compute.paying_piles(r.stats)) for r in (base, rel))
@@ -339,5 +343,10 @@ def change_line(rel: Release, base: Release | None, data: DiffData | None) -> st
     rules = ", ".join(f"{n} {c}" for c, n in counts.items() if n) or "none changed"
     new, left = (sum(n for _s, n, _w in g) for g in (data.new, data.left))
     then, now = (sum(r.stats["piles"][p] for p in compute.paying_piles(r.stats)) for r in (base, rel))
-    return (f"Changed: {', '.join(changed) or 'nothing'}. Rules: {rules}. Works: {fmt(new)} new, {fmt(left)} gone, "
+    return (f"Changed: {_inputs(changed) or 'nothing'}. Rules: {rules}. Works: {fmt(new)} new, {fmt(left)} gone, "
             f"{fmt(data.moved.num_rows)} moved pile. To screening: {fmt(then)} → {fmt(now)}.")
+
+
+def _inputs(names: list[str]) -> str:
+    """Changed inputs in plain words, each with its name: `the works (pool), the rule book (specs)`."""
+    return ", ".join(f"{INPUT_SHORT[n]} ({n})" for n in names)

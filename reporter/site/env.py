@@ -24,6 +24,7 @@ import jinja2
 from markupsafe import Markup
 
 from ..errors import InternalError
+from ..plurals import count
 
 TEMPLATES = resources.files("reporter") / "templates"
 """The templates: package data of `reporter`, found in an installed wheel as in a checkout."""
@@ -183,6 +184,7 @@ def _csp_hash(text: str) -> str:
 
 def _common(env: jinja2.Environment) -> jinja2.Environment:
     env.filters["num"] = num
+    env.filters["count"] = count
     return env
 
 

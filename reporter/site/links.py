@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from ..hashing import sha256_text
 
 HOME = "index"
+GLOSSARY = "glossary"
+"""The glossary page (site-relative, without extension): every page's footer links to it."""
 _PLAIN = re.compile(r"[a-z0-9][a-z0-9._-]{0,79}")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")

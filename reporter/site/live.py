@@ -12,11 +12,14 @@ from .charts import Stack, flow_chart, fmt, stacked_chart
 from .links import HOME, diff_path, href, paper_href, release_path, rule_path, slug, status_path, work_anchor
 from .load import Release
 from .models import (CalibrationView, DigestSummary, Fragment, Grid, GridRow, HomePage, LabelRow, Link, LostView,
-                     LostWork, NoveltySummary, PlanView, ReleaseSummary, Row, ScreeningSection, StatusPage, TierView)
+                     LostWork, NoveltySummary, PendingNote, PileShare, PlanView, ReleaseSummary, Row, ScreeningSection,
+                     StatusPage, TierView)
 from .pages import flow_rows, meta, release_name, rule_link, short_id
 from .titles import PoolRef, Titles, shorten
 
 LOST_SHOWN = 100
+PENDING_PLAIN = "not decided by routing: no rule matched, or no abstract to screen (costs nothing)"
+"""The home page's meaning of the pending pile."""
 
 
 def build_home(releases: tuple[Release, ...], digest: DigestSummary | None = None,
@@ -32,9 +35,22 @@ def build_home(releases: tuple[Release, ...], digest: DigestSummary | None = Non
                 piles.append(p["name"])
     changes = changes or {}
     summaries = tuple(_summary(rel, piles, changes.get(rel.release_id, "")) for rel in reversed(releases))
+    latest_piles: tuple[PileShare, ...] = ()
+    pending = None
+    if releases:
+        stats = releases[-1].stats
+        latest_piles = tuple(PileShare(p["name"], PENDING_PLAIN if p["kind"] == "pending"
+                                       else compute.plain_name(p["name"], stats),
+                                       stats["piles"][p["name"]], compute.share(stats["piles"][p["name"]], stats["rows"]))
+                             for p in stats["pile_order"])
+        waiting = stats["pending"]
+        total = sum(waiting.values())
+        if total:
+            pending = PendingNote(total, compute.share(total, stats["rows"]), stats["rows"],
+                                  waiting.get("unrouted", 0), waiting.get("no_text", 0))
     return HomePage(meta=meta(HOME, "Releases and digests", [], archived=False),
-                    latest=summaries[0] if summaries else None, releases=summaries,
-                    piles=tuple(piles), digest=digest, novelty=novelty)
+                    latest=summaries[0] if summaries else None, latest_piles=latest_piles, pending=pending,
+                    releases=summaries, piles=tuple(piles), digest=digest, novelty=novelty)
 
 
 def _summary(rel: Release, piles: list[str], changes: str) -> ReleaseSummary:
@@ -163,7 +179,7 @@ def screen_funnel(report: ScreenReport | None) -> list[Row]:
     if report is None:
         return [Row("cheap tier (discard-only screen)", "—", "s-sc-cheap"),
                 Row("two-voter screen", "—", "s-sc-screen"),
-                Row("handed off to Stage 3", "—", "s-sc-handoff")]
+                Row(compute.HANDED_OFF, "—", "s-sc-handoff")]
     f = report.funnel
     if f.cheap_configured:
         cheap = [Row("cheap tier: discarded", fmt(f.cheap_discarded), "s-sc-cheap-discard"),
@@ -176,7 +192,7 @@ def screen_funnel(report: ScreenReport | None) -> list[Row]:
             Row("two-voter screen: admitted", fmt(f.admitted), "s-sc-screen-admit"),
             Row("two-voter screen: discarded", fmt(f.discarded), "s-sc-screen-discard"),
             Row("two-voter screen: incomplete (no verdict yet)", fmt(f.incomplete), "s-sc-screen-incomplete"),
-            Row("handed off to Stage 3 (reporter export)", fmt(f.hand_off), "s-sc-handoff")]
+            Row(compute.HANDED_OFF, fmt(f.hand_off), "s-sc-handoff")]
 
 
 def screening_section(report: ScreenReport | None, note: str) -> ScreeningSection:

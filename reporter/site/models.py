@@ -39,6 +39,8 @@ class PageMeta:
     """From the HTML page: its Markdown twin (`html`); from the twin: the HTML page (`md`)."""
     archived: bool
     """Whether the page is archived (never rewritten) or rebuilt at every build."""
+    glossary: Href
+    """The glossary page, where every word of ours a page uses (pile, pending, Stage 3, ...) is explained."""
 
 
 @dataclass(frozen=True)
@@ -250,14 +252,48 @@ class DigestSummary:
 
 
 @dataclass(frozen=True)
+class PileShare:
+    """A pile of the latest release on the home page: its name, what it means, its works."""
+
+    name: str
+    """The pile's name (`discard`, `screen_cheap`, `pending`)."""
+    plain: str
+    """What the pile means, in plain words."""
+    rows: int
+    """Works in it."""
+    share: str
+    """Its share of the pool, as shown (`80.8%`)."""
+
+
+@dataclass(frozen=True)
+class PendingNote:
+    """Why most works may be pending: the latest release's pending works and their two reasons."""
+
+    rows: int
+    """Pending works."""
+    share: str
+    """Their share of the pool, as shown."""
+    pool: int
+    """Works in the pool."""
+    unrouted: int
+    """Pending because no rule matched them."""
+    no_text: int
+    """Pending because a rule would send them to screening but they have no abstract."""
+
+
+@dataclass(frozen=True)
 class HomePage:
-    """The home page: the latest release, then the archive, newest first."""
+    """The home page: what the site shows, the latest release, then the archive, newest first."""
 
     TEMPLATE: ClassVar[str] = "home"
     meta: PageMeta
     """Title, path, twin link."""
     latest: ReleaseSummary | None
     """The newest release (last in index.json), or None when there is none."""
+    latest_piles: tuple[PileShare, ...]
+    """The newest release's piles in pile order, each with its plain meaning (empty without a release)."""
+    pending: PendingNote | None
+    """Why works are pending in the newest release, or None when none are (or there is no release)."""
     releases: tuple[ReleaseSummary, ...]
     """Every release, newest first."""
     piles: tuple[str, ...]
@@ -287,11 +323,11 @@ class FlowRow:
     key: str
     """data-key shared with the diagram's number."""
     label: str
-    """The box's title or the line's label, in plain words."""
+    """The box's title (after "left the flow: " or "waiting: " for a box on the diagram's right) or a line's label."""
     rows: int
     """Works."""
-    removed: bool
-    """True for what left the flow at a step (a box on the diagram's right)."""
+    kind: str
+    """"" for works at a step, "removed" for what left the flow from it, "waiting" for its works not decided yet."""
     level: int
     """0 for the box itself, 1 for a line inside it (a source, a pile), 2 for a line under such a line (a rule)."""
 
@@ -1166,3 +1202,26 @@ class DigestIndexPage:
     """Every published week, newest first."""
     feed: Href
     """The Atom feed (feed.xml beside this page)."""
+
+
+@dataclass(frozen=True)
+class Term:
+    """One word of ours and what it means."""
+
+    anchor: str
+    """Fragment id of its entry (`term-pending`), which pages link to."""
+    word: str
+    """The word as pages use it (`pending`, `Stage 3`, `specs`)."""
+    meaning: str
+    """What it means, in a sentence or two of plain words."""
+
+
+@dataclass(frozen=True)
+class GlossaryPage:
+    """The glossary: every internal word a page of this site uses, with its plain meaning."""
+
+    TEMPLATE: ClassVar[str] = "glossary"
+    meta: PageMeta
+    """Title, path, twin link."""
+    groups: tuple[tuple[str, tuple[Term, ...]], ...]
+    """Terms by topic (routing, releases, screening, digest, novelty), each group's title first."""

@@ -9,8 +9,8 @@ from typing import Any
 from . import compute
 from .charts import Stack, flow_chart, fmt, stacked_chart
 from .csvfile import csv_bytes
-from .links import (HOME, Href, diff_path, href, isolated, paper_href, release_path, rule_anchor, rule_path, slug,
-                    status_path, work_anchor)
+from .links import (GLOSSARY, HOME, Href, diff_path, href, isolated, paper_href, release_path, rule_anchor,
+                    rule_path, slug, status_path, work_anchor)
 from .load import INPUT_NAMES, Release
 from .models import (Context, Count, Crumb, DomainRow, Download, FlowRow, Link, Overlap, PageMeta, PileRow, ReleaseName,
                      ReleasePage, Row, RulePage, RuleRow, Sample, WorkView)
@@ -31,7 +31,8 @@ def meta(path: str, title: str, crumbs: list[tuple[str, str]], archived: bool) -
     name = posixpath.basename(path)
     return PageMeta(title=title, path=path,
                     crumbs=tuple(Crumb(label, href(path, target)) for label, target in crumbs),
-                    twin=Href(html=name + ".md", md=name + ".html"), archived=archived)
+                    twin=Href(html=name + ".md", md=name + ".html"), archived=archived,
+                    glossary=href(path, GLOSSARY))
 
 
 def release_name(page: str, rel: Release) -> ReleaseName:
@@ -121,12 +122,16 @@ def flow_rows(steps: list) -> tuple[FlowRow, ...]:
     """The flow diagram's numbers as table rows (each box, then its lines), keys shared with the diagram."""
     rows = []
     for step in steps:
-        for box, removed in ((step.main, False), (step.side, True)):
+        for box, kind in ((step.main, ""), (step.side, "removed"), (step.waiting, "waiting")):
             if box is None:
                 continue
-            rows.append(FlowRow(box.key, box.title, box.count, removed, 0))
-            rows += [FlowRow(line.key, line.label, line.count, removed, 2 if line.indent else 1) for line in box.lines]
+            rows.append(FlowRow(box.key, FLOW_NOTES[kind] + box.title, box.count, kind, 0))
+            rows += [FlowRow(line.key, line.label, line.count, kind, 2 if line.indent else 1) for line in box.lines]
     return tuple(rows)
+
+
+FLOW_NOTES = {"": "", "removed": "left the flow: ", "waiting": "waiting: "}
+"""What the flow table writes before a box's title, by its kind."""
 
 
 def build_release_page(rel: Release) -> ReleasePage:

@@ -20,6 +20,7 @@ from .diff_page import (AGAINST_RECENT, Pair, build_diff_page, change_line, diff
 from .digest_pages import FEED, DigestWeek, build_index_page, build_week_page, digest_summary, load_digest_weeks
 from .env import render_html, render_md
 from .feed import atom_feed, entry_id, feed_id
+from .glossary import build_glossary
 from .links import href
 from .live import NO_WORKSPACE, ScreeningStatus, build_home, build_status_page, lost_works, screening_status
 from .load import Release, ReleaseSet, load_releases
@@ -106,7 +107,8 @@ class PreparedSite:
 
 def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = None,
                 rerender_archive: bool = False, progress: bool = True,
-                novelty: Path | None = None, workspace: Any = None, against: Sequence[str] = ()) -> RenderReport:
+                novelty: Path | None = None, workspace: Any = None, against: Sequence[str] = (),
+                pool: PoolRef | None = None) -> RenderReport:
     """Render every release under releases_dir (and the digest weeks and novelty results, when given) into out.
 
     `digests_dir` is a digest archive (`reporter digest --archive`): every week
@@ -119,7 +121,7 @@ def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = Non
     done to the newest release's status page (its state read, never written);
     without it the status pages say they were rendered without one. Its pool
     also gives the titles of the works the diff and status pages show that no
-    sample holds. `against` names earlier releases (ids, unique prefixes or
+    sample holds; without a workspace, `pool` (a PoolRef) gives them. `against` names earlier releases (ids, unique prefixes or
     labels) to compare the newest with, beside the comparisons every render
     writes (docs/site.md, "Which comparisons are rendered").
     """
@@ -137,6 +139,8 @@ def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = Non
             screening = gather_screening(workspace, latest.release_id if latest else None,
                                          latest.folder if latest else None, workspace_labels(workspace),
                                          strict=False)
+        elif pool is not None:
+            screening = ScreeningStatus(None, None, NO_WORKSPACE, pool)
         site = prepare_site(found, out, stages=stages, rerender_archive=rerender_archive, progress=progress,
                             screening=screening, against=against)
         return site.commit()
@@ -234,6 +238,7 @@ def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] =
             writer.add(path, data, archived=False)
     homes = {stage.name: stage.home for stage in stages if stage.home is not None}
     add(build_home(releases, changes=changes, **homes), False)
+    add(build_glossary(releases), False)
     writer.check()
     bar.close()
     return PreparedSite(writer=writer, releases=found, stages=tuple(stages), pages=pages)

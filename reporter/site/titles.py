@@ -77,8 +77,8 @@ def gather_titles(releases: Iterable[Release], wanted: Iterable[str], pool: Pool
     found = sample_titles(releases)
     rest = sorted({w for w in wanted if found.get(w) is None})
     if pool is None:
-        return Titles(found, "title not shown: no release's samples hold this work; reporter build, or reporter "
-                             "render --workspace DIR, reads it from the pool")
+        return Titles(found, "title not shown: no release's samples hold this work; reporter build, reporter "
+                             "render --workspace DIR or reporter render --pool PATH reads it from the pool")
     if not rest:
         return Titles(found, "not in the workspace's pool")
     try:

@@ -28,9 +28,10 @@ from pathlib import Path
 from ..errors import InputError, InternalError
 from ..files import locked, remove_debris, replace_files, resource_error
 from ..hashing import dump_json
+from ..plurals import count
 
 MANIFEST = "manifest.json"
-SITE_VERSION = 2
+SITE_VERSION = 3
 """The layout of archived pages. Bump it with every change to what an archived page (a release, rule or
 digest week page, or a file beside one) looks like: pages archived by an earlier version are then kept as
 they were instead of refused, and only `--rerender-archive` rewrites them. 1: the layout until issue 12
@@ -100,7 +101,7 @@ class SiteWriter:
         if conflicts and not self.rerender_archive:
             shown = ", ".join(conflicts[:5]) + (f" and {len(conflicts) - 5} more" if len(conflicts) > 5 else "")
             raise InputError(
-                f"{root}: {len(conflicts)} archived page(s) would change: {shown}. A published release page "
+                f"{root}: {count(len(conflicts), 'archived page')} would change: {shown}. A published release page "
                 f"is never rewritten; a changed template is a new site version (reporter.site.writer.SITE_VERSION). "
                 f"Render into a new --out folder, or pass --rerender-archive to re-render them and keep each old "
                 f"file beside the new one")

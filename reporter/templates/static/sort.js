@@ -69,4 +69,23 @@
     wrap.parentNode.insertBefore(box, wrap);
     input.addEventListener("input", function () { filterRows(table, input.value, status); });
   });
+  // A table wider than its box scrolls sideways inside it: a line above it says so while it does.
+  var wraps = document.querySelectorAll(".table-wrap");
+  function hint() {
+    Array.prototype.forEach.call(wraps, function (wrap) {
+      var more = wrap.scrollWidth > wrap.clientWidth + 1;
+      var note = wrap.previousElementSibling;
+      var has = note !== null && note.className === "scroll-hint";
+      if (more && !has) {
+        note = document.createElement("p");
+        note.className = "scroll-hint";
+        note.textContent = "Wider than the screen: scroll the table sideways for more columns \u2192";
+        wrap.parentNode.insertBefore(note, wrap);
+      } else if (!more && has) {
+        note.parentNode.removeChild(note);
+      }
+    });
+  }
+  hint();
+  window.addEventListener("resize", hint);
 })();

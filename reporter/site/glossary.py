@@ -1,0 +1,85 @@
+"""The glossary page: every word of ours a page uses, with its plain meaning.
+
+A newcomer meets pile names, "pending", "Stage 3" and input names on every
+page; each page's footer links here, and the home page says so in its first
+paragraph. The pile entries are the piles of the releases on the site, with
+the meaning routing gives them (`compute.plain_name`); the input entries are
+the diff page's (`INPUT_WHAT`); the verdicts are the novelty page's.
+"""
+
+from __future__ import annotations
+
+from .compute import plain_name
+from .diff_page import INPUT_WHAT
+from .links import GLOSSARY, slug
+from .load import INPUT_NAMES, Release
+from .models import GlossaryPage, Term
+from .novelty_page import VERDICT_MEANINGS
+from .pages import meta
+
+ROUTING = (
+    ("work", "One record of the pool: a paper, a preprint, a registration, with its id (`doi:...`, `pmid:...`), "
+             "title and abstract."),
+    ("rule", "A declarative test of a work's text (a phrase in the title, a regular expression in the abstract, "
+             "a source) that sends the works it matches to one pile. The rule book is specs/rules/*.json."),
+    ("precedence", "When several rules match a work, the one of highest precedence decides its pile; the others "
+                   "count it as outranked."),
+    ("matched, won, outranked, no_text", "For every rule, matched = won + no_text + outranked: each work it "
+                                          "matched went to its pile (won), was held back for lack of text "
+                                          "(no_text), or was won by a rule of higher precedence (outranked)."),
+    ("pile", "Where routing puts a work. A discard pile and a hold pile take works out of the flow; a screening "
+             "pile sends them on to the model voters, which costs money; pending holds what no rule decided."),
+    ("pending", "Not decided by routing, and costing nothing: either no rule matched the work (pending: "
+                "unrouted), or a rule would send it to screening but it has no abstract to read (pending: "
+                "no_text). In a weekly pool most works are pending: the rule book is written for the works "
+                "worth a decision."),
+    ("to screening (paying piles)", "The works of the screening piles: what the screen would send to the "
+                                    "voters, and pay for."),
+    ("shadow rule", "A rule scored on every work that never wins: its forecast says what it would do if it "
+                    "were promoted."),
+    ("domain, domain miss", "A rule may declare the works it is meant to govern (its domain); a miss is a work "
+                            "of the domain the rule did not match that still went to a paying pile."),
+)
+RELEASES = (
+    ("release", "One routing of one pool by one rule book: a folder named by the sha256 of its six inputs (its "
+                "id, shortened to 12 characters), often with a label such as 2026-W27. Same inputs, same id "
+                "and the same bytes; a changed input makes a new release and never touches an old one."),
+    ("archived page", "A release's page and its rule pages are published once and never rewritten; the status "
+                      "and diff pages are rebuilt at every build."),
+)
+SCREENING = (
+    ("cheap screen (discard-only)", "The first screening tier: two inexpensive voters that may only discard a "
+                                    "work, on two excludes; every other work goes on to the two-voter screen."),
+    ("two-voter screen", "Two model voters read each work's title and abstract against the criteria; the screen "
+                         "discards on two excludes and admits everything else."),
+    ("not decided yet, no verdict yet", "Works a screening tier has not answered for yet: they wait, and may "
+                                        "still go on; they have not left the flow."),
+    ("Stage 3", "The full-text review that comes after the screen, outside this tool: the works the screen "
+                "admitted are handed off to it, and `reporter export` writes their list."),
+)
+DIGEST = (
+    ("KEEP, REVIEW, DROP", "The weekly digest's three decisions: a paper worth reading this week, one a person "
+                           "should look at, and one left out, each with its reason."),
+)
+
+
+def build_glossary(releases: tuple[Release, ...]) -> GlossaryPage:
+    """The glossary, with the piles of every release on the site (newest meaning first) among its terms."""
+    piles: dict[str, str] = {}
+    for rel in reversed(releases):
+        for p in rel.stats["pile_order"]:
+            piles.setdefault(p["name"], plain_name(p["name"], rel.stats))
+    pile_terms = tuple(_term(f"pile {name}", name, meaning) for name, meaning in piles.items())
+    inputs = tuple(_term(f"input {name}", name, f"A release input: {INPUT_WHAT[name]}.") for name in INPUT_NAMES)
+    verdicts = tuple(_term(f"verdict {name}", name, meaning) for name, meaning in VERDICT_MEANINGS.items())
+    groups = (("Routing", tuple(_term(w, w, m) for w, m in ROUTING) + pile_terms),
+              ("Releases and their six inputs", tuple(_term(w, w, m) for w, m in RELEASES) + inputs),
+              ("Screening", tuple(_term(w, w, m) for w, m in SCREENING)),
+              ("The weekly digest", tuple(_term(w, w, m) for w, m in DIGEST)),
+              ("Novelty verdicts", verdicts))
+    return GlossaryPage(meta=meta(GLOSSARY, "What the words mean", [("Home", "index")], archived=False),
+                        groups=groups)
+
+
+def _term(key: str, word: str, meaning: str) -> Term:
+    return Term(f"term-{slug(key)}", word, meaning)
