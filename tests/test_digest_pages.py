@@ -372,7 +372,7 @@ def test_a_changed_template_refuses_to_rewrite_an_archived_week(archive, tmp_pat
         return out.replace("</main>", "<p>a new template</p></main>") if isinstance(page, DigestWeekPage) else out
 
     monkeypatch.setattr(render, "render_html", changed)
-    with pytest.raises(InputError, match=r"archived page\(s\) would change: digest/2026-W19.html, digest/2026-W20.html"):
+    with pytest.raises(InputError, match=r"2 archived pages would change: digest/2026-W19.html, digest/2026-W20.html"):
         render_site(releases, tmp_path / "site", digests_dir=archive, progress=False)
     assert {p: p.read_bytes() for p in (tmp_path / "site").rglob("*") if p.is_file()} == before
     report = render_site(releases, tmp_path / "site", digests_dir=archive, progress=False, rerender_archive=True)
@@ -405,7 +405,7 @@ def test_render_command_renders_the_archive(site, archive, tmp_path, capsys):
     assert main(["render", "--releases", str(site["releases"]), "--digests", str(archive),
                  "--out", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
-    assert "2 digest week(s)" in out and "0 file(s) written" in out
+    assert "2 digest weeks" in out and "0 files written" in out
 
 
 # --- the build ----------------------------------------------------------------------------------------

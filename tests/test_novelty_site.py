@@ -273,7 +273,7 @@ def test_build_checks_the_candidates_and_renders_the_page(tmp_path, capsys):
     assert {line["graph"]["events_jsonl"] for line in lines} == {"graph/events.jsonl"}
     counts = Counter(line["result"]["verdict"] for line in lines)
     assert counts == {"duplicate": 1, "neighborhood": 2, "novel": 3, "unknown": 1}
-    assert "novelty: checked 7 candidate(s): duplicate 1, neighborhood 2, novel 3, unknown 1" in out
+    assert "novelty: checked 7 candidates: duplicate 1, neighborhood 2, novel 3, unknown 1" in out
     tree = parse_html((ws / "site" / "novelty.html").read_text())
     assert {td.attrs["data-key"]: int(td.text()) for td in tree.find("table", id="verdict-table").find_all("td")
             if "data-key" in td.attrs} == {f"v-{v}": counts.get(v, 0) for v in

@@ -235,8 +235,9 @@ def test_the_diff_counts_every_work_once(two_releases, tmp_path):
 
 def test_an_empty_releases_folder_renders_a_home_page(tmp_path):
     report = render_site(tmp_path / "none", tmp_path / "site", progress=False)
-    assert report.releases == () and report.pages == 1
-    assert "No release has been routed yet" in (tmp_path / "site" / "index.html").read_text()
+    assert report.releases == () and report.pages == 2  # the home page and the glossary
+    home = (tmp_path / "site" / "index.html").read_text()
+    assert "No release has been routed yet" in home and 'id="pending-note"' not in home
     assert "No weekly digest" in (tmp_path / "site" / "index.md").read_text()
 
 
@@ -266,7 +267,7 @@ def test_render_command_exit_codes_and_json(two_releases, tmp_path, capsys):
     (tmp_path / "digests").mkdir()
     assert main(["render", "--releases", str(releases), "--digests", str(tmp_path / "digests"),
                  "--out", str(tmp_path / "site"), "--quiet"]) == 0
-    assert "0 file(s) written" in capsys.readouterr().out
+    assert "0 files written" in capsys.readouterr().out
 
 
 def test_serve_answers_on_localhost_only(two_releases, tmp_path):
