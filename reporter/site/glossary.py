@@ -18,8 +18,8 @@ from .novelty_page import VERDICT_MEANINGS
 from .pages import meta
 
 ROUTING = (
-    ("work", "One record of the pool: a paper, a preprint, a registration, with its id (`doi:...`, `pmid:...`), "
-             "title and abstract."),
+    ("work", "One record of the pool: a paper, a preprint, a registration, with its id (doi:..., pmid:..., osf:...), "
+             "its title and its abstract."),
     ("rule", "A declarative test of a work's text (a phrase in the title, a regular expression in the abstract, "
              "a source) that sends the works it matches to one pile. The rule book is specs/rules/*.json."),
     ("precedence", "When several rules match a work, the one of highest precedence decides its pile; the others "
@@ -55,7 +55,7 @@ SCREENING = (
     ("not decided yet, no verdict yet", "Works a screening tier has not answered for yet: they wait, and may "
                                         "still go on; they have not left the flow."),
     ("Stage 3", "The full-text review that comes after the screen, outside this tool: the works the screen "
-                "admitted are handed off to it, and `reporter export` writes their list."),
+                "admitted are handed off to it, and the command reporter export writes their list."),
 )
 DIGEST = (
     ("KEEP, REVIEW, DROP", "The weekly digest's three decisions: a paper worth reading this week, one a person "
@@ -69,7 +69,7 @@ def build_glossary(releases: tuple[Release, ...]) -> GlossaryPage:
     for rel in reversed(releases):
         for p in rel.stats["pile_order"]:
             piles.setdefault(p["name"], plain_name(p["name"], rel.stats))
-    pile_terms = tuple(_term(f"pile {name}", name, meaning) for name, meaning in piles.items())
+    pile_terms = tuple(_term(f"pile {name}", name, f"A pile: {meaning}.") for name, meaning in piles.items())
     inputs = tuple(_term(f"input {name}", name, f"A release input: {INPUT_WHAT[name]}.") for name in INPUT_NAMES)
     verdicts = tuple(_term(f"verdict {name}", name, meaning) for name, meaning in VERDICT_MEANINGS.items())
     groups = (("Routing", tuple(_term(w, w, m) for w, m in ROUTING) + pile_terms),
