@@ -27,6 +27,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+from .clock import build_date
 from .config import Workspace, load_workspace
 from .errors import InputError
 from .files import locked, remove_debris
@@ -144,17 +145,6 @@ def shown_published(staged: Any) -> Any:
         return load_published(final / PUBLISHED_FILE)
     doc = staged.published_doc()
     return Published(label=doc["label"], first_written=doc["first_written"])
-
-
-def build_date(environ: Mapping[str, str]) -> date:
-    """Today for a build: SOURCE_DATE_EPOCH when set (reproducible builds), else the clock."""
-    epoch = environ.get("SOURCE_DATE_EPOCH")
-    if epoch is None:
-        return date.today()
-    try:
-        return date.fromtimestamp(int(epoch))
-    except (ValueError, OverflowError, OSError):
-        raise InputError(f"SOURCE_DATE_EPOCH={epoch!r}: must be whole seconds since 1970") from None
 
 
 def check_novelty(ws: Workspace, environ: Mapping[str, str] | None = None, *,

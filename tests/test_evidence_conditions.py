@@ -107,7 +107,12 @@ def test_the_one_evidence_column_stays_the_best_span(routed):
 
 def test_a_not_leaf_is_never_evidence(routed):
     _, table, _, _ = routed
-    for spans in table.column("evidence_all").to_pylist():
+    rows = dict(zip(table.column("work_id").to_pylist(), table.column("evidence_all").to_pylist()))
+    # w5's title holds "pilot" under its rule's `not`: its spans are the conditions it met, never the not's word
+    w5 = next(r for r in ROWS if r["work_id"] == "doi:10.1/w5")
+    assert "pilot" in w5["title"].lower() and [s["text"] for s in rows["doi:10.1/w5"]] == ["trial", "protocol"]
+    assert sum(len(spans) for spans in rows.values()) > 0
+    for spans in rows.values():
         assert all(s["text"].lower() != "pilot" for s in spans)
 
 

@@ -211,7 +211,11 @@ def test_resource_errors_read_as_a_message():
 
 
 def test_a_killed_runs_forked_workers_do_not_keep_its_locks(tmp_path):
-    """A routing worker forked while its parent held locks must not keep them once the parent is killed."""
+    """A routing worker forked while its parent held locks must not keep them once the parent is killed.
+
+    The parent reports its temporary folder only once the child has run past its at-fork hook: killed before
+    that, the child would still hold the locks for a moment, and remove_debris found nothing (a full run once
+    saw `[]`)."""
     import signal
     import subprocess
     import sys
@@ -225,9 +229,13 @@ def test_a_killed_runs_forked_workers_do_not_keep_its_locks(tmp_path):
         "with files.locked(root / 'held'):\n"
         "    child = os.fork()\n"
         "    if child == 0:\n"
+        # os.fork returns in the child only after its at-fork hooks ran: from here on it holds no lock of ours.
+        "        (root / 'child-ready').write_text('1')\n"
         "        time.sleep(30)\n"
         "        os._exit(0)\n"
         "    (root / 'child').write_text(str(child))\n"
+        "    while not (root / 'child-ready').exists():\n"
+        "        time.sleep(0.01)\n"
         "    print(tmp, flush=True)\n"
         "    time.sleep(30)\n")
     proc = subprocess.Popen([sys.executable, "-c", script, str(tmp_path)], stdout=subprocess.PIPE, text=True)

@@ -153,9 +153,11 @@ def test_hostile_ids_render_as_text_in_html(novelty_site):
 
 
 def test_the_page_shows_no_score(novelty_site):
+    """Each page says a verdict is never a score, and no other word of it is one ("scores", "scored")."""
     for name in ("novelty.html", "novelty.md", "index.html", "index.md"):
         text = (novelty_site["site"] / name).read_text()
         text = re.sub(r"<style>.*?</style>|<script>.*?</script>", "", text, flags=re.DOTALL).lower()
+        assert text.count("never a score") >= 1, f"{name} does not say a verdict is never a score"
         assert text.count("score") == text.count("never a score"), name
 
 

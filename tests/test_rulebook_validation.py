@@ -173,11 +173,19 @@ def test_predicates_nested_past_the_limit_are_refused_with_their_path(tmp_path):
 
 
 def test_predicates_nested_to_the_limit_route_and_render(tmp_path):
+    """MAX_DEPTH - 1 nots around a leaf (MAX_DEPTH levels) route as the same parity of one not does."""
     from reporter.routing.specs import MAX_DEPTH
-    specs = write_specs(tmp_path, [rule()])
-    (specs / "rules" / "rules.json").write_text(   # MAX_DEPTH - 1 nots around a leaf: MAX_DEPTH levels
+    specs = write_specs(tmp_path / "deep", [rule()])
+    (specs / "rules" / "rules.json").write_text(
         '[{"id": "r1", "pile": "screen", "precedence": 1, "match": ' + _nested_not(MAX_DEPTH - 1) + "}]")
-    _route_and_render(tmp_path, specs)
+    deep = _route_and_render(tmp_path / "deep", specs)
+    flat = route_release(write_pool(tmp_path / "flat.parquet", POOL_ROWS),
+                         write_specs(tmp_path / "flat", [rule(match=json.loads(_nested_not(2 - MAX_DEPTH % 2)))]),
+                         tmp_path / "flat" / "releases", progress=False)
+    # 31 nots: not "replication" in the title, so doi:2, doi:3 and doi:4 (two of them without an abstract)
+    assert deep.piles == flat.piles
+    assert {pile: n for pile, n in deep.piles.items() if n} == {"screen": 1, "pending": 3}
+    assert (tmp_path / "deep" / "site" / "releases" / deep.release_id / "rules" / "r1.html").is_file()
 
 
 @pytest.mark.parametrize("pattern", [
@@ -273,8 +281,15 @@ def test_rule_ids_the_site_would_give_one_page_are_refused(tmp_path):
 
 
 def test_ids_differing_only_in_case_get_pages_of_their_own(tmp_path):
+    from reporter.site.links import slug
     specs = write_specs(tmp_path, [rule(id="A"), rule(id="a", precedence=12)])
-    _route_and_render(tmp_path, specs)
+    result = _route_and_render(tmp_path, specs)
+    pages = tmp_path / "site" / "releases" / result.release_id / "rules"
+    names = {slug("A"), slug("a")}
+    assert len(names) == 2 and {p.stem for p in pages.glob("*.html")} == names
+    for rule_id, precedence in (("A", 10), ("a", 12)):   # each page is its own rule's
+        page = (pages / f"{slug(rule_id)}.md").read_text()
+        assert f"\n# Rule {rule_id}\n" in page and f"at precedence **{precedence}**" in page
 
 
 def test_a_book_past_the_rule_limit_is_refused_naming_the_first_rule_too_many(tmp_path):

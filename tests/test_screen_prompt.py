@@ -122,9 +122,24 @@ def test_a_criteria_file_that_cannot_be_used_is_an_input_error_naming_the_key_an
 # --- the prompt hash -----------------------------------------------------------------------------------------
 
 def test_the_same_settings_give_the_same_hash(tmp_path):
+    """The hash is sha256 of the fragments and the assembly as canonical JSON, computed here on its own, and a
+    fresh process reading the same criteria file gets the same one (nothing per process, such as str hashing)."""
+    import hashlib
+    import os
+    import subprocess
+    import sys
     path = _criteria(tmp_path, "Include: trials.\n")
-    assert load_prompt(_settings(tmp_path, path)).hash == load_prompt(_settings(tmp_path, path)).hash
-    assert load_prompt(_settings(tmp_path, path)).hash == build_prompt("Include: trials.").hash
+    prompt = load_prompt(_settings(tmp_path, path))
+    text = json.dumps({"fragments": [list(f) for f in prompt.fragments], "assembly": prompt_module.ASSEMBLY},
+                      sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert prompt.hash == hashlib.sha256(text.encode("utf-8")).hexdigest()
+    assert dict(prompt.fragments)["criteria"].endswith("Include: trials.")  # the file's text, stripped
+    assert prompt.hash == build_prompt("Include: trials.").hash
+    probe = ("import sys; from pathlib import Path; from reporter.screening.prompt import build_prompt; "
+             "print(build_prompt(Path(sys.argv[1]).read_text(encoding='utf-8')).hash)")
+    other = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": "12345"})
+    assert other.stdout.strip() == prompt.hash
 
 
 def test_any_criteria_change_changes_the_hash(tmp_path):

@@ -86,7 +86,7 @@ def run_fetch(args: argparse.Namespace, environ: dict[str, str] | None = None) -
     if args.as_of is not None:
         as_of = _date(args.as_of, "--as-of")
     else:
-        from ..build import build_date
+        from ..clock import build_date
         as_of = build_date(environ)
     if args.week is not None:
         if args.since is not None or args.until is not None:

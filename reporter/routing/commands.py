@@ -92,7 +92,7 @@ def resolve_inputs(args) -> dict:
 
 def run_route(args) -> int:
     """Route and report."""
-    from ..build import build_date
+    from ..clock import build_date
     from .published import check_label
     from .release import route_release
     from .specs import load_rulebook

@@ -13,6 +13,7 @@ from typing import Any, Union
 
 from ..errors import InputError
 from ..hashing import sha256_json
+from ..naming import slug
 from .normalise import phrase_literal
 from .regexlit import regex_error
 
@@ -327,8 +328,6 @@ def load_rulebook(specs: Path) -> RuleBook:
 
 def _check_page_names(rules: list[Rule], paths: dict[str, str]) -> None:
     """Refuse two rule ids the site would give one page (and one anchor), such as `A` and `a-559aead0`."""
-    from ..site.links import slug  # the site's naming decides; imported here only
-
     seen: dict[str, Rule] = {}
     for rule in rules:
         name = slug(rule.id)

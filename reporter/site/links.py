@@ -14,13 +14,11 @@ import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..hashing import sha256_text
+from ..naming import slug
 
 HOME = "index"
 GLOSSARY = "glossary"
 """The glossary page (site-relative, without extension): every page's footer links to it."""
-_PLAIN = re.compile(r"[a-z0-9][a-z0-9._-]{0,79}")
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
@@ -32,20 +30,6 @@ class Href:
     """The href used in the HTML page (to `.html` files, fragment kept)."""
     md: str
     """The link used in the Markdown twin (to `.md` files, no fragment)."""
-
-
-def slug(text: str) -> str:
-    """A file- and fragment-safe name for any string, unique per string.
-
-    Lower-case ids that are already safe stay as they are; anything else
-    (upper case, `/`, `:`, spaces, non-ASCII) gets a readable part plus 8
-    hex of its sha256, so `doi:10.1/x` and `doi:10.1-x` never collide and
-    case-insensitive file systems see distinct names.
-    """
-    if _PLAIN.fullmatch(text) and ".." not in text:
-        return text
-    base = _UNSAFE.sub("-", text).strip("-.")[:48].lower() or "x"
-    return f"{base}-{sha256_text(text)[:8]}"
 
 
 def is_safe_segment(name: str) -> bool:

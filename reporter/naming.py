@@ -1,0 +1,29 @@
+"""Names safe for files and fragments: the one `slug`, which the site's page names and the rule book's checks share.
+
+A leaf module: routing refuses two rule ids whose pages would share a name
+(`routing/specs.py`) with the same function the site names the pages with,
+without importing the site.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .hashing import sha256_text
+
+_PLAIN = re.compile(r"[a-z0-9][a-z0-9._-]{0,79}")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def slug(text: str) -> str:
+    """A file- and fragment-safe name for any string, unique per string.
+
+    Lower-case ids that are already safe stay as they are; anything else
+    (upper case, `/`, `:`, spaces, non-ASCII) gets a readable part plus 8
+    hex of its sha256, so `doi:10.1/x` and `doi:10.1-x` never collide and
+    case-insensitive file systems see distinct names.
+    """
+    if _PLAIN.fullmatch(text) and ".." not in text:
+        return text
+    base = _UNSAFE.sub("-", text).strip("-.")[:48].lower() or "x"
+    return f"{base}-{sha256_text(text)[:8]}"

@@ -1,0 +1,101 @@
+"""The layers hold: which part of reporter imports which, checked against tests/import_rules.toml.
+
+Every `import reporter...` and `from . import ...` of every module (inside
+functions too) is read with `ast`; an import that breaks a rule of the table
+fails, naming the importing module, the imported one and the rule. The
+table's `[pending]` list holds the imports issue 22 is removing: each must
+still be there (a mended one is taken off the list) and no other may appear.
+"""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RULES = Path(__file__).with_name("import_rules.toml")
+
+
+def imports(package_root: Path) -> set[tuple[str, str]]:
+    """(importing module, imported module) for every import of a `reporter` module below package_root."""
+    found: set[tuple[str, str]] = set()
+    for path in sorted(package_root.rglob("*.py")):
+        parts = path.relative_to(package_root.parent).with_suffix("").parts
+        is_package = parts[-1] == "__init__"
+        module = ".".join(parts[:-1] if is_package else parts)
+        package = module if is_package else module.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                # `from .pkg import mod` names a module where one is called so: count the module itself
+                names = [f"{target}.{a.name}" if _is_module(package_root, f"{target}.{a.name}") else target
+                         for a in node.names]
+                found |= {(module, name) for name in names if name.split(".")[0] == "reporter"}
+            elif isinstance(node, ast.Import):
+                found |= {(module, a.name) for a in node.names if a.name.split(".")[0] == "reporter"}
+    return found
+
+
+def _is_module(package_root: Path, name: str) -> bool:
+    """Whether a dotted name is a module or package of the tree (not a name defined in one)."""
+    path = package_root.parent.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def part(module: str) -> str:
+    """The part a module belongs to: `reporter.site.render` -> `site`, `reporter.build` -> `build`."""
+    pieces = module.split(".")
+    return pieces[1] if len(pieces) > 1 else "reporter"
+
+
+def broken(edges: set[tuple[str, str]], table: dict) -> set[str]:
+    """Every import that breaks a rule, as `importer -> imported: rule name`."""
+    out = set()
+    for rule in table["rule"]:
+        for importer, imported in edges:
+            src, dst = part(importer), part(imported)
+            if src not in rule["from"] or src == dst:
+                continue
+            if dst in rule.get("never", ()):
+                out.add(f"{importer} -> {imported}: {rule['name']}")
+            through = rule.get("through", {})
+            if dst in through and not any(imported == m or imported.startswith(m + ".") for m in through[dst]):
+                out.add(f"{importer} -> {imported}: {rule['name']}")
+    return out
+
+
+def test_no_import_breaks_the_layers():
+    table = tomllib.loads(RULES.read_text(encoding="utf-8"))
+    found = broken(imports(ROOT / "reporter"), table)
+    pending = set(table.get("pending", {}).get("imports", []))
+    new, mended = sorted(found - pending), sorted(pending - found)
+    assert not new, "imports that break a rule of tests/import_rules.toml:\n" + "\n".join(new)
+    assert not mended, "mended: take these off [pending] in tests/import_rules.toml:\n" + "\n".join(mended)
+
+
+def test_a_forbidden_import_is_caught(tmp_path):
+    """The check itself: a stage importing the site, pool importing a stage, the site reading a stage's
+    internals, at module level or inside a function, absolute or relative, are each reported."""
+    package = tmp_path / "reporter"
+    for name in ("site", "routing", "pool", "digest"):
+        (package / name).mkdir(parents=True)
+        (package / name / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "routing" / "artifacts.py").write_text("")
+    (package / "routing" / "engine.py").write_text("def f():\n    from ..site import links\n")
+    (package / "pool" / "reader.py").write_text("import reporter.digest.records\n")
+    (package / "site" / "render.py").write_text("from ..routing.artifacts import Release\n"
+                                                "from ..routing import engine\n")
+    (package / "digest" / "merge.py").write_text("from . import records\nfrom ..pool import reader\n")
+    table = tomllib.loads(RULES.read_text(encoding="utf-8"))
+    assert broken(imports(package), table) == {
+        "reporter.routing.engine -> reporter.site: no stage imports the site or the command line",
+        "reporter.pool.reader -> reporter.digest.records: the pool readers are the bottom layer: they import "
+        "no stage",
+        "reporter.site.render -> reporter.routing.engine: the site reads the stages only through their readers",
+    }
