@@ -17,11 +17,20 @@ generations are never deleted.
 
 The store is called from worker threads by one runner: one connection,
 guarded by a lock.
+
+Every text is stored whatever its code points: a reply is hostile, and a
+lone surrogate (legal JSON: `"\\ud800"`) cannot be encoded as UTF-8 for
+either database, nor can PostgreSQL's text hold a NUL. So every string
+parameter goes in through `store_text` and every string read comes out
+through `stored_text` (the same on both backends): NUL, the surrogates and
+the marker U+FFFE itself are written as U+FFFE and four hex digits, and read
+back as they were. Text without them (all ordinary text) is stored as is.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -54,6 +63,52 @@ _FIRST_REFRESH = 500
 (then at each doubling: a handful of ANALYZEs however long the run)."""
 
 T = TypeVar("T")
+
+TEXT_MARK = "\ufffe"
+"""Starts an escaped code point in stored text (a noncharacter: no text of ours holds it)."""
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff\ufffe]")
+_ESCAPED = re.compile("\ufffe([0-9a-f]{4})")
+
+
+def store_text(text: str) -> str:
+    """`text` as the state database stores it: NUL, lone surrogates and U+FFFE as U+FFFE plus 4 hex digits.
+
+    Reversible (`stored_text`), the same for SQLite and PostgreSQL, and the
+    identity on text without those code points.
+    """
+    return _UNSTORABLE.sub(lambda m: f"{TEXT_MARK}{ord(m.group()):04x}", text)
+
+
+def stored_text(text: str) -> str:
+    """The text `store_text` stored, as it was."""
+    return _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), text) if TEXT_MARK in text else text
+
+
+def _in(value: Any) -> Any:
+    return store_text(value) if isinstance(value, str) else value
+
+
+def _out(row: Sequence[Any]) -> tuple:
+    return tuple(stored_text(v) if isinstance(v, str) else v for v in row)
+
+
+class _Cursor:
+    """A driver's cursor whose rows come out through `stored_text`."""
+
+    def __init__(self, cur: Any) -> None:
+        self._cur = cur
+
+    @property
+    def rowcount(self) -> int:
+        return self._cur.rowcount
+
+    def fetchone(self) -> tuple | None:
+        row = self._cur.fetchone()
+        return None if row is None else _out(row)
+
+    def fetchall(self) -> list[tuple]:
+        return [_out(r) for r in self._cur.fetchall()]
 
 
 # --- what the store returns ---------------------------------------------------------------------
@@ -399,19 +454,20 @@ class Store:
 
     # -- plumbing
 
-    def _run(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        return self._conn.execute(self._d.sql(sql), tuple(params))
+    def _run(self, sql: str, params: Sequence[Any] = ()) -> _Cursor:
+        """Execute one statement; text goes in through `store_text` and comes out through `stored_text`."""
+        return _Cursor(self._conn.execute(self._d.sql(sql), tuple(map(_in, params))))
 
     def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
-        """executemany; the rows it changed (both drivers sum them)."""
+        """executemany (text through `store_text`); the rows it changed (both drivers sum them)."""
         if not rows:
             return 0
         cur = self._conn.cursor()
-        cur.executemany(self._d.sql(sql), rows)
+        cur.executemany(self._d.sql(sql), [tuple(map(_in, row)) for row in rows])
         return max(cur.rowcount, 0)
 
     def _ids(self, ids: Sequence[str]) -> Any:
-        return self._d.pack_ids(ids)
+        return self._d.pack_ids([store_text(i) for i in ids])
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
