@@ -106,5 +106,53 @@ def test_a_raw_log_holding_hostile_replies_recovers_after_a_kill(tmp_path, datab
         (x, f"expensive-{v}"): HOSTILE_REASONS[x] + m for x in HOSTILE_REASONS for v, m in zip("ab", MODELS["expensive"])}
 
 
+HOSTILE_KEY = "sk-te+st/SE&CR=ET-7f3a9c1e5b%41"
+"""A key holding `+ / & = %`, so that each encoding differs from the key itself."""
+
+
 def key_forms(key: str) -> list[str]:
-    return [key, quote(key, safe=""), base64.b64encode(key.encode()).decode(), json.dumps(key)[1:-1]]
+    """The encodings a server echoing the key may use (written out here, apart from the code's own list)."""
+    b64 = base64.b64encode(key.encode()).decode()
+    return [key, quote(key, safe=""), quote(key), quote(key, safe="").lower(), b64, b64.rstrip("="),
+            base64.urlsafe_b64encode(key.encode()).decode(), json.dumps(key)[1:-1].replace("/", "\\/"),
+            base64.b64encode(b"user:" + key.encode()).decode()[8:-4]]
+
+
+def echo_script(work: str, model: str, attempt: int):
+    key = HOSTILE_KEY
+    escaped = json.dumps(key)[1:-1].replace("/", "\\/")
+    reasons = {"W001": f"your key is {key}", "W002": f"see ?api_key={quote(key, safe='')}&x=1",
+               "W003": "auth " + base64.b64encode(key.encode()).decode(),
+               "W004": "basic " + base64.b64encode(b"user:" + key.encode()).decode()}
+    if work in reasons:
+        return Answer("exclude", reasons[work])
+    if work == "W005":  # the reason's key JSON-escaped inside the content (a `\/` and `\uXXXX` each)
+        return Content('{"label": "exclude", "reason": "' + escaped + '"}')
+    if work == "W006":
+        return Content('{"label": "exclude", "reason": "' + "".join(f"\\u{ord(c):04x}" for c in key) + '"}')
+    if work == "W007":
+        return Status(400, body=f"upstream said: {quote(key, safe='')}")
+    return Answer("exclude", "plain")
+
+
+def test_a_key_echoed_in_a_reply_reaches_no_file_in_any_encoding(tmp_path, database):
+    from reporter.screening.runner import run_screen
+    with FakeOpenAI(echo_script) as server:
+        w = make_workspace(tmp_path / "ws", server.base_url, screen=8, cheap_voters=False,
+                           **({"database": database} if database else {}))
+        server.titles = w["titles"]
+        run_screen(load_workspace(w["root"]), w["release_dir"], tiers=("expensive",),
+                   environ={"SCREEN_TEST_KEY": HOSTILE_KEY}, progress=False)
+    votes = stored_votes(w)
+    for work in ("W001", "W002", "W003", "W004", "W005", "W006"):
+        assert votes[(work, "expensive-a")].label == "exclude", work
+        assert "[key]" in votes[(work, "expensive-a")].reason, work
+    files = [p for p in w["root"].rglob("*") if p.is_file()]
+    assert any(p.suffix == ".jsonl" for p in files)
+    for form in key_forms(HOSTILE_KEY):
+        assert [p.name for p in files if form.encode() in p.read_bytes()] == [], form
+        if database:
+            import psycopg
+            with psycopg.connect(database) as conn:
+                dumped = " ".join(str(r) for t in ("votes", "failures") for r in conn.execute(f"SELECT * FROM {t}"))
+            assert form not in dumped

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,6 +28,7 @@ except ImportError:  # pragma: no cover - openai 1.x/2.x
     import httpx as _http
 
 from ..errors import InputError
+from ..masking import mask_json_text, mask_secret
 from .config import VoterSettings
 from .prices import cost_usd
 from .prompt import response_format
@@ -154,12 +155,12 @@ def _count(usage: dict | None, key: str) -> int | None:
 
 @dataclass(frozen=True)
 class Reply:
-    """One answered request: the vote, the body exactly as received, and what it cost."""
+    """One answered request: the vote, the body as received (the key masked), and what it cost."""
 
     vote: Vote
     """The reply read into a vote (valid or invalid)."""
     body: str
-    """The HTTP response body, verbatim (what the raw log stores)."""
+    """The HTTP response body as received, the voter's key masked in it (what the raw log stores)."""
     status: int
     """The HTTP status of the answer (200)."""
     input_tokens: int | None
@@ -260,7 +261,12 @@ class ChatVoter:
         return self._reply(messages, body, raw.status_code)
 
     def _reply(self, messages: list[dict], body: str, status: int) -> Reply:
+        # A server may echo the key (a proxy quoting the request, a model repeating its prompt): it is
+        # masked, in every encoding, before the body reaches the raw log or its reason the database.
+        body = mask_json_text(body, self._mask_key)
         vote, usage, text = _read_body(body)
+        if self._mask_key:
+            vote = replace(vote, reason=mask_secret(vote.reason, self._mask_key))
         input_tokens, output_tokens = _count(usage, "prompt_tokens"), _count(usage, "completion_tokens")
         estimated = input_tokens is None or output_tokens is None
         if estimated:  # the tokenizer loads only for a server that sends no usage (it takes a second)
@@ -277,9 +283,13 @@ class ChatVoter:
     def _retried(self) -> str:
         return f" after {self._max_retries} retries" if self._max_retries else ""
 
+    @property
+    def _mask_key(self) -> str | None:
+        """The key to mask in what the server sends (None for the placeholder, which is no secret)."""
+        return None if self._secret == PLACEHOLDER_KEY else self._secret
+
     def _cause(self, what: str) -> str:
-        cause = f"voter {self.name!r} ({self.settings.model}): POST {self._url}: {what}"
-        return cause.replace(self._secret, "[key]") if self._secret != PLACEHOLDER_KEY else cause
+        return mask_secret(f"voter {self.name!r} ({self.settings.model}): POST {self._url}: {what}", self._mask_key)
 
     def _status_cause(self, exc: openai.APIStatusError) -> str:
         status = exc.status_code

@@ -44,6 +44,7 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 from ..errors import InputError, InternalError
 from ..files import make_dirs
 from ..hashing import canonical_json
+from ..masking import mask_secret
 from .votes import TIER_OUTCOMES, Vote
 
 SCHEMA_VERSION = 1
@@ -346,7 +347,7 @@ def _scrub(message: str, url: str) -> str:
     secrets = [parts.password, *(v for k, v in parse_qsl(parts.query) if k.lower() == "password")]
     for secret in filter(None, secrets):
         for form in {secret, unquote(secret)}:
-            message = message.replace(form, "***")
+            message = mask_secret(message, form, "***")
     return message
 
 
