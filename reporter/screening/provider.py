@@ -50,6 +50,10 @@ _MAX_OBJECT_STARTS = 64
 """How many `{` a reply may open before its text is called unparseable (bounds the work on junk)."""
 _RETRIED = {408, 409, 429}
 """Statuses (besides 5xx) the client retries before it gives up."""
+try:  # the longest Retry-After the openai client waits for; a longer one stops its retries at once
+    from openai._constants import MAX_RETRY_AFTER_DELAY as RETRY_AFTER_CAP
+except ImportError:  # pragma: no cover - an openai without the constant
+    RETRY_AFTER_CAP = 120.0
 
 
 def _invalid(cause: str, why: str) -> Vote:
@@ -283,6 +287,32 @@ class ChatVoter:
     def _retried(self) -> str:
         return f" after {self._max_retries} retries" if self._max_retries else ""
 
+    def _attempts(self, exc: openai.APIStatusError) -> str:
+        """How many times a retryable status was asked and why the client stopped, as the cause says it.
+
+        The client numbers each attempt in its `x-stainless-retry-count` request
+        header, so the last request says how many retries were taken; fewer than
+        the limit means the client chose to stop (a `Retry-After` beyond what it
+        waits, or `x-should-retry: false`).
+        """
+        try:
+            taken = int(exc.response.request.headers.get("x-stainless-retry-count", ""))
+        except (ValueError, RuntimeError, AttributeError):
+            return self._retried()
+        attempts = f"{taken + 1} attempt{'s' * (taken != 0)}"
+        if taken >= self._max_retries:
+            return f" after {attempts} ({self._max_retries} retries, the limit)" if self._max_retries else ""
+        headers = exc.response.headers
+        wait = headers.get("retry-after-ms") or headers.get("retry-after")
+        if wait is not None:
+            unit = " ms" if headers.get("retry-after-ms") else ""
+            return (f" after {attempts}: the server asked to wait {' '.join(wait.split())[:60]!r}{unit} "
+                    f"(Retry-After), more than the {RETRY_AFTER_CAP:g} s the client waits, so it was not "
+                    f"asked again; the work stays unscreened and a later run asks it")
+        if headers.get("x-should-retry", "").strip().lower() == "false":
+            return f" after {attempts}: the server said not to retry (x-should-retry: false)"
+        return f" after {attempts}"
+
     @property
     def _mask_key(self) -> str | None:
         """The key to mask in what the server sends (None for the placeholder, which is no secret)."""
@@ -293,7 +323,7 @@ class ChatVoter:
 
     def _status_cause(self, exc: openai.APIStatusError) -> str:
         status = exc.status_code
-        retried = self._retried() if status in _RETRIED or status >= 500 else ""
+        retried = self._attempts(exc) if status in _RETRIED or status >= 500 else ""
         try:
             snippet = " ".join(exc.response.text.split())[:SNIPPET_CHARS]
         except Exception:  # a body that cannot be read adds nothing to the cause
