@@ -178,3 +178,12 @@ def test_the_csv_hand_off_neutralises_formulas_as_the_site_does(tmp_path):
     assert out.read_bytes() == csv_bytes(table.schema.names, [tuple(r.values()) for r in table.to_pylist()]), \
         "the very bytes the site's CSV writer gives"
     assert table.column("screen_voter1_reason").to_pylist()[0] == FORMULAS["W001"], "Parquet keeps the text"
+
+
+def test_out_naming_a_folder_a_link_a_fifo_a_device_or_a_missing_folder_is_refused(screened, tmp_path, capsys):
+    from test_files import assert_untouched, out_targets
+    for kind, (path, message) in out_targets(tmp_path, "handoff.csv").items():
+        assert main(["export", "--workspace", str(screened["root"]), "--out", str(path)]) == 2, kind
+        err = capsys.readouterr().err
+        assert f"--out {path}" in err and message in err and "Traceback" not in err, kind
+    assert_untouched(tmp_path)

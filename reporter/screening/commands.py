@@ -11,7 +11,7 @@ from typing import Any
 
 from ..config import load_workspace
 from ..errors import InputError
-from ..files import read_index
+from ..files import check_output_file, read_index
 
 TIER_CHOICES = ("cheap", "expensive", "all")
 
@@ -133,6 +133,8 @@ def run_export_command(args: argparse.Namespace) -> int:
     """Write the hand-off file."""
     from .export import export_release
     from .runner import screen_settings
+    from .export import check_out
+    check_output_file(check_out(args.out), "--out")
     ws = load_workspace(args.workspace)
     screen_settings(ws)
     release_dir = release_dir_for(ws, args.release)
