@@ -188,6 +188,10 @@ class VoterFailure(Exception):
         """The last HTTP status, or None when no answer came (timeout, refused or dropped connection)."""
 
 
+class NotSent(Exception):
+    """The request was never sent: the run stopped (Ctrl-C) while it waited for a free slot."""
+
+
 def _read_key(settings: VoterSettings, environ: Mapping[str, str]) -> str:
     """The key from the environment variable the voter names; a placeholder when it names none."""
     if not settings.api_key_env:
@@ -227,6 +231,8 @@ class ChatVoter:
                                             timeout=settings.timeout_seconds, max_retries=max_retries)
                          for _ in range(shards)]
         self._turn = 0
+        self.halted = False
+        """Set when the run stops (Ctrl-C): requests still waiting for a slot are not sent (`NotSent`)."""
 
     def __repr__(self) -> str:
         return f"ChatVoter({self.name!r}, {self.settings.model!r}, {self._url!r})"
@@ -242,6 +248,8 @@ class ChatVoter:
     async def ask(self, messages: list[dict]) -> Reply:
         """Send one classify request (at most max_concurrency in flight) and read the answer."""
         async with self._slots:
+            if self.halted:
+                raise NotSent()
             client = self._clients[self._turn % len(self._clients)]
             self._turn += 1
             try:

@@ -193,6 +193,33 @@ class Recorded:
 
 
 @dataclass(frozen=True)
+class RunRow:
+    """One runner (one `screen --run`) and its requests."""
+
+    runner: str
+    """The runner id (its raw file is raw_dir/<runner>.jsonl)."""
+    host: str
+    """The machine it ran on."""
+    pid: int
+    """Its process id."""
+    started_at: float
+    """When it started (the database's clock, epoch seconds)."""
+    finished_at: float | None
+    """When it ended normally (None: still running, or killed)."""
+    sent: int
+    """Requests it sent (counted before sending)."""
+    answered: int
+    """Of those, the ones whose reply or failure it recorded."""
+    counted: bool
+    """False when the runner ran before requests were counted (no numbers for it)."""
+
+    @property
+    def in_flight(self) -> int:
+        """Requests sent and never answered: still in flight, or cut by a kill (a later run asks them again)."""
+        return max(self.sent - self.answered, 0)
+
+
+@dataclass(frozen=True)
 class ScopeCounts:
     """Where a release's scope of one tier stands in one generation."""
 
@@ -316,6 +343,15 @@ CREATE TABLE IF NOT EXISTS runners (
   runner TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL, started_at DOUBLE PRECISION NOT NULL,
   heartbeat_at DOUBLE PRECISION, finished_at DOUBLE PRECISION);
 """
+
+_REQUESTS_TABLE = """
+CREATE TABLE IF NOT EXISTS requests (
+  runner TEXT PRIMARY KEY, sent BIGINT NOT NULL DEFAULT 0, answered BIGINT NOT NULL DEFAULT 0)"""
+"""Per runner (one run), the requests it sent and those whose answer (a reply or a failure) it recorded.
+
+Added to schema version 1 without changing it: made when absent, by every
+writer that opens the database, and read as absent (no counts) by readers of
+an older database. A reporter that does not know it leaves it alone."""
 
 _VOTE_COLUMNS = ("tier, generation, work_id, voter, label, invalid_cause, reason, input_tokens, output_tokens, "
                  "cost_usd, raw_file, raw_offset")
@@ -524,11 +560,12 @@ class Store:
         def work() -> None:
             if self._d.schema_lock:
                 self._run(self._d.schema_lock)
-            if self._run(self._d.has_table, ("meta",)).fetchone()[0]:
-                return
-            for statement in filter(str.strip, _SCHEMA.split(";")):
-                self._run(statement)
-            self._run("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            if not self._run(self._d.has_table, ("meta",)).fetchone()[0]:
+                for statement in filter(str.strip, _SCHEMA.split(";")):
+                    self._run(statement)
+                self._run("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            if not self._run(self._d.has_table, ("requests",)).fetchone()[0]:
+                self._run(_REQUESTS_TABLE)
 
         self._write(work)
         self._check_version()
@@ -543,6 +580,34 @@ class Store:
             f"ON CONFLICT (runner) DO UPDATE SET host = excluded.host, pid = excluded.pid, "
             f"started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at, finished_at = NULL",
             (runner, host, pid)))
+
+    def note_requests(self, runner: str, *, sent: int = 0, answered: int = 0) -> None:
+        """Count requests a runner sends (before it sends them, so a kill leaves them counted) or had answered.
+
+        `answered` outside `record`: the replies of an ended runner that another
+        runner adopted from its raw file (they were answered, only not recorded).
+        """
+        if sent > 0 or answered > 0:
+            self._write(lambda: self._add_requests(runner, sent, answered))
+
+    def _add_requests(self, runner: str, sent: int, answered: int) -> None:
+        self._run("INSERT INTO requests (runner, sent, answered) VALUES (?, ?, ?) ON CONFLICT (runner) DO UPDATE "
+                  "SET sent = requests.sent + excluded.sent, answered = requests.answered + excluded.answered",
+                  (runner, int(sent), int(answered)))
+
+    def runs(self) -> list[RunRow]:
+        """Every runner the database knows, oldest first, with its request counts (none in an older database)."""
+        counted = self._read(self._d.has_table, ("requests",))[0][0]
+        if counted:
+            rows = self._read("SELECT r.runner, r.host, r.pid, r.started_at, r.finished_at, q.sent, q.answered "
+                              "FROM runners r LEFT JOIN requests q ON q.runner = r.runner "
+                              "ORDER BY r.started_at, r.runner")
+        else:
+            rows = [(*r, None, None) for r in self._read(
+                "SELECT runner, host, pid, started_at, finished_at FROM runners ORDER BY started_at, runner")]
+        return [RunRow(runner, host, int(pid), float(started), None if finished is None else float(finished),
+                       int(sent or 0), int(answered or 0), sent is not None)
+                for runner, host, pid, started, finished, sent, answered in rows]
 
     def finish_runner(self, runner: str) -> None:
         """Note a runner as finished (its claims are released separately, by `release`)."""
@@ -663,8 +728,13 @@ class Store:
     # -- recording
 
     def record(self, runner: str, votes: Sequence[VoteRow] = (), verdicts: Sequence[VerdictRow] = (),
-               failures: Sequence[FailureRow] = ()) -> Recorded:
+               failures: Sequence[FailureRow] = (), answered: int = 0, unsent: int = 0) -> Recorded:
         """Write votes, verdicts and failures in one transaction.
+
+        `answered`: how many of the runner's sent requests (`note_sent`) these
+        rows answer, counted in the same transaction (a reply whose vote is
+        refused was answered all the same); `unsent`: requests counted as sent
+        that were never sent after all (taken off the sent count).
 
         A vote or verdict is written only while its job is claimed by `runner`
         and has no verdict; otherwise its work id is in `refused`. Votes are
@@ -701,6 +771,8 @@ class Store:
             self._many(f"INSERT INTO failures (tier, generation, work_id, voter, cause, runner, at) "
                        f"VALUES (?, ?, ?, ?, ?, ?, {d.now})",
                        [(f.tier, f.generation, f.work_id, f.voter, f.cause, runner) for f in failures])
+            if answered > 0 or unsent > 0:
+                self._add_requests(runner, -unsent, answered)
             return Recorded(votes=n_votes, verdicts=n_verdicts, refused=tuple(refused))
 
         recorded = self._write(work)
