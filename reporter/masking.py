@@ -67,10 +67,12 @@ def mask_secret(text: str, secret: str | None, mark: str = KEY_MARK) -> str:
     """`text` with every known encoding of `secret` replaced by `mark` (no secret: text as it is)."""
     if not secret or not text:
         return text
-    for form in secret_forms(secret):
-        if form in text:
-            text = text.replace(form, mark)
-    return text
+    forms = [f for f in secret_forms(secret) if f in text]
+    if not forms:
+        return text
+    # One pass, longest form first: a mark already put in is never matched again (a key of one letter
+    # must not turn `[key]` into `[k[key]y]`).
+    return re.sub("|".join(map(re.escape, forms)), mark, text)
 
 
 def mask_json_text(text: str, secret: str | None, mark: str = KEY_MARK) -> str:

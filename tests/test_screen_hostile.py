@@ -156,3 +156,12 @@ def test_a_key_echoed_in_a_reply_reaches_no_file_in_any_encoding(tmp_path, datab
             with psycopg.connect(database) as conn:
                 dumped = " ".join(str(r) for t in ("votes", "failures") for r in conn.execute(f"SELECT * FROM {t}"))
             assert form not in dumped
+
+
+def test_mask_secret_replaces_each_form_once_and_never_inside_its_own_mark():
+    from reporter.masking import KEY_MARK, mask_secret
+    for key in ("e", "k", "ey", "[key]", HOSTILE_KEY):
+        text = f"a {key} b {quote(key, safe='')} c {base64.b64encode(key.encode()).decode()} d"
+        masked = mask_secret(text, key)
+        assert masked.count(KEY_MARK) >= 1 and "[k[key]" not in masked and "[key]y]" not in masked, (key, masked)
+    assert mask_secret("no secret here", "sk-long-key-1234") == "no secret here"
