@@ -91,6 +91,8 @@ def check_output_file(path: Path, flag: str) -> Path:
     except OSError as exc:
         raise InputError(f"{what}: cannot be checked ({os.strerror(exc.errno or 0).lower()}); "
                          f"name a file in a folder that exists") from None
+    except ValueError:  # a NUL in the path (never from a command line, which cannot hold one)
+        raise InputError(f"{flag} {str(path)!r}: a path cannot hold a NUL character; name a file") from None
     if st is not None:
         kind = _KINDS.get(stat.S_IFMT(st.st_mode))
         if kind == "a folder":

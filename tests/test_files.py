@@ -289,3 +289,7 @@ def test_check_output_file_refuses_what_a_regular_file_must_not_replace(tmp_path
     assert files.check_output_file(tmp_path / "new.csv", "--out") == tmp_path / "new.csv"
     assert files.check_output_file(tmp_path / "real.txt", "--out") == tmp_path / "real.txt"
     assert stat.S_ISFIFO((tmp_path / "fifo-out.csv").lstat().st_mode)
+    with pytest.raises(InputError, match="cannot hold a NUL"):
+        files.check_output_file(tmp_path / "a\x00b.csv", "--out")
+    with pytest.raises(InputError, match="file name too long"):
+        files.check_output_file(tmp_path / ("a" * 300 + ".csv"), "--out")
