@@ -185,6 +185,14 @@ def test_a_429_asking_to_wait_past_the_cap_is_asked_once_and_the_cause_says_so(r
     assert "retries" not in failure.cause
 
 
+def test_an_error_body_s_controls_reach_the_cause_escaped():
+    body = "bad \x00 \x1b[31mred\x1b[0m \u202eevil \x07 end"
+    with FakeOpenAI({("w1", "m"): Status(400, body=body)}) as server:
+        failure = _failure(server)
+    assert "\\x00" in failure.cause and "\\x1b[31mred" in failure.cause and "\\u202eevil" in failure.cause
+    assert all(c.isprintable() for c in failure.cause), "nothing a terminal or a page acts on"
+
+
 def test_a_key_echoed_by_the_server_is_not_repeated_in_the_cause():
     with FakeOpenAI({("w1", "m"): Status(401, body=f"Incorrect API key provided: {KEY}.")}) as server:
         failure = _failure(server)

@@ -188,6 +188,12 @@ class VoterFailure(Exception):
         """The last HTTP status, or None when no answer came (timeout, refused or dropped connection)."""
 
 
+def _printable(text: str) -> str:
+    """Text for a message: each character a terminal or a page would act on or hide (controls, NUL, bidi
+    overrides, lone surrogates) written as its escape (`\\x1b`, `\\u202e`), the rest as it is."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 class NotSent(Exception):
     """The request was never sent: the run stopped (Ctrl-C) while it waited for a free slot."""
 
@@ -333,7 +339,7 @@ class ChatVoter:
         status = exc.status_code
         retried = self._attempts(exc) if status in _RETRIED or status >= 500 else ""
         try:
-            snippet = " ".join(exc.response.text.split())[:SNIPPET_CHARS]
+            snippet = _printable(" ".join(exc.response.text.split())[:SNIPPET_CHARS])
         except Exception:  # a body that cannot be read adds nothing to the cause
             snippet = ""
         hint = ""
