@@ -165,3 +165,25 @@ def test_mask_secret_replaces_each_form_once_and_never_inside_its_own_mark():
         masked = mask_secret(text, key)
         assert masked.count(KEY_MARK) >= 1 and "[k[key]" not in masked and "[key]y]" not in masked, (key, masked)
     assert mask_secret("no secret here", "sk-long-key-1234") == "no secret here"
+
+
+def test_a_raw_line_an_older_reporter_wrote_with_the_key_is_recovered_with_the_key_masked(tmp_path):
+    from reporter.screening.rawlog import open_raw_log, raw_line
+    with FakeOpenAI(default=Answer("include", "fine")) as server:
+        w = make_workspace(tmp_path / "ws", server.base_url, screen=1, cheap_voters=False)
+        server.titles = w["titles"]
+        ws = load_workspace(w["root"])
+        generation = generation_for("expensive", ws.screen.expensive, load_prompt(ws.screen)).id
+        content = json.dumps({"label": "exclude", "reason": f"echo {KEY}"})
+        body = json.dumps({"object": "chat.completion", "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 2}})
+        with open_store(ws.screen.database) as store:  # the older runner had seeded the job and claimed it
+            store.seed_scope(w["release_dir"].name, "expensive", generation, ["t:W001"])
+        with open_raw_log(ws.screen.raw_dir, "older-runner") as raw:  # closed: its runner has ended
+            raw.append([raw_line(tier="expensive", generation=generation, work_id="t:W001", voter="expensive-a",
+                                 model="exp-a", at="2026-01-01T00:00:00Z", status=200, usage=None, body=body)])
+        report = screen(w)
+        asked = server.counts()
+    assert report.tiers[-1].recovered == 1 and asked == {("W001", "exp-b"): 1}
+    assert stored_votes(w)[("W001", "expensive-a")].reason == "echo [key]"

@@ -146,6 +146,22 @@ def _read_body(body: str) -> tuple[Vote, dict | None, str]:
     return parse_content(text, finish, refusal), usage, text or ""
 
 
+def read_masked(body: str, secret: str | None) -> tuple[str, Vote, dict | None, str]:
+    """(body, vote, usage, message text) of a reply with the voter's key masked in the body and the reason.
+
+    A server may echo the key (a proxy quoting the request, a model repeating
+    its prompt): it is masked, in every encoding (`reporter.masking`), before
+    the body reaches the raw log or its reason the database. Recovery reads a
+    raw line through here too, so a line an older reporter wrote unmasked
+    gives a masked reason.
+    """
+    body = mask_json_text(body, secret)
+    vote, usage, text = _read_body(body)
+    if secret:
+        vote = replace(vote, reason=mask_secret(vote.reason, secret))
+    return body, vote, usage, text
+
+
 def vote_from_body(body: str) -> tuple[Vote, dict | None]:
     """The vote and the `usage` object (None when absent) of a raw chat.completion HTTP body."""
     vote, usage, _text = _read_body(body)
@@ -279,12 +295,7 @@ class ChatVoter:
         return self._reply(messages, body, raw.status_code)
 
     def _reply(self, messages: list[dict], body: str, status: int) -> Reply:
-        # A server may echo the key (a proxy quoting the request, a model repeating its prompt): it is
-        # masked, in every encoding, before the body reaches the raw log or its reason the database.
-        body = mask_json_text(body, self._mask_key)
-        vote, usage, text = _read_body(body)
-        if self._mask_key:
-            vote = replace(vote, reason=mask_secret(vote.reason, self._mask_key))
+        body, vote, usage, text = read_masked(body, self._mask_key)
         input_tokens, output_tokens = _count(usage, "prompt_tokens"), _count(usage, "completion_tokens")
         estimated = input_tokens is None or output_tokens is None
         if estimated:  # the tokenizer loads only for a server that sends no usage (it takes a second)

@@ -402,7 +402,7 @@ class _Run:
             for voter, line in sorted(found[work_id].items()):
                 if voter in job.votes:
                     continue
-                reply = got.replies[voter] = _replay(line, tier.by_name[voter])
+                reply = got.replies[voter] = _replay(line, tier.by_name[voter], self.environ)
                 rows.append(VoteRow(tier.name, tier.generation.id, work_id, voter, reply.vote, reply.input_tokens,
                                     reply.output_tokens, reply.cost_usd, line.file, line.offset))
             asked.append(got)
@@ -587,11 +587,11 @@ def _vote_of(value: Any) -> Vote:
     return value if isinstance(value, Vote) else value.vote
 
 
-def _replay(line: RawReply, voter: VoterSettings) -> Any:
-    """The reply a raw line holds, its body validated again as if it had just arrived."""
+def _replay(line: RawReply, voter: VoterSettings, environ: Mapping[str, str]) -> Any:
+    """The reply a raw line holds, its body validated again as if it had just arrived (the voter's key masked)."""
     from .prices import cost_usd
-    from .provider import Reply, vote_from_body
-    vote, usage = vote_from_body(line.body)
+    from .provider import Reply, read_masked
+    body, vote, usage, _text = read_masked(line.body, environ.get(voter.api_key_env) if voter.api_key_env else None)
     noted = line.usage if isinstance(line.usage, dict) else {}
     usage = usage or {}
     tokens_in = noted.get("input_tokens", usage.get("prompt_tokens"))
@@ -599,7 +599,7 @@ def _replay(line: RawReply, voter: VoterSettings) -> Any:
     cost = noted.get("cost_usd")
     if not isinstance(cost, (int, float)):
         cost = cost_usd(voter.price_in_per_mtok, voter.price_out_per_mtok, tokens_in, tokens_out)
-    return Reply(vote=vote, body=line.body, status=line.status, input_tokens=tokens_in, output_tokens=tokens_out,
+    return Reply(vote=vote, body=body, status=line.status, input_tokens=tokens_in, output_tokens=tokens_out,
                  cost_usd=float(cost), usage_estimated=bool(noted.get("estimated", not usage)))
 
 
