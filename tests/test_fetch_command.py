@@ -116,3 +116,18 @@ def test_week_needs_a_digest_papers_folder_and_some_source(tmp_path, fake, capsy
     (tmp_path / "reporter.toml").write_text(workspace_toml(fake, ()))
     assert cli_main(["fetch", "--workspace", str(tmp_path), *WEEK, "--out", "x.jsonl"]) == 2
     assert "no source to fetch: give --source" in capsys.readouterr().err and fake.log == []
+
+
+def test_out_naming_a_folder_a_link_a_fifo_a_device_or_a_missing_folder_is_refused(tmp_path, fake, capsys):
+    from test_files import assert_untouched, out_targets
+    (tmp_path / "ws").mkdir()
+    root = _ws(tmp_path / "ws", fake)
+    targets = tmp_path / "targets"
+    targets.mkdir()
+    for kind, (path, message) in out_targets(targets, "week.jsonl").items():
+        assert cli_main(["fetch", "--workspace", str(root), "--source", "arxiv", "--since", "2026-05-11",
+                         "--until", "2026-05-17", "--as-of", "2026-06-01", "--out", str(path)]) == 2, kind
+        err = capsys.readouterr().err
+        assert f"--out {path}" in err and message in err and "Traceback" not in err, kind
+    assert fake.log == [], "refused before any request"
+    assert_untouched(targets)

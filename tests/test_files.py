@@ -253,3 +253,51 @@ def test_a_killed_runs_forked_workers_do_not_keep_its_locks(tmp_path):
             assert time.monotonic() - start < 5
     finally:
         os.kill(child, signal.SIGKILL)
+
+
+def out_targets(root: Path, name: str) -> dict[str, tuple[Path, str]]:
+    """Each kind of --out path that must be refused, made under root: kind -> (path, what the message says)."""
+    made = {}
+    folder = root / "folder" / name
+    folder.mkdir(parents=True)
+    made["folder"] = (folder, "is a folder")
+    real = root / "real.txt"
+    real.write_text("keep me")
+    (root / f"link-{name}").symlink_to(real)
+    made["symlink"] = (root / f"link-{name}", "is a symbolic link")
+    (root / f"dangling-{name}").symlink_to(root / "nowhere")
+    made["dangling symlink"] = (root / f"dangling-{name}", "is a symbolic link")
+    os.mkfifo(root / f"fifo-{name}")
+    made["fifo"] = (root / f"fifo-{name}", "is a FIFO")
+    if os.geteuid() == 0:
+        os.mknod(root / f"dev-{name}", 0o600 | stat.S_IFCHR, os.makedev(1, 3))  # what /dev/null is
+        made["device"] = (root / f"dev-{name}", "is a character device")
+    else:
+        (root / f"devlink-{name}").symlink_to("/dev/null")
+        made["device"] = (root / f"devlink-{name}", "is a symbolic link")
+    made["missing parent"] = (root / "no" / "such" / name, f"the folder {root / 'no' / 'such'} does not exist")
+    made["parent is a file"] = (real / name, f"the folder {real} is not a folder")
+    return made
+
+
+def assert_untouched(root: Path) -> None:
+    """Nothing was replaced or made by a refused --out."""
+    assert (root / "real.txt").read_text() == "keep me"
+    for p in root.rglob("*"):
+        assert p.is_symlink() or not p.is_file() or p.name == "real.txt" or stat.S_ISCHR(p.lstat().st_mode), p
+    assert not (root / "no").exists()
+
+
+def test_check_output_file_refuses_what_a_regular_file_must_not_replace(tmp_path):
+    for kind, (path, message) in out_targets(tmp_path, "out.csv").items():
+        with pytest.raises(InputError, match="--out") as caught:
+            files.check_output_file(path, "--out")
+        assert message in str(caught.value) and str(path) in str(caught.value), kind
+    assert_untouched(tmp_path)
+    assert files.check_output_file(tmp_path / "new.csv", "--out") == tmp_path / "new.csv"
+    assert files.check_output_file(tmp_path / "real.txt", "--out") == tmp_path / "real.txt"
+    assert stat.S_ISFIFO((tmp_path / "fifo-out.csv").lstat().st_mode)
+    with pytest.raises(InputError, match="cannot hold a NUL"):
+        files.check_output_file(tmp_path / "a\x00b.csv", "--out")
+    with pytest.raises(InputError, match="file name too long"):
+        files.check_output_file(tmp_path / ("a" * 300 + ".csv"), "--out")

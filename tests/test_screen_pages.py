@@ -172,3 +172,18 @@ def test_render_shows_the_screen_with_its_workspace_and_says_so_without(tmp_path
     render_site(ws.releases, tmp_path / "changed", progress=False, workspace=ws2)
     changed = parse_html((tmp_path / "changed" / "releases" / newer.name / "status.html").read_text())
     assert "the pool differs from the one release" in changed.find("section", id="screening").text()
+
+
+def test_requests_sent_and_never_answered_are_said_on_the_status_page(tmp_path):
+    ws, rdir = route(make_workspace(tmp_path / "ws"))
+    with open_store(ws.screen.database) as store:
+        store.register_runner("killed-1", "host", 1)
+        store.note_requests("killed-1", sent=7, answered=2)
+        store.register_runner("clean-2", "host", 2)
+        store.note_requests("clean-2", sent=4, answered=4)
+        report = screen_report(ws, rdir, store=store, labels=None)
+    assert [(r.runner, r.in_flight) for r in report.in_flight] == [("killed-1", 5)]
+    page = build_status_page(load_release(rdir.parent, rdir.name), report)
+    assert "5 requests of 1 run were sent and never answered" in page.screening.note
+    section = parse_html(env.render_html(page)).find("section", id="screening")
+    assert "5 requests of 1 run were sent and never answered" in section.text()

@@ -170,8 +170,27 @@ def test_500s_until_the_retries_run_out_are_a_failure_naming_the_voter_and_the_u
         url = f"{server.base_url}/chat/completions"
     assert failure.status == 500
     assert failure.cause == str(failure)
-    assert failure.cause.startswith(f"voter 'a' (m): POST {url}: HTTP 500 after 2 retries: ")
+    assert failure.cause.startswith(f"voter 'a' (m): POST {url}: HTTP 500 after 3 attempts (2 retries, the limit): ")
     assert "The server had an error" in failure.cause and KEY not in failure.cause
+
+
+@pytest.mark.parametrize("retry_after", [121, 300, 10**9])
+def test_a_429_asking_to_wait_past_the_cap_is_asked_once_and_the_cause_says_so(retry_after):
+    with FakeOpenAI({("w1", "m"): [Status(429, retry_after=retry_after)]}) as server:
+        failure = _failure(server, max_retries=8)
+        assert server.count("w1", "m") == 1, "the client does not wait that long, so it does not ask again"
+    assert failure.status == 429
+    assert "HTTP 429 after 1 attempt: the server asked to wait" in failure.cause
+    assert f"{retry_after!r}" in failure.cause and "more than the 120 s the client waits" in failure.cause
+    assert "retries" not in failure.cause
+
+
+def test_an_error_body_s_controls_reach_the_cause_escaped():
+    body = "bad \x00 \x1b[31mred\x1b[0m \u202eevil \x07 end"
+    with FakeOpenAI({("w1", "m"): Status(400, body=body)}) as server:
+        failure = _failure(server)
+    assert "\\x00" in failure.cause and "\\x1b[31mred" in failure.cause and "\\u202eevil" in failure.cause
+    assert all(c.isprintable() for c in failure.cause), "nothing a terminal or a page acts on"
 
 
 def test_a_key_echoed_by_the_server_is_not_repeated_in_the_cause():

@@ -13,8 +13,8 @@ from jinja2 import meta as jmeta
 from reporter.errors import InputError
 from reporter.site import compute, env, links, models
 from reporter.site.charts import flow_chart
+from reporter.csvcells import csv_bytes
 from reporter.site.pages import flow_rows
-from reporter.site.csvfile import csv_bytes
 from reporter.site.load import check_stats
 
 PAGES = [models.HomePage, models.ReleasePage, models.RulePage, models.StatusPage, models.DiffPage,

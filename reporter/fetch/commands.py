@@ -10,6 +10,7 @@ from typing import Any
 
 from ..config import load_workspace
 from ..errors import InputError
+from ..files import check_output_file
 from ..hashing import canonical_json
 from .config import SOURCES, default_fetch
 from .pages import make_window
@@ -96,6 +97,8 @@ def run_fetch(args: argparse.Namespace, environ: dict[str, str] | None = None) -
         raise InputError("give --week YYYY-Www, or --since YYYY-MM-DD and --until YYYY-MM-DD")
     else:
         window = make_window(_date(args.since, "--since"), _date(args.until, "--until"), as_of)
+    if args.out is not None and not args.dry_run:
+        check_output_file(args.out, "--out")
     out = None if args.dry_run else args.out if args.out is not None else _week_file(ws, args.week)
     names = source_names(args.source, settings)
     result = fetch_sources(settings, names, window, Runtime(environ), refresh=args.refresh, dry_run=args.dry_run,

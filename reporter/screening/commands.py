@@ -11,7 +11,7 @@ from typing import Any
 
 from ..config import load_workspace
 from ..errors import InputError
-from ..files import read_index
+from ..files import check_output_file, read_index
 
 TIER_CHOICES = ("cheap", "expensive", "all")
 
@@ -32,9 +32,15 @@ Several runners may run at once, on one machine or several (PostgreSQL): each
 claims its own works, and a reply that was paid for is never asked again,
 even after kill -9 (docs/screening.md).
 
+Ctrl-C stops the claiming: the requests already sent are answered and
+recorded, then the run prints what it recorded and spent and exits 130 (run
+the same command again to resume; only the missing votes are asked). A
+second Ctrl-C aborts at once. The dry run lists runs that ended with
+requests sent and never answered (in flight at a kill: asked again).
+
 Exit status: 0 when done (or stopped by --max-cost); 2 for bad input, or a
 voter failing request after request (the message names it, its base_url and
-the cause); nothing recorded is lost either way.
+the cause); 130 after Ctrl-C; nothing recorded is lost either way.
 """
 
 EXPORT_EPILOG = """\
@@ -112,27 +118,33 @@ def run_screen_command(args: argparse.Namespace) -> int:
     if not args.run:
         if args.max_cost is not None:
             raise InputError("--max-cost goes with --run (a dry run spends nothing)")
-        from .plan import format_plan, plan_json, plan_screen
+        from .plan import format_plan, format_unanswered, plan_json, plan_screen, unanswered_json, unanswered_runs
         plans = tuple(p for p in plan_screen(ws, release_dir) if p.tier in tiers)
+        runs = unanswered_runs(ws)
         if args.json:
-            print(json.dumps(plan_json(plans), sort_keys=True, ensure_ascii=False))
+            print(json.dumps({**plan_json(plans), "in_flight": unanswered_json(runs)}, sort_keys=True,
+                             ensure_ascii=False))
         else:
-            sys.stdout.write(format_plan(plans))
+            sys.stdout.write(format_plan(plans) + format_unanswered(runs))
         return 0
-    from .runner import format_run, run_json, run_screen
+    from .runner import format_run, interrupted_note, run_json, run_screen
     report = run_screen(ws, release_dir, tiers=tiers, max_cost=args.max_cost, environ=os.environ,
                         progress=not args.json or sys.stderr.isatty())
     if args.json:
         print(json.dumps(run_json(report), sort_keys=True, ensure_ascii=False))
+        if report.interrupted:
+            print(interrupted_note(report), file=sys.stderr)
     else:
         print(format_run(report))
-    return 0
+    return 130 if report.interrupted else 0
 
 
 def run_export_command(args: argparse.Namespace) -> int:
     """Write the hand-off file."""
     from .export import export_release
     from .runner import screen_settings
+    from .export import check_out
+    check_output_file(check_out(args.out), "--out")
     ws = load_workspace(args.workspace)
     screen_settings(ws)
     release_dir = release_dir_for(ws, args.release)

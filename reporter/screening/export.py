@@ -18,11 +18,11 @@ from typing import Any
 
 import polars as pl
 import pyarrow as pa
-import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from ..csvcells import csv_bytes, utf8_text
 from ..errors import InputError
-from ..files import atomic_path
+from ..files import atomic_path, write_bytes
 from ..hashing import canonical_json
 from ..pool.reader import TEXT_COLUMNS, open_table
 from .config import VoterSettings
@@ -138,19 +138,25 @@ def check_out(out: Path) -> Path:
 def write_export(rows: Iterable[Mapping[str, Any]], out: Path, *, schema: pa.Schema | None = None) -> int:
     """Write rows as Parquet or CSV (by suffix), atomically; same rows, same bytes. Returns the row count.
 
-    CSV cannot hold nested values: lists and structs are written as canonical JSON text.
+    CSV goes through the site's one CSV writer (`reporter.csvcells`): a cell
+    that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, a tab or a
+    carriage return first) gets an apostrophe in front; numbers stay numbers.
+    CSV cannot hold nested values: lists and structs are written as canonical
+    JSON text. A lone surrogate (a voter's reason may hold one), which neither
+    format can hold, is written as its escape (`\\ud800`).
     """
     out = check_out(out)
-    rows = list(rows)
+    rows = [{k: utf8_text(v) if isinstance(v, str) else v for k, v in row.items()} for row in rows]
     if schema is None:
         table = pa.Table.from_pylist(rows) if rows else pa.table({"work_id": pa.array([], pa.string())})
     else:
         table = pa.Table.from_pylist(rows, schema=schema)
-    with atomic_path(out) as tmp:
-        if out.suffix.lower() == ".parquet":
+    if out.suffix.lower() == ".parquet":
+        with atomic_path(out) as tmp:
             pq.write_table(table, tmp, compression="zstd", write_statistics=True, store_schema=True)
-        else:
-            pacsv.write_csv(_flat(table), tmp)
+    else:
+        flat = _flat(table)
+        write_bytes(out, csv_bytes(flat.schema.names, zip(*(c.to_pylist() for c in flat.columns))))
     return table.num_rows
 
 

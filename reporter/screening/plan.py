@@ -317,3 +317,34 @@ def plan_json(plans: Sequence[TierPlan]) -> dict[str, Any]:
                                           for lo, hi, c in p.tokens.histogram]
         tiers.append(doc)
     return {"dry_run": True, "tiers": tiers, "total_cost_usd": sum(p.total_cost_usd for p in plans)}
+
+
+def unanswered_runs(ws: Any) -> list[tuple[Any, bool]]:
+    """(run, still running) of every run with requests sent and never answered, oldest first; reads only.
+
+    Such requests were in flight when the run was killed (a later run asks
+    them again), or are in flight now (a live runner).
+    """
+    from .rawlog import SUFFIX, is_dead
+    with readonly_store(ws) as db:
+        runs = db.runs() if db is not None else []
+    return [(r, r.finished_at is None and not is_dead(Path(ws.screen.raw_dir) / (r.runner + SUFFIX)))
+            for r in runs if r.in_flight]
+
+
+def format_unanswered(runs: Sequence[tuple[Any, bool]]) -> str:
+    """The dry run's lines on requests in flight (none: no lines)."""
+    if not runs:
+        return ""
+    lines = ["Requests sent and never answered (in flight when a run was killed; a later run asks them again):"]
+    for r, live in runs:
+        state = "still running" if live else "ended" if r.finished_at is not None else "killed"
+        lines.append(f"  {r.runner} on {r.host} (pid {r.pid}, {state}): {r.sent:,} sent, {r.answered:,} answered, "
+                     f"{r.in_flight:,} in flight")
+    return "\n".join(lines) + "\n"
+
+
+def unanswered_json(runs: Sequence[tuple[Any, bool]]) -> list[dict[str, Any]]:
+    """The same runs for --json."""
+    return [{"runner": r.runner, "host": r.host, "pid": r.pid, "sent": r.sent, "answered": r.answered,
+             "in_flight": r.in_flight, "running": live, "finished": r.finished_at is not None} for r, live in runs]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,6 +28,7 @@ except ImportError:  # pragma: no cover - openai 1.x/2.x
     import httpx as _http
 
 from ..errors import InputError
+from ..masking import mask_json_text, mask_secret
 from .config import VoterSettings
 from .prices import cost_usd
 from .prompt import response_format
@@ -49,6 +50,10 @@ _MAX_OBJECT_STARTS = 64
 """How many `{` a reply may open before its text is called unparseable (bounds the work on junk)."""
 _RETRIED = {408, 409, 429}
 """Statuses (besides 5xx) the client retries before it gives up."""
+try:  # the longest Retry-After the openai client waits for; a longer one stops its retries at once
+    from openai._constants import MAX_RETRY_AFTER_DELAY as RETRY_AFTER_CAP
+except ImportError:  # pragma: no cover - an openai without the constant
+    RETRY_AFTER_CAP = 120.0
 
 
 def _invalid(cause: str, why: str) -> Vote:
@@ -141,6 +146,22 @@ def _read_body(body: str) -> tuple[Vote, dict | None, str]:
     return parse_content(text, finish, refusal), usage, text or ""
 
 
+def read_masked(body: str, secret: str | None) -> tuple[str, Vote, dict | None, str]:
+    """(body, vote, usage, message text) of a reply with the voter's key masked in the body and the reason.
+
+    A server may echo the key (a proxy quoting the request, a model repeating
+    its prompt): it is masked, in every encoding (`reporter.masking`), before
+    the body reaches the raw log or its reason the database. Recovery reads a
+    raw line through here too, so a line an older reporter wrote unmasked
+    gives a masked reason.
+    """
+    body = mask_json_text(body, secret)
+    vote, usage, text = _read_body(body)
+    if secret:
+        vote = replace(vote, reason=mask_secret(vote.reason, secret))
+    return body, vote, usage, text
+
+
 def vote_from_body(body: str) -> tuple[Vote, dict | None]:
     """The vote and the `usage` object (None when absent) of a raw chat.completion HTTP body."""
     vote, usage, _text = _read_body(body)
@@ -154,12 +175,12 @@ def _count(usage: dict | None, key: str) -> int | None:
 
 @dataclass(frozen=True)
 class Reply:
-    """One answered request: the vote, the body exactly as received, and what it cost."""
+    """One answered request: the vote, the body as received (the key masked), and what it cost."""
 
     vote: Vote
     """The reply read into a vote (valid or invalid)."""
     body: str
-    """The HTTP response body, verbatim (what the raw log stores)."""
+    """The HTTP response body as received, the voter's key masked in it (what the raw log stores)."""
     status: int
     """The HTTP status of the answer (200)."""
     input_tokens: int | None
@@ -181,6 +202,16 @@ class VoterFailure(Exception):
         """What failed, naming the voter and the URL (never the key, never a query string)."""
         self.status = status
         """The last HTTP status, or None when no answer came (timeout, refused or dropped connection)."""
+
+
+def _printable(text: str) -> str:
+    """Text for a message: each character a terminal or a page would act on or hide (controls, NUL, bidi
+    overrides, lone surrogates) written as its escape (`\\x1b`, `\\u202e`), the rest as it is."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+class NotSent(Exception):
+    """The request was never sent: the run stopped (Ctrl-C) while it waited for a free slot."""
 
 
 def _read_key(settings: VoterSettings, environ: Mapping[str, str]) -> str:
@@ -222,6 +253,8 @@ class ChatVoter:
                                             timeout=settings.timeout_seconds, max_retries=max_retries)
                          for _ in range(shards)]
         self._turn = 0
+        self.halted = False
+        """Set when the run stops (Ctrl-C): requests still waiting for a slot are not sent (`NotSent`)."""
 
     def __repr__(self) -> str:
         return f"ChatVoter({self.name!r}, {self.settings.model!r}, {self._url!r})"
@@ -237,6 +270,8 @@ class ChatVoter:
     async def ask(self, messages: list[dict]) -> Reply:
         """Send one classify request (at most max_concurrency in flight) and read the answer."""
         async with self._slots:
+            if self.halted:
+                raise NotSent()
             client = self._clients[self._turn % len(self._clients)]
             self._turn += 1
             try:
@@ -260,7 +295,7 @@ class ChatVoter:
         return self._reply(messages, body, raw.status_code)
 
     def _reply(self, messages: list[dict], body: str, status: int) -> Reply:
-        vote, usage, text = _read_body(body)
+        body, vote, usage, text = read_masked(body, self._mask_key)
         input_tokens, output_tokens = _count(usage, "prompt_tokens"), _count(usage, "completion_tokens")
         estimated = input_tokens is None or output_tokens is None
         if estimated:  # the tokenizer loads only for a server that sends no usage (it takes a second)
@@ -277,15 +312,45 @@ class ChatVoter:
     def _retried(self) -> str:
         return f" after {self._max_retries} retries" if self._max_retries else ""
 
+    def _attempts(self, exc: openai.APIStatusError) -> str:
+        """How many times a retryable status was asked and why the client stopped, as the cause says it.
+
+        The client numbers each attempt in its `x-stainless-retry-count` request
+        header, so the last request says how many retries were taken; fewer than
+        the limit means the client chose to stop (a `Retry-After` beyond what it
+        waits, or `x-should-retry: false`).
+        """
+        try:
+            taken = int(exc.response.request.headers.get("x-stainless-retry-count", ""))
+        except (ValueError, RuntimeError, AttributeError):
+            return self._retried()
+        attempts = f"{taken + 1} attempt{'s' * (taken != 0)}"
+        if taken >= self._max_retries:
+            return f" after {attempts} ({self._max_retries} retries, the limit)" if self._max_retries else ""
+        headers = exc.response.headers
+        wait = headers.get("retry-after-ms") or headers.get("retry-after")
+        if wait is not None:
+            unit = " ms" if headers.get("retry-after-ms") else ""
+            return (f" after {attempts}: the server asked to wait {' '.join(wait.split())[:60]!r}{unit} "
+                    f"(Retry-After), more than the {RETRY_AFTER_CAP:g} s the client waits, so it was not "
+                    f"asked again; the work stays unscreened and a later run asks it")
+        if headers.get("x-should-retry", "").strip().lower() == "false":
+            return f" after {attempts}: the server said not to retry (x-should-retry: false)"
+        return f" after {attempts}"
+
+    @property
+    def _mask_key(self) -> str | None:
+        """The key to mask in what the server sends (None for the placeholder, which is no secret)."""
+        return None if self._secret == PLACEHOLDER_KEY else self._secret
+
     def _cause(self, what: str) -> str:
-        cause = f"voter {self.name!r} ({self.settings.model}): POST {self._url}: {what}"
-        return cause.replace(self._secret, "[key]") if self._secret != PLACEHOLDER_KEY else cause
+        return mask_secret(f"voter {self.name!r} ({self.settings.model}): POST {self._url}: {what}", self._mask_key)
 
     def _status_cause(self, exc: openai.APIStatusError) -> str:
         status = exc.status_code
-        retried = self._retried() if status in _RETRIED or status >= 500 else ""
+        retried = self._attempts(exc) if status in _RETRIED or status >= 500 else ""
         try:
-            snippet = " ".join(exc.response.text.split())[:SNIPPET_CHARS]
+            snippet = _printable(" ".join(exc.response.text.split())[:SNIPPET_CHARS])
         except Exception:  # a body that cannot be read adds nothing to the cause
             snippet = ""
         hint = ""

@@ -10,8 +10,8 @@ replies whose vote row was never written (`orphans`): the next runner
 adopts them instead of asking again.
 
 A line is `{tier, generation, work_id, voter, model, at, status, usage,
-body}` in canonical JSON, `body` being the HTTP response text exactly as
-received. The API key is never part of a line. Every append starts on a
+body}` in canonical JSON, `body` being the HTTP response text as received
+(the voter's key masked in it, `reporter.masking`). The API key is never part of a line. Every append starts on a
 line boundary, so a line cut by `kill -9` stays a line of its own, which
 readers skip.
 """
@@ -71,7 +71,7 @@ class RawReply:
     usage: Any
     """What the runner counted for the reply (tokens, cost, whether estimated), or None."""
     body: str
-    """The HTTP response body exactly as received."""
+    """The HTTP response body as received, the voter's key masked in it."""
 
 
 def raw_line(*, tier: str, generation: str, work_id: str, voter: str, model: str, at: str, status: int,

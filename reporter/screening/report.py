@@ -212,6 +212,8 @@ class ScreenReport:
     """The funnel through the tiers to the hand-off."""
     labels: bool
     """True when the workspace has labels (calibration shown)."""
+    in_flight: tuple[Any, ...] = ()
+    """The runs (`store.RunRow`) with requests sent and never answered: killed in flight, or running now."""
 
 
 def screen_report(ws: Any, release_dir: Path, *, store: Any, labels: Any) -> ScreenReport:
@@ -230,7 +232,8 @@ def screen_report(ws: Any, release_dir: Path, *, store: Any, labels: Any) -> Scr
     return ScreenReport(
         release_id=scope["cheap"].release_id, database=_database_label(ws), database_exists=store is not None,
         tiers=tiers, plan=plan, prompt_hash=prompt.hash, fragments=prompt.fragments, example=example,
-        funnel=_funnel(ws, release_dir, tiers, gens, store), labels=known is not None)
+        funnel=_funnel(ws, release_dir, tiers, gens, store), labels=known is not None,
+        in_flight=tuple(r for r in store.runs() if r.in_flight) if store is not None else ())
 
 
 def workspace_report(ws: Any, release_dir: Path, labels: Any = None) -> ScreenReport | None:

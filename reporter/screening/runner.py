@@ -34,7 +34,9 @@ import os
 import secrets
 import signal
 import socket
+import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -95,6 +97,8 @@ class RunReport:
     """One report per tier run, in order."""
     max_cost: float | None
     """The --max-cost given."""
+    interrupted: bool = False
+    """True when Ctrl-C (SIGINT) stopped the claiming: what was in flight was answered and recorded."""
 
     @property
     def spend_usd(self) -> float:
@@ -123,7 +127,10 @@ def run_screen(ws: Any, release_dir: Path, *, tiers: Sequence[str], max_cost: fl
     if max_cost is not None and not max_cost > 0:
         raise InputError(f"--max-cost {max_cost}: give a positive number of US dollars")
     run = _Run(ws, settings, Path(release_dir), runner_id or new_runner_id(), environ, max_cost, progress)
-    return asyncio.run(run.main(tuple(t for t in TIERS if t in tiers)))
+    try:
+        return asyncio.run(run.main(tuple(t for t in TIERS if t in tiers)))
+    except asyncio.CancelledError:
+        raise KeyboardInterrupt from None  # a second Ctrl-C: aborted at once
 
 
 def screen_settings(ws: Any) -> ScreenSettings:
@@ -152,13 +159,26 @@ def format_run(report: RunReport) -> str:
     if report.stopped_by_max_cost:
         lines.append("stopped claiming at --max-cost; requests already in flight were answered and recorded, "
                      "so the spend may pass the cap a little")
+    if report.interrupted:
+        lines.append(interrupted_note(report))
     return "\n".join(lines)
+
+
+def interrupted_note(report: RunReport) -> str:
+    """What an interrupted run recorded and spent, and how to resume."""
+    votes = sum(t.votes + t.recovered for t in report.tiers)
+    screened = sum(t.screened for t in report.tiers)
+    return (f"interrupted (Ctrl-C): stopped claiming new works; the requests already sent were answered and "
+            f"recorded. This run recorded {votes:,} votes and {screened:,} verdicts and spent "
+            f"${report.spend_usd:.4f}. To resume, run the same command again: the works without a verdict "
+            f"were released, and only their missing votes are asked")
 
 
 def run_json(report: RunReport) -> dict[str, Any]:
     """The run's report as JSON-ready data."""
     return {"runner": report.runner, "release_id": report.release_id, "max_cost": report.max_cost,
             "spend_usd": round(report.spend_usd, 6), "stopped_by_max_cost": report.stopped_by_max_cost,
+            "interrupted": report.interrupted,
             "tiers": [{**asdict(t), "spend_usd": round(t.spend_usd, 6)} for t in report.tiers]}
 
 
@@ -175,6 +195,8 @@ class _Asked:
     """Voter name -> Reply received."""
     failed: dict[str, str] = field(default_factory=dict)
     """Voter name -> why the request failed after retries."""
+    unsent: int = 0
+    """Requests counted as sent that were never sent (the run stopped while they waited for a slot)."""
 
 
 @dataclass
@@ -207,6 +229,9 @@ class _Run:
         self.environ, self.max_cost, self.show = environ, max_cost, progress
         self.spend = 0.0
         self.batches = 0
+        self.voters: list[Any] = []
+        self.interrupted = False
+        """Set by the first Ctrl-C: claim nothing more, let what was sent be answered and recorded."""
         self._db = ThreadPoolExecutor(1, thread_name_prefix="screen-db")
         self.store: Any = None
         self.raw: Any = None
@@ -221,7 +246,9 @@ class _Run:
         from .store import open_store
         # Every voter first: a key missing from the environment stops the run before anything is written.
         voters = {tier: [ChatVoter(v, self.environ) for v in getattr(self.settings, tier)] for tier in tiers}
+        self.voters = [v for vs in voters.values() for v in vs]
         reports: list[TierReport] = []
+        watching = self._watch_sigint()
         try:
             self.store = await self.db(open_store, self.settings.database)
             await self.db(self.store.register_runner, self.runner, socket.gethostname(), os.getpid())
@@ -230,6 +257,8 @@ class _Run:
             heart = asyncio.create_task(self._heartbeat())
             try:
                 for tier in tiers:
+                    if self.interrupted:
+                        break
                     report = await self._run_tier(tier, voters[tier], recovered.get(tier, 0))
                     reports.append(report)
                     if report.stopped_by_max_cost:
@@ -240,7 +269,36 @@ class _Run:
         finally:
             await asyncio.gather(*(v.aclose() for vs in voters.values() for v in vs), return_exceptions=True)
             await self._close()
-        return RunReport(self.runner, self.release_id or self.release_dir.name, tuple(reports), self.max_cost)
+            if watching:
+                asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+        return RunReport(self.runner, self.release_id or self.release_dir.name, tuple(reports), self.max_cost,
+                         interrupted=self.interrupted)
+
+    def _watch_sigint(self) -> bool:
+        """The first Ctrl-C stops the claiming (what was sent is answered and recorded); a second aborts at once.
+
+        False when signals cannot be handled here (not the main thread): Ctrl-C then interrupts as usual.
+        """
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+
+        def on_sigint() -> None:
+            if self.interrupted:
+                print("\nsecond Ctrl-C: aborting now; replies not yet recorded are asked again by the next run",
+                      file=sys.stderr, flush=True)
+                if task is not None:
+                    task.cancel()
+                return
+            self.interrupted = True
+            for voter in self.voters:
+                voter.halted = True  # requests waiting for a slot are not sent
+            print("\nCtrl-C: claiming no more works; the requests already sent are being answered and recorded "
+                  "(Ctrl-C again to abort at once)", file=sys.stderr, flush=True)
+
+        try:
+            loop.add_signal_handler(signal.SIGINT, on_sigint)
+        except (ValueError, RuntimeError, NotImplementedError):
+            return False
+        return True
 
     async def _close(self) -> None:
         """Release this runner's claims without a verdict, note it finished, close its file (whatever happened)."""
@@ -344,13 +402,17 @@ class _Run:
             for voter, line in sorted(found[work_id].items()):
                 if voter in job.votes:
                     continue
-                reply = got.replies[voter] = _replay(line, tier.by_name[voter])
+                reply = got.replies[voter] = _replay(line, tier.by_name[voter], self.environ)
                 rows.append(VoteRow(tier.name, tier.generation.id, work_id, voter, reply.vote, reply.input_tokens,
                                     reply.output_tokens, reply.cost_usd, line.file, line.offset))
             asked.append(got)
         if not asked:
             return 0
-        return self._record(tier, asked, rows, _Tally()).votes
+        recorded = self._record(tier, asked, rows, _Tally())
+        # Those replies were answered (paid), only never recorded: they are no longer in flight for their runner.
+        for file, n in sorted(Counter(row.raw_file for row in rows).items()):
+            self.store.note_requests(file.removesuffix(".jsonl"), answered=n)
+        return recorded.votes
 
     def _commit(self, tier: _Tier, asked: list[_Asked], tally: _Tally) -> None:
         """Group commit: the batch's raw lines appended and fsynced, then its vote rows and verdicts, one transaction."""
@@ -365,10 +427,12 @@ class _Run:
         _kill_hook(self.environ, "raw-written", self.batches)
         rows = [VoteRow(tier.name, tier.generation.id, a.job.work_id, v, r.vote, r.input_tokens, r.output_tokens,
                         r.cost_usd, file, offset) for (a, v, r), (file, offset) in zip(keys, where)]
-        recorded = self._record(tier, asked, rows, tally)
+        recorded = self._record(tier, asked, rows, tally, answered=len(rows) + sum(len(a.failed) for a in asked),
+                                unsent=sum(a.unsent for a in asked))
         tally.votes += recorded.votes
 
-    def _record(self, tier: _Tier, asked: list[_Asked], rows: list[Any], tally: _Tally) -> Any:
+    def _record(self, tier: _Tier, asked: list[_Asked], rows: list[Any], tally: _Tally, answered: int = 0,
+                unsent: int = 0) -> Any:
         from .store import FailureRow, VerdictRow
         verdicts = []
         for a in asked:
@@ -377,7 +441,7 @@ class _Run:
                 verdicts.append(VerdictRow(tier.name, tier.generation.id, a.job.work_id, outcome))
         failures = [FailureRow(tier.name, tier.generation.id, a.job.work_id, v, cause)
                     for a in asked for v, cause in sorted(a.failed.items())]
-        recorded = self.store.record(self.runner, rows, verdicts, failures)
+        recorded = self.store.record(self.runner, rows, verdicts, failures, answered=answered, unsent=unsent)
         tally.screened += recorded.verdicts
         tally.refused += len(recorded.refused)
         tally.failures += len(failures)
@@ -407,11 +471,15 @@ class _Loop:
                 if not self.tally.stopped and self._over_budget():
                     self.tally.stopped = True  # no more claims; what is in flight is answered and recorded
                 room = self.capacity - len(tasks)
-                if not self.tally.stopped and ((not exhausted and room >= self.batch) or not tasks):
+                claiming = not self.tally.stopped and not self.run_.interrupted
+                if claiming and ((not exhausted and room >= self.batch) or not tasks):
                     jobs = await self.run_.db(self.run_.store.claim, self.tier.scope.release_id, self.tier.name,
                                               self.tier.generation.id, self.run_.runner, min(self.batch, room),
                                               self.run_.settings.lease_seconds)
                     await self._texts(jobs)
+                    # Counted before they are sent: after a kill, sent minus answered is what was in flight.
+                    await self.run_.db(self.run_.store.note_requests, self.run_.runner,
+                                       sent=sum(len(self._missing(job)) for job in jobs))
                     tasks |= {asyncio.create_task(self._ask(job)) for job in jobs}
                     exhausted = not jobs
                 if not tasks:
@@ -442,14 +510,16 @@ class _Loop:
         return self.run_.max_cost is not None and self.run_.spend >= self.run_.max_cost
 
     async def _ask(self, job: Any) -> None:
-        from .provider import VoterFailure
+        from .provider import NotSent, VoterFailure
         work = self.tier.works[job.work_id]
         messages = _messages(self.tier, work)
-        missing = [v for v in self.voters if v.name not in job.votes]
+        missing = self._missing(job)
         results = await asyncio.gather(*(v.ask(messages) for v in missing), return_exceptions=True)
         asked = _Asked(job)
         for voter, result in zip(missing, results):
-            if isinstance(result, VoterFailure):
+            if isinstance(result, NotSent):
+                asked.unsent += 1
+            elif isinstance(result, VoterFailure):
                 asked.failed[voter.name] = str(result.cause)
                 self.in_a_row[voter.name] += 1
                 if self.in_a_row[voter.name] >= FAILURES_IN_A_ROW and self.abort is None:
@@ -464,6 +534,10 @@ class _Loop:
                 self.tally.spend += result.cost_usd
         self.pending.append(asked)
         self.wake.set()
+
+    def _missing(self, job: Any) -> list[Any]:
+        """The voters a claimed job still needs (only those are asked)."""
+        return [v for v in self.voters if v.name not in job.votes]
 
     async def _committer(self) -> None:
         while True:
@@ -485,7 +559,7 @@ class _Loop:
         done = self.tally.screened
         left = self.tier.todo - done
         eta = "?" if not done else _duration(left * elapsed / done)
-        return f"({self.tally.votes:,} votes, ${self.run_.spend:.4f}, {done / elapsed:,.1f} works/s, {eta} left)"
+        return f"({self.tally.votes:,} votes, ${self.tally.spend:.4f}, {done / elapsed:,.1f} works/s, {eta} left)"
 
 
 def _messages(tier: _Tier, work: Any) -> list[dict]:
@@ -513,11 +587,11 @@ def _vote_of(value: Any) -> Vote:
     return value if isinstance(value, Vote) else value.vote
 
 
-def _replay(line: RawReply, voter: VoterSettings) -> Any:
-    """The reply a raw line holds, its body validated again as if it had just arrived."""
+def _replay(line: RawReply, voter: VoterSettings, environ: Mapping[str, str]) -> Any:
+    """The reply a raw line holds, its body validated again as if it had just arrived (the voter's key masked)."""
     from .prices import cost_usd
-    from .provider import Reply, vote_from_body
-    vote, usage = vote_from_body(line.body)
+    from .provider import Reply, read_masked
+    body, vote, usage, _text = read_masked(line.body, environ.get(voter.api_key_env) if voter.api_key_env else None)
     noted = line.usage if isinstance(line.usage, dict) else {}
     usage = usage or {}
     tokens_in = noted.get("input_tokens", usage.get("prompt_tokens"))
@@ -525,7 +599,7 @@ def _replay(line: RawReply, voter: VoterSettings) -> Any:
     cost = noted.get("cost_usd")
     if not isinstance(cost, (int, float)):
         cost = cost_usd(voter.price_in_per_mtok, voter.price_out_per_mtok, tokens_in, tokens_out)
-    return Reply(vote=vote, body=line.body, status=line.status, input_tokens=tokens_in, output_tokens=tokens_out,
+    return Reply(vote=vote, body=body, status=line.status, input_tokens=tokens_in, output_tokens=tokens_out,
                  cost_usd=float(cost), usage_estimated=bool(noted.get("estimated", not usage)))
 
 

@@ -17,11 +17,20 @@ generations are never deleted.
 
 The store is called from worker threads by one runner: one connection,
 guarded by a lock.
+
+Every text is stored whatever its code points: a reply is hostile, and a
+lone surrogate (legal JSON: `"\\ud800"`) cannot be encoded as UTF-8 for
+either database, nor can PostgreSQL's text hold a NUL. So every string
+parameter goes in through `store_text` and every string read comes out
+through `stored_text` (the same on both backends): NUL, the surrogates and
+the marker U+FFFE itself are written as U+FFFE and four hex digits, and read
+back as they were. Text without them (all ordinary text) is stored as is.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -35,6 +44,7 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 from ..errors import InputError, InternalError
 from ..files import make_dirs
 from ..hashing import canonical_json
+from ..masking import mask_secret
 from .votes import TIER_OUTCOMES, Vote
 
 SCHEMA_VERSION = 1
@@ -54,6 +64,52 @@ _FIRST_REFRESH = 500
 (then at each doubling: a handful of ANALYZEs however long the run)."""
 
 T = TypeVar("T")
+
+TEXT_MARK = "\ufffe"
+"""Starts an escaped code point in stored text (a noncharacter: no text of ours holds it)."""
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff\ufffe]")
+_ESCAPED = re.compile("\ufffe([0-9a-f]{4})")
+
+
+def store_text(text: str) -> str:
+    """`text` as the state database stores it: NUL, lone surrogates and U+FFFE as U+FFFE plus 4 hex digits.
+
+    Reversible (`stored_text`), the same for SQLite and PostgreSQL, and the
+    identity on text without those code points.
+    """
+    return _UNSTORABLE.sub(lambda m: f"{TEXT_MARK}{ord(m.group()):04x}", text)
+
+
+def stored_text(text: str) -> str:
+    """The text `store_text` stored, as it was."""
+    return _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), text) if TEXT_MARK in text else text
+
+
+def _in(value: Any) -> Any:
+    return store_text(value) if isinstance(value, str) else value
+
+
+def _out(row: Sequence[Any]) -> tuple:
+    return tuple(stored_text(v) if isinstance(v, str) else v for v in row)
+
+
+class _Cursor:
+    """A driver's cursor whose rows come out through `stored_text`."""
+
+    def __init__(self, cur: Any) -> None:
+        self._cur = cur
+
+    @property
+    def rowcount(self) -> int:
+        return self._cur.rowcount
+
+    def fetchone(self) -> tuple | None:
+        row = self._cur.fetchone()
+        return None if row is None else _out(row)
+
+    def fetchall(self) -> list[tuple]:
+        return [_out(r) for r in self._cur.fetchall()]
 
 
 # --- what the store returns ---------------------------------------------------------------------
@@ -134,6 +190,33 @@ class Recorded:
     """Verdict rows written."""
     refused: tuple[str, ...]
     """Work ids whose votes or verdicts were not written: the runner no longer holds their claim."""
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One runner (one `screen --run`) and its requests."""
+
+    runner: str
+    """The runner id (its raw file is raw_dir/<runner>.jsonl)."""
+    host: str
+    """The machine it ran on."""
+    pid: int
+    """Its process id."""
+    started_at: float
+    """When it started (the database's clock, epoch seconds)."""
+    finished_at: float | None
+    """When it ended normally (None: still running, or killed)."""
+    sent: int
+    """Requests it sent (counted before sending)."""
+    answered: int
+    """Of those, the ones whose reply or failure it recorded."""
+    counted: bool
+    """False when the runner ran before requests were counted (no numbers for it)."""
+
+    @property
+    def in_flight(self) -> int:
+        """Requests sent and never answered: still in flight, or cut by a kill (a later run asks them again)."""
+        return max(self.sent - self.answered, 0)
 
 
 @dataclass(frozen=True)
@@ -261,6 +344,15 @@ CREATE TABLE IF NOT EXISTS runners (
   heartbeat_at DOUBLE PRECISION, finished_at DOUBLE PRECISION);
 """
 
+_REQUESTS_TABLE = """
+CREATE TABLE IF NOT EXISTS requests (
+  runner TEXT PRIMARY KEY, sent BIGINT NOT NULL DEFAULT 0, answered BIGINT NOT NULL DEFAULT 0)"""
+"""Per runner (one run), the requests it sent and those whose answer (a reply or a failure) it recorded.
+
+Added to schema version 1 without changing it: made when absent, by every
+writer that opens the database, and read as absent (no counts) by readers of
+an older database. A reporter that does not know it leaves it alone."""
+
 _VOTE_COLUMNS = ("tier, generation, work_id, voter, label, invalid_cause, reason, input_tokens, output_tokens, "
                  "cost_usd, raw_file, raw_offset")
 
@@ -291,7 +383,7 @@ def _scrub(message: str, url: str) -> str:
     secrets = [parts.password, *(v for k, v in parse_qsl(parts.query) if k.lower() == "password")]
     for secret in filter(None, secrets):
         for form in {secret, unquote(secret)}:
-            message = message.replace(form, "***")
+            message = mask_secret(message, form, "***")
     return message
 
 
@@ -399,19 +491,20 @@ class Store:
 
     # -- plumbing
 
-    def _run(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        return self._conn.execute(self._d.sql(sql), tuple(params))
+    def _run(self, sql: str, params: Sequence[Any] = ()) -> _Cursor:
+        """Execute one statement; text goes in through `store_text` and comes out through `stored_text`."""
+        return _Cursor(self._conn.execute(self._d.sql(sql), tuple(map(_in, params))))
 
     def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
-        """executemany; the rows it changed (both drivers sum them)."""
+        """executemany (text through `store_text`); the rows it changed (both drivers sum them)."""
         if not rows:
             return 0
         cur = self._conn.cursor()
-        cur.executemany(self._d.sql(sql), rows)
+        cur.executemany(self._d.sql(sql), [tuple(map(_in, row)) for row in rows])
         return max(cur.rowcount, 0)
 
     def _ids(self, ids: Sequence[str]) -> Any:
-        return self._d.pack_ids(ids)
+        return self._d.pack_ids([store_text(i) for i in ids])
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -467,11 +560,12 @@ class Store:
         def work() -> None:
             if self._d.schema_lock:
                 self._run(self._d.schema_lock)
-            if self._run(self._d.has_table, ("meta",)).fetchone()[0]:
-                return
-            for statement in filter(str.strip, _SCHEMA.split(";")):
-                self._run(statement)
-            self._run("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            if not self._run(self._d.has_table, ("meta",)).fetchone()[0]:
+                for statement in filter(str.strip, _SCHEMA.split(";")):
+                    self._run(statement)
+                self._run("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            if not self._run(self._d.has_table, ("requests",)).fetchone()[0]:
+                self._run(_REQUESTS_TABLE)
 
         self._write(work)
         self._check_version()
@@ -486,6 +580,34 @@ class Store:
             f"ON CONFLICT (runner) DO UPDATE SET host = excluded.host, pid = excluded.pid, "
             f"started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at, finished_at = NULL",
             (runner, host, pid)))
+
+    def note_requests(self, runner: str, *, sent: int = 0, answered: int = 0) -> None:
+        """Count requests a runner sends (before it sends them, so a kill leaves them counted) or had answered.
+
+        `answered` outside `record`: the replies of an ended runner that another
+        runner adopted from its raw file (they were answered, only not recorded).
+        """
+        if sent > 0 or answered > 0:
+            self._write(lambda: self._add_requests(runner, sent, answered))
+
+    def _add_requests(self, runner: str, sent: int, answered: int) -> None:
+        self._run("INSERT INTO requests (runner, sent, answered) VALUES (?, ?, ?) ON CONFLICT (runner) DO UPDATE "
+                  "SET sent = requests.sent + excluded.sent, answered = requests.answered + excluded.answered",
+                  (runner, int(sent), int(answered)))
+
+    def runs(self) -> list[RunRow]:
+        """Every runner the database knows, oldest first, with its request counts (none in an older database)."""
+        counted = self._read(self._d.has_table, ("requests",))[0][0]
+        if counted:
+            rows = self._read("SELECT r.runner, r.host, r.pid, r.started_at, r.finished_at, q.sent, q.answered "
+                              "FROM runners r LEFT JOIN requests q ON q.runner = r.runner "
+                              "ORDER BY r.started_at, r.runner")
+        else:
+            rows = [(*r, None, None) for r in self._read(
+                "SELECT runner, host, pid, started_at, finished_at FROM runners ORDER BY started_at, runner")]
+        return [RunRow(runner, host, int(pid), float(started), None if finished is None else float(finished),
+                       int(sent or 0), int(answered or 0), sent is not None)
+                for runner, host, pid, started, finished, sent, answered in rows]
 
     def finish_runner(self, runner: str) -> None:
         """Note a runner as finished (its claims are released separately, by `release`)."""
@@ -606,8 +728,13 @@ class Store:
     # -- recording
 
     def record(self, runner: str, votes: Sequence[VoteRow] = (), verdicts: Sequence[VerdictRow] = (),
-               failures: Sequence[FailureRow] = ()) -> Recorded:
+               failures: Sequence[FailureRow] = (), answered: int = 0, unsent: int = 0) -> Recorded:
         """Write votes, verdicts and failures in one transaction.
+
+        `answered`: how many of the runner's sent requests (`note_sent`) these
+        rows answer, counted in the same transaction (a reply whose vote is
+        refused was answered all the same); `unsent`: requests counted as sent
+        that were never sent after all (taken off the sent count).
 
         A vote or verdict is written only while its job is claimed by `runner`
         and has no verdict; otherwise its work id is in `refused`. Votes are
@@ -644,6 +771,8 @@ class Store:
             self._many(f"INSERT INTO failures (tier, generation, work_id, voter, cause, runner, at) "
                        f"VALUES (?, ?, ?, ?, ?, ?, {d.now})",
                        [(f.tier, f.generation, f.work_id, f.voter, f.cause, runner) for f in failures])
+            if answered > 0 or unsent > 0:
+                self._add_requests(runner, -unsent, answered)
             return Recorded(votes=n_votes, verdicts=n_verdicts, refused=tuple(refused))
 
         recorded = self._write(work)

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..csvcells import csv_bytes
 from . import compute
 from ..plurals import count
 from .charts import Stack, fmt, paired_chart
-from .csvfile import csv_bytes
 from .diff import ABSENT, DiffData, MovedWork, state_counts
 from .links import (HOME, Href, against_path, diff_path, href, isolated, paper_href, release_path, rule_path, slug,
                     work_anchor)

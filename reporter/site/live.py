@@ -202,10 +202,16 @@ def screening_section(report: ScreenReport | None, note: str) -> ScreeningSectio
     state = (f"State read from {report.database}" if report.database_exists else
              f"The state database {report.database} does not exist yet: nothing has been screened")
     plans = {p.tier: p for p in report.plan}
+    unanswered = sum(r.in_flight for r in report.in_flight)
+    in_flight = (f" {fmt(unanswered)} request{'s' * (unanswered != 1)} of {fmt(len(report.in_flight))} "
+                 f"run{'s' * (len(report.in_flight) != 1)} were sent and never answered (in flight when a run was "
+                 f"killed, or running now); a later run asks them again, and reporter screen lists the runs."
+                 if unanswered else "")
     return ScreeningSection(
         shown=True,
         note=(f"{state}. A build only reads it and never sends or spends anything; reporter screen --run "
-              f"screens and the next build shows what it did. Counts are of the current generation of each tier."),
+              f"screens and the next build shows what it did. Counts are of the current generation of each tier."
+              f"{in_flight}"),
         tiers=tuple(_tier_view(t, plans[t.tier], report.labels) for t in report.tiers),
         prompt_hash=report.prompt_hash, fragments=tuple(Fragment(n, t) for n, t in report.fragments),
         example=tuple(Fragment(role, text) for role, text in report.example))

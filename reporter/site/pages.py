@@ -6,9 +6,9 @@ import json
 import posixpath
 from typing import Any
 
+from ..csvcells import csv_bytes
 from . import compute
 from .charts import Stack, flow_chart, fmt, stacked_chart
-from .csvfile import csv_bytes
 from .links import (GLOSSARY, HOME, Href, diff_path, href, isolated, paper_href, release_path, rule_anchor,
                     rule_path, slug, status_path, work_anchor)
 from .load import INPUT_NAMES, Release
