@@ -410,3 +410,22 @@ def test_render_against_compares_the_newest_with_any_earlier_release(two_release
     assert "is the newest release" in capsys.readouterr().err
     assert main(["render", "--releases", str(releases), "--out", str(other), "--against", "nope"]) == 2
     assert "names no release" in capsys.readouterr().err
+
+
+def test_control_characters_in_the_data_never_reach_the_html(tmp_path):
+    """A title holding NUL, BEL or a C1 control is shown with U+FFFD in their place (a browser reads NUL so, and
+    the others are parse errors): the page is valid HTML whatever bytes the data held. The Markdown twin drops
+    them (tests/test_markdown_escape.py)."""
+    import re as _re
+    releases = tmp_path / "releases"
+    works = toy_works()
+    works[1] = dict(works[1], title="Nul\x00 bell\x07 c1\x85 tab\tkept")
+    write_release(releases, works, toy_rules(1))
+    render_site(releases, tmp_path / "site", progress=False)
+    pages = list((tmp_path / "site").rglob("*.html"))
+    assert pages
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert not _re.search(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]", text), page
+    shown = "".join(p.read_text(encoding="utf-8") for p in pages)
+    assert "Nul\ufffd bell\ufffd c1\ufffd tab\tkept" in shown

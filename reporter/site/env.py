@@ -201,12 +201,28 @@ def bdi(value: Any) -> Markup:
     return Markup("<bdi>") + Markup.escape(text) + Markup("</bdi>")
 
 
+_HTML_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
+"""Characters HTML text may not hold (NUL, and the C0 and C1 controls but tab, line feed, form feed and
+carriage return): a browser reads NUL as U+FFFD and the others as parse errors."""
+
+
+def html_finalize(value: Any) -> Any:
+    """A value as the HTML page shows it: a forbidden control character becomes U+FFFD, visibly.
+
+    Runs on every expression before escaping, on escaped Markup too (the
+    replacement is the same character either way), so data holding NUL
+    yields valid HTML whatever template or filter carries it."""
+    if isinstance(value, str) and _HTML_CONTROL.search(value):
+        return type(value)(_HTML_CONTROL.sub("\ufffd", value))
+    return value
+
+
 @lru_cache(maxsize=1)
 def html_env() -> jinja2.Environment:
     """The HTML environment: autoescaped, strict, with the vendored style and script as globals."""
     env = jinja2.Environment(loader=jinja2.PackageLoader("reporter", "templates/html"), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                             keep_trailing_newline=True)
+                             keep_trailing_newline=True, finalize=html_finalize)
     style, script = _static("style.css"), _static("sort.js")
     env.globals["static_style"] = Markup(style)
     env.filters["bdi"] = bdi
