@@ -110,11 +110,22 @@ def follow(client: Client, first: C, request: Callable[[C], Request],
     """Ask page after page from position `first` (a start, a cursor) until `parse` gives no next position.
 
     `parse(body, position, "LABEL page N")` reads one answer into (the page, the next position or None).
+    A next position asked before (a cursor repeated, two cursors alternating) would never end: the walk stops
+    with an InputError, the answer that named it is dropped from the cache (so a later run asks it again), and
+    nothing is written. How far a walk may go is bounded by the caller (reporter.fetch.run.Bounds).
     """
     position: C | None = first
+    seen: dict[C, int] = {}
     number = 1
     while position is not None:
         asked, where = position, f"{label} page {number}"
-        page, position = client.get(request(asked), lambda body, at=asked, name=where: parse(body, at, name), explain)
+        seen[asked] = number
+        sent = request(asked)
+        page, position = client.get(sent, lambda body, at=asked, name=where: parse(body, at, name), explain)
+        if position is not None and position in seen:
+            client.forget(sent)
+            raise InputError(f"{where}: {sent.shown_url()}: the next position {position!r:.80} was already asked "
+                             f"at page {seen[position]}: the server repeats its cursor, so the walk would never "
+                             f"end; stopped, nothing was written. Try again later")
         yield page
         number += 1
