@@ -132,14 +132,15 @@ def _at_most_a_week(value: float) -> str | None:
 
 def http_url(value: str) -> str | None:
     """A check for `Table.get`: an http:// or https:// URL with a host that parses (ports and IPv6 brackets too)."""
+    import httpx2  # the transport of both the fetch client and the screening voters' client
+
     if not value.startswith(("http://", "https://")):
         return "must be an http:// or https:// URL"
     try:
         parts = urllib.parse.urlsplit(value)
         parts.port  # noqa: B018 (raises for a port that is not a number from 0 to 65535)
-        import httpx2  # the transport of both the fetch client and the screening voters' client
         httpx2.URL(value)
-    except ValueError as exc:  # httpx2.InvalidURL is a ValueError too
+    except (ValueError, httpx2.InvalidURL) as exc:
         return f"is not a URL that parses ({exc}): {value!r:.200}"
     if not parts.hostname or any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in value):
         return f"must be an http:// or https:// URL naming a host, without spaces or control characters: {value!r:.200}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import time
 import urllib.parse
 
@@ -238,3 +239,49 @@ def test_mask_covers_raw_encoded_and_escaped_forms():
                        urllib.parse.urlencode({"api_key": KEY})])
     assert mask(text, [KEY]) == " | ".join(["***"] * 6 + ["api_key=***"])
     assert mask("nothing here", [None, ""]) == "nothing here"
+
+
+# --- the adversarial pass --------------------------------------------------------------------------------------
+
+
+def test_a_gzip_bomb_is_cut_at_the_cap_of_what_it_inflates_to(tmp_path, fake):
+    fake.faults["arxiv"] = ["gzip-bomb"]
+    with pytest.raises(InputError, match=r"the answer is more than 1,048,576 bytes, more than \[fetch\] "
+                                         r"max_page_bytes"):
+        run_fetch(write_workspace(tmp_path, fake, ("arxiv",), fetch="max_page_bytes = 1048576"), ("arxiv",))
+
+
+@pytest.mark.parametrize("location, said", [
+    ("{root}/arxiv/api/query?again=1", "HTTP 302 redirects more than 5 times"),  # a same-host loop
+    ("http://[::1", "HTTP 302 redirects to another scheme, host or port (http://[::1)"),  # not a URL
+    ("https://{host}/arxiv/api/query", "redirects to another scheme, host or port"),  # a scheme change
+])
+def test_a_redirect_loop_or_a_location_that_is_not_a_url_stops_clearly(tmp_path, fake, location, said):
+    host = fake.root.split("//")[1]
+    fake.faults["arxiv"] = [f"redirect:{location.replace('{host}', host)}"] * 7
+    with pytest.raises(InputError, match=re.escape(said)):
+        run_fetch(write_workspace(tmp_path, fake, ("arxiv",)), ("arxiv",))
+    assert _pages(tmp_path) == []
+
+
+def test_a_retry_after_of_raw_latin1_bytes_is_no_retry_after(tmp_path, fake):
+    fake.faults["openalex"] = ["429:\xff\xb2"]
+    report, = run_fetch(write_workspace(tmp_path, fake, ("openalex",)), ("openalex",)).reports
+    assert (report.records, report.retried) == (3, 1) and report.failures[0].endswith(": HTTP 429")
+
+
+def test_pubmed_claiming_a_billion_records_stops_before_any_split(tmp_path, fake):
+    fake.totals["pubmed"] = 10**9
+    with pytest.raises(InputError, match=r"^pubmed: the API counts 1,000,000,000 results for this window"):
+        run_fetch(write_workspace(tmp_path, fake, ("pubmed",)), ("pubmed",))
+    assert len(fake.log) == 1  # the esearch only: no day-by-day split of a billion
+
+
+@pytest.mark.parametrize("head", [b'{"url": "x", "status": 200, "final": "yes"}', b"[" * 100_000, b"null"])
+def test_a_tampered_cache_header_is_asked_again_never_trusted(tmp_path, fake, head):
+    root = write_workspace(tmp_path, fake, ("biorxiv",))
+    run_fetch(root, ("biorxiv",))
+    for page in _pages(tmp_path):
+        page.write_bytes(head + b"\n" + page.read_bytes().partition(b"\n")[2])
+    report, = run_fetch(root, ("biorxiv",)).reports
+    assert (report.sent, report.cached, report.records) == (2, 0, 2)

@@ -162,7 +162,7 @@ def http_transport(url: str, headers: Mapping[str, str], timeout: float, max_byt
                                                                    str(target))
         try:
             following = target.join(location)
-        except ValueError:  # httpx2.InvalidURL: a Location that is not a URL
+        except (ValueError, httpx2.InvalidURL):  # a Location that is not a URL: refused as it came
             return answer
         if _origin(following) != _origin(target):
             return answer
@@ -244,10 +244,10 @@ def _get_once(target: httpx2.URL, headers: Mapping[str, str], deadline: float, t
         raise Dropped(f"no whole answer within {timeout:g} s")
     client = _client()
     watch = _Deadline(deadline)
-    request = client.build_request("GET", target, headers={**headers, "Accept-Encoding": "identity"},
-                                   timeout=httpx2.Timeout(left), extensions={"trace": watch.trace})
     received, length = 0, ""
     try:
+        request = client.build_request("GET", target, headers={**headers, "Accept-Encoding": "identity"},
+                                       timeout=httpx2.Timeout(left), extensions={"trace": watch.trace})
         with watch:
             response = client.send(request, stream=True)
             try:
@@ -274,6 +274,8 @@ def _get_once(target: httpx2.URL, headers: Mapping[str, str], deadline: float, t
         raise Dropped(f"no whole answer within {timeout:g} s") from None
     except httpx2.ConnectError as exc:
         raise Dropped(f"cannot connect ({exc})") from None
+    except httpx2.InvalidURL as exc:  # a same-origin Location httpx cannot send
+        raise Dropped(f"the URL cannot be sent ({exc})") from None
     except (httpx2.HTTPError, httpx2.StreamError, OSError) as exc:
         if watch.expired:
             raise Dropped(f"no whole answer within {timeout:g} s ({received:,} bytes of the body so far)") from None

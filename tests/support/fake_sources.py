@@ -23,9 +23,9 @@ the first action left; with none left it is answered normally. Actions: `ok`, `S
 `hang` (wait for `server.release`, then drop), `error-feed` (arXiv's error feed with a 200), `drip` (the
 headers, then the body a byte every 0.2 s), `drip-headers` (the status line and headers a byte every 0.2 s),
 `huge:MB` (a 200 of MB mebibytes without a Content-Length), `huge-declared` (a Content-Length of 1.5 GB, no
-body), `redirect:URL` (a 302 to URL; `{root}` in it is the server's own root), `echo-query` (a 400 whose body
-repeats the query string as sent, and as JSON). Hostile totals and cursors: `server.totals[source] = N` makes
-arXiv, bioRxiv and OpenAlex claim N results; `server.cursors = [...]` makes OpenAlex answer those next cursors in
+body), `gzip-bomb` (1 GiB of spaces gzipped, though the client asked for no encoding), `redirect:URL` (a 302 to URL; `{root}` in it is the server's own root), `echo-query` (a 400 whose body
+repeats the query string as sent, and as JSON). Hostile totals and cursors: `server.totals[source] = N`
+makes PubMed, arXiv, bioRxiv and OpenAlex claim N results; `server.cursors = [...]` makes OpenAlex answer those next cursors in
 turn (and never end); `server.same_webenv = True` makes every esearch answer the same WebEnv and query_key, as
 NCBI may. Every request is logged in `server.log`.
 """
@@ -146,7 +146,7 @@ class FakeSources:
             self.release.wait(60)
             handler.close_connection = True
             return
-        if action in ("drip", "drip-headers") or action.startswith(("huge", "redirect:")):
+        if action in ("drip", "drip-headers", "gzip-bomb") or action.startswith(("huge", "redirect:")):
             self._hostile(handler, action)
             return
         if action == "echo-query":  # an error body that repeats what it was sent, key included
@@ -208,6 +208,16 @@ class FakeSources:
                 return
             handler.send_response(200)
             handler.send_header("Content-Type", "application/json")
+            if action == "gzip-bomb":  # 1 GiB of spaces in about a mebibyte, despite Accept-Encoding: identity
+                import zlib
+                packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+                block = b" " * (1 << 20)
+                handler.send_header("Content-Encoding", "gzip")
+                handler.end_headers()
+                for _ in range(1024):
+                    handler.wfile.write(packer.compress(block))
+                handler.wfile.write(packer.flush())
+                return
             if action == "huge-declared":
                 handler.send_header("Content-Length", str(1_500_000_000))
                 handler.end_headers()
@@ -314,7 +324,7 @@ class FakeSources:
                 self.webenvs.add(webenv)
                 self.history[webenv] = chosen
             doc = json.loads(json.dumps(self.esearch))
-            doc["esearchresult"].update({"count": str(len(chosen)), "webenv": webenv,
+            doc["esearchresult"].update({"count": str(self.totals.get("pubmed", len(chosen))), "webenv": webenv,
                                          "querytranslation": f"{params['term']} AND {params['mindate']}:"
                                                              f"{params['maxdate']}[edat]"})
             return json.dumps(doc).encode(), "application/json; charset=UTF-8"
