@@ -285,3 +285,12 @@ def test_a_tampered_cache_header_is_asked_again_never_trusted(tmp_path, fake, he
         page.write_bytes(head + b"\n" + page.read_bytes().partition(b"\n")[2])
     report, = run_fetch(root, ("biorxiv",)).reports
     assert (report.sent, report.cached, report.records) == (2, 0, 2)
+
+
+@pytest.mark.parametrize("source", ["arxiv", "biorxiv", "openalex"])
+@pytest.mark.parametrize("total", ["²", "٣", "9" * 5000])
+def test_a_total_of_other_digits_or_5000_digits_is_a_bad_page_not_a_traceback(tmp_path, fake, source, total):
+    fake.totals[source] = total
+    with pytest.raises(InputError, match=r"no whole answer after 1 attempt \(a bad page \(.* is '.{1,40}, not a "
+                                         r"count\)\)"):
+        run_fetch(write_workspace(tmp_path, fake, (source,), fetch="retries = 0"), (source,))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -92,11 +93,24 @@ def xml_page(body: bytes, label: str) -> ET.Element:
         raise BadPage(str(exc)) from None
 
 
+COUNT = re.compile(r"[0-9]{1,18}", re.ASCII)
+"""A count: ASCII digits only (`²` and `٣` pass `str.isdigit`), and few enough to be one (a 5,000-digit total
+would hit Python's limit on int() and is no count anyway)."""
+
+
 def count(value: Any, what: str) -> int:
-    """A count the API gives as a number or a string of digits; BadPage otherwise."""
-    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().isdigit():
-        raise BadPage(f"{what} is {value!r:.40}, not a count")
-    return int(value)
+    """A count the API gives as a number or a string of ASCII digits; BadPage otherwise."""
+    text = str(value).strip() if isinstance(value, (int, str)) and not isinstance(value, bool) else ""
+    if not COUNT.fullmatch(text):
+        raise BadPage(f"{what} is {_short(value)}, not a count")
+    return int(text)
+
+
+def _short(value: Any) -> str:
+    """A value for a message: its repr, cut to 40 characters (a 5,000-digit int included)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"a number of about {int(value.bit_length() * 0.30103):,} digits"
+    return f"{value!r:.40}"
 
 
 def pages_for(total: int, size: int, extra: int = 0) -> int:
