@@ -18,6 +18,7 @@ def mask(text: str, secrets: Iterable[str | None], placeholder: str = "***") -> 
     either case of hex digits); percent-decoded (a secret given encoded); and JSON-escaped (`\\/`, `\\u…`).
     Every place that shows a server's words or a URL that was sent passes them through here first.
     """
+    import functools
     import html
     import json
     import re
@@ -28,9 +29,10 @@ def mask(text: str, secrets: Iterable[str | None], placeholder: str = "***") -> 
         if not secret:
             continue
         for raw in {secret, urllib.parse.unquote(secret), urllib.parse.unquote_plus(secret)}:
-            forms |= {raw, urllib.parse.quote(raw, safe=""), urllib.parse.quote(raw, safe="/"),
-                      urllib.parse.quote_plus(raw, safe=""), urllib.parse.quote_plus(raw, safe="/"),
-                      json.dumps(raw)[1:-1], json.dumps(raw, ensure_ascii=False)[1:-1],
+            quote = functools.partial(urllib.parse.quote, errors="surrogateescape")  # an environment's bytes
+            quote_plus = functools.partial(urllib.parse.quote_plus, errors="surrogateescape")
+            forms |= {raw, quote(raw, safe=""), quote(raw, safe="/"), quote_plus(raw, safe=""),
+                      quote_plus(raw, safe="/"), json.dumps(raw)[1:-1], json.dumps(raw, ensure_ascii=False)[1:-1],
                       json.dumps(raw)[1:-1].replace("/", "\\/"), html.escape(raw)}
     forms.discard("")
     if not forms:

@@ -294,3 +294,13 @@ def test_a_total_of_other_digits_or_5000_digits_is_a_bad_page_not_a_traceback(tm
     with pytest.raises(InputError, match=r"no whole answer after 1 attempt \(a bad page \(.* is '.{1,40}, not a "
                                          r"count\)\)"):
         run_fetch(write_workspace(tmp_path, fake, (source,), fetch="retries = 0"), (source,))
+
+
+def test_a_key_of_bytes_that_are_not_utf8_is_refused_before_any_request_and_still_masked(tmp_path, fake):
+    key = b"k\xffey".decode("utf-8", "surrogateescape")  # os.environ holds such bytes so
+    assert mask(f"a {key} b", [key]) == "a *** b"
+    toml = dict(extra={"pubmed": 'api_key_env = "NCBI_KEY"'})
+    with pytest.raises(InputError, match=r"\[fetch.pubmed\] api_key_env names the environment variable 'NCBI_KEY', "
+                                         r"which holds bytes that are not UTF-8"):
+        run_fetch(write_workspace(tmp_path, fake, ("pubmed",), **toml), ("pubmed",), environ={"NCBI_KEY": key})
+    assert fake.log == []

@@ -123,6 +123,12 @@ def api_key(source: SourceSettings, environ: Mapping[str, str]) -> str | None:
     if source.api_key_env is None:
         return None
     value = environ.get(source.api_key_env, "").strip()
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that are not UTF-8, as POSIX environments may hold
+        raise InputError(f"[fetch.{source.name}] api_key_env names the environment variable "
+                         f"{source.api_key_env!r}, which holds bytes that are not UTF-8; export the key as "
+                         f"text") from None
     if not value:
         raise InputError(f"[fetch.{source.name}] api_key_env names the environment variable "
                          f"{source.api_key_env!r}, which is not set; export it, or remove api_key_env to fetch "
