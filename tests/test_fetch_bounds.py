@@ -304,3 +304,10 @@ def test_a_key_of_bytes_that_are_not_utf8_is_refused_before_any_request_and_stil
                                          r"which holds bytes that are not UTF-8"):
         run_fetch(write_workspace(tmp_path, fake, ("pubmed",), **toml), ("pubmed",), environ={"NCBI_KEY": key})
     assert fake.log == []
+
+
+def test_a_window_ending_on_the_last_day_of_year_9999_is_fetched_not_an_overflow(tmp_path, fake):
+    window = Window(dt.date(9999, 12, 30), dt.date(9999, 12, 31))
+    result = run_fetch(write_workspace(tmp_path, fake, ("arxiv",)), ("arxiv",), window)
+    assert result.records == () and [json.loads(p.read_bytes().partition(b"\n")[0])["final"]
+                                     for p in _pages(tmp_path)] == [False]

@@ -118,7 +118,10 @@ class Request:
         """True when, at wall-clock time `now`, the days this answer covers have all ended (SETTLED_AFTER)."""
         if self.ends is None:
             return True
-        end = dt.datetime.combine(self.ends, dt.time(), dt.timezone.utc) + SETTLED_AFTER
+        try:
+            end = dt.datetime.combine(self.ends, dt.time(), dt.timezone.utc) + SETTLED_AFTER
+        except OverflowError:  # the last days of year 9999: never settled
+            return False
         return now >= end.timestamp()
 
     def hide(self, text: str) -> str:
