@@ -43,7 +43,8 @@ from typing import Any, TypeVar
 import httpx2
 
 from .. import __version__
-from ..errors import InputError, mask
+from ..errors import InputError
+from ..masking import mask_secret
 from .cache import RawCache, request_key
 
 T = TypeVar("T")
@@ -125,8 +126,10 @@ class Request:
         return now >= end.timestamp()
 
     def hide(self, text: str) -> str:
-        """`text` with this request's keys masked, in every encoding (reporter.errors.mask)."""
-        return mask(text, (value for _, value in self.secrets))
+        """`text` with this request's keys masked, in every encoding (reporter.masking.mask_secret)."""
+        for _, secret in self.secrets:
+            text = mask_secret(text, secret)
+        return text
 
 
 def _url(base: str, params: tuple[tuple[str, str], ...]) -> str:

@@ -198,7 +198,8 @@ def _fetch_one(source: SourceSettings, key: str | None, window: Window, cache: R
     try:
         for page in WALKERS[source.name](source, window, client, key):
             pages += 1
-            bounds.check(source.name, pages, len(rows) + len(skipped) + len(page.records) + len(page.skipped), page.total)
+            read = len(rows) + len(skipped) + len(page.records) + len(page.skipped)
+            bounds.check(source.name, pages, read, page.total)
             rows += page.records
             skipped += page.skipped
             if page.expected_pages is not None:

@@ -23,10 +23,11 @@ the first action left; with none left it is answered normally. Actions: `ok`, `S
 `hang` (wait for `server.release`, then drop), `error-feed` (arXiv's error feed with a 200), `drip` (the
 headers, then the body a byte every 0.2 s), `drip-headers` (the status line and headers a byte every 0.2 s),
 `huge:MB` (a 200 of MB mebibytes without a Content-Length), `huge-declared` (a Content-Length of 1.5 GB, no
-body), `gzip-bomb` (1 GiB of spaces gzipped, though the client asked for no encoding), `redirect:URL` (a 302 to URL; `{root}` in it is the server's own root), `echo-query` (a 400 whose body
-repeats the query string as sent, and as JSON). Hostile totals and cursors: `server.totals[source] = N`
-makes PubMed, arXiv, bioRxiv and OpenAlex claim N results; `server.cursors = [...]` makes OpenAlex answer those next cursors in
-turn (and never end); `server.same_webenv = True` makes every esearch answer the same WebEnv and query_key, as
+body), `gzip-bomb` (1 GiB of spaces gzipped, though the client asked for no encoding), `redirect:URL` (a 302
+to URL; `{root}` in it is the server's own root), `echo-query` (a 400 whose body repeats the query string as
+sent, and as JSON). Hostile totals and cursors: `server.totals[source] = N` makes PubMed, arXiv, bioRxiv and
+OpenAlex claim N results; `server.cursors = [...]` makes OpenAlex answer those next cursors in turn (and never
+end); `server.same_webenv = True` makes every esearch answer the same WebEnv and query_key, as
 NCBI may. Every request is logged in `server.log`.
 """
 
