@@ -8,7 +8,9 @@ once, in its own `config.py`, into a frozen settings object through
 
 from __future__ import annotations
 
+import math
 import tomllib
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TypeVar
@@ -66,6 +68,8 @@ class Table:
             value, ok = float(value), True
         if not ok:
             raise self.error(key, f"must be {_KINDS.get(kind, kind.__name__)}, not {value!r}")
+        if kind is float and not math.isfinite(value):  # TOML's inf and nan: no setting means them
+            raise self.error(key, f"must be a finite number, not {value!r}")
         if check is not None and (complaint := check(value)):
             raise self.error(key, complaint)
         return value
@@ -105,6 +109,42 @@ def positive(value: float) -> str | None:
 def non_negative(value: float) -> str | None:
     """A check for `Table.get`: the value must be zero or more."""
     return None if value >= 0 else f"must be zero or more, not {value}"
+
+
+MAX_SECONDS = 7 * 86_400.0
+"""The longest duration a setting may name (a week): beyond it a timeout or a wait is a mistake, and values
+such as 1e300 overflow the clocks and sockets they are handed to."""
+
+
+def seconds(value: float) -> str | None:
+    """A check for `Table.get`: a duration of zero or more seconds, at most MAX_SECONDS."""
+    return non_negative(value) or _at_most_a_week(value)
+
+
+def positive_seconds(value: float) -> str | None:
+    """A check for `Table.get`: a duration above zero seconds, at most MAX_SECONDS."""
+    return positive(value) or _at_most_a_week(value)
+
+
+def _at_most_a_week(value: float) -> str | None:
+    return None if value <= MAX_SECONDS else f"must be at most {MAX_SECONDS:,.0f} seconds (a week), not {value:g}"
+
+
+def http_url(value: str) -> str | None:
+    """A check for `Table.get`: an http:// or https:// URL with a host that parses (ports and IPv6 brackets too)."""
+    import httpx2  # the transport of both the fetch client and the screening voters' client
+
+    if not value.startswith(("http://", "https://")):
+        return "must be an http:// or https:// URL"
+    try:
+        parts = urllib.parse.urlsplit(value)
+        parts.port  # noqa: B018 (raises for a port that is not a number from 0 to 65535)
+        httpx2.URL(value)
+    except (ValueError, httpx2.InvalidURL) as exc:
+        return f"is not a URL that parses ({exc}): {value!r:.200}"
+    if not parts.hostname or any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in value):
+        return f"must be an http:// or https:// URL naming a host, without spaces or control characters: {value!r:.200}"
+    return None
 
 
 @dataclass(frozen=True)

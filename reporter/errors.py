@@ -7,3 +7,4 @@ class InputError(Exception):
 
 class InternalError(Exception):
     """An invariant of the engine did not hold: a bug, never the user's fault (exit 1)."""
+

@@ -139,3 +139,52 @@ def test_a_model_in_the_price_table_needs_no_price(tmp_path):
     a, b = configured.screen.expensive
     assert (a.price_in_per_mtok, a.price_out_per_mtok, a.price_checked) == (0.15, 0.6, None)
     assert b.price_in_per_mtok == 0.0
+
+
+INF_KEYS = [("[fetch]\n", "fetch", "timeout_seconds"), ("[fetch]\n", "fetch", "max_wait_seconds"),
+            ("[fetch]\n", "fetch", "backoff_seconds"), ("[fetch.arxiv]\n", "fetch.arxiv", "min_interval_seconds"),
+            ("[novelty]\n", "novelty", "timeout_seconds")]
+
+
+@pytest.mark.parametrize("value, complaint", [
+    ("inf", "must be a finite number, not inf"), ("-inf", "must be a finite number, not -inf"),
+    ("nan", "must be a finite number, not nan"), ("1e300", "must be at most 604,800 seconds (a week), not 1e+300"),
+])
+@pytest.mark.parametrize("table, name, key", INF_KEYS)
+def test_a_duration_of_inf_nan_or_1e300_is_refused_at_load_time(tmp_path, table, name, key, value, complaint):
+    with pytest.raises(InputError) as caught:
+        _load(tmp_path, f"{table}{key} = {value}\n")
+    assert str(caught.value) == f"{tmp_path / 'reporter.toml'}: [{name}]: key '{key}' {complaint}"
+
+
+@pytest.mark.parametrize("key, value", [("timeout_seconds", "inf"), ("timeout_seconds", "1e300"),
+                                        ("temperature", "nan"), ("price_in_per_mtok", "inf")])
+def test_a_voters_number_of_inf_nan_or_1e300_is_refused_the_same_way(tmp_path, key, value):
+    voter = VOTER.format(name="a").replace("price_in_per_mtok = 0.15\n", "") + (
+        "price_in_per_mtok = 0.15\n" if key != "price_in_per_mtok" else "")
+    with pytest.raises(InputError, match=rf"\[screen.cheap.voters\[0\]\]: key '{key}' must be "):
+        _load(tmp_path, _cheap_pair(voter + f"{key} = {value}\n"))
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "http://[::1]:99999/v1", "http://", "https://exa mple.org/v1",
+                                 "http://host:port/"])
+def test_a_base_url_that_does_not_parse_is_refused_in_fetch_and_in_screen(tmp_path, url):
+    with pytest.raises(InputError) as caught:
+        _load(tmp_path, f'[fetch.openalex]\nbase_url = "{url}"\n')
+    assert "[fetch.openalex]: key 'base_url' " in str(caught.value)
+    voter = VOTER.format(name="a").replace("http://127.0.0.1:8000/v1", url)
+    with pytest.raises(InputError) as caught:
+        _load(tmp_path, _cheap_pair(voter))
+    assert "[screen.cheap.voters[0]]: key 'base_url' " in str(caught.value)
+
+
+def test_a_bad_number_or_url_exits_2_from_the_command_line(tmp_path, capsys):
+    from reporter import cli
+    (tmp_path / "reporter.toml").write_text(BASE + '[fetch]\ntimeout_seconds = inf\n[fetch.arxiv]\n')
+    assert cli.main(["fetch", "--workspace", str(tmp_path), "--since", "2026-05-11", "--until", "2026-05-17",
+                     "--out", str(tmp_path / "x.jsonl"), "--dry-run"]) == 2
+    assert "[fetch]: key 'timeout_seconds' must be a finite number, not inf" in capsys.readouterr().err
+    (tmp_path / "reporter.toml").write_text(BASE + '[fetch.arxiv]\nbase_url = "http://[::1"\n')
+    assert cli.main(["fetch", "--workspace", str(tmp_path), "--since", "2026-05-11", "--until", "2026-05-17",
+                     "--out", str(tmp_path / "x.jsonl"), "--dry-run"]) == 2
+    assert "[fetch.arxiv]: key 'base_url' is not a URL that parses" in capsys.readouterr().err

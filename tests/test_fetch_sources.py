@@ -13,7 +13,7 @@ from support.fake_sources import ALL, fake_server, run_fetch, write_workspace  #
 
 from reporter.errors import InputError
 from reporter.fetch import pubmed
-from reporter.fetch.http import urllib_transport
+from reporter.fetch.http import http_transport
 from reporter.fetch.pages import Window
 
 
@@ -114,8 +114,8 @@ def test_pubmed_pages_through_the_history_server(tmp_path, fake):
 def test_an_expired_history_is_searched_again_once(tmp_path, fake):
     searches = []
 
-    def expire_after_the_search(url, headers, timeout):
-        answer = urllib_transport(url, headers, timeout)
+    def expire_after_the_search(url, headers, timeout, max_bytes):
+        answer = http_transport(url, headers, timeout, max_bytes)
         if "esearch.fcgi" in url:
             searches.append(url)
             if len(searches) == 1:

@@ -8,7 +8,8 @@ a bare host gets `/api/query`, and a URL ending in `/api` gets `/query`.
 The date is the submission date of the first version. The API is known to
 answer some pages with no entries although the total says more remain: such
 a page is bad (asked again), never the end. Entries are read by the
-digest's Atom reader (`arxiv_atom_record`): `arxiv:ID` without the version,
+digest's Atom reader (`arxiv_atom_record`). A total above the API's
+documented cap of 30,000 results of one query stops the fetch (MAX_RESULTS): `arxiv:ID` without the version,
 the version kept as a field, a journal DOI as a related id.
 """
 
@@ -24,6 +25,8 @@ from .http import BadPage, Client, Request
 from .pages import Page, Window, count, follow, pages_for, read_items, xml_page
 
 OPENSEARCH = "{http://a9.com/-/spec/opensearch/1.1/}"
+MAX_RESULTS = 30_000
+"""The most results the arXiv API serves of one query (its user manual): a query whose total is larger stops."""
 
 
 def endpoint(base_url: str) -> str:
@@ -46,7 +49,7 @@ def walk(source: SourceSettings, window: Window, client: Client, key: str | None
         return Request("arxiv", endpoint(source.base_url), params=(
             ("search_query", search_query(source, window)), ("start", str(start)),
             ("max_results", str(source.size)), ("sortBy", "submittedDate"), ("sortOrder", "ascending")),
-            epoch=window.epoch)
+            epoch=window.epoch, ends=window.until)
 
     return follow(client, 0, request, lambda body, start, label: parse_page(body, start, source.size, label),
                   "arxiv", explain)
@@ -62,6 +65,9 @@ def parse_page(body: bytes, start: int, size: int, label: str) -> tuple[Page, in
     if message is not None:
         raise InputError(f"the arXiv API answered with an error: {message}")
     total = count(root.findtext(f"{OPENSEARCH}totalResults"), "<opensearch:totalResults>")
+    if total > MAX_RESULTS:
+        raise InputError(f"totalResults is {total:,}, and the arXiv API serves at most {MAX_RESULTS:,} results of "
+                         f"one query; narrow [fetch.arxiv] query or fetch a shorter window. Nothing was written")
     if not entries and start < total:
         raise BadPage(f"no entries at start {start} although totalResults is {total}")
     records, skipped = read_items(entries, arxiv_atom_record, label)

@@ -34,7 +34,8 @@ def walk(source: SourceSettings, window: Window, client: Client, key: str | None
 
     def request(cursor: int) -> Request:
         return Request(server, f"{source.base_url}/details/{server}/{window.since}/{window.until}/{cursor}/json",
-                       params=(("category", source.query),) if source.query else (), epoch=window.epoch)
+                       params=(("category", source.query),) if source.query else (), epoch=window.epoch,
+                       ends=window.until)
 
     return follow(client, 0, request, lambda body, cursor, label: parse_page(body, server, cursor, label), server,
                   explain)

@@ -4,8 +4,11 @@ One file per request, `CACHE/<source>/<key[:2]>/<key>.page`, where the key is
 the sha256 of the request's URL without the etiquette parameters (`tool`,
 `email`, `mailto`) and without any key (`api_key`): the same question asked
 by another user, or with another key, is the same page. A file holds one
-line of JSON (the URL as shown, the status, the content type), then the
-answer's bytes exactly as they came. Writes go through reporter/files.py
+line of JSON (the URL as shown, the status, the content type, and `final`:
+whether the days the answer covers had settled when it was asked, by the
+real clock), then the answer's bytes exactly as they came. An answer that is
+not final serves only a request for an open window (keyed by the day it was
+asked), never the same window asked once it has ended. Writes go through reporter/files.py
 (temporary name, then rename), so a fetch killed at any point (`kill -9`
 included) leaves whole pages or none; the next run removes the killed
 run's temporaries and asks only the pages that are missing.
@@ -38,22 +41,30 @@ class RawCache:
         """Where the answer to a request with this key is stored."""
         return self.root / source / key[:2] / f"{key}{SUFFIX}"
 
-    def get(self, source: str, key: str) -> bytes | None:
-        """The stored answer's bytes, or None when the request was never answered (or the file is unreadable)."""
+    def get(self, source: str, key: str, *, final_only: bool = False) -> bytes | None:
+        """The stored answer's bytes, or None when the request was never answered (or the file is unreadable).
+
+        `final_only`: None for an answer not marked final (asked before its days had settled, or written
+        before the cache marked answers so): it is asked again.
+        """
         try:
             data = self.path(source, key).read_bytes()
         except OSError:
             return None
         head, sep, body = data.partition(b"\n")
         try:
-            json.loads(head)
-        except ValueError:
+            meta = json.loads(head)
+        except (ValueError, RecursionError):
             return None  # not a page this cache wrote: asked again
-        return body if sep else None
+        if not sep or not isinstance(meta, dict) or (final_only and meta.get("final") is not True):
+            return None
+        return body
 
-    def put(self, source: str, key: str, url: str, content_type: str | None, body: bytes) -> None:
-        """Store an answer atomically: one JSON line (url, status, content type), then the bytes."""
-        head = json.dumps({"url": url, "status": 200, "content_type": content_type}, sort_keys=True)
+    def put(self, source: str, key: str, url: str, content_type: str | None, body: bytes, *,
+            final: bool = True) -> None:
+        """Store an answer atomically: one JSON line (url, status, content type, final), then the bytes."""
+        head = json.dumps({"url": url, "status": 200, "content_type": content_type, "final": final},
+                          sort_keys=True)
         write_bytes(self.path(source, key), head.encode("utf-8") + b"\n" + body)
 
     def evict(self, source: str, key: str) -> None:

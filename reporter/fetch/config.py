@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import Table, non_negative, positive
+from ..config import Table, http_url, positive_seconds, seconds
 
 # Each source's API root and documented etiquette (seconds between requests): arXiv asks for one request
 # every 3 seconds; NCBI allows 3 a second without a key (10 with one, KEY_INTERVAL); bioRxiv publishes no
@@ -40,6 +40,15 @@ DEFAULT_TIMEOUT = 60.0
 DEFAULT_RETRIES = 5
 DEFAULT_BACKOFF = 2.0
 DEFAULT_MAX_WAIT = 600.0
+DEFAULT_MAX_PAGE_BYTES = 256 * 1024 * 1024
+"""The largest answer read (256 MiB): a PubMed efetch page of 10,000 records is about 50 MB, an arXiv page of
+2,000 entries about 6 MB; a larger body stops the fetch naming the URL and the limit."""
+DEFAULT_MAX_PAGES = 5_000
+"""The most answers one source's walk of one window reads (cache included): 200,000 OpenAlex works at 100 a page
+are 2,000."""
+DEFAULT_MAX_RECORDS = 200_000
+"""The most records one source's walk of one window reads, and the most a total may claim: a week of all of
+PubMed is about 30,000 records, of all of OpenAlex about 200,000."""
 
 
 @dataclass(frozen=True)
@@ -86,13 +95,19 @@ class FetchSettings:
     sources: tuple[SourceSettings, ...] = ()
     """The configured sources, in SOURCES order."""
     timeout_seconds: float = DEFAULT_TIMEOUT
-    """How long one request may wait for the server (connect, or between two reads) before it is retried."""
+    """The deadline of one whole request (connect, headers and body) before it is retried."""
     retries: int = DEFAULT_RETRIES
     """How many times a page is asked again after a 429, a 5xx, a dropped connection or a bad page."""
     backoff_seconds: float = DEFAULT_BACKOFF
     """The first retry's wait without Retry-After; it doubles each retry, with jitter."""
     max_wait_seconds: float = DEFAULT_MAX_WAIT
     """The longest wait before a retry (a Retry-After above it stops the fetch with an error)."""
+    max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
+    """The largest answer read; a larger one stops the fetch, naming the URL and the limit."""
+    max_pages: int = DEFAULT_MAX_PAGES
+    """The most answers one source's walk of one window reads (from the network or the cache)."""
+    max_records: int = DEFAULT_MAX_RECORDS
+    """The most records one source's walk of one window reads, and the most its API's total may claim."""
 
     def source(self, name: str) -> SourceSettings:
         """The named source's settings; defaults when its table is absent."""
@@ -121,10 +136,13 @@ def parse_fetch(table: Table | None) -> FetchSettings | None:
         sub.done()
     return FetchSettings(
         cache_dir=table.path("cache_dir", DEFAULT_CACHE), sources=tuple(sources),
-        timeout_seconds=table.get("timeout_seconds", float, DEFAULT_TIMEOUT, check=positive),
+        timeout_seconds=table.get("timeout_seconds", float, DEFAULT_TIMEOUT, check=positive_seconds),
         retries=table.get("retries", int, DEFAULT_RETRIES, check=_retries),
-        backoff_seconds=table.get("backoff_seconds", float, DEFAULT_BACKOFF, check=non_negative),
-        max_wait_seconds=table.get("max_wait_seconds", float, DEFAULT_MAX_WAIT, check=non_negative))
+        backoff_seconds=table.get("backoff_seconds", float, DEFAULT_BACKOFF, check=seconds),
+        max_wait_seconds=table.get("max_wait_seconds", float, DEFAULT_MAX_WAIT, check=seconds),
+        max_page_bytes=table.get("max_page_bytes", int, DEFAULT_MAX_PAGE_BYTES, check=_between(1024, 2**34)),
+        max_pages=table.get("max_pages", int, DEFAULT_MAX_PAGES, check=_between(1, 10**7)),
+        max_records=table.get("max_records", int, DEFAULT_MAX_RECORDS, check=_between(1, 10**8)))
 
 
 def _source(sub: Table, name: str, base_url: str, interval: float) -> SourceSettings:
@@ -137,15 +155,11 @@ def _source(sub: Table, name: str, base_url: str, interval: float) -> SourceSett
         most = MAX_PAGE_SIZES[name]
         extra["page_size"] = sub.get("page_size", int, None, check=lambda v: None if 1 <= v <= most else
                                      f"must be from 1 to {most:,} (the most the API serves a page), not {v}")
-    url = sub.get("base_url", str, base_url, check=_http_url)
+    url = sub.get("base_url", str, base_url, check=http_url)
     return SourceSettings(
         name=name, base_url=url.rstrip("/"), query=sub.get("query", str, None, check=_not_blank),
-        min_interval_seconds=sub.get("min_interval_seconds", float, interval, check=non_negative),
+        min_interval_seconds=sub.get("min_interval_seconds", float, interval, check=seconds),
         interval_is_default="min_interval_seconds" not in sub.data, **extra)
-
-
-def _http_url(value: str) -> str | None:
-    return None if value.startswith(("http://", "https://")) else "must be an http:// or https:// URL"
 
 
 def _not_blank(value: str) -> str | None:
@@ -153,4 +167,8 @@ def _not_blank(value: str) -> str | None:
 
 
 def _retries(value: int) -> str | None:
-    return None if 0 <= value <= 100 else f"must be from 0 to 100, not {value}"
+    return _between(0, 100)(value)
+
+
+def _between(least: int, most: int):
+    return lambda value: None if least <= value <= most else f"must be from {least:,} to {most:,}, not {value}"

@@ -32,7 +32,8 @@ def walk(source: SourceSettings, window: Window, client: Client, key: str | None
     def request(cursor: str) -> Request:
         return Request("openalex", f"{source.base_url}/works", params=(
             ("filter", f"{dates},{source.query}" if source.query else dates), ("per_page", str(source.size)),
-            ("cursor", cursor)), etiquette=etiquette, secrets=secrets, epoch=window.epoch)
+            ("cursor", cursor)), etiquette=etiquette, secrets=secrets, epoch=window.epoch,
+            ends=window.until)
 
     return follow(client, "*", request, lambda body, cursor, label: parse_page(body, source.size, label),
                   "openalex", explain)

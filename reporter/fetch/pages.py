@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -92,11 +93,24 @@ def xml_page(body: bytes, label: str) -> ET.Element:
         raise BadPage(str(exc)) from None
 
 
+COUNT = re.compile(r"[0-9]{1,18}", re.ASCII)
+"""A count: ASCII digits only (`²` and `٣` pass `str.isdigit`), and few enough to be one (a 5,000-digit total
+would hit Python's limit on int() and is no count anyway)."""
+
+
 def count(value: Any, what: str) -> int:
-    """A count the API gives as a number or a string of digits; BadPage otherwise."""
-    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().isdigit():
-        raise BadPage(f"{what} is {value!r:.40}, not a count")
-    return int(value)
+    """A count the API gives as a number or a string of ASCII digits; BadPage otherwise."""
+    text = str(value).strip() if isinstance(value, (int, str)) and not isinstance(value, bool) else ""
+    if not COUNT.fullmatch(text):
+        raise BadPage(f"{what} is {_short(value)}, not a count")
+    return int(text)
+
+
+def _short(value: Any) -> str:
+    """A value for a message: its repr, cut to 40 characters (a 5,000-digit int included)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"a number of about {int(value.bit_length() * 0.30103):,} digits"
+    return f"{value!r:.40}"
 
 
 def pages_for(total: int, size: int, extra: int = 0) -> int:
@@ -110,11 +124,22 @@ def follow(client: Client, first: C, request: Callable[[C], Request],
     """Ask page after page from position `first` (a start, a cursor) until `parse` gives no next position.
 
     `parse(body, position, "LABEL page N")` reads one answer into (the page, the next position or None).
+    A next position asked before (a cursor repeated, two cursors alternating) would never end: the walk stops
+    with an InputError, the answer that named it is dropped from the cache (so a later run asks it again), and
+    nothing is written. How far a walk may go is bounded by the caller (reporter.fetch.run.Bounds).
     """
     position: C | None = first
+    seen: dict[C, int] = {}
     number = 1
     while position is not None:
         asked, where = position, f"{label} page {number}"
-        page, position = client.get(request(asked), lambda body, at=asked, name=where: parse(body, at, name), explain)
+        seen[asked] = number
+        sent = request(asked)
+        page, position = client.get(sent, lambda body, at=asked, name=where: parse(body, at, name), explain)
+        if position is not None and position in seen:
+            client.forget(sent)
+            raise InputError(f"{where}: {sent.shown_url()}: the next position {position!r:.80} was already asked "
+                             f"at page {seen[position]}: the server repeats its cursor, so the walk would never "
+                             f"end; stopped, nothing was written. Try again later")
         yield page
         number += 1

@@ -10,7 +10,8 @@ belongs to one week; without a query the term is `all[sb]` (everything).
 Every request carries `tool` and `email` (when set), and `api_key` when
 [fetch.pubmed] names its variable. The esearch answer is cached like any
 page, so a resumed or repeated fetch reuses its WebEnv and asks the same
-efetch URLs; a history that has expired on NCBI's side (efetch answers
+efetch URLs; each efetch page is keyed by its esearch too (term, dates), as
+two searches may be handed the same WebEnv and query_key; a history that has expired on NCBI's side (efetch answers
 `<eFetchResult><ERROR>`) is searched again once. Articles are read by the
 digest's PubMed reader (`pubmed_record`): `pmid:N`, and the DOI from
 `ArticleIdList`. The E-utilities serve at most 10,000 records of one search:
@@ -52,7 +53,8 @@ def walk(source: SourceSettings, window: Window, client: Client, key: str | None
     search = Request("pubmed", f"{source.base_url}/esearch.fcgi", params=(
         ("db", "pubmed"), ("term", source.query or ALL), ("datetype", "edat"),
         ("mindate", f"{window.since:%Y/%m/%d}"), ("maxdate", f"{window.until:%Y/%m/%d}"), ("usehistory", "y"),
-        ("retmax", "0"), ("retmode", "json")), etiquette=etiquette, secrets=secrets, epoch=window.epoch)
+        ("retmax", "0"), ("retmode", "json")), etiquette=etiquette, secrets=secrets, epoch=window.epoch,
+        ends=window.until)
     for attempt in (1, 2):
         total, webenv, query_key = client.get(search, parse_search, explain=explain)
         if total > HISTORY_LIMIT:
@@ -62,7 +64,8 @@ def walk(source: SourceSettings, window: Window, client: Client, key: str | None
             return
         yield Page((), (), total, pages_for(total, source.size, extra=1) if total else 1)
         try:
-            yield from _batches(source, window, client, total, webenv, query_key, etiquette, secrets)
+            yield from _batches(source, window, client, total, webenv, query_key, etiquette, secrets,
+                                search.key_text())
             return
         except HistoryExpired as exc:
             if attempt == 2:
@@ -82,7 +85,10 @@ def _halves(window: Window, total: int) -> tuple[Window, Window]:
 
 
 def _batches(source: SourceSettings, window: Window, client: Client, total: int, webenv: str, query_key: str,
-             etiquette: tuple[tuple[str, str], ...], secrets: tuple[tuple[str, str], ...]) -> Iterator[Page]:
+             etiquette: tuple[tuple[str, str], ...], secrets: tuple[tuple[str, str], ...],
+             search: str) -> Iterator[Page]:
+    """The efetch pages of one esearch; each keyed by that search too (`Request.scope`: its term and dates),
+    since NCBI may hand two searches the same WebEnv and query_key."""
     if not total:
         return iter(())
 
@@ -90,7 +96,7 @@ def _batches(source: SourceSettings, window: Window, client: Client, total: int,
         return Request("pubmed", f"{source.base_url}/efetch.fcgi", params=(
             ("db", "pubmed"), ("query_key", query_key), ("WebEnv", webenv), ("retstart", str(retstart)),
             ("retmax", str(source.size)), ("retmode", "xml")), etiquette=etiquette, secrets=secrets,
-            epoch=window.epoch)
+            epoch=window.epoch, scope=search, ends=window.until)
 
     return follow(client, 0, request, lambda body, retstart, label: parse_fetch(body, retstart, total, label),
                   "pubmed efetch", explain)

@@ -29,7 +29,7 @@ from ..progress import Progress
 from . import arxiv, biorxiv, openalex, pubmed
 from .cache import RawCache
 from .config import RETRIED_ALSO, SOURCES, FetchSettings, SourceSettings
-from .http import RETRIED_STATUS, Client, Policy, Transport, WouldSend, urllib_transport
+from .http import RETRIED_STATUS, Client, Policy, Transport, WouldSend, http_transport
 from .pages import Page, Window, make_window
 
 Walker = Callable[[SourceSettings, Window, Client, "str | None"], Iterator[Page]]
@@ -91,8 +91,8 @@ class Runtime:
 
     environ: Mapping[str, str]
     """Where API keys are read (the variable [fetch.<source>] api_key_env names)."""
-    transport: Transport = urllib_transport
-    """Sends one GET (reporter.fetch.http.urllib_transport)."""
+    transport: Transport = http_transport
+    """Sends one GET (reporter.fetch.http.http_transport)."""
     clock: Callable[[], float] = time.monotonic
     """Monotonic seconds, for the etiquette interval."""
     sleep: Callable[[float], None] = time.sleep
@@ -123,6 +123,12 @@ def api_key(source: SourceSettings, environ: Mapping[str, str]) -> str | None:
     if source.api_key_env is None:
         return None
     value = environ.get(source.api_key_env, "").strip()
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that are not UTF-8, as POSIX environments may hold
+        raise InputError(f"[fetch.{source.name}] api_key_env names the environment variable "
+                         f"{source.api_key_env!r}, which holds bytes that are not UTF-8; export the key as "
+                         f"text") from None
     if not value:
         raise InputError(f"[fetch.{source.name}] api_key_env names the environment variable "
                          f"{source.api_key_env!r}, which is not set; export it, or remove api_key_env to fetch "
@@ -135,20 +141,46 @@ def fetch_sources(settings: FetchSettings, names: Sequence[str], window: Window,
     """Fetch the window from each named source in turn; a source that fails stops the fetch (InputError)."""
     cache = RawCache(settings.cache_dir)
     cache.sweep()  # temporaries of killed runs
-    policy = Policy(settings.timeout_seconds, settings.retries, settings.backoff_seconds, settings.max_wait_seconds)
+    policy = Policy(settings.timeout_seconds, settings.retries, settings.backoff_seconds, settings.max_wait_seconds,
+                    settings.max_page_bytes)
     keys = {name: api_key(settings.source(name), runtime.environ) for name in names}  # all, before any request
     records: list[Record] = []
     reports = []
     for name in names:
         report, found = _fetch_one(settings.source(name), keys[name], window, cache, policy, runtime, refresh,
-                                   dry_run, progress)
+                                   dry_run, progress, Bounds(settings.max_pages, settings.max_records))
         records += found
         reports.append(report)
     return FetchResult(tuple(records), tuple(reports))
 
 
+@dataclass(frozen=True)
+class Bounds:
+    """How far one source's walk of one window may go, from the network or the cache ([fetch] max_pages,
+    max_records; arXiv's own cap is arxiv.MAX_RESULTS). Past either, the fetch stops and writes nothing."""
+
+    pages: int
+    """The most answers read."""
+    records: int
+    """The most records read, and the most the API's total may claim."""
+
+    def check(self, source: str, pages: int, records: int, total: int | None) -> None:
+        """InputError when the walk has gone, or its API's total claims it will go, past a bound."""
+        fix = f"narrow [fetch.{source}] query or fetch a shorter window"
+        if total is not None and total > self.records:
+            raise InputError(f"{source}: the API counts {total:,} results for this window, more than [fetch] "
+                             f"max_records ({self.records:,}); {fix}, or raise max_records. Nothing was written")
+        if records > self.records:
+            raise InputError(f"{source}: more than [fetch] max_records ({self.records:,}) records read for this "
+                             f"window (page {pages:,}); {fix}, or raise max_records. Nothing was written")
+        if pages > self.pages:
+            raise InputError(f"{source}: more than [fetch] max_pages ({self.pages:,}) answers read for this "
+                             f"window; {fix}, or raise max_pages. Nothing was written")
+
+
 def _fetch_one(source: SourceSettings, key: str | None, window: Window, cache: RawCache, policy: Policy,
-               runtime: Runtime, refresh: bool, dry_run: bool, show: bool) -> tuple[SourceReport, list[Record]]:
+               runtime: Runtime, refresh: bool, dry_run: bool, show: bool,
+               bounds: Bounds) -> tuple[SourceReport, list[Record]]:
     bar = Progress(f"fetch {source.name}", unit="pages", enabled=show)
     rows: list[Record] = []
 
@@ -166,6 +198,8 @@ def _fetch_one(source: SourceSettings, key: str | None, window: Window, cache: R
     try:
         for page in WALKERS[source.name](source, window, client, key):
             pages += 1
+            read = len(rows) + len(skipped) + len(page.records) + len(page.skipped)
+            bounds.check(source.name, pages, read, page.total)
             rows += page.records
             skipped += page.skipped
             if page.expected_pages is not None:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import Table, positive
+from ..config import Table, positive_seconds
 from .resolvers import DEFAULT_TIMEOUT, Resolver, make_resolvers
 
 RESOLVER_NAMES = ("openalex", "s2")
@@ -52,7 +52,7 @@ def parse_novelty(table: Table | None) -> NoveltySettings:
         resolvers=tuple(table.get("resolvers", list, [], check=check_resolvers)),
         openalex_url=table.get("openalex_url", str, None),
         s2_url=table.get("s2_url", str, None),
-        timeout_seconds=table.get("timeout_seconds", float, DEFAULT_TIMEOUT, check=positive),
+        timeout_seconds=table.get("timeout_seconds", float, DEFAULT_TIMEOUT, check=positive_seconds),
         mailto=table.get("mailto", str, None),
         s2_api_key_env=table.get("s2_api_key_env", str, None),
         candidates=table.path("candidates", None),

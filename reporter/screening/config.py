@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import Table, non_negative, positive
+from ..config import Table, http_url, non_negative, positive, positive_seconds
 from .prices import PRICES_FILE, default_price
 
 TIERS = ("cheap", "expensive")
@@ -75,15 +75,14 @@ def _voter(t: Table) -> VoterSettings:
     price_in, price_out, checked = _prices(t, model)
     return VoterSettings(
         name=t.get("name", str, check=lambda v: None if v.strip() else "must not be empty"),
-        base_url=t.get("base_url", str, check=lambda v: None if v.startswith(("http://", "https://"))
-                       else "must be an http:// or https:// URL"),
+        base_url=t.get("base_url", str, check=http_url),
         model=model,
         api_key_env=t.get("api_key_env", str, None, check=lambda v: None if v.strip() else "must not be empty"),
         max_concurrency=t.get("max_concurrency", int, 8, check=positive),
         price_in_per_mtok=price_in,
         price_out_per_mtok=price_out,
         temperature=t.get("temperature", float, 0.0, check=non_negative),
-        timeout_seconds=t.get("timeout_seconds", float, 60.0, check=positive),
+        timeout_seconds=t.get("timeout_seconds", float, 60.0, check=positive_seconds),
         structured_output=t.get("structured_output", bool, True),
         max_tokens=t.get("max_tokens", int, DEFAULT_MAX_TOKENS, check=positive),
         price_checked=checked,

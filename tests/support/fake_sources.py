@@ -20,8 +20,15 @@ the first action left; with none left it is answered normally. Actions: `ok`, `S
 (429, 503, 400, ... with the API's error body for 4xx), `drop` (close without answering), `truncate`
 (the full Content-Length, half the body, close), `malformed` (half the body as a whole answer), `empty`
 (a page with no records but the real total), `bad-record` (the page's first record without its title),
-`hang` (wait for `server.release`, then drop), `error-feed` (arXiv's error feed with a 200). Every request is
-logged in `server.log`.
+`hang` (wait for `server.release`, then drop), `error-feed` (arXiv's error feed with a 200), `drip` (the
+headers, then the body a byte every 0.2 s), `drip-headers` (the status line and headers a byte every 0.2 s),
+`huge:MB` (a 200 of MB mebibytes without a Content-Length), `huge-declared` (a Content-Length of 1.5 GB, no
+body), `gzip-bomb` (1 GiB of spaces gzipped, though the client asked for no encoding), `redirect:URL` (a 302
+to URL; `{root}` in it is the server's own root), `echo-query` (a 400 whose body repeats the query string as
+sent, and as JSON). Hostile totals and cursors: `server.totals[source] = N` makes PubMed, arXiv, bioRxiv and
+OpenAlex claim N results; `server.cursors = [...]` makes OpenAlex answer those next cursors in turn (and never
+end); `server.same_webenv = True` makes every esearch answer the same WebEnv and query_key, as
+NCBI may. Every request is logged in `server.log`.
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ from pathlib import Path
 import pytest
 
 from reporter.config import load_workspace
-from reporter.fetch.http import urllib_transport
+from reporter.fetch.http import http_transport
 from reporter.fetch.pages import Window
 from reporter.fetch.run import FetchResult, Runtime, fetch_sources
 
@@ -70,6 +77,9 @@ class FakeSources:
         self.release = threading.Event()
         self.webenvs: set[str] = set()
         self.history: dict[str, list[str]] = {}
+        self.totals: dict[str, int] = {}
+        self.cursors: list[str] = []
+        self.same_webenv = False
         self._lock = threading.Lock()
         self._load()
         fake = self
@@ -137,6 +147,13 @@ class FakeSources:
             self.release.wait(60)
             handler.close_connection = True
             return
+        if action in ("drip", "drip-headers", "gzip-bomb") or action.startswith(("huge", "redirect:")):
+            self._hostile(handler, action)
+            return
+        if action == "echo-query":  # an error body that repeats what it was sent, key included
+            body = f"bad request: {parts.query} {json.dumps(params)}".encode()
+            self._send(handler, 400, body, "text/plain")
+            return
         if action == "error-feed":  # the arXiv API's error feed, with a 200
             self._send(handler, 200, self.arxiv_error.encode(), "application/atom+xml; charset=utf-8")
             return
@@ -171,6 +188,57 @@ class FakeSources:
             handler.send_header(k, v)
         handler.end_headers()
         handler.wfile.write(body)
+
+    def _hostile(self, handler, action: str) -> None:
+        """The answers no API should give: a drip, a huge body, a redirect."""
+        handler.close_connection = True
+        try:
+            if action == "drip-headers":
+                for byte in b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Padding: " + b"x" * 10_000:
+                    if self.release.is_set():
+                        return
+                    handler.wfile.write(bytes([byte]))
+                    handler.wfile.flush()
+                    self.release.wait(0.2)
+                return
+            if action.startswith("redirect:"):
+                handler.send_response(302)
+                handler.send_header("Location", action.partition(":")[2].replace("{root}", self.root))
+                handler.send_header("Content-Length", "0")
+                handler.end_headers()
+                return
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            if action == "gzip-bomb":  # 1 GiB of spaces in about a mebibyte, despite Accept-Encoding: identity
+                import zlib
+                packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+                block = b" " * (1 << 20)
+                handler.send_header("Content-Encoding", "gzip")
+                handler.end_headers()
+                for _ in range(1024):
+                    handler.wfile.write(packer.compress(block))
+                handler.wfile.write(packer.flush())
+                return
+            if action == "huge-declared":
+                handler.send_header("Content-Length", str(1_500_000_000))
+                handler.end_headers()
+                handler.wfile.flush()
+                self.release.wait(10)
+                return
+            if action == "drip":
+                handler.send_header("Content-Length", "100000")
+                handler.end_headers()
+                while not self.release.is_set():
+                    handler.wfile.write(b" ")
+                    handler.wfile.flush()
+                    self.release.wait(0.2)
+                return
+            handler.end_headers()  # huge:MB, without a length: the body runs to the close
+            chunk = b" " * 65536
+            for _ in range(int(action.partition(":")[2]) * 16):
+                handler.wfile.write(chunk)
+        except OSError:
+            return  # the client hung up, as it should
 
     def _error(self, handler, source: str, status: int, retry_after: str | None) -> None:
         headers = {"Retry-After": retry_after} if retry_after else {}
@@ -211,7 +279,10 @@ class FakeSources:
         page = [] if action == "empty" else chosen[start:start + size]
         if action == "bad-record" and page:
             page[0] = re.sub(r"<title>.*?</title>", "<title></title>", page[0], count=1, flags=re.S)
-        head = re.sub(r"(<opensearch:totalResults[^>]*>)\d+", rf"\g<1>{len(chosen)}", self.arxiv_head)
+        total = self.totals.get("arxiv", len(chosen))
+        if "arxiv" in self.totals:  # a claimed total: the entries repeat to fill every page
+            page = [chosen[(start + k) % len(chosen)] for k in range(size)]
+        head = re.sub(r"(<opensearch:totalResults[^>]*>)\d+", rf"\g<1>{total}", self.arxiv_head)
         head = re.sub(r"(<opensearch:startIndex[^>]*>)\d+", rf"\g<1>{start}", head)
         head = re.sub(r"(<opensearch:itemsPerPage[^>]*>)\d+", rf"\g<1>{size}", head)
         return (head + "".join(page) + "\n</feed>\n").encode(), "application/atom+xml; charset=utf-8"
@@ -230,8 +301,11 @@ class FakeSources:
         page = [] if action == "empty" else [dict(r) for r in chosen[cursor:cursor + self.biorxiv_page_size]]
         if action == "bad-record" and page:
             del page[0]["doi"]
+        if server in self.totals:  # a claimed total: the rows repeat to fill every page
+            page = [dict(chosen[(cursor + k) % len(chosen)]) for k in range(self.biorxiv_page_size)]
         message = {"status": "ok", "interval": f"{since}:{until}", "cursor": str(cursor), "count": len(page),
-                   "count_new_papers": str(len({r["doi"] for r in chosen})), "total": str(len(chosen))}
+                   "count_new_papers": str(len({r["doi"] for r in chosen})),
+                   "total": str(self.totals.get(server, len(chosen)))}
         text = json.dumps({"messages": [message], "collection": page}).replace("/", "\\/")
         return text.encode(), "application/json; charset=UTF-8"
 
@@ -247,11 +321,11 @@ class FakeSources:
             until = dt.date(*map(int, params["maxdate"].split("/")))
             chosen = [a for a in self.articles if since <= self._entrez(a) <= until]
             with self._lock:
-                webenv = f"MCID_{len(self.history) + 1:024d}"
+                webenv = "MCID_" + "1".zfill(24) if self.same_webenv else f"MCID_{len(self.history) + 1:024d}"
                 self.webenvs.add(webenv)
                 self.history[webenv] = chosen
             doc = json.loads(json.dumps(self.esearch))
-            doc["esearchresult"].update({"count": str(len(chosen)), "webenv": webenv,
+            doc["esearchresult"].update({"count": str(self.totals.get("pubmed", len(chosen))), "webenv": webenv,
                                          "querytranslation": f"{params['term']} AND {params['mindate']}:"
                                                              f"{params['maxdate']}[edat]"})
             return json.dumps(doc).encode(), "application/json; charset=UTF-8"
@@ -281,7 +355,7 @@ class FakeSources:
         until = _day(filters.get("to_publication_date", "9999-12-31"))
         chosen = [w for w in self.works if since <= _day(w["publication_date"]) <= until]
         cursor = params.get("cursor", "*")
-        start = 0 if cursor == "*" else int(base64.urlsafe_b64decode(cursor.encode()).decode())
+        start = 0 if cursor == "*" or self.cursors else int(base64.urlsafe_b64decode(cursor.encode()).decode())
         size = int(params.get("per_page", 25))
         page = [] if action == "empty" else [dict(w) for w in chosen[start:start + size]]
         if action == "bad-record" and page:
@@ -289,8 +363,12 @@ class FakeSources:
             page[0].pop("display_name")
         following = (base64.urlsafe_b64encode(str(start + size).encode()).decode()
                      if page or action == "empty" else None)
-        meta = {"count": len(chosen), "db_response_time_ms": 12, "page": None, "per_page": size,
-                "next_cursor": following, "groups_count": None}
+        if self.cursors:  # hostile cursors: these, in turn, forever, each page the week's first works
+            with self._lock:
+                following = self.cursors[sum(1 for name, _, _ in self.log if name == "openalex") % len(self.cursors)]
+            page = [dict(w) for w in chosen[:size]]
+        meta = {"count": self.totals.get("openalex", len(chosen)), "db_response_time_ms": 12, "page": None,
+                "per_page": size, "next_cursor": following, "groups_count": None}
         return json.dumps({"meta": meta, "results": page, "group_by": []}).encode(), "application/json"
 
 
@@ -325,6 +403,10 @@ def fake_server():
     server.close()
 
 
+WALL_START = 1_780_272_000.0
+"""2026-06-01T00:00:00Z: the wall clock of a fetch starts after 2026-W20 (the fixtures' week) has settled."""
+
+
 class FakeClock:
     """The clock, sleep and wall clock of a fetch: sleeping only moves the clock (and is recorded)."""
 
@@ -340,7 +422,7 @@ class FakeClock:
         self.now += seconds
 
     def wall(self) -> float:
-        return 1_778_457_600.0 + self.now  # 2026-05-11T00:00:00Z
+        return WALL_START + self.now
 
 
 WEEK_20 = Window(dt.date(2026, 5, 11), dt.date(2026, 5, 17))
@@ -369,7 +451,7 @@ def run_fetch(root: Path, names: tuple[str, ...], window: Window = WEEK_20, *, c
     """fetch_sources for the workspace in `root`, waits on a FakeClock, jitter seeded, no progress lines."""
     clock = clock or FakeClock()
     ws = load_workspace(root)
-    runtime = Runtime(environ or {}, transport=transport or urllib_transport, clock=clock.clock, sleep=clock.sleep,
+    runtime = Runtime(environ or {}, transport=transport or http_transport, clock=clock.clock, sleep=clock.sleep,
                       wall=clock.wall, rng=random.Random(0))
     with local_only():
         return fetch_sources(ws.fetch, names, window, runtime, progress=False, **options)
