@@ -39,9 +39,9 @@ def secret_forms(secret: str) -> list[str]:
     """Every encoding of `secret` that `mask_secret` replaces, longest first (no empty string)."""
     if not secret:
         return []
-    raw = secret.encode("utf-8", "surrogatepass")
+    raw = _bytes(secret)
     forms = {secret, html.escape(secret, quote=True)}
-    for encoded in (quote(secret, safe=""), quote(secret), quote_plus(secret)):
+    for encoded in (quote(raw, safe=""), quote(raw), quote_plus(raw)):
         forms |= {encoded, _lower_hex(encoded)}
     dumped = json.dumps(secret)[1:-1]
     forms |= {dumped, dumped.replace("/", "\\/"), json.dumps(secret, ensure_ascii=False)[1:-1]}
@@ -112,3 +112,12 @@ def _walk(value: Any, secret: str, mark: str) -> tuple[Any, bool]:
             changed = changed or ck or cv
         return out, changed
     return value, False
+
+
+def _bytes(secret: str) -> bytes:
+    """The key's bytes: an environment variable's bytes that are not UTF-8 come back as they were (Python reads
+    them as U+DC80-U+DCFF); any other lone surrogate as its UTF-8 form."""
+    try:
+        return secret.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return secret.encode("utf-8", "surrogatepass")

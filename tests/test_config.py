@@ -77,6 +77,8 @@ def test_a_sqlite_database_is_resolved_against_the_workspace(tmp_path):
      "[fetch.arxiv]: key 'min_interval_seconds' must be zero or more, not -1.0"),
     ("[fetch.scholar]\nquery = \"x\"\n", "[fetch]: unknown key 'scholar'"),
     ("[screen]\nlease_seconds = 0\n", "[screen]: key 'lease_seconds' must be positive, not 0"),
+    ("[screen]\nlease_seconds = 99999999999999999\n",
+     "[screen]: key 'lease_seconds' must be at most 604,800 seconds (a week), not 1e+17"),
     ("[[screen.expensive.voters]]\n" + VOTER.format(name="a"),
      "[screen.expensive]: key 'voters' must hold exactly 2 [[screen.expensive.voters]] entries, not 1"),
     ("[[screen.cheap.voters]]\n" + VOTER.format(name="a") + "[[screen.cheap.voters]]\n" + VOTER.format(name="a"),

@@ -165,6 +165,9 @@ def test_mask_secret_replaces_each_form_once_and_never_inside_its_own_mark():
         masked = mask_secret(text, key)
         assert masked.count(KEY_MARK) >= 1 and "[k[key]" not in masked and "[key]y]" not in masked, (key, masked)
     assert mask_secret("no secret here", "sk-long-key-1234") == "no secret here"
+    # an environment's bytes that are not UTF-8 (U+DCFF here): masked in each form, percent-encoding included
+    odd = b"sk-\xffkey-123456".decode("utf-8", "surrogateescape")
+    assert mask_secret(f"a {odd} b sk-%FFkey-123456 c sk-%ffkey-123456", odd) == "a [key] b [key] c [key]"
 
 
 def test_a_raw_line_an_older_reporter_wrote_with_the_key_is_recovered_with_the_key_masked(tmp_path):

@@ -277,6 +277,9 @@ def test_the_key_comes_from_the_named_variable_or_a_placeholder_for_local_server
     assert KEY not in str(caught.value)
     with pytest.raises(InputError):
         ChatVoter(_voter_settings("http://127.0.0.1:9/v1"), {"SCREEN_KEY": " "})
+    odd = b"sk-\xffkey".decode("utf-8", "surrogateescape")  # an environment's bytes that are not UTF-8
+    with pytest.raises(InputError, match="SCREEN_KEY holds bytes that are not UTF-8; export the key as text"):
+        ChatVoter(_voter_settings("http://127.0.0.1:9/v1"), {"SCREEN_KEY": odd})
     with FakeOpenAI() as server:
         reply = asyncio.run(_ask(server, environ={}, api_key_env=None))
         assert server.requests[0]["headers"]["authorization"] == "Bearer no-key"

@@ -134,7 +134,7 @@ def parse_screen(table: Table | None) -> ScreenSettings | None:
     return ScreenSettings(
         database=database,
         raw_dir=table.path("raw_dir", "state/raw"),
-        lease_seconds=table.get("lease_seconds", int, DEFAULT_LEASE_SECONDS, check=positive),
+        lease_seconds=table.get("lease_seconds", int, DEFAULT_LEASE_SECONDS, check=positive_seconds),
         cheap=_tier(table, "cheap"),
         expensive=_tier(table, "expensive"),
         criteria=table.path("criteria", None),

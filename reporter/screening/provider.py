@@ -223,6 +223,11 @@ def _read_key(settings: VoterSettings, environ: Mapping[str, str]) -> str:
         raise InputError(f"voter {settings.name!r} ({settings.model}): environment variable "
                          f"{settings.api_key_env} is not set; export it with the API key "
                          f"(api_key_env names the variable; the key itself is never written anywhere)")
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that are not UTF-8, as a POSIX environment may hold
+        raise InputError(f"voter {settings.name!r} ({settings.model}): environment variable "
+                         f"{settings.api_key_env} holds bytes that are not UTF-8; export the key as text") from None
     return key
 
 
