@@ -325,3 +325,60 @@ def test_the_command_configures_resolvers_and_still_exits_0(tmp_path, capsys, op
     assert out["ingest_errors_blocking"] == [{"scheme": "openalex", "http_status": 429, "lookup": f"doi:{PEERJ_DOI}"}]
     assert len(openalex.requests) == 1 and len(s2.requests) == 1
     assert s2.requests[0]["headers"].get("x-api-key") == "secret-key"
+
+
+def _drip_server(stop: threading.Event) -> int:
+    """A server on 127.0.0.1 that sends its headers, then one byte of the body every 0.1 s (never all of it)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.1)
+
+    def serve():
+        with listener:
+            while not stop.is_set():
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    continue
+                with conn:
+                    conn.recv(65536)
+                    try:
+                        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
+                        while not stop.is_set():
+                            conn.sendall(b" ")
+                            stop.wait(0.1)
+                    except OSError:  # the client gave up
+                        pass
+    threading.Thread(target=serve, daemon=True).start()
+    return listener.getsockname()[1]
+
+
+def test_a_resolver_dripping_its_answer_is_a_timeout_within_the_deadline():
+    """The timeout bounds the whole lookup, not one read: a server sending a byte every 0.1 s used to hold a
+    novelty check as long as it liked (urllib's timeout is per read)."""
+    from reporter.novelty.resolvers import fetch_json
+    stop = threading.Event()
+    try:
+        port = _drip_server(stop)
+        start = time.monotonic()
+        result = check_candidate(candidate({"doi": PEERJ_DOI}), graph_of(*PEERJ_GRAPH),
+                                 [OpenAlexResolver(base_url=f"http://127.0.0.1:{port}", timeout=0.5)])
+        took = time.monotonic() - start
+        assert fetch_json(f"http://127.0.0.1:{port}/works/x", 0.5).error == "timeout"
+    finally:
+        stop.set()
+    assert took < 5, took  # generous: the deadline is 0.5 s; before the fix it ran until the server stopped
+    assert summary(result)[4] == [{"scheme": "openalex", "http_status": None, "lookup": f"doi:{PEERJ_DOI}"}]
+
+
+def test_a_resolver_never_follows_a_redirect_to_another_host_nor_reads_a_huge_body(openalex, s2):
+    from reporter.novelty.resolvers import MAX_BYTES, HttpResponse, fetch_json
+    s2.route(f"/graph/v1/paper/ARXIV:{RPM_ARXIV}", body=S2_PAPER)
+    elsewhere = s2.url.replace("127.0.0.1", "localhost")  # another host: the same server, by another name
+    openalex.route(f"/works/doi:{PEERJ_DOI}", status=302, body={},
+                   headers={"Location": f"{elsewhere}/graph/v1/paper/ARXIV:{RPM_ARXIV}"})
+    result = check_candidate(candidate({"doi": PEERJ_DOI}), graph_of(*PEERJ_GRAPH),
+                             [OpenAlexResolver(base_url=openalex.url, timeout=2)])
+    assert summary(result)[4] == [{"scheme": "openalex", "http_status": 302, "lookup": f"doi:{PEERJ_DOI}"}]
+    assert s2.requests == []
+    openalex.route("/huge", body=b"[" + b" " * MAX_BYTES + b"]")
+    assert fetch_json(f"{openalex.url}/huge", 5) == HttpResponse(None, error="bad_response")

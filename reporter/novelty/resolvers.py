@@ -9,14 +9,12 @@ only ever copied from an answer, never guessed.
 from __future__ import annotations
 
 import json
-import socket
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol
 
 from .. import __version__
+from ..transport import Dropped, TooLarge, http_transport
 from .keys import normalize_key
 
 MAX_BYTES = 4 * 1024 * 1024
@@ -79,31 +77,29 @@ class HttpResponse:
 
 
 def fetch_json(url: str, timeout: float, headers: Mapping[str, str] | None = None) -> HttpResponse:
-    """GET a JSON document with a timeout and no retries; failures come back, not raised."""
-    request = urllib.request.Request(url, headers={
-        "Accept": "application/json", "User-Agent": f"reporter/{__version__} (novelty check)",
-        **(headers or {})})
+    """GET a JSON document within `timeout` seconds in all, no retries; failures come back, not raised.
+
+    The project's one GET (`reporter.transport`): the deadline bounds the
+    whole request (a server dripping its answer is a timeout, not a hang), the
+    body is never read past MAX_BYTES, and a redirect to another host is not
+    followed (its status is the failure).
+    """
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            status = response.status
-            data = response.read(MAX_BYTES + 1)
-    except urllib.error.HTTPError as exc:
-        exc.close()
-        if exc.code == 429:
-            return HttpResponse(429, error="http_429")
-        return HttpResponse(exc.code, error="not_found" if exc.code == 404 else f"http_{exc.code}")
-    except urllib.error.URLError as exc:
-        timed_out = isinstance(exc.reason, (socket.timeout, TimeoutError))
-        return HttpResponse(None, error="timeout" if timed_out else "network")
-    except (socket.timeout, TimeoutError):
-        return HttpResponse(None, error="timeout")
-    except (OSError, ValueError):  # a reset connection, a malformed status line
-        return HttpResponse(None, error="network")
-    if len(data) > MAX_BYTES:
-        return HttpResponse(status, error="bad_response")
+        answer = http_transport(url, {"Accept": "application/json",
+                                      "User-Agent": f"reporter/{__version__} (novelty check)", **(headers or {})},
+                                timeout, MAX_BYTES)
+    except TooLarge:
+        return HttpResponse(None, error="bad_response")
+    except Dropped as exc:
+        return HttpResponse(None, error="timeout" if exc.timed_out else "network")
+    status = answer.status
+    if status == 429:
+        return HttpResponse(429, error="http_429")
+    if not 200 <= status < 300:
+        return HttpResponse(status, error="not_found" if status == 404 else f"http_{status}")
     try:
-        return HttpResponse(status, body=json.loads(data))
-    except ValueError:
+        return HttpResponse(status, body=json.loads(answer.body))
+    except (ValueError, RecursionError):
         return HttpResponse(status, error="bad_response")
 
 
