@@ -28,6 +28,7 @@ from typing import Any
 from ..errors import InputError
 from ..files import locked, parse_json, remove_debris, write_bytes
 from ..hashing import dump_json, sha256_file
+from ..text import json_without_surrogates, may_hold_surrogates
 from .axes import PriorKeep
 from .config import DigestSettings
 from .criteria import Criteria, load_criteria
@@ -129,11 +130,22 @@ def _read_published(archive: Path, week: str) -> tuple[WeekDecisions, dict[str, 
         data = path.read_bytes()
     except FileNotFoundError:
         raise InputError(f"{path}: week {week} is not published in {archive}") from None
-    document = parse_json(data, str(path))
+    return (*read_decisions(data, str(path)), data)
+
+
+def read_decisions(data: bytes, source: str) -> tuple[WeekDecisions, dict[str, Any]]:
+    """A decisions.json's bytes read back: (its decisions, its document); InputError naming `source`.
+
+    A lone surrogate (a `\\ud800` escape, which names no character) is read as
+    U+FFFD, as the record readers read one, so the week can be shown and written.
+    """
+    document = parse_json(data, source)
+    if may_hold_surrogates(data):
+        document = json_without_surrogates(document)
     try:
-        return WeekDecisions.from_json(document), document, data
+        return WeekDecisions.from_json(document), document
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise InputError(f"{path}: not a decisions.json this tool wrote ({type(exc).__name__}: {exc}); "
+        raise InputError(f"{source}: not a decisions.json this tool wrote ({type(exc).__name__}: {exc}); "
                          f"restore it, or re-publish the week with --force") from None
 
 
@@ -475,6 +487,6 @@ def _digest(path: Path) -> dict[str, str]:
     return {"file": Path(path).name, "sha256": sha256_file(Path(path))}
 
 
-__all__ = ["DECISIONS_FILE", "WeekResult", "archive_state", "is_stale", "is_week", "load_week", "parse_week", "pending_weeks", "prepare_weeks",
+__all__ = ["DECISIONS_FILE", "WeekResult", "archive_state", "is_stale", "is_week", "load_week", "parse_week", "read_decisions", "pending_weeks", "prepare_weeks",
            "prior_keeps", "publish", "publish_week", "published_weeks", "run_week", "run_weeks", "shift_week", "sweep_archive",
            "week_of", "week_range", "week_start"]

@@ -33,6 +33,7 @@ from typing import Any
 from ..digest.records import Record
 from ..errors import InputError
 from ..novelty.keys import normalize_doi, normalize_openalex
+from ..text import json_without_surrogates, may_hold_surrogates
 
 GZIP_MAGIC = b"\x1f\x8b"
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -68,8 +69,10 @@ def decode(path: Path, data: bytes, where: str | None = None) -> str:
 
 
 def _json(text: str, where: str) -> Any:
+    """JSON text parsed, a lone surrogate (`\\ud800`, no character) read as U+FFFD (reporter.text)."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
+        return json_without_surrogates(value) if may_hold_surrogates(text) else value
     except RecursionError:
         raise InputError(f"{where}: JSON nested too deeply to read") from None
     except ValueError as exc:
