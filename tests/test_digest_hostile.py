@@ -74,3 +74,128 @@ def test_a_decisions_json_with_a_lone_surrogate_is_rendered(tmp_path, capsys):
                  "--out", str(tmp_path / "site")]) == 0, capsys.readouterr().err
     page = (tmp_path / "site" / "digest" / "2026-W20.html").read_text(encoding="utf-8")
     assert "A \ufffd b protein language model" in page
+
+
+# --- numbers: Python's 4,300-digit int() limit, 1e308, nesting, long phrases ----------------------------
+
+
+def test_a_version_of_5000_digits_is_compared_as_a_number(tmp_path, capsys):
+    papers = tmp_path / "2026-W20.jsonl"
+    rows = [{"id": "doi:10.5555/1", "title": "A protein language model, old", "version": "9" * 30},
+            {"id": "doi:10.5555/1", "title": "A protein language model, new", "version": "1" + "0" * 5000},
+            {"id": "doi:10.5555/1", "title": "A protein language model, older", "version": "v0" + "0" * 5000 + "7"}]
+    papers.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(digest(papers, tmp_path / "archive", "--week", "2026-W20")) == 0, capsys.readouterr().err
+    doc = json.loads((tmp_path / "archive" / "2026-W20" / "decisions.json").read_bytes())
+    assert [d["title"] for d in doc["decisions"]] == ["A protein language model, new"]
+
+
+PUBMED = """<?xml version="1.0"?>
+<PubmedArticleSet><PubmedArticle><MedlineCitation><PMID>41000001</PMID><Article>
+<Journal><JournalIssue><PubDate><Year>{year}</Year><Month>May</Month></PubDate></JournalIssue></Journal>
+<ArticleTitle>A protein language model</ArticleTitle>{article_date}</Article></MedlineCitation></PubmedArticle>
+</PubmedArticleSet>
+"""
+
+
+@pytest.mark.parametrize("year", ["2" * 5000, "\u00b2\u2070\u00b2\u2076", "\u0662\u0660\u0662\u0666", "20260"])
+def test_a_pubmed_year_that_is_not_four_ascii_digits_is_exit_2_naming_the_record(tmp_path, capsys, year):
+    papers = tmp_path / "2026-W20.xml"
+    papers.write_text(PUBMED.format(year=year, article_date=""), encoding="utf-8")
+    assert main(digest(papers, tmp_path / "archive", "--week", "2026-W20")) == 2
+    err = capsys.readouterr().err
+    assert f"{papers}: record 1 (id pmid:41000001): PubDate Year must be a year of 4 ASCII digits" in err
+    assert len(err) < 500
+    # In the electronic ArticleDate the same year is not a complete date: the PubDate is read instead.
+    dated = f"<ArticleDate><Year>{year}</Year><Month>05</Month><Day>12</Day></ArticleDate>"
+    papers.write_text(PUBMED.format(year="2026", article_date=dated), encoding="utf-8")
+    [record] = read_papers(papers)
+    assert record.published == "2026-05-01"
+
+
+def test_a_pmid_in_other_digits_is_refused(tmp_path):
+    papers = tmp_path / "2026-W20.xml"
+    papers.write_text(PUBMED.format(year="2026", article_date="").replace("41000001", "\u00b2\u2070"),
+                      encoding="utf-8")
+    with pytest.raises(Exception, match="PMID must be a number"):
+        read_papers(papers)
+
+
+@pytest.mark.parametrize("weight, message", [
+    ("1" * 5000, "not a JSON watchlist this tool reads (Exceeds the limit (4300 digits)"),
+    ("1" * 400, "weight of about 399 digits is too large"),
+    ("1e400", "weight inf must be a positive number"),
+    ('"1e400"', "weight inf must be a positive number"),
+])
+def test_a_json_watchlist_weight_past_what_a_number_holds_is_exit_2(tmp_path, capsys, weight, message):
+    watchlist = tmp_path / "watchlist.json"
+    watchlist.write_text(f'[\n  {{"phrase": "protein language model", "weight": {weight}}}\n]\n')
+    papers = tmp_path / "2026-W20.jsonl"
+    papers.write_text(json.dumps({"id": "doi:10.5555/1", "title": "A protein language model"}) + "\n")
+    assert main(digest(papers, tmp_path / "archive", "--week", "2026-W20", watchlist=watchlist)) == 2
+    err = capsys.readouterr().err
+    assert str(watchlist) in err and message in err and len(err) < 500
+    assert not (tmp_path / "archive").exists()
+
+
+def test_a_weight_of_1e308_works_and_gives_the_full_match(tmp_path, capsys):
+    watchlist = tmp_path / "watchlist.json"
+    watchlist.write_text('[{"phrase": "protein language model", "weight": 1e308}, {"phrase": "enzyme", '
+                         '"weight": 5e-324}]\n')
+    papers = tmp_path / "2026-W20.jsonl"
+    papers.write_text(json.dumps({"id": "doi:10.5555/1", "title": "A protein language model",
+                                  "abstract": "We evaluate it on a benchmark."}) + "\n"
+                      + json.dumps({"id": "doi:10.5555/2", "title": "An enzyme"}) + "\n")
+    assert main(digest(papers, tmp_path / "archive", "--week", "2026-W20", watchlist=watchlist)) == 0, \
+        capsys.readouterr().err
+    doc = json.loads((tmp_path / "archive" / "2026-W20" / "decisions.json").read_bytes())
+    assert {d["id"]: d["axes"]["match"] for d in doc["decisions"]} == {"doi:10.5555/1": 1.0, "doi:10.5555/2": 0.0}
+
+
+def test_a_json_watchlist_nested_100000_deep_is_exit_2(tmp_path, capsys):
+    watchlist = tmp_path / "watchlist.json"
+    watchlist.write_text("[" * 100_000 + "]" * 100_000)
+    papers = tmp_path / "2026-W20.jsonl"
+    papers.write_text(json.dumps({"id": "doi:10.5555/1", "title": "A protein language model"}) + "\n")
+    assert main(digest(papers, tmp_path / "archive", "--week", "2026-W20", watchlist=watchlist)) == 2
+    assert f"{watchlist}: JSON nested too deeply to read" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("where", ["watchlist", "criteria"])
+def test_a_phrase_of_8000_characters_is_exit_2_naming_the_line(tmp_path, capsys, where):
+    long = "protein " * 1000
+    files = {"watchlist": FIXTURES / "watchlist.txt", "criteria": FIXTURES / "criteria.md"}
+    path = tmp_path / files[where].name
+    if where == "watchlist":
+        path.write_text(f"ESM*\n{long}\t2\n")
+        line = 2
+    else:
+        text = (FIXTURES / "criteria.md").read_text()
+        path.write_text(text.replace("`PLM`", f"`{long}`"))
+        line = next(n for n, row in enumerate(path.read_text().splitlines(), 1) if long in row)
+    papers = tmp_path / "2026-W20.jsonl"
+    papers.write_text(json.dumps({"id": "doi:10.5555/1", "title": "A protein language model"}) + "\n")
+    assert main(digest(papers, tmp_path / "archive", "--week", "2026-W20", **{where: path})) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:{line}: the phrase" in err
+    assert "7,999 characters long after normalisation; a phrase holds at most 1,000" in err and len(err) < 600
+
+
+def test_a_phrase_of_1000_characters_of_four_bytes_each_is_matched():
+    from reporter.routing import match_phrases
+    phrase = "\U0001f9ec" * 1000
+    assert match_phrases([f"a {phrase} b", "no"], [phrase]).matched().tolist() == [True, False]
+
+
+def test_a_decisions_json_with_an_infinite_score_is_exit_2(tmp_path, capsys):
+    archive = tmp_path / "archive"
+    assert main(digest(EXAMPLES / "papers", archive, "--week", "2026-W19",
+                       watchlist=EXAMPLES / "watchlist.txt", criteria=EXAMPLES / "criteria.md")) == 0
+    path = archive / "2026-W19" / "decisions.json"
+    path.write_text(path.read_text().replace('"score": 87', '"score": Infinity', 1))
+    (tmp_path / "releases").mkdir()
+    (tmp_path / "releases" / "index.json").write_text("[]\n")
+    capsys.readouterr()
+    assert main(["render", "--releases", str(tmp_path / "releases"), "--digests", str(archive),
+                 "--out", str(tmp_path / "site")]) == 2
+    assert f"{path}: not a decisions.json this tool wrote (OverflowError" in capsys.readouterr().err

@@ -144,7 +144,7 @@ def read_decisions(data: bytes, source: str) -> tuple[WeekDecisions, dict[str, A
         document = json_without_surrogates(document)
     try:
         return WeekDecisions.from_json(document), document
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise InputError(f"{source}: not a decisions.json this tool wrote ({type(exc).__name__}: {exc}); "
                          f"restore it, or re-publish the week with --force") from None
 

@@ -150,7 +150,10 @@ def match_phrases(texts: Any, phrases: Sequence[str]) -> PhraseMatches:
         try:
             parsed.append(phrase_literal(p))
         except (TypeError, ValueError) as exc:
-            raise InputError(f"phrases[{i}] {p!r}: {exc}") from None
+            shown = repr(p) if len(repr(p)) <= 80 else repr(p)[:77] + "..."
+            error = InputError(f"phrases[{i}] {shown}: {exc}")
+            error.index, error.reason = i, str(exc)  # for a caller that names where phrase i was written
+            raise error from None
     column = _string_column(texts)
     literals = list(dict.fromkeys(lit for lit, _ in parsed))
     lit_index = {lit: k for k, lit in enumerate(literals)}
