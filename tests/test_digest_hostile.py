@@ -199,3 +199,60 @@ def test_a_decisions_json_with_an_infinite_score_is_exit_2(tmp_path, capsys):
     assert main(["render", "--releases", str(tmp_path / "releases"), "--digests", str(archive),
                  "--out", str(tmp_path / "site")]) == 2
     assert f"{path}: not a decisions.json this tool wrote (OverflowError" in capsys.readouterr().err
+
+
+# --- week names: only real ISO weeks, everywhere ------------------------------------------------------
+
+NOT_WEEKS = ["2026-W20\n", "2026-W20\r\n", " 2026-W20", "\u0662\u0660\u0662\u0666-W20", "2026-W\u0662\u0660",
+             "\uff12\uff10\uff12\uff16-W20", "2025-W53", "2026-W00", "2026-W54", "9999-W52", "9999-W01", "0001-W01",
+             "0000-W01", "2026-w20", "2026-W20x"]
+
+
+@pytest.mark.parametrize("week", NOT_WEEKS)
+def test_only_iso_weeks_are_accepted_by_the_parser(week):
+    from reporter.digest.archive import is_week, parse_week
+    from reporter.errors import InputError
+    with pytest.raises(InputError, match="not an ISO week; write YYYY-Www in ASCII digits"):
+        parse_week(week)
+    assert not is_week(week)
+
+
+def test_the_first_and_last_years_accepted_can_be_shifted_and_shown():
+    from reporter.digest.archive import parse_week, prior_weeks, shift_week, week_start
+    from reporter.site.feed import updated
+    assert parse_week("9998-W53") == "9998-W53" and parse_week("0002-W01") == "0002-W01"
+    assert shift_week("9998-W53", 1) == "9999-W01" and prior_weeks("0002-W01")[0] == "0001-W49"
+    assert updated("9998-W53").startswith("9999-01-") and week_start("0002-W01").isoformat() == "0001-12-31"
+
+
+@pytest.mark.parametrize("flag", ["--week", "--from", "--to"])
+@pytest.mark.parametrize("week", ["2026-W20\n", "\u0662\u0660\u0662\u0666-W20", "9999-W52"])
+def test_the_digest_flags_refuse_a_week_that_is_not_an_iso_week(tmp_path, capsys, flag, week):
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    (papers / "2026-W20.jsonl").write_text("")
+    extra = {"--week": ["--week", week], "--from": ["--from", week, "--to", "2026-W20"],
+             "--to": ["--from", "2026-W20", "--to", week]}[flag]
+    assert main(digest(papers, tmp_path / "archive", *extra)) == 2
+    assert f"{flag}: {week!r} is not an ISO week" in capsys.readouterr().err
+    assert not (tmp_path / "archive").exists()
+
+
+def test_render_and_the_prior_ignore_an_archive_folder_that_is_not_an_iso_week(tmp_path, capsys):
+    """`9999-W52` once published made every later `render --digests` end in OverflowError (issue 21)."""
+    archive = tmp_path / "archive"
+    assert main(digest(EXAMPLES / "papers", archive, "--week", "2026-W19",
+                       watchlist=EXAMPLES / "watchlist.txt", criteria=EXAMPLES / "criteria.md")) == 0
+    week = (archive / "2026-W19" / "decisions.json").read_text()
+    for name in ("9999-W52", "2026-W20\n", "\u0662\u0660\u0662\u0666-W20"):
+        (archive / name).mkdir()
+        (archive / name / "decisions.json").write_text(week.replace('"week": "2026-W19"', f'"week": {json.dumps(name)}'))
+    (tmp_path / "releases").mkdir()
+    (tmp_path / "releases" / "index.json").write_text("[]\n")
+    capsys.readouterr()
+    assert main(["render", "--releases", str(tmp_path / "releases"), "--digests", str(archive),
+                 "--out", str(tmp_path / "site")]) == 0, capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "site" / "digest").glob("*.html")) == ["2026-W19.html", "index.html"]
+    assert main(digest(EXAMPLES / "papers", archive, "--week", "2026-W20",
+                       watchlist=EXAMPLES / "watchlist.txt", criteria=EXAMPLES / "criteria.md")) == 0
+    assert json.loads((archive / "2026-W20" / "decisions.json").read_bytes())["prior_weeks"] == ["2026-W19"]

@@ -116,3 +116,13 @@ def test_week_needs_a_digest_papers_folder_and_some_source(tmp_path, fake, capsy
     (tmp_path / "reporter.toml").write_text(workspace_toml(fake, ()))
     assert cli_main(["fetch", "--workspace", str(tmp_path), *WEEK, "--out", "x.jsonl"]) == 2
     assert "no source to fetch: give --source" in capsys.readouterr().err and fake.log == []
+
+
+@pytest.mark.parametrize("week", ["2026-W20\n", "\u0662\u0660\u0662\u0666-W20", "2025-W53", "9999-W52"])
+def test_fetch_refuses_a_week_that_is_not_an_iso_week_and_writes_nothing(tmp_path, fake, capsys, week):
+    """`--week $'2026-W20\\n'` wrote `2026-W20\\n.jsonl` (issue 21): the digest's one week parser decides."""
+    root = _ws(tmp_path, fake, ("arxiv",))
+    assert cli_main(["fetch", "--workspace", str(root), "--week", week, "--as-of", "2026-06-01"]) == 2
+    assert f"--week: {week!r} is not an ISO week" in capsys.readouterr().err
+    assert not (root / "papers").exists() or list((root / "papers").iterdir()) == []
+    assert fake.log == []

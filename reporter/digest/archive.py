@@ -88,7 +88,7 @@ def week_start(week: str) -> dt.date:
 def week_of(day: dt.date) -> str:
     """The ISO week a date falls in."""
     year, week, _ = day.isocalendar()
-    return f"{year}-W{week:02d}"
+    return f"{year:04d}-W{week:02d}"
 
 
 def shift_week(week: str, n: int) -> str:
