@@ -256,3 +256,37 @@ def test_render_and_the_prior_ignore_an_archive_folder_that_is_not_an_iso_week(t
     assert main(digest(EXAMPLES / "papers", archive, "--week", "2026-W20",
                        watchlist=EXAMPLES / "watchlist.txt", criteria=EXAMPLES / "criteria.md")) == 0
     assert json.loads((archive / "2026-W20" / "decisions.json").read_bytes())["prior_weeks"] == ["2026-W19"]
+
+
+# --- found by the adversarial pass ---------------------------------------------------------------------
+
+
+def test_a_parquet_text_cell_that_is_not_utf8_is_exit_2_naming_the_record(tmp_path, capsys):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    titles = pa.Array.from_buffers(pa.string(), 2, [None, pa.py_buffer(b"\x00\x00\x00\x00\x02\x00\x00\x00\x07\x00\x00\x00"),
+                                                    pa.py_buffer(b"okA\xff\xfeBC")])
+    papers = tmp_path / "papers.parquet"
+    pq.write_table(pa.table({"id": ["doi:10.5555/1", "doi:10.5555/2"], "title": titles}), papers)
+    assert main(digest(papers, tmp_path / "archive", "--week", "2026-W20")) == 2
+    assert f"{papers}: record 2: a text cell is not UTF-8 (byte 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "device"])
+def test_a_decisions_json_that_is_not_a_file_is_exit_2_and_never_read(tmp_path, capsys, kind):
+    import os
+    archive = tmp_path / "archive"
+    (archive / "2026-W19").mkdir(parents=True)
+    target = archive / "2026-W19" / "decisions.json"
+    {"folder": target.mkdir, "fifo": lambda: os.mkfifo(target),
+     "device": lambda: target.symlink_to("/dev/zero")}[kind]()
+    papers = tmp_path / "p.jsonl"
+    papers.write_text(json.dumps({"id": "doi:10.5555/1", "title": "A protein language model"}) + "\n")
+    for week, extra in (("2026-W20", ()), ("2026-W19", ("--force",))):  # as a prior, and re-published
+        assert main(digest(papers, archive, "--week", week, *extra)) == 2
+        assert f"{target}: cannot read it (not a regular file)" in capsys.readouterr().err
+    (tmp_path / "releases").mkdir()
+    (tmp_path / "releases" / "index.json").write_text("[]\n")
+    assert main(["render", "--releases", str(tmp_path / "releases"), "--digests", str(archive),
+                 "--out", str(tmp_path / "site")]) == 2
+    assert f"{target}: cannot read it" in capsys.readouterr().err

@@ -17,9 +17,12 @@ C, a high `max_kept` (the command prints the full ranking); D, no prior.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import hashlib
 import json
+import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -125,12 +128,28 @@ def load_week(archive: Path, week: str) -> WeekDecisions:
 
 def _read_published(archive: Path, week: str) -> tuple[WeekDecisions, dict[str, Any], bytes]:
     """A published week read once: its decisions, its document and its bytes (the sha256 is of these)."""
-    path = archive / week / DECISIONS_FILE
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{path}: week {week} is not published in {archive}") from None
+    path = Path(archive) / week / DECISIONS_FILE
+    data = week_bytes(archive, week)
+    if data is None:
+        raise InputError(f"{path}: week {week} is not published in {archive}")
     return (*read_decisions(data, str(path)), data)
+
+
+def week_bytes(archive: Path, week: str) -> bytes | None:
+    """The bytes of a week's decisions.json; None when it has none; InputError when it is there but is not a
+    file this tool can read (a folder, a FIFO, a link to a device, no permission)."""
+    path = Path(archive) / week / DECISIONS_FILE
+    if not os.path.lexists(path):
+        return None
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise IsADirectoryError(errno.EISDIR, "not a regular file")
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read it ({exc.strerror or exc}); a week's decisions.json is a file this "
+                         f"tool wrote: move this aside (or restore the file)") from None
 
 
 def read_decisions(data: bytes, source: str) -> tuple[WeekDecisions, dict[str, Any]]:
@@ -153,10 +172,8 @@ def archive_state(archive: Path, weeks: Iterable[str]) -> dict[str, str | None]:
     """Per week: the sha256 of its published decisions.json, or None when it is not published."""
     out = {}
     for week in weeks:
-        try:
-            out[week] = sha256_bytes((Path(archive) / week / DECISIONS_FILE).read_bytes())
-        except (FileNotFoundError, NotADirectoryError):
-            out[week] = None
+        data = week_bytes(archive, week)
+        out[week] = None if data is None else sha256_bytes(data)
     return out
 
 
@@ -184,8 +201,8 @@ def publish_week(archive: Path, week: str, data: bytes, *, force: bool = False) 
     with locked(archive):
         target = Path(archive) / week / DECISIONS_FILE
         kept = None
-        if target.exists():
-            old = target.read_bytes()
+        old = week_bytes(archive, week)
+        if old is not None:
             if not force:
                 raise _published(target)
             if old == data:
@@ -344,7 +361,7 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
             prior_weeks=sorted(used) if prior_override is None else sorted({p.week for p in prior}),
             prior="archive" if prior_override is None else "given" if prior_override else "none")
         target = archive / week / DECISIONS_FILE
-        if not force and target.exists():
+        if not force and week_bytes(archive, week) is not None:
             old, document, data = _read_published(archive, week)
             seen[week] = sha256_bytes(data)
             changes = identity_changes(document, head)
@@ -454,7 +471,7 @@ def _prior_documents(archive: Path, week: str, decided: dict[str, WeekResult],
         if w in decided:
             out[w] = (WeekDecisions.from_json(decided[w].document), sha256_bytes(decided[w].data))
             seen.update(decided[w].seen)
-        elif (archive / w / DECISIONS_FILE).is_file():
+        elif week_bytes(archive, w) is not None:
             doc, _, data = _read_published(archive, w)
             out[w] = (doc, seen.setdefault(w, sha256_bytes(data)))
         else:

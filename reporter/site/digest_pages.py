@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..digest.archive import DECISIONS_FILE, published_weeks, read_decisions, sha256_bytes, week_start
+from ..digest.archive import DECISIONS_FILE, published_weeks, read_decisions, sha256_bytes, week_bytes, week_start
 from ..digest.records import DROP_CAUSES, Decision, WeekDecisions
 from ..errors import InputError
 from ..novelty.results import load_novelty_results
@@ -110,7 +110,7 @@ def load_digest_weeks(archive: Path) -> list[DigestWeek]:
         folder = Path(archive) / week
         graph_file = folder / GRAPH_FILE
         graph = load_novelty_results(graph_file) if graph_file.is_file() else None
-        found = digest_week((folder / DECISIONS_FILE).read_bytes(), str(folder / DECISIONS_FILE), graph)
+        found = digest_week(week_bytes(archive, week) or b"", str(folder / DECISIONS_FILE), graph)
         if found.week != week:
             raise InputError(f"{found.source}: says week {found.week} but sits in the folder of {week}")
         weeks.append(found)
