@@ -8,6 +8,7 @@ archive's lock (a flock, as every run takes it) while the other run waits.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -197,3 +198,27 @@ def test_two_catch_ups_at_once_publish_one_consistent_archive(catch_up, tmp_path
         assert doc["prior_weeks"] == expected, (week, results)
     if weeks[0] == WEEKS[0]:  # the first catch-up went first: everything as one run would publish it
         assert archive_files(archive) == {k: v for k, v in reference.items() if k.split("/")[0] in WEEKS[:6]}
+
+
+def test_a_prior_week_re_published_while_a_catch_up_waits_is_read_again(catch_up, tmp_path):
+    """W12-W13 decided on W11 as it was; W11 is re-published (--force) before they are written: decided again."""
+    papers, reference = catch_up
+    archive = tmp_path / "archive"
+    s = DigestSettings(papers=papers, watchlist=FIXTURES / "watchlist.txt", criteria=FIXTURES / "criteria.md",
+                       archive=archive)
+    run_weeks(s, WEEKS[:2])
+    with locked(archive):
+        later = subprocess.Popen(args(papers, archive, "--from", WEEKS[2], "--to", WEEKS[3]), env=ENV,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while not _waiting_for_a_lock(later.pid):
+            assert later.poll() is None, later.communicate()
+            assert time.monotonic() < deadline, "the run never waited for the archive's lock"
+            time.sleep(0.01)
+        from dataclasses import replace
+        [w11] = run_weeks(replace(s, max_kept=3), [WEEKS[1]], force=True)
+    out, err = later.communicate(timeout=120)
+    assert later.returncode == 0, err
+    w12 = json.loads((archive / "2026-W12" / "decisions.json").read_bytes())
+    assert w12["inputs"]["prior"]["2026-W11"] == hashlib.sha256(w11.path.read_bytes()).hexdigest()
+    assert w12["prior_weeks"] == ["2026-W10", "2026-W11"]
