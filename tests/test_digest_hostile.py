@@ -290,3 +290,21 @@ def test_a_decisions_json_that_is_not_a_file_is_exit_2_and_never_read(tmp_path, 
     assert main(["render", "--releases", str(tmp_path / "releases"), "--digests", str(archive),
                  "--out", str(tmp_path / "site")]) == 2
     assert f"{target}: cannot read it" in capsys.readouterr().err
+
+
+def test_a_published_week_with_hostile_identity_fields_is_refused_in_a_short_message(tmp_path, capsys):
+    papers = tmp_path / "2026-W20.jsonl"
+    papers.write_text(json.dumps({"id": "doi:10.5555/1", "title": "A protein language model"}) + "\n")
+    archive = tmp_path / "archive"
+    assert main(digest(papers, archive, "--week", "2026-W20")) == 0
+    path = archive / "2026-W20" / "decisions.json"
+    doc = json.loads(path.read_bytes())
+    doc["inputs"]["prior"] = {f"\u202e{'x' * 1000}{n}": "0" * 64 for n in range(10_000)}
+    doc["settings"] = "not a table"
+    doc["rules"] = ["\ud800"] * 1000
+    path.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(digest(papers, archive, "--week", "2026-W20")) == 2
+    err = capsys.readouterr().err
+    assert "week 2026-W20 is already published with other inputs (rules [" in err
+    assert "more); re-publishing is refused" in err and len(err) < 1500 and "\u202e" not in err

@@ -220,7 +220,8 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def _published(target: Path, changes: Sequence[str] = ()) -> InputError:
-    why = f" with other inputs ({'; '.join(changes)})" if changes else ""
+    shown = list(changes[:5]) + ([f"and {len(changes) - 5:,} more"] if len(changes) > 5 else [])
+    why = f" with other inputs ({'; '.join(shown)})" if changes else ""
     return InputError(f"{target}: week {target.parent.name} is already published{why}; re-publishing is "
                       f"refused. Give --force to publish it again (the old decisions.json is kept beside the new "
                       f"one as decisions.superseded-<sha12>.json)")
