@@ -71,7 +71,6 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
     from .routing.labels import label_stats_for, load_labels, write_label_stats
     from .routing.release import stage_release
     from .routing.specs import load_rulebook
-    from .digest.archive import published_weeks
     from .site import digest_stage, load_release, load_releases, novelty_stage, prepare_site
     from .site.render import gather_screening
 
@@ -99,7 +98,7 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
     archive = locked(ws.digest.archive) if ws.digest is not None else contextlib.nullcontext()
     with locked(ws.releases), archive:
         try:
-            if digest is not None and digest.published != tuple(published_weeks(ws.digest.archive)):
+            if digest is not None and digest.published != archive_snapshot(ws.digest.archive):
                 digest = gather_digest(ws, as_of, graph, environ)  # another run published a week meanwhile
             # 2. Page models: the staged release is shown as the newest, with its label findings.
             release = load_release(ws.releases, staged.release_id, staged.folder)
@@ -191,8 +190,8 @@ def load_workspace_graph(ws: Workspace) -> Any:
 class DigestRun:
     """The digest weeks a build decided and will publish, with the graph's verdicts on their KEEPs."""
 
-    published: tuple[str, ...]
-    """The archive's published weeks when the run was decided (a change means deciding again)."""
+    published: tuple[tuple[str, str | None], ...]
+    """The archive's published weeks and their sha256 when the run was decided (a change means deciding again)."""
     results: tuple[Any, ...]
     """`reporter.digest.archive.WeekResult` per week, in order: decided, not yet written."""
     graph_rows: tuple[tuple[dict[str, Any], ...] | None, ...]
@@ -216,9 +215,9 @@ def gather_digest(ws: Workspace, as_of: date, graph: Any,
     settings = ws.digest
     if settings is None:
         return None
-    from .digest.archive import DECISIONS_FILE, pending_weeks, prepare_weeks, published_weeks, week_start
+    from .digest.archive import DECISIONS_FILE, pending_weeks, prepare_weeks, week_start
     from .site.digest_pages import digest_week
-    published = tuple(published_weeks(settings.archive))
+    published = archive_snapshot(settings.archive)
     pending = pending_weeks(settings)
     due = [w for w in pending if week_start(w) + timedelta(days=6) < as_of]
     results = prepare_weeks(settings, due, as_of=as_of) if due else []
@@ -229,6 +228,12 @@ def gather_digest(ws: Workspace, as_of: date, graph: Any,
                   for r, g in zip(results, rows))
     return DigestRun(published=published, results=tuple(results), graph_rows=rows, weeks=weeks,
                      later=tuple(w for w in pending if w not in due))
+
+
+def archive_snapshot(archive: Any) -> tuple[tuple[str, str | None], ...]:
+    """The published weeks of a digest archive with the sha256 of each decisions.json."""
+    from .digest.archive import archive_state, published_weeks
+    return tuple(archive_state(archive, published_weeks(archive)).items())
 
 
 def check_keeps(settings: Any, result: Any, graph: Any, graph_path: str,
@@ -272,9 +277,10 @@ def publish_digest(settings: Any, run: DigestRun) -> None:
     A week counts as published once its decisions.json is in place, so a run
     killed in between leaves a week that the next build decides again.
     """
-    from .digest.archive import publish
+    from .digest.archive import publish, sweep_archive
     from .novelty.results import write_novelty_results
     from .site.digest_pages import GRAPH_FILE
+    sweep_archive(settings.archive)  # temporaries of killed runs (never a live one's)
     for result, rows in zip(run.results, run.graph_rows):
         if rows is not None:
             write_novelty_results(settings.archive / result.week / GRAPH_FILE, rows)

@@ -206,12 +206,18 @@ def cli(tmp: Path, *extra: str) -> list[str]:
             "--criteria", str(FIXTURES / "criteria.md"), "--archive", str(tmp / "archive"), *extra]
 
 
-def test_command_publishes_prints_and_refuses_a_second_publish(weeks, capsys):
+def test_command_publishes_prints_and_refuses_a_second_publish_with_other_inputs(weeks, capsys):
     assert main(cli(weeks, "--week", "2026-W19")) == 0
     out = capsys.readouterr().out
     assert out.startswith("2026-W19: 1 kept, 0 review, 1 dropped") and "decisions.json" in out
-    assert main(cli(weeks, "--week", "2026-W19")) == 2
-    assert "already published" in capsys.readouterr().err
+    before = (weeks / "archive" / "2026-W19" / "decisions.json").read_bytes()
+    assert main(cli(weeks, "--week", "2026-W19")) == 0  # the same inputs: nothing to do
+    assert "already published with the same inputs: left as it was" in capsys.readouterr().out
+    assert main(cli(weeks, "--week", "2026-W19", "--max-kept", "3")) == 2
+    err = capsys.readouterr().err
+    assert "week 2026-W19 is already published with other inputs (setting max_kept 25 then, 3 now)" in err
+    assert "Give --force" in err
+    assert (weeks / "archive" / "2026-W19" / "decisions.json").read_bytes() == before
     assert main(cli(weeks, "--week", "2026-W19", "--force", "--max-kept", "3", "--json")) == 0
     line = json.loads(capsys.readouterr().out)
     assert line["path"].endswith("2026-W19/decisions.json") and line["calibration"]["kept"] == 1

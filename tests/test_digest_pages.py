@@ -496,3 +496,19 @@ def test_a_refused_build_publishes_no_week(tmp_path, capsys):
     assert "digest/2026-W19.html" in capsys.readouterr().err
     assert not (ws / "digests" / "2026-W20").exists(), "the week is published only after the writer's checks"
     assert not (ws / "site" / "digest" / "2026-W20.html").exists()
+
+
+def test_a_build_removes_the_temporaries_a_killed_run_left_in_the_archive(tmp_path):
+    """A `.tmp-decisions.json.*` of a run killed while writing survived every later build (issue 21)."""
+    import signal
+    import subprocess
+    import sys
+    ws = _workspace(tmp_path, weeks=("2026-W19",), graph=False)
+    build(load_workspace(ws), progress=False)
+    code = ("import os, sys\nfrom reporter.files import atomic_path\nwith atomic_path(sys.argv[1]) as tmp:\n"
+            "    tmp.write_bytes(b'x' * (2 << 20))\n    os.kill(os.getpid(), 9)\n")
+    dead = subprocess.run([sys.executable, "-c", code, str(ws / "digests" / "2026-W20" / "decisions.json")])
+    assert dead.returncode == -signal.SIGKILL and list((ws / "digests").rglob(".tmp-*"))
+    shutil.copy(EXAMPLE / "papers" / "2026-W20.jsonl", ws / "digest" / "papers" / "2026-W20.jsonl")
+    assert build(load_workspace(ws), progress=False).digest == ("2026-W20",)
+    assert list((ws / "digests").rglob(".tmp-*")) == []

@@ -131,3 +131,13 @@ def test_out_naming_a_folder_a_link_a_fifo_a_device_or_a_missing_folder_is_refus
         assert f"--out {path}" in err and message in err and "Traceback" not in err, kind
     assert fake.log == [], "refused before any request"
     assert_untouched(targets)
+
+
+@pytest.mark.parametrize("week", ["2026-W20\n", "\u0662\u0660\u0662\u0666-W20", "2025-W53", "9999-W52"])
+def test_fetch_refuses_a_week_that_is_not_an_iso_week_and_writes_nothing(tmp_path, fake, capsys, week):
+    """`--week $'2026-W20\\n'` wrote `2026-W20\\n.jsonl` (issue 21): the digest's one week parser decides."""
+    root = _ws(tmp_path, fake, ("arxiv",))
+    assert cli_main(["fetch", "--workspace", str(root), "--week", week, "--as-of", "2026-06-01"]) == 2
+    assert f"--week: {week!r} is not an ISO week" in capsys.readouterr().err
+    assert not (root / "papers").exists() or list((root / "papers").iterdir()) == []
+    assert fake.log == []

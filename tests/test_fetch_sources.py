@@ -187,3 +187,15 @@ def test_each_query_goes_into_its_api_syntax(tmp_path, fake):
     assert fake.requests("openalex")[0]["filter"] == (
         "from_publication_date:2026-05-11,to_publication_date:2026-05-17,type:article")
     assert [r.id for r in result.records if r.source == "biorxiv"] == ["doi:10.1101/2026.05.11.600001"]
+
+
+@pytest.mark.parametrize("source", ["openalex", "biorxiv"])
+def test_a_lone_surrogate_in_a_fetched_json_page_is_read_as_the_replacement_character(tmp_path, fake, source):
+    """`"A \\ud800 b"` is legal JSON and no character: it became a record UTF-8 cannot write (issue 21)."""
+    from reporter.fetch.run import records_jsonl
+    rows = fake.works if source == "openalex" else fake.rows["biorxiv"]
+    rows[:] = [{**row, "title": f"A \ud800 b {n}"} for n, row in enumerate(rows)]
+    result = run_fetch(write_workspace(tmp_path, fake), (source,))
+    assert result.reports[0].skipped == () and result.records
+    assert all(r.title.startswith("A \ufffd b ") for r in result.records)
+    assert "A \ufffd b".encode() in records_jsonl(result.records)

@@ -222,3 +222,14 @@ def test_refuses_a_column_that_is_not_text(texts):
 def test_refuses_one_string_as_phrases():
     with pytest.raises(TypeError):
         match_phrases(["a trial"], "trial")
+
+
+def test_any_str_is_matched_a_lone_surrogate_as_one_replacement_character():
+    """A lone surrogate (legal in JSON, not in UTF-8) crashed the matcher with UnicodeEncodeError (issue 21)."""
+    texts = ["A \ud800 b protein language model", "\udfffprotein\ud800", None, "\ud83d\ude00 protein"]
+    m = match_phrases(texts, ["protein", "b protein*"])
+    assert m.matched("protein").tolist() == [True, True, False, True]
+    [first, second] = m.spans(0)
+    assert (first.start, first.end, first.text) == (6, 13, "protein")  # offsets as in the text given
+    assert (second.start, second.text) == (4, "b protein")
+    assert [(s.start, s.end) for s in m.spans(1)] == [(1, 8)]

@@ -17,17 +17,21 @@ C, a high `max_kept` (the command prints the full ranking); D, no prior.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import hashlib
 import json
+import os
 import re
-from collections.abc import Sequence
+import stat
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..files import locked, write_bytes
+from ..files import locked, parse_json, remove_debris, write_bytes
 from ..hashing import dump_json, sha256_file
+from ..text import json_without_surrogates, may_hold_surrogates
 from .axes import PriorKeep
 from .config import DigestSettings
 from .criteria import Criteria, load_criteria
@@ -41,23 +45,41 @@ DECISIONS_FILE = "decisions.json"
 PRIOR_WEEKS = 4
 RULES = "digest.1"
 """The version of the scoring rules, recorded in every decisions.json (same inputs and rules, same bytes)."""
-_WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
+_WEEK = re.compile(r"([0-9]{4})-W([0-9]{2})")
+"""ASCII digits only (`\\d` also matches Arabic-Indic ones), matched whole (`$` would let a trailing newline by)."""
+FIRST_YEAR, LAST_YEAR = 2, 9998
+"""The years a week may be in: the four weeks before the first and the week after the last can be computed."""
 
 
 # Weeks --------------------------------------------------------------------------------------------------
 
 
 def parse_week(text: str, where: str = "--week") -> str:
-    """Check an ISO week `YYYY-Www` (week 53 only in years that have one); InputError naming `where`."""
-    m = _WEEK.match(text or "")
-    if m:
+    """Check an ISO week `YYYY-Www` (week 53 only in years that have one); InputError naming `where`.
+
+    The one parser of week names: the digest's flags and archive folders, the
+    papers folder's file names and `reporter fetch --week` all come through here.
+    Exactly `YYYY-Www` in ASCII digits, nothing before or after (not even a
+    newline), in the years FIRST_YEAR to LAST_YEAR.
+    """
+    m = _WEEK.fullmatch(text) if isinstance(text, str) else None
+    if m and FIRST_YEAR <= int(m.group(1)) <= LAST_YEAR:
         try:
             dt.date.fromisocalendar(int(m.group(1)), int(m.group(2)), 1)
             return text
         except ValueError:
             pass
-    raise InputError(f"{where}: {text!r} is not an ISO week; write YYYY-Www, e.g. 2026-W20 "
-                     f"(weeks 01 to 52, or 53 in a year that has one)")
+    raise InputError(f"{where}: {text!r} is not an ISO week; write YYYY-Www in ASCII digits, e.g. 2026-W20 "
+                     f"(weeks 01 to 52, or 53 in a year that has one; years {FIRST_YEAR:04d} to {LAST_YEAR})")
+
+
+def is_week(name: str) -> bool:
+    """Whether a name (a folder, a file's stem) is an ISO week `parse_week` accepts."""
+    try:
+        parse_week(name)
+        return True
+    except InputError:
+        return False
 
 
 def week_start(week: str) -> dt.date:
@@ -69,7 +91,7 @@ def week_start(week: str) -> dt.date:
 def week_of(day: dt.date) -> str:
     """The ISO week a date falls in."""
     year, week, _ = day.isocalendar()
-    return f"{year}-W{week:02d}"
+    return f"{year:04d}-W{week:02d}"
 
 
 def shift_week(week: str, n: int) -> str:
@@ -95,20 +117,69 @@ def published_weeks(archive: Path) -> list[str]:
     archive = Path(archive)
     if not archive.is_dir():
         return []
-    weeks = [p.parent.name for p in archive.glob(f"*/{DECISIONS_FILE}") if _is_week(p.parent.name)]
+    weeks = [p.parent.name for p in archive.glob(f"*/{DECISIONS_FILE}") if is_week(p.parent.name)]
     return sorted(weeks, key=week_start)
 
 
 def load_week(archive: Path, week: str) -> WeekDecisions:
     """A published week's decisions (its newest version); InputError naming the file when unreadable."""
+    return _read_published(Path(archive), week)[0]
+
+
+def _read_published(archive: Path, week: str) -> tuple[WeekDecisions, dict[str, Any], bytes]:
+    """A published week read once: its decisions, its document and its bytes (the sha256 is of these)."""
     path = Path(archive) / week / DECISIONS_FILE
+    data = week_bytes(archive, week)
+    if data is None:
+        raise InputError(f"{path}: week {week} is not published in {archive}")
+    return (*read_decisions(data, str(path)), data)
+
+
+def week_bytes(archive: Path, week: str) -> bytes | None:
+    """The bytes of a week's decisions.json; None when it has none; InputError when it is there but is not a
+    file this tool can read (a folder, a FIFO, a link to a device, no permission)."""
+    path = Path(archive) / week / DECISIONS_FILE
+    if not os.path.lexists(path):
+        return None
     try:
-        return WeekDecisions.from_json(json.loads(path.read_bytes()))
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise IsADirectoryError(errno.EISDIR, "not a regular file")
+        return path.read_bytes()
     except FileNotFoundError:
-        raise InputError(f"{path}: week {week} is not published in {archive}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"{path}: not a decisions.json this tool wrote ({type(exc).__name__}: {exc}); "
+        return None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read it ({exc.strerror or exc}); a week's decisions.json is a file this "
+                         f"tool wrote: move this aside (or restore the file)") from None
+
+
+def read_decisions(data: bytes, source: str) -> tuple[WeekDecisions, dict[str, Any]]:
+    """A decisions.json's bytes read back: (its decisions, its document); InputError naming `source`.
+
+    A lone surrogate (a `\\ud800` escape, which names no character) is read as
+    U+FFFD, as the record readers read one, so the week can be shown and written.
+    """
+    document = parse_json(data, source)
+    if may_hold_surrogates(data):
+        document = json_without_surrogates(document)
+    try:
+        return WeekDecisions.from_json(document), document
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+        raise InputError(f"{source}: not a decisions.json this tool wrote ({type(exc).__name__}: {exc}); "
                          f"restore it, or re-publish the week with --force") from None
+
+
+def archive_state(archive: Path, weeks: Iterable[str]) -> dict[str, str | None]:
+    """Per week: the sha256 of its published decisions.json, or None when it is not published."""
+    out = {}
+    for week in weeks:
+        data = week_bytes(archive, week)
+        out[week] = None if data is None else sha256_bytes(data)
+    return out
+
+
+def sweep_archive(archive: Path) -> list[Path]:
+    """Remove the temporaries (`.tmp-*`) that killed runs left in the archive; never a live run's."""
+    return remove_debris(Path(archive))
 
 
 def prior_weeks(week: str) -> list[str]:
@@ -130,8 +201,8 @@ def publish_week(archive: Path, week: str, data: bytes, *, force: bool = False) 
     with locked(archive):
         target = Path(archive) / week / DECISIONS_FILE
         kept = None
-        if target.exists():
-            old = target.read_bytes()
+        old = week_bytes(archive, week)
+        if old is not None:
             if not force:
                 raise _published(target)
             if old == data:
@@ -148,18 +219,12 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _published(target: Path) -> InputError:
-    return InputError(f"{target}: week {target.parent.name} is already published; re-publishing is refused. "
-                      f"Give --force to publish it again (the old decisions.json is kept beside the new one "
-                      f"as decisions.superseded-<sha12>.json)")
-
-
-def _is_week(name: str) -> bool:
-    try:
-        parse_week(name)
-        return True
-    except InputError:
-        return False
+def _published(target: Path, changes: Sequence[str] = ()) -> InputError:
+    shown = list(changes[:5]) + ([f"and {len(changes) - 5:,} more"] if len(changes) > 5 else [])
+    why = f" with other inputs ({'; '.join(shown)})" if changes else ""
+    return InputError(f"{target}: week {target.parent.name} is already published{why}; re-publishing is "
+                      f"refused. Give --force to publish it again (the old decisions.json is kept beside the new "
+                      f"one as decisions.superseded-<sha12>.json)")
 
 
 # The patterns --------------------------------------------------------------------------------------------
@@ -178,11 +243,17 @@ class WeekResult:
     """ARCHIVE/WEEK/decisions.json once published."""
     superseded: Path | None = None
     """The old version a forced re-publish kept, or None."""
+    unchanged: bool = False
+    """Already published with the same inputs (a re-run of a catch-up): left as it is, not written again."""
+    seen: tuple[tuple[str, str | None], ...] = ()
+    """The archive as this decision saw it: (week, sha256 of its decisions.json or None) per week consulted."""
+    stored: bytes | None = None
+    """The published bytes of an unchanged week."""
 
     @property
     def data(self) -> bytes:
         """The decisions.json bytes (canonical: sorted keys, 2-space indent)."""
-        return dump_json(self.document).encode("utf-8")
+        return self.stored if self.stored is not None else dump_json(self.document).encode("utf-8")
 
 
 def papers_file(papers: Path, week: str) -> Path:
@@ -206,7 +277,7 @@ def pending_weeks(settings: DigestSettings) -> list[str]:
         return []
     weeks = []
     for path in folder.glob("*.jsonl"):
-        if re.match(r"^\d{4}-W\d{2}$", path.stem):
+        if re.fullmatch(r"[0-9]{4}-W[0-9]{2}", path.stem):
             weeks.append(parse_week(path.stem, str(path)))
     done = set(published_weeks(settings.archive))
     return sorted((w for w in weeks if w not in done), key=week_start)
@@ -220,68 +291,116 @@ def run_week(settings: DigestSettings, week: str, *, prior_override: Sequence[Pr
 
 def run_weeks(settings: DigestSettings, weeks: Sequence[str], *,
               prior_override: Sequence[PriorKeep] | None = None, force: bool = False,
-              as_of: dt.date | None = None) -> list[WeekResult]:
-    """Decide several weeks in order, each week's KEEPs feeding the next one's prior; then publish them all."""
-    results = prepare_weeks(settings, weeks, prior_override=prior_override, force=force, as_of=as_of)
-    return [publish(settings, r, force=force) for r in results]
+              as_of: dt.date | None = None,
+              on_published: Callable[[WeekResult], None] | None = None) -> list[WeekResult]:
+    """Decide several weeks in order, each week's KEEPs feeding the next one's prior; then publish them all.
+
+    A re-run of the same weeks finishes a killed one: a week already published
+    with the same inputs is left as it is (`WeekResult.unchanged`), and only a
+    week whose inputs changed is refused without `force`. Every week is decided
+    before any is written. Publishing holds the archive's lock; if a week this
+    run consulted (a prior week, or one of its own) changed since it was
+    decided, every week is decided again under the lock, so no week is ever
+    published with a prior other than the archive's. The temporaries of killed
+    runs are removed first. `on_published` is called after each week is
+    written (or found unchanged).
+    """
+    def prepare() -> list[WeekResult]:
+        return prepare_weeks(settings, weeks, prior_override=prior_override, force=force, as_of=as_of)
+
+    results = prepare()
+    with locked(settings.archive):
+        sweep_archive(settings.archive)
+        if is_stale(settings.archive, results):
+            results = prepare()  # another run changed what these weeks were decided on
+        published = []
+        for result in results:
+            published.append(publish(settings, result, force=force))
+            if on_published is not None:
+                on_published(published[-1])
+    return published
+
+
+def is_stale(archive: Path, results: Sequence[WeekResult]) -> bool:
+    """Whether a week the results were decided on changed in the archive since (published, re-published)."""
+    seen = dict(pair for r in results for pair in r.seen)
+    return archive_state(archive, seen) != seen
 
 
 def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
                   prior_override: Sequence[PriorKeep] | None = None, force: bool = False,
                   as_of: dt.date | None = None) -> list[WeekResult]:
-    """Gather and decide every week, writing nothing (what `run_weeks` and a build publish afterwards)."""
+    """Gather and decide every week, writing nothing (what `run_weeks` and a build publish afterwards).
+
+    A week already published with the same inputs (`identity`) is read back,
+    not decided again, and marked `unchanged`; one published with other inputs
+    is refused, naming what changed, unless `force`.
+    """
     weeks = [parse_week(w) for w in weeks]
     if len(set(weeks)) != len(weeks) or weeks != sorted(weeks, key=week_start):
         raise InputError(f"weeks must be given once each and in order, not {', '.join(weeks)}")
-    published = set(published_weeks(settings.archive))
     if isinstance(as_of, dt.datetime):
         as_of = as_of.date()
     for week in weeks:
         if as_of is not None and week_start(week) > as_of:
             raise InputError(f"--week {week}: starts after {as_of.isoformat()}; a future week has no papers yet")
-        if week in published and not force:
-            raise _published(Path(settings.archive) / week / DECISIONS_FILE)
     watchlist, criteria = load_watchlist(settings.watchlist), load_criteria(settings.criteria)
     inputs = {"watchlist": _digest(settings.watchlist), "criteria": _digest(settings.criteria)}
     papers = {week: papers_file(settings.papers, week) for week in weeks}
+    archive = Path(settings.archive)
     decided: dict[str, WeekResult] = {}
     for week in weeks:
-        records, merges = _read_week(papers[week])
+        seen: dict[str, str | None] = {}
         if prior_override is not None:
             prior, used = list(prior_override), {}
         else:
-            used = _prior_documents(settings.archive, week, decided)
+            used = _prior_documents(archive, week, decided, seen)
             prior = prior_keeps({w: doc for w, (doc, _) in used.items()})
-        outcome = decide_week(records, watchlist, criteria, prior, max_kept=settings.max_kept,
-                              thresholds=Thresholds(settings.keep_threshold, settings.review_threshold),
-                              merged=_merged_ids(merges))
-        document = decisions_document(
-            week, outcome, [merge_json(m, papers[week]) for m in merges], settings, watchlist, criteria,
+        head = document_head(
+            week, settings, watchlist, criteria,
             inputs={**inputs, "papers": _digest(papers[week]), "prior": {w: sha for w, (_, sha) in used.items()}},
             prior_weeks=sorted(used) if prior_override is None else sorted({p.week for p in prior}),
             prior="archive" if prior_override is None else "given" if prior_override else "none")
-        decided[week] = WeekResult(week, document, outcome)
+        target = archive / week / DECISIONS_FILE
+        if not force and week_bytes(archive, week) is not None:
+            old, document, data = _read_published(archive, week)
+            seen[week] = sha256_bytes(data)
+            changes = identity_changes(document, head)
+            if changes:
+                raise _published(target, changes)
+            outcome = WeekOutcome(old.decisions, old.calibration, old.watchlist_drift)
+            decided[week] = WeekResult(week, document, outcome, path=target, unchanged=True,
+                                       seen=tuple(seen.items()), stored=data)
+            continue
+        seen[week] = None if not force else archive_state(archive, [week])[week]
+        records, merges = _read_week(papers[week])
+        outcome = decide_week(records, watchlist, criteria, prior, max_kept=settings.max_kept,
+                              thresholds=Thresholds(settings.keep_threshold, settings.review_threshold),
+                              merged=_merged_ids(merges))
+        document = decisions_document(head, outcome, [merge_json(m, papers[week]) for m in merges])
+        decided[week] = WeekResult(week, document, outcome, seen=tuple(seen.items()))
     return [decided[w] for w in weeks]
 
 
 def publish(settings: DigestSettings, result: WeekResult, *, force: bool = False) -> WeekResult:
-    """Write a prepared week into the archive (refused when published, unless forced)."""
+    """Write a prepared week into the archive (refused when published, unless forced); an unchanged one stays."""
+    if result.unchanged:
+        return result
     path, kept = publish_week(settings.archive, result.week, result.data, force=force)
     return replace(result, path=path, superseded=kept)
 
 
-def decisions_document(week: str, outcome: WeekOutcome, merges: Sequence[dict[str, Any]], settings: DigestSettings,
-                       watchlist: Watchlist, criteria: Criteria, *, inputs: dict[str, Any],
-                       prior_weeks: Sequence[str], prior: str) -> dict[str, Any]:
-    """The decisions.json document: the seed's `decisions` and `calibration`, and what they came from."""
+IDENTITY = ("schema_version", "rules", "week", "inputs", "prior_weeks", "settings")
+"""The fields of a decisions.json that say what it was decided from: the same ones, the same bytes."""
+
+
+def document_head(week: str, settings: DigestSettings, watchlist: Watchlist, criteria: Criteria, *,
+                  inputs: dict[str, Any], prior_weeks: Sequence[str], prior: str) -> dict[str, Any]:
+    """The identity fields of a week's decisions.json (`IDENTITY`), known before the week is decided."""
     return {
         "schema_version": 1,
         "rules": RULES,
         "week": week,
-        "decisions": [d.to_json() for d in outcome.decisions],
-        "calibration": outcome.calibration.to_json(),
-        "watchlist_drift": outcome.watchlist_drift,
-        "merges": list(merges),
         "inputs": inputs,
         "prior_weeks": list(prior_weeks),
         "settings": {"max_kept": settings.max_kept, "keep_threshold": settings.keep_threshold,
@@ -290,16 +409,74 @@ def decisions_document(week: str, outcome: WeekOutcome, merges: Sequence[dict[st
     }
 
 
-def _prior_documents(archive: Path, week: str,
-                     decided: dict[str, WeekResult]) -> dict[str, tuple[WeekDecisions, str]]:
-    """The prior weeks that exist: decided earlier in this run, else published; with their sha256."""
+def identity_changes(old: Any, new: dict[str, Any]) -> list[str]:
+    """What differs between a published document's identity and a new one's, in words; [] when the same."""
+    if not isinstance(old, dict):
+        return ["it is not a decisions.json document"]
+    if all(old.get(k) == new[k] for k in IDENTITY):
+        return []
+    changes = []
+    for key in ("schema_version", "rules"):
+        if old.get(key) != new[key]:
+            changes.append(f"{key} {_shown(old.get(key))} then, {_shown(new[key])} now")
+    was, now = old.get("inputs"), new["inputs"]
+    was = was if isinstance(was, dict) else {}
+    for name in ("papers", "watchlist", "criteria"):
+        if was.get(name) != now[name]:
+            then = was.get(name) if isinstance(was.get(name), dict) else {}
+            changes.append(f"the {name} file {_shown(now[name]['file'])} changed (sha256 "
+                           f"{_shown(then.get('sha256'))[:14]} then, {now[name]['sha256'][:12]} now)"
+                           if then.get("file") == now[name]["file"] else
+                           f"the {name} file was {_shown(then.get('file'))}, now {_shown(now[name]['file'])}")
+    before = was.get("prior") if isinstance(was.get("prior"), dict) else {}
+    for w in sorted(set(before) | set(now["prior"]), key=str):
+        if w not in now["prior"]:
+            changes.append(f"prior week {_shown(w)} was in the archive then and is not now")
+        elif w not in before:
+            changes.append(f"prior week {w} was not in the archive then and is now")
+        elif before[w] != now["prior"][w]:
+            changes.append(f"prior week {w} was re-published since")
+    old_settings = old.get("settings") if isinstance(old.get("settings"), dict) else {}
+    for key, value in new["settings"].items():
+        if old_settings.get(key) != value:
+            changes.append(f"setting {key} {_shown(old_settings.get(key))} then, {_shown(value)} now")
+    return changes or ["the inputs it records differ"]
+
+
+def _shown(value: Any) -> str:
+    """A value from a document, quoted and escaped for a message, at most 60 characters."""
+    text = json.dumps(value, ensure_ascii=True)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def decisions_document(head: dict[str, Any], outcome: WeekOutcome,
+                       merges: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The decisions.json document: the seed's `decisions` and `calibration`, and what they came from (`head`)."""
+    return {
+        **head,
+        "decisions": [d.to_json() for d in outcome.decisions],
+        "calibration": outcome.calibration.to_json(),
+        "watchlist_drift": outcome.watchlist_drift,
+        "merges": list(merges),
+    }
+
+
+def _prior_documents(archive: Path, week: str, decided: dict[str, WeekResult],
+                     seen: dict[str, str | None]) -> dict[str, tuple[WeekDecisions, str]]:
+    """The prior weeks that exist: decided earlier in this run, else published; with their sha256.
+
+    Each week read from the archive (or found absent) is recorded in `seen`.
+    """
     out = {}
     for w in prior_weeks(week):
         if w in decided:
-            data = decided[w].data
-            out[w] = (WeekDecisions.from_json(decided[w].document), sha256_bytes(data))
-        elif (Path(archive) / w / DECISIONS_FILE).is_file():
-            out[w] = (load_week(archive, w), sha256_file(Path(archive) / w / DECISIONS_FILE))
+            out[w] = (WeekDecisions.from_json(decided[w].document), sha256_bytes(decided[w].data))
+            seen.update(decided[w].seen)
+        elif week_bytes(archive, w) is not None:
+            doc, _, data = _read_published(archive, w)
+            out[w] = (doc, seen.setdefault(w, sha256_bytes(data)))
+        else:
+            seen[w] = None
     return out
 
 
@@ -328,6 +505,6 @@ def _digest(path: Path) -> dict[str, str]:
     return {"file": Path(path).name, "sha256": sha256_file(Path(path))}
 
 
-__all__ = ["DECISIONS_FILE", "WeekResult", "load_week", "parse_week", "pending_weeks", "prepare_weeks",
-           "prior_keeps", "publish", "publish_week", "published_weeks", "run_week", "run_weeks", "shift_week",
+__all__ = ["DECISIONS_FILE", "WeekResult", "archive_state", "is_stale", "is_week", "load_week", "parse_week", "read_decisions", "pending_weeks", "prepare_weeks",
+           "prior_keeps", "publish", "publish_week", "published_weeks", "run_week", "run_weeks", "shift_week", "sweep_archive",
            "week_of", "week_range", "week_start"]

@@ -28,8 +28,15 @@ TITLE_MATCH = 0.9
 
 
 def hundredths(value: Decimal) -> int:
-    """A value in [0, 1] (or a product such as 0.7 x 1.5) as whole hundredths, rounded half up, capped at 100."""
-    return min(100, int((value * 100).quantize(Decimal(1), rounding=ROUND_HALF_UP)))
+    """A value in [0, 1] (or a product such as 0.7 x 1.5) as whole hundredths, rounded half up, capped at 100.
+
+    The cap comes first: a product of any size (a weight of 1e308) is 100, never rounded (Decimal's
+    quantize refuses a result wider than its precision).
+    """
+    scaled = value * 100
+    if scaled >= 100:
+        return 100
+    return int(scaled.quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
 def has_abstract(record: Record) -> bool:

@@ -12,7 +12,7 @@ from ..config import load_workspace
 from ..errors import InputError
 from ..hashing import canonical_json
 from ..progress import Progress
-from .archive import WeekResult, parse_week, prepare_weeks, publish, week_range
+from .archive import WeekResult, parse_week, run_weeks, week_range
 from .config import DEFAULT_MAX_KEPT, DigestSettings
 
 EXAMPLES = "--watchlist examples/digest/watchlist.txt --criteria examples/digest/criteria.md"
@@ -35,9 +35,15 @@ ISO week; needed for --from/--to). With --workspace DIR the paths and the
 thresholds come from the [digest] table of DIR/reporter.toml (flags win),
 e.g. reporter digest --workspace . --week 2026-W20.
 
+A week already published with the same inputs (papers, watchlist,
+criteria, prior weeks, settings) is left as it is, so re-running a catch-up
+that was killed finishes it; a week published with other inputs is refused
+(the message names the week and what changed) unless --force.
+
 Exit status: 0 whatever the decisions; 2 for bad input (the message names
-the file, the line and what to fix) or a week already published (without
---force). Nothing is written unless every week given could be decided.
+the file, the line and what to fix) or a week already published with other
+inputs (without --force). Nothing is written unless every week given could
+be decided.
 """
 
 
@@ -108,11 +114,8 @@ def run_digest(args: argparse.Namespace) -> int:
             raise InputError("--to goes with --from (a catch-up); for one week give --week alone")
         weeks = [parse_week(args.week)]
     progress = Progress("digest", total=len(weeks), unit="weeks", enabled=len(weeks) > 1)
-    results = prepare_weeks(settings, weeks, prior_override=[] if args.no_prior else None, force=args.force)
-    published = []
-    for result in results:
-        published.append(publish(settings, result, force=args.force))
-        progress.advance(1)
+    published = run_weeks(settings, weeks, prior_override=[] if args.no_prior else None, force=args.force,
+                          on_published=lambda _: progress.advance(1))
     progress.close()
     for result in published:
         print(canonical_json(_json_line(result, args.full_ranking)) if args.json else _summary(result))
@@ -130,7 +133,8 @@ def ranking(result: WeekResult) -> list[dict[str, Any]]:
 
 def _json_line(result: WeekResult, full: bool) -> dict[str, Any]:
     out = {"week": result.week, "path": str(result.path), "calibration": result.outcome.calibration.to_json(),
-           "superseded": None if result.superseded is None else str(result.superseded)}
+           "superseded": None if result.superseded is None else str(result.superseded),
+           "unchanged": result.unchanged}
     if full:
         out["ranking"] = ranking(result)
     return out
@@ -145,6 +149,8 @@ def _summary(result: WeekResult) -> str:
             f"-> {result.path}")
     if result.superseded is not None:
         line += f" (old version kept as {result.superseded.name})"
+    if result.unchanged:
+        line += " (already published with the same inputs: left as it was)"
     return line
 
 

@@ -13,7 +13,8 @@ In this order:
    normalized similarity >= 0.9 and whose first authors share a surname
    (first_author_surname). Records are blocked by that surname and compared
    within a block with rapidfuzz's cdist, so a week of 10,000 papers costs
-   the sum of the squared block sizes, not 10,000².
+   the sum of the squared block sizes, not 10,000², in time; in memory a
+   block is compared a few rows at a time (COMPARE_CELLS scores at once).
 
 The member with the earliest `published` survives (ties, and records without
 a date, which sort last: the smallest id), keeps its own text and gains every
@@ -40,6 +41,9 @@ REASONS = ("same id", "doi", "related_ids", "title+author")
 """Why records were merged, in the order the steps run."""
 TITLE_SIMILARITY = 0.9
 """The least normalized title similarity (Levenshtein) that merges two records with a shared first-author surname."""
+COMPARE_CELLS = 1 << 20
+"""Title scores held at once in a surname block (float32: 4 MiB; their candidate pairs at most 1 Mi), so memory
+does not grow with the square of the block."""
 SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
 """Name suffixes that are never a surname ("Martin Luther King Jr." is King)."""
 _INITIALS = re.compile(r"(?:[A-Z]\.?){1,3}|(?:[A-Z]\.-?)+")
@@ -203,15 +207,28 @@ def _merge_on_titles(ranked: Sequence[Record], forest: _Forest) -> None:
             continue
         texts = [titles[i] for i in block]
         # cdist finds the candidates fast; each is then checked exactly (10 * distance <= longest length),
-        # so a pair at exactly 0.9 is never lost to floating point.
-        scores = cdist(texts, texts, scorer=Levenshtein.normalized_similarity, score_cutoff=TITLE_SIMILARITY - 0.01,
-                       dtype=np.float64)
-        for x, y in zip(*np.nonzero(np.triu(scores, k=1))):
-            a, b = texts[x], texts[y]
-            longest = max(len(a), len(b))
-            distance = Levenshtein.distance(a, b)
-            if 10 * distance <= longest:
-                forest.union(block[x], block[y], "title+author", round(1 - distance / longest, 4))
+        # so a pair at exactly 0.9 is never lost to floating point. A few rows at a time, each against
+        # the titles from its own on: memory stays at COMPARE_CELLS scores whatever the block's size, and
+        # the pairs come in the order of the whole upper triangle (row, then column), so the unions are
+        # the same as comparing the block at once.
+        # A pair already in one group is skipped (its union would add nothing): groups only grow, so a pair
+        # whose roots agree when a chunk starts agrees for good (10,000 equal titles: 50 million pairs).
+        rows = max(1, COMPARE_CELLS // len(texts))
+        for lo in range(0, len(texts), rows):
+            scores = cdist(texts[lo:lo + rows], texts[lo:], scorer=Levenshtein.normalized_similarity,
+                           score_cutoff=TITLE_SIMILARITY - 0.01, dtype=np.float32)
+            dx, dy = np.nonzero(scores)
+            x_all, y_all = dx + lo, dy + lo
+            roots = np.array([forest.find(i) for i in block])
+            keep = (y_all > x_all) & (roots[x_all] != roots[y_all])
+            for x, y in zip(x_all[keep].tolist(), y_all[keep].tolist()):
+                if forest.find(block[x]) == forest.find(block[y]):
+                    continue
+                a, b = texts[x], texts[y]
+                longest = max(len(a), len(b))
+                distance = Levenshtein.distance(a, b)
+                if 10 * distance <= longest:
+                    forest.union(block[x], block[y], "title+author", round(1 - distance / longest, 4))
 
 
 def _survive(ranked: Sequence[Record], members: list[int], forest: _Forest) -> tuple[Record, list[Merge]]:

@@ -93,7 +93,27 @@ def read_parquet(path: Path) -> list[Record]:
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ... for a file that is not Parquet
         raise InputError(f"{path}: cannot read as Parquet: {exc}") from None
     _check_columns(path, table.column_names)
-    return [normalized_record(row, f"{path}: record {n}") for n, row in enumerate(table.to_pylist(), start=1)]
+    records = []
+    for n, row in enumerate(_rows(path, table), start=1):
+        records.append(normalized_record(row, f"{path}: record {n}"))
+    return records
+
+
+def _rows(path: Path, table: Any) -> Iterable[dict[str, Any]]:
+    """A table's rows as dicts; a string cell whose bytes are not UTF-8 is an InputError naming its record."""
+    try:
+        return table.to_pylist()
+    except UnicodeDecodeError:
+        pass
+    rows = []
+    for n in range(table.num_rows):
+        try:
+            rows.append(table.slice(n, 1).to_pylist()[0])
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{path}: record {n + 1}: a text cell is not UTF-8 (byte {exc.start}: "
+                             f"{exc.object[max(0, exc.start - 8):exc.end + 8]!r}); write the file's text as "
+                             f"UTF-8") from None
+    return rows
 
 
 def read_csv(path: Path) -> list[Record]:

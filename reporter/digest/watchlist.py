@@ -95,10 +95,9 @@ def check_phrases(phrases: Sequence[tuple[str, str]]) -> None:
     try:
         match_phrases([], [p for p, _ in phrases])
     except InputError as exc:
-        i = int(re.match(r"phrases\[(\d+)\]", str(exc)).group(1))
-        reason = str(exc).split(": ", 1)[1]
-        raise InputError(f"{phrases[i][1]}: the phrase {phrases[i][0]!r} is not a phrase of the rule language: "
-                         f"{reason}") from None
+        i, reason = exc.index, exc.reason  # set by match_phrases
+        raise InputError(f"{phrases[i][1]}: the phrase {_short(phrases[i][0])} is not a phrase of the rule "
+                         f"language: {reason}") from None
 
 
 def _weight(value: object, where: str) -> float:
@@ -109,9 +108,23 @@ def _weight(value: object, where: str) -> float:
         except ValueError:
             raise InputError(f"{where}: weight {value.strip()!r} is not a number; write e.g. 1.5 after the TAB") \
                 from None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise InputError(f"{where}: weight {value!r} must be a positive number (1.0 when left out)")
-    return float(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            value = float(value)
+        except OverflowError:  # an int too large for a float
+            raise InputError(f"{where}: weight {_short(value)} is too large; any weight of 2 or more already "
+                             f"gives a matched paper the full match axis, so write e.g. 2") from None
+    if isinstance(value, bool) or not isinstance(value, float) or not math.isfinite(value) or value <= 0:
+        raise InputError(f"{where}: weight {_short(value)} must be a positive number (1.0 when left out)")
+    return value
+
+
+def _short(value: object) -> str:
+    """A value for a message: its repr, cut to 60 characters (an int of 5,000 digits has no repr at all)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"of about {int(value.bit_length() * 0.30103):,} digits"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _text_rows(text: str, where: str) -> list[tuple[int, str, float]]:
@@ -133,6 +146,12 @@ def _json_rows(text: str, where: str) -> list[tuple[int, str, float]]:
     except json.JSONDecodeError as exc:
         raise InputError(f"{where}:{exc.lineno}: not valid JSON ({exc.msg}); a JSON watchlist is a list of "
                          f'"phrase" or {{"phrase": ..., "weight": ...}}') from None
+    except RecursionError:
+        raise InputError(f"{where}: JSON nested too deeply to read; a JSON watchlist is a flat list of "
+                         f'"phrase" or {{"phrase": ..., "weight": ...}}') from None
+    except ValueError as exc:  # a number of more than 4,300 digits (Python's int() limit)
+        raise InputError(f"{where}: not a JSON watchlist this tool reads ({exc}); write a weight as a "
+                         f"short number such as 1.5") from None
     if not isinstance(data, list):
         raise InputError(f"{where}: a JSON watchlist must be a list")
     rows = []

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from ..digest.records import Record
 from ..errors import InputError
 from ..pool.sources import parse_xml
+from ..text import json_without_surrogates, may_hold_surrogates
 from .http import BadPage, Client, Request
 
 T = TypeVar("T")
@@ -82,7 +83,7 @@ def json_page(body: bytes) -> dict[str, Any]:
         raise BadPage(f"not valid JSON: {exc}") from None
     if not isinstance(doc, dict):
         raise BadPage(f"a JSON {type(doc).__name__}, not an object")
-    return doc
+    return json_without_surrogates(doc) if may_hold_surrogates(body) else doc  # `\ud800` read as U+FFFD
 
 
 def xml_page(body: bytes, label: str) -> ET.Element:

@@ -24,6 +24,7 @@ import datetime as dt
 import gzip
 import json
 import re
+import unicodedata
 import xml.etree.ElementTree as ET
 import xml.parsers.expat
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -33,6 +34,7 @@ from typing import Any
 from ..digest.records import Record
 from ..errors import InputError
 from ..novelty.keys import normalize_doi, normalize_openalex
+from ..text import json_without_surrogates, may_hold_surrogates
 
 GZIP_MAGIC = b"\x1f\x8b"
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -68,8 +70,10 @@ def decode(path: Path, data: bytes, where: str | None = None) -> str:
 
 
 def _json(text: str, where: str) -> Any:
+    """JSON text parsed, a lone surrogate (`\\ud800`, no character) read as U+FFFD (reporter.text)."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
+        return json_without_surrogates(value) if may_hold_surrogates(text) else value
     except RecursionError:
         raise InputError(f"{where}: JSON nested too deeply to read") from None
     except ValueError as exc:
@@ -86,7 +90,7 @@ def jsonl_items(path: Path, data: bytes) -> Iterator[tuple[str, Any]]:
             yield where, _json(decode(path, raw, where), where)
 
 
-_ISO_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?")
+_ISO_DATE = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})(?:[T ][0-9:.]+(?:Z|[+-][0-9]{2}:?[0-9]{2})?)?")
 _LEADING = re.compile(rb"(?:\xef\xbb\xbf)?\s*")
 _NON_SPACE = re.compile(rb"\S")
 
@@ -133,8 +137,8 @@ def json_items(path: Path, data: bytes, list_key: str = "results") -> list[tuple
 
 # --- identifiers ---------------------------------------------------------------------------------
 
-_ARXIV_NEW = re.compile(r"(\d{4}\.\d{4,5})(v\d+)?")
-_ARXIV_OLD = re.compile(r"([a-z][a-z-]*(?:\.[A-Za-z]{2})?/\d{7})(v\d+)?")
+_ARXIV_NEW = re.compile(r"([0-9]{4}\.[0-9]{4,5})(v[0-9]+)?")
+_ARXIV_OLD = re.compile(r"([a-z][a-z-]*(?:\.[A-Za-z]{2})?/[0-9]{7})(v[0-9]+)?")
 _ARXIV_URL = re.compile(r"^(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/", re.IGNORECASE)
 
 
@@ -171,9 +175,14 @@ def arxiv_doi_id(doi: str | None) -> str | None:
 
 # --- one paper seen several times: fold into one record -------------------------------------------
 
-def _version_number(version: str | None) -> int:
-    digits = re.sub(r"\D", "", version or "")
-    return int(digits) if digits else -1
+def _version_number(version: str | None) -> tuple[int, int, str]:
+    """A version's number as a sort key, compared as a number of any length (no int(): Python refuses to
+    convert more than 4,300 digits); a version without digits sorts first."""
+    digits = "".join(str(unicodedata.decimal(c)) for c in re.findall(r"\d", version or ""))
+    if not digits:
+        return (0, 0, "")
+    number = digits.lstrip("0") or "0"
+    return (1, len(number), number)
 
 
 def fold_same_id(records: Iterable[Record]) -> list[tuple[Record, tuple[Record, ...]]]:
@@ -274,7 +283,7 @@ def openalex_record(item: Any, where: str) -> Record:
     work = _object(item, where, "an OpenAlex work")
     raw_id = text_field(work, "id", where)
     wid = normalize_openalex(raw_id) if raw_id else None
-    if wid is not None and not re.fullmatch(r"W\d+", wid):
+    if wid is not None and not re.fullmatch(r"W[0-9]+", wid):
         raise InputError(f"{where}: 'id' must be an OpenAlex work id (https://openalex.org/W…), got {raw_id!r:.60}")
     title = _clean(text_field(work, "title", where) or text_field(work, "display_name", where))
     rid, title = _required(where, f"openalex:{wid}" if wid else None, title, "an 'id'")
@@ -285,7 +294,7 @@ def openalex_record(item: Any, where: str) -> Record:
     pmid = text_field(ids, "pmid", where_id)
     if pmid:
         digits = pmid.rstrip("/").rsplit("/", 1)[-1]
-        if not digits.isdigit():
+        if not _ASCII_DIGITS.fullmatch(digits):
             raise InputError(f"{where_id}: 'ids.pmid' must be a PubMed id or its URL, got {pmid!r:.60}")
         related.append(f"pmid:{digits}")
     arxiv = arxiv_doi_id(doi)
@@ -489,7 +498,7 @@ def pubmed_record(article: ET.Element, where: str) -> Record:
     """One PubmedArticle: `pmid:N`, the title, labelled abstract parts joined, "Last, Fore" authors, the DOI."""
     citation = article.find("MedlineCitation")
     pmid = _text(citation.find("PMID")) if citation is not None else None
-    if pmid is not None and not pmid.isdigit():
+    if pmid is not None and not _ASCII_DIGITS.fullmatch(pmid):
         raise InputError(f"{where}: PMID must be a number, got {pmid!r:.40}")
     art = citation.find("Article") if citation is not None else None
     if art is None:
@@ -528,23 +537,35 @@ def _pubmediso_date(art: ET.Element, where: str) -> str | None:
     "2019 Jan-Feb") becomes the first day of that period.
     """
     for date in art.findall("ArticleDate"):
-        ymd = [_text(date.find(k)) for k in ("Year", "Month", "Day")]
-        if all(ymd) and all(v.isdigit() for v in ymd):
-            return _ymd(int(ymd[0]), int(ymd[1]), int(ymd[2]), where)
+        ymd = [_number(_text(date.find(k)), n) for k, n in (("Year", 4), ("Month", 2), ("Day", 2))]
+        if all(v is not None for v in ymd):
+            return _ymd(ymd[0], ymd[1], ymd[2], where)
     pub = art.find("Journal/JournalIssue/PubDate")
     if pub is None:
         return None
     year, month, day = (_text(pub.find(k)) for k in ("Year", "Month", "Day"))
     if year is None:
         medline = _text(pub.find("MedlineDate")) or ""
-        m = re.match(r"(\d{4})(?:\s+([A-Za-z]{3}))?", medline)
+        m = re.match(r"([0-9]{4})(?:\s+([A-Za-z]{3}))?", medline)
         if m is None:
             return None
         year, month, day = m.group(1), m.group(2), None
-    if not year.isdigit():
-        raise InputError(f"{where}: PubDate Year must be a number, got {year!r:.20}")
-    mon = int(month) if month and month.isdigit() else MONTHS.get((month or "")[:3].lower(), 1)
-    return _ymd(int(year), mon, int(day) if day and day.isdigit() else 1, where)
+    number = _number(year, 4)
+    if number is None:
+        raise InputError(f"{where}: PubDate Year must be a year of 4 ASCII digits, got {year!r:.20}")
+    mon = _number(month, 2)
+    mon = mon if mon is not None else MONTHS.get((month or "")[:3].lower(), 1)
+    return _ymd(number, mon, _number(day, 2) or 1, where)
+
+
+_ASCII_DIGITS = re.compile(r"[0-9]+")
+
+
+def _number(text: str | None, most: int) -> int | None:
+    """A number of 1 to `most` ASCII digits, else None (`²⁰²⁶` passes isdigit() and fails int(); 5,000
+    digits pass both checks and fail int()'s limit)."""
+    text = (text or "").strip()
+    return int(text) if len(text) <= most and _ASCII_DIGITS.fullmatch(text) else None
 
 
 def _ymd(year: int, month: int, day: int, where: str) -> str:

@@ -490,6 +490,11 @@ def is_word_char(ch: str) -> bool:
     return ch == "_" or ch.isalnum()
 
 
+MAX_PHRASE_CHARS = 1_000
+"""The longest phrase (normalised) the rule language accepts: 4,000 UTF-8 bytes at most, which both scanning
+engines compile (Hyperscan refuses a literal of more than 4,000 bytes: "Pattern length exceeds limit")."""
+
+
 def phrase_literal(phrase: object) -> tuple[str, bool]:
     """A phrase of the rule language as the engine looks for it: (normalised lower-cased literal, prefix).
 
@@ -505,4 +510,7 @@ def phrase_literal(phrase: object) -> tuple[str, bool]:
     literal = normalise_text(body)
     if not literal:
         raise ValueError("the phrase is empty after normalisation")
+    if len(literal) > MAX_PHRASE_CHARS:
+        raise ValueError(f"the phrase is {len(literal):,} characters long after normalisation; a phrase holds "
+                         f"at most {MAX_PHRASE_CHARS:,} (split it into shorter phrases)")
     return literal, prefix

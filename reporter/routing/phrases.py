@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError
+from ..text import replace_surrogates
 from .engine import FieldText
 from .evidence import phrase_spans, span_texts
 from .normalise import phrase_literal
@@ -129,7 +130,8 @@ def match_phrases(texts: Any, phrases: Sequence[str]) -> PhraseMatches:
 
     `texts`: a pyarrow string array or chunked array (string, large_string,
     string_view), a polars Series, or any sequence of `str` or None (None
-    and blank rows match nothing). `phrases`: phrase strings as in a rule's
+    and blank rows match nothing). Any str is matched: a lone surrogate
+    (which UTF-8 cannot hold) is read as U+FFFD, one character for one. `phrases`: phrase strings as in a rule's
     `phrase` (normalised like the text, word boundaries either side, a
     trailing `*` lets the last word go on). A phrase the rule book would
     refuse is refused here (InputError naming it). One call per field: a
@@ -148,7 +150,10 @@ def match_phrases(texts: Any, phrases: Sequence[str]) -> PhraseMatches:
         try:
             parsed.append(phrase_literal(p))
         except (TypeError, ValueError) as exc:
-            raise InputError(f"phrases[{i}] {p!r}: {exc}") from None
+            shown = repr(p) if len(repr(p)) <= 80 else repr(p)[:77] + "..."
+            error = InputError(f"phrases[{i}] {shown}: {exc}")
+            error.index, error.reason = i, str(exc)  # for a caller that names where phrase i was written
+            raise error from None
     column = _string_column(texts)
     literals = list(dict.fromkeys(lit for lit, _ in parsed))
     lit_index = {lit: k for k, lit in enumerate(literals)}
@@ -193,8 +198,12 @@ def _string_column(texts: Any) -> pa.Array | pa.ChunkedArray:
         if hasattr(texts, "to_arrow"):  # a polars Series
             texts = texts.to_arrow()
         else:
+            rows = texts if isinstance(texts, np.ndarray) else list(texts)
             try:
-                texts = pa.array(texts if isinstance(texts, np.ndarray) else list(texts), pa.string())
+                try:
+                    texts = pa.array(rows, pa.string())
+                except UnicodeEncodeError:  # a lone surrogate: U+FFFD in its place, offsets unchanged
+                    texts = pa.array([replace_surrogates(t) if isinstance(t, str) else t for t in rows], pa.string())
             except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
                 raise TypeError(f"texts must hold strings or None: {exc}") from None
     t = texts.type

@@ -20,10 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..digest.archive import DECISIONS_FILE, published_weeks, sha256_bytes, week_start
+from ..digest.archive import DECISIONS_FILE, published_weeks, read_decisions, sha256_bytes, week_bytes, week_start
 from ..digest.records import DROP_CAUSES, Decision, WeekDecisions
 from ..errors import InputError
-from ..files import parse_json
 from ..novelty.results import load_novelty_results
 from .charts import Bar, Chart, Label, Legend, fmt
 from .links import HOME, Href, href, paper_href, slug
@@ -99,12 +98,7 @@ def week_dates(week: str) -> str:
 
 def digest_week(data: bytes, source: str, graph: Sequence[dict[str, Any]] | None = None) -> DigestWeek:
     """A week from its decisions.json bytes (as published, or as a build will publish them); checked."""
-    document = parse_json(data, source)
-    try:
-        decisions = WeekDecisions.from_json(document)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise InputError(f"{source}: not a decisions.json this tool wrote ({type(exc).__name__}: {exc}); "
-                         f"restore it, or re-publish the week with --force") from None
+    decisions, document = read_decisions(data, source)
     _check_counts(decisions, document, source)
     return DigestWeek(decisions, document, sha256_bytes(data), None if graph is None else tuple(graph), source)
 
@@ -116,7 +110,7 @@ def load_digest_weeks(archive: Path) -> list[DigestWeek]:
         folder = Path(archive) / week
         graph_file = folder / GRAPH_FILE
         graph = load_novelty_results(graph_file) if graph_file.is_file() else None
-        found = digest_week((folder / DECISIONS_FILE).read_bytes(), str(folder / DECISIONS_FILE), graph)
+        found = digest_week(week_bytes(archive, week) or b"", str(folder / DECISIONS_FILE), graph)
         if found.week != week:
             raise InputError(f"{found.source}: says week {found.week} but sits in the folder of {week}")
         weeks.append(found)
