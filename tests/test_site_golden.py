@@ -61,8 +61,24 @@ def _masked_site(site: Path, releases: Path, ids: list[str]) -> dict[str, str]:
     return out
 
 
-def test_the_site_matches_the_golden_copy(site_build, request):
-    got = _masked_site(site_build["site"], site_build["releases"], site_build["ids"])
+@pytest.fixture(scope="module")
+def golden_site(novelty_site, tmp_path_factory):
+    """The fixture site with every kind of page: the releases, the novelty page and two digest weeks (hostile
+    titles, graph verdicts: tests/support/digest.py)."""
+    from support.digest import graph_rows, week_document, write_week
+    root = tmp_path_factory.mktemp("golden")
+    write_week(root / "digests", week_document("2026-W19", hostile=False, prior=()))
+    doc = week_document("2026-W20")
+    write_week(root / "digests", doc, graph_rows(doc))
+    render_site(novelty_site["releases"], root / "site", novelty=novelty_site["novelty"], digests_dir=root / "digests",
+                workspace=novelty_site["workspace"], progress=False)
+    return root / "site"
+
+
+def test_the_site_matches_the_golden_copy(golden_site, site_build, request):
+    got = _masked_site(golden_site, site_build["releases"], site_build["ids"])
+    assert {"novelty.html", "digest/2026-W20.html", "digest/2026-W20.md", "digest/index.html",
+            "digest/feed.xml"} <= set(got), "the golden site has every kind of page"
     if request.config.getoption("--regen-golden"):
         shutil.rmtree(GOLDEN, ignore_errors=True)
         for rel, text in got.items():
