@@ -11,7 +11,7 @@ from . import compute
 from .charts import Stack, flow_chart, fmt, stacked_chart
 from .links import HOME, diff_path, href, paper_href, release_path, rule_path, slug, status_path, work_anchor
 from .load import Release
-from .models import (CalibrationView, DigestSummary, Fragment, Grid, GridRow, HomePage, LabelRow, Link, LostView,
+from .models import (CalibrationView, DigestSummary, Fragment, Grid, GridCell, GridColumn, GridRow, HomePage, LabelRow, Link, LostView,
                      LostWork, NoveltySummary, PendingNote, PileShare, PlanView, ReleaseSummary, Row, ScreeningSection,
                      StatusPage, TierView)
 from .pages import flow_rows, meta, release_name, rule_link, short_id
@@ -284,9 +284,11 @@ def _grid(gid: str, caption: str, corner: str, columns: list[tuple[str, bool]], 
           row_keys: list[str] | None = None) -> Grid:
     """A Grid; each row's data-key prefix is `<gid>-<label slug>` unless `row_keys` names them."""
     keys = row_keys if row_keys is not None else [f"{gid}-{slug(label)}" for label, _cells in rows]
-    return Grid(id=gid, caption=caption, corner=corner, columns=tuple(c for c, _n in columns),
-                keys=tuple(slug(c.replace(" ", "-")) for c, _n in columns), numeric=tuple(n for _c, n in columns),
-                rows=tuple(GridRow(label, tuple(cells), k) for (label, cells), k in zip(rows, keys)))
+    column_keys = [slug(c.replace(" ", "-")) for c, _n in columns]
+    return Grid(id=gid, caption=caption, corner=corner, columns=tuple(GridColumn(c, n) for c, n in columns),
+                rows=tuple(GridRow(label, tuple(GridCell(v, n, f"{k}-{ck}" if k else "")
+                                                for v, (_c, n), ck in zip(cells, columns, column_keys)))
+                           for (label, cells), k in zip(rows, keys)))
 
 
 def _plan_view(key: str, p: TierPlan) -> PlanView:

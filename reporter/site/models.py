@@ -555,15 +555,35 @@ class LostWork:
 
 
 @dataclass(frozen=True)
+class GridColumn:
+    """A column of a small table of counts."""
+
+    label: str
+    """Its header."""
+    numeric: bool
+    """Right-aligned numbers (True) or text (False)."""
+
+
+@dataclass(frozen=True)
+class GridCell:
+    """One cell of a small table of counts."""
+
+    value: int | str
+    """A count (the template formats it) or text already formatted (a share, dollars)."""
+    numeric: bool
+    """Right-aligned (its column holds numbers)."""
+    key: str
+    """Its data-key (`<row key>-<column key>`), shared with a chart's numbers; empty for none."""
+
+
+@dataclass(frozen=True)
 class GridRow:
     """One row of a small table of counts."""
 
     label: str
     """What the row counts (a voter, a label, a band of token lengths)."""
-    cells: tuple[int | str, ...]
-    """One value per column: a count (the template formats it) or text already formatted (a share, dollars)."""
-    key: str = ""
-    """data-key prefix of its cells (`<key>-<column key>`), shared with a chart's numbers; empty for none."""
+    cells: tuple[GridCell, ...]
+    """One cell per column."""
 
 
 @dataclass(frozen=True)
@@ -576,12 +596,8 @@ class Grid:
     """What it shows (its accessible name and caption)."""
     corner: str
     """Header of the row-label column."""
-    columns: tuple[str, ...]
+    columns: tuple[GridColumn, ...]
     """Column headers."""
-    keys: tuple[str, ...]
-    """Per column: the key its cells' data-key ends with."""
-    numeric: tuple[bool, ...]
-    """Per column: right-aligned numbers (True) or text (False)."""
     rows: tuple[GridRow, ...]
     """The rows."""
 
