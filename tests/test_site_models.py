@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import importlib
 import dataclasses
 import json
 
@@ -17,8 +18,7 @@ from reporter.csvcells import csv_bytes
 from reporter.site.pages import flow_rows
 from reporter.site.load import check_stats
 
-PAGES = [models.HomePage, models.ReleasePage, models.RulePage, models.StatusPage, models.DiffPage,
-         models.NoveltyPage, models.DigestWeekPage, models.DigestIndexPage, models.GlossaryPage]
+PAGES = models.PAGES  # every class with a TEMPLATE, found in reporter/site/models/
 GLOBALS = {"csp", "static_style", "static_script"}
 
 
@@ -45,11 +45,22 @@ def test_templates_use_exactly_the_documented_fields(page):
     assert html | md == fields, f"{page.__name__}: fields no template shows: {fields - html - md}"
 
 
+def test_the_registry_finds_every_page_and_every_template_has_a_model():
+    names = {p.TEMPLATE for p in PAGES}
+    assert len(names) == len(PAGES) >= 9
+    templates = {path.stem for path in env.TEMPLATES.joinpath("html").iterdir() if path.name.endswith(".html")}
+    assert names == templates - {"base"}, "a template without a page model, or a model without a template"
+
+
 def test_every_model_field_has_a_docstring():
     import ast
     import inspect
-    tree = ast.parse(inspect.getsource(models))
-    for cls in [n for n in tree.body if isinstance(n, ast.ClassDef)]:
+    import pkgutil
+    modules = [importlib.import_module(f"{models.__name__}.{m.name}") for m in pkgutil.iter_modules(models.__path__)]
+    assert len(modules) >= 8
+    classes = [n for module in modules for n in ast.parse(inspect.getsource(module)).body
+               if isinstance(n, ast.ClassDef)]
+    for cls in classes:
         body = cls.body
         for i, node in enumerate(body):
             if isinstance(node, ast.AnnAssign) and node.target.id != "TEMPLATE":

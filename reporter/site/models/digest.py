@@ -1,0 +1,168 @@
+"""The digest's week page and its index."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..charts import Chart
+from ..links import Href
+from .common import Link, PageMeta, Row
+from .home import WeekSummary
+from .novelty import CandidateRow
+
+@dataclass(frozen=True)
+class PaperView:
+    """One decided paper of a digest week, as the week page shows it."""
+
+    anchor: str
+    """Fragment id of its entry (`p-<id>`)."""
+    id: str
+    """The surviving id (scheme-prefixed)."""
+    title: str
+    """The title (shortened to 300 characters)."""
+    href: Href | None
+    """The paper's own page, built from its id alone (doi.org, arxiv.org/abs, PubMed, OpenAlex); None for
+    another scheme or an id that is not well-formed for its scheme."""
+    decision: str
+    """KEEP, REVIEW or DROP."""
+    score: int
+    """0-100."""
+    match: str
+    """Axis 1, two decimals."""
+    criteria: str
+    """Axis 2, two decimals."""
+    novelty: str
+    """Axis 3, two decimals."""
+    tags: tuple[str, ...]
+    """The decision's tags."""
+    rationale: str
+    """The one-line rationale, as decisions.json states it."""
+    matched_terms: tuple[str, ...]
+    """The watchlist entries that matched."""
+    merged_ids: tuple[str, ...]
+    """Other ids the cross-source merge folded into this paper."""
+    graph: CandidateRow | None
+    """The citation graph's verdict and evidence for a KEEP checked when its week was published, else None."""
+    graph_note: str
+    """Why a KEEP of a checked week has no verdict (no key to look it up by), else empty."""
+
+
+@dataclass(frozen=True)
+class DropGroup:
+    """The dropped papers of one cause (DROP_CAUSES order)."""
+
+    cause: str
+    """The cause as decisions.json names it (`look-alike-trap`)."""
+    anchor: str
+    """Fragment id of the group's heading (`drop-<cause>`)."""
+    label: str
+    """The cause in words (`Look-alike trap`)."""
+    meaning: str
+    """What the cause means, in a sentence."""
+    papers: tuple[PaperView, ...]
+    """The papers, by score (high first), then id."""
+
+
+@dataclass(frozen=True)
+class DriftEntry:
+    """A watchlist entry whose papers the criteria keep rejecting (surfaced, never applied)."""
+
+    phrase: str
+    """The watchlist entry."""
+    matched: int
+    """Papers it matched this week."""
+    rejected: int
+    """Of those, papers the criteria scored 0.0."""
+    dropped: int
+    """Of those, papers dropped."""
+    causes: str
+    """The criteria's causes with their counts (`look-alike-trap 2`)."""
+    lines: str
+    """The criteria lines that rejected them, with their counts."""
+    ids: tuple[str, ...]
+    """Up to five of the rejected papers."""
+
+
+@dataclass(frozen=True)
+class DriftConcept:
+    """An In scope concept that matched papers no watchlist entry matched (surfaced, never applied)."""
+
+    concept: str
+    """The concept as a rationale cites it (`criteria.md:8 "..."`)."""
+    missed: int
+    """Papers it matched that the watchlist missed."""
+    ids: tuple[str, ...]
+    """Up to five of them."""
+
+
+@dataclass(frozen=True)
+class MergeView:
+    """Records the cross-source merge folded into one paper."""
+
+    survivor: Link
+    """The surviving paper, linked to its entry on the page."""
+    merged: tuple[str, ...]
+    """The ids folded into it."""
+    reason: str
+    """same id, doi, related_ids or title+author."""
+    similarity: str
+    """The title similarity (title+author), else empty."""
+    where: tuple[str, ...]
+    """Where the merged records were read (papers file and line)."""
+
+
+@dataclass(frozen=True)
+class DigestWeekPage:
+    """One published week of the digest: archived, never rewritten."""
+
+    TEMPLATE: ClassVar[str] = "digest_week"
+    meta: PageMeta
+    """Title, path, twin link."""
+    week: str
+    """The ISO week, `YYYY-Www`."""
+    dates: str
+    """Its Monday to Sunday."""
+    keep: tuple[PaperView, ...]
+    """The KEEPs, by score (high first), then id."""
+    review: tuple[PaperView, ...]
+    """The REVIEWs, in the same order."""
+    dropped: tuple[DropGroup, ...]
+    """Every DROP, grouped by cause (only causes with papers)."""
+    dropped_total: int
+    """The DROPs in all groups."""
+    counts: tuple[Row, ...]
+    """The calibration: kept, review, dropped, already covered, demoted for the cap, the stricter pass."""
+    histogram: Chart
+    """Papers per score band with the KEEP and REVIEW thresholds drawn."""
+    bands: tuple[Row, ...]
+    """The histogram's numbers (papers per band, then the two thresholds), keys shared with the chart."""
+    graph_note: str
+    """Whether and against which graph the KEEPs were checked when the week was published."""
+    drift_note: str
+    """The watchlist-drift section's note (surfaced, never applied)."""
+    drift_entries: tuple[DriftEntry, ...]
+    """Watchlist entries the criteria keep rejecting."""
+    drift_concepts: tuple[DriftConcept, ...]
+    """In scope concepts the watchlist keeps missing."""
+    merges: tuple[MergeView, ...]
+    """What the cross-source merge folded together."""
+    prior: tuple[Link, ...]
+    """The weeks whose KEEPs were the novelty prior (linked when their page exists)."""
+    inputs: tuple[Row, ...]
+    """The week's inputs and settings: files with their sha256, max_kept, the rules version."""
+    index: Href
+    """The week index."""
+
+
+@dataclass(frozen=True)
+class DigestIndexPage:
+    """Every published digest week, newest first; rebuilt at every build."""
+
+    TEMPLATE: ClassVar[str] = "digest_index"
+    meta: PageMeta
+    """Title, path, twin link."""
+    weeks: tuple[WeekSummary, ...]
+    """Every published week, newest first."""
+    feed: Href
+    """The Atom feed (feed.xml beside this page)."""

@@ -1,0 +1,203 @@
+"""The archived release page and rule pages: the flow, piles, rules, domains, overlaps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..charts import Chart
+from ..links import Href
+from .common import Count, Download, PageMeta, ReleaseName, Row, Sample
+
+@dataclass(frozen=True)
+class FlowRow:
+    """One line of the flow diagram's table: a box, or a line inside one."""
+
+    key: str
+    """data-key shared with the diagram's number."""
+    label: str
+    """The box's title (after "left the flow: " or "waiting: " for a box on the diagram's right) or a line's label."""
+    rows: int
+    """Works."""
+    kind: str
+    """"" for works at a step, "removed" for what left the flow from it, "waiting" for its works not decided yet."""
+    level: int
+    """0 for the box itself, 1 for a line inside it (a source, a pile), 2 for a line under such a line (a rule)."""
+
+
+@dataclass(frozen=True)
+class PileRow:
+    """A pile of the release."""
+
+    name: str
+    """Pile name, or pending/<reason> for the pending split."""
+    plain: str
+    """What it means in plain words (`no rule matched` for pending/unrouted)."""
+    kind: str
+    """discard, hold, screen, pending."""
+    rows: int
+    """Works in it (from rule_stats.json)."""
+    share: str
+    """Percentage of the pool."""
+    won: int | None
+    """Works the rules of this pile won (equals rows), None for pending lines."""
+    anchor: str
+    """Fragment of the pile's sample."""
+
+
+@dataclass(frozen=True)
+class RuleRow:
+    """A rule's counts as the rule table shows them."""
+
+    id: str
+    """Rule id."""
+    anchor: str
+    """Fragment id of the rule's row."""
+    key: str
+    """data-key prefix of its numbers (`<key>-won`), shared with the rule chart."""
+    href: Href
+    """The rule's page."""
+    description: str
+    """As written in the spec (may be empty)."""
+    file: str
+    """The spec file it came from."""
+    pile: str
+    """Its target pile."""
+    precedence: int
+    """Higher wins."""
+    shadow: bool
+    """Shadow rules never win."""
+    matched: int
+    """Rows its pattern hit."""
+    won: int
+    """Rows it won that went to its pile."""
+    no_text: int
+    """Rows it won that went to pending/no_text."""
+    outranked: int
+    """Rows a higher-precedence rule won."""
+    parts_sum: int
+    """won + no_text + outranked (equals matched)."""
+    identity: str
+    """`holds` when parts_sum equals matched, else `broken` (the rule table's identity column)."""
+    would_win: int | None
+    """Shadow forecast: rows it would win if promoted."""
+    would_move: int | None
+    """Shadow forecast: of those, rows whose pile would change."""
+
+
+@dataclass(frozen=True)
+class DomainRow:
+    """What a rule with a domain failed to govern."""
+
+    id: str
+    """Rule id."""
+    href: Href
+    """The rule's page."""
+    pile: str
+    """Its pile."""
+    domain: str
+    """The domain as written (compact JSON)."""
+    domain_rows: int
+    """Rows inside the domain."""
+    domain_matched: int
+    """Of those, rows the rule matched."""
+    domain_miss: int
+    """Rows in the domain it did not match that went to a paying pile."""
+    winners: tuple[Count, ...]
+    """The rules that won the misses, most first."""
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """Two rules that matched the same rows."""
+
+    a: Count
+    """One rule (its count is its matched)."""
+    b: Count
+    """The other."""
+    rows: int
+    """Rows both matched."""
+
+
+@dataclass(frozen=True)
+class ReleasePage:
+    """The archived release page, summary first: only what the six inputs determine (and its name)."""
+
+    TEMPLATE: ClassVar[str] = "release"
+    meta: PageMeta
+    """Title, path, twin link."""
+    name: ReleaseName
+    """Its id, label and first-written date."""
+    engine_version: str
+    """Engine that routed it."""
+    generated_pool: str | None
+    """The generator's note when the pool is generated example data (release.json), else None."""
+    rows: int
+    """Works in the pool."""
+    summary: tuple[Row, ...]
+    """The headline: works in the pool, to screening, discarded, set aside, no rule matched, no text."""
+    flow: Chart
+    """The flow diagram (PRISMA 2020 style): the pool, each step, what left it and why, the screening piles."""
+    flow_rows: tuple[FlowRow, ...]
+    """The diagram's numbers as a table."""
+    piles: tuple[PileRow, ...]
+    """Every pile and pending reason, with what it means."""
+    rules: tuple[RuleRow, ...]
+    """The non-shadow rules, precedence descending."""
+    rules_csv: Download
+    """The rule table as CSV."""
+    rule_chart: Chart
+    """won / no_text / outranked per rule, stacked."""
+    shadows: tuple[RuleRow, ...]
+    """The shadow rules with their forecasts."""
+    domains: tuple[DomainRow, ...]
+    """Rules with a domain."""
+    domains_csv: Download | None
+    """The domain-miss table as CSV (None without a domain)."""
+    overlaps: tuple[Overlap, ...]
+    """The largest overlaps between two rules."""
+    overlap_note: str
+    """How many pairs overlap and how many are shown."""
+    samples: tuple[Sample, ...]
+    """A seeded sample per pile."""
+    totals: tuple[Row, ...]
+    """Appendix: the sums that make the identity visible across rules."""
+    inputs: tuple[Row, ...]
+    """Appendix: the six input digests."""
+    normalisation: tuple[Row, ...]
+    """Appendix: the text normalisation settings."""
+    pool: tuple[Row, ...]
+    """Appendix: pool and overlay counts."""
+    status: Href
+    """The release's status page."""
+    diff: Href
+    """The diff against the previous release."""
+
+
+@dataclass(frozen=True)
+class RulePage:
+    """The archived page of one rule in one release."""
+
+    TEMPLATE: ClassVar[str] = "rule"
+    meta: PageMeta
+    """Title, path, twin link."""
+    release_id: str
+    """Full id of the release."""
+    rule: RuleRow
+    """The rule's counts."""
+    spec: str
+    """The rule exactly as written in its file (indented JSON)."""
+    counts: tuple[Row, ...]
+    """Its counts as a table (keys shared with the chart)."""
+    chart: Chart | None
+    """won / no_text / outranked as a bar (None for a shadow rule)."""
+    outranked_by: tuple[Count, ...]
+    """Who outranked it and how often, most first."""
+    domain: DomainRow | None
+    """Its domain misses and who won them, or None without a domain."""
+    samples: tuple[Sample, ...]
+    """Its seeded wins and domain misses."""
+    release: Href
+    """The release page (its row in the rule table)."""
+    status: Href
+    """The status page (label findings)."""

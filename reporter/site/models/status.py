@@ -1,0 +1,233 @@
+"""The status page: label findings, lost includes and the screen per tier."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..charts import Chart
+from ..links import Href
+from .common import Fragment, Link, PageMeta, ReleaseName, Row
+from .release import FlowRow
+
+@dataclass(frozen=True)
+class LabelRow:
+    """Label findings of one rule (from labels.json)."""
+
+    id: str
+    """Rule id."""
+    href: Href | None
+    """The rule's page, when the rule is in the release."""
+    pile: str
+    """Its pile."""
+    includes_matched: int
+    """Labelled includes it matched."""
+    includes_won: int
+    """Labelled includes it won."""
+    includes_to_discard: int
+    """Labelled includes it sent to discard."""
+    won_labelled: int
+    """Labelled rows it won."""
+    won_correct: int
+    """Of those, correctly routed."""
+    precision: str
+    """Precision with its Wilson interval, or — without labelled wins."""
+    flagged: bool
+    """It sent a labelled include to discard."""
+
+
+@dataclass(frozen=True)
+class LostWork:
+    """A labelled include that went to discard."""
+
+    work_id: str
+    """The work."""
+    anchor: str
+    """Its fragment id."""
+    href: Href | None
+    """The paper's own page built from its id, or None."""
+    title: str | None
+    """Its title (from a release's samples or the workspace's pool), or None when it could not be found."""
+    title_note: str
+    """Why no title is shown (`not in the workspace's pool`), empty when there is one."""
+    rule: Link
+    """The rule that discarded it."""
+
+
+@dataclass(frozen=True)
+class GridColumn:
+    """A column of a small table of counts."""
+
+    label: str
+    """Its header."""
+    numeric: bool
+    """Right-aligned numbers (True) or text (False)."""
+
+
+@dataclass(frozen=True)
+class GridCell:
+    """One cell of a small table of counts."""
+
+    value: int | str
+    """A count (the template formats it) or text already formatted (a share, dollars)."""
+    numeric: bool
+    """Right-aligned (its column holds numbers)."""
+    key: str
+    """Its data-key (`<row key>-<column key>`), shared with a chart's numbers; empty for none."""
+
+
+@dataclass(frozen=True)
+class GridRow:
+    """One row of a small table of counts."""
+
+    label: str
+    """What the row counts (a voter, a label, a band of token lengths)."""
+    cells: tuple[GridCell, ...]
+    """One cell per column."""
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A small table with a header row: votes by label, a confusion matrix, a histogram, costs per voter."""
+
+    id: str
+    """Element id of the table."""
+    caption: str
+    """What it shows (its accessible name and caption)."""
+    corner: str
+    """Header of the row-label column."""
+    columns: tuple[GridColumn, ...]
+    """Column headers."""
+    rows: tuple[GridRow, ...]
+    """The rows."""
+
+
+@dataclass(frozen=True)
+class PlanView:
+    """A tier's dry run: what `reporter screen --run` would send now and what it would cost."""
+
+    counts: tuple[Row, ...]
+    """Works that would be sent, in scope, already decided, and (expensive) still to come from the cheap tier."""
+    tokens: tuple[Row, ...]
+    """Prompt lengths of the works that would be sent: min, median, p90, p99, max (empty when none)."""
+    histogram: Grid | None
+    """Prompts per band of input tokens (None when no work would be sent)."""
+    chart: Chart | None
+    """The same histogram drawn."""
+    costs: Grid | None
+    """Per voter: model, works, input tokens, output tokens expected, prices and cost (None without voters)."""
+    total: str
+    """The cost of both voters together, `$1.23`, with `(an estimate)` when any part is estimated."""
+    notes: tuple[str, ...]
+    """How tokens were counted and output sized, and what the works still to come would add."""
+
+
+@dataclass(frozen=True)
+class LostView:
+    """A labelled include a gate discarded."""
+
+    work_id: str
+    """The work."""
+    anchor: str
+    """Its fragment id."""
+    title: str
+    """Its title as the voters saw it (shortened to 300 characters)."""
+    href: Href | None
+    """Its own page, built from its id alone (doi.org, arxiv.org/abs, PubMed, OpenAlex), or None."""
+
+
+@dataclass(frozen=True)
+class CalibrationView:
+    """A tier's voters and gate against the workspace's labels."""
+
+    note: str
+    """How many labelled works and includes are in the tier's scope, and what is counted."""
+    confusions: tuple[Grid, ...]
+    """Each voter's answers, then the gate's outcomes, per label."""
+    rates: Grid
+    """Recall and work saved per voter and for the gate, each with its Wilson 95% interval."""
+    lost: tuple[LostView, ...]
+    """The labelled includes the gate discarded, by work id."""
+    lost_total: int
+    """How many there are in all (more than listed past the page's bound)."""
+
+
+@dataclass(frozen=True)
+class TierView:
+    """One tier of the screen: what it has done in its current generation, and its dry run."""
+
+    tier: str
+    """`cheap` or `expensive`."""
+    name: str
+    """Its heading: `Cheap tier (discard-only)` or `Expensive screen`."""
+    anchor: str
+    """Fragment id of its heading."""
+    configured: bool
+    """False when [screen] configures no voters for it."""
+    generation: str | None
+    """Its current generation (None without voters)."""
+    note: str
+    """How its scope came about (a dormant tier, works passed on or still to come), or how to configure it."""
+    counts: tuple[Row, ...]
+    """Routed (with how), claimable, claimed, screened, provider failures."""
+    outcomes: tuple[Row, ...]
+    """Gate outcomes: admit / discard / incomplete, or discard / proceed / incomplete for the cheap tier."""
+    votes: Grid | None
+    """Votes by voter and label, provider failures, tokens and cost spent (None without voters)."""
+    invalid: Grid | None
+    """Invalid votes by voter and cause (None without voters)."""
+    failures: Grid | None
+    """Provider failures by voter and cause (not votes: the work is asked again); None when there is none."""
+    agreement: Grid | None
+    """The first voter's answers against the second's on works both answered (None without voters)."""
+    kappa: str
+    """Cohen's kappa in a sentence, and how invalid votes are treated."""
+    plan: PlanView
+    """Its dry run."""
+    calibration: CalibrationView | None
+    """Against the labels, or None without labels or voters."""
+
+
+@dataclass(frozen=True)
+class ScreeningSection:
+    """The status page's screening section."""
+
+    shown: bool
+    """True when a report is shown; False when `note` says why not (not configured, no workspace, another release)."""
+    note: str
+    """Where the state is read from and that a build never spends; or why nothing is shown and how to change it."""
+    tiers: tuple[TierView, ...]
+    """The cheap tier, then the expensive screen (empty when not shown)."""
+    prompt_hash: str
+    """The prompt's hash (empty when not shown)."""
+    fragments: tuple[Fragment, ...]
+    """Every prompt fragment, in assembly order."""
+    example: tuple[Fragment, ...]
+    """The assembled prompt for an example work: the system and the user message."""
+
+
+@dataclass(frozen=True)
+class StatusPage:
+    """The release's status page: what accrues after the release was cut; rebuilt every build."""
+
+    TEMPLATE: ClassVar[str] = "status"
+    meta: PageMeta
+    """Title, path, twin link."""
+    name: ReleaseName
+    """The release: id, label, first-written date, its archived page."""
+    flow: Chart
+    """The flow diagram through routing and, when the screen is shown, on through its tiers to the hand-off."""
+    flow_rows: tuple[FlowRow, ...]
+    """The diagram's numbers as a table."""
+    labels: tuple[Row, ...]
+    """Label counts and digest (empty without labels.json)."""
+    label_rules: tuple[LabelRow, ...]
+    """Per-rule findings, precedence order."""
+    lost_total: int
+    """Labelled includes in discard."""
+    lost: tuple[LostWork, ...]
+    """The first of them (at most 100)."""
+    funnel: tuple[Row, ...]
+    """The funnel continued past routing: routing's end, the cheap tier, the screen, the hand-off."""
+    screening: ScreeningSection
+    """What the screen has done for this release and what it would do next (or why it is not shown)."""
