@@ -44,22 +44,17 @@ from reporter.hashing import dump_json
 from reporter.site import env
 from reporter.site.charts import Chart
 from reporter.site.diff import compute_diff
-from reporter.site.digest_pages import build_index_page, build_week_page, digest_summary, digest_week
-from reporter.site.links import Href
 from reporter.site.diff_page import Pair, build_diff_page
-from reporter.site.live import build_home, build_status_page
+from reporter.site.digest_pages import build_index_page, build_week_page, digest_summary, digest_week
+from reporter.site.home_page import build_home
+from reporter.site.links import Href
 from reporter.site.load import Published, load_releases
-from reporter.site.models import (
-    CandidateRow,
-    Comparison,
-    GraphUsed,
-    IdList,
-    NoveltyPage,
-    VerdictCount,
-)
+from reporter.site.models import CandidateRow, Comparison, GraphUsed, IdList, NoveltyPage, VerdictCount
 from reporter.site.novelty_page import novelty_summary
+from reporter.site.page_parts import meta
+from reporter.site.release_page import build_release_page, build_rule_pages
+from reporter.site.status_page import build_status_page
 from reporter.site.titles import Titles
-from reporter.site.pages import build_release_page, build_rule_pages, meta
 
 pytest.importorskip("linkify_it", reason="the GFM-like preset needs linkify-it-py (the test extra)")
 cmarkgfm = pytest.importorskip("cmarkgfm", reason="GitHub's parser comes with cmarkgfm (the test extra)")

@@ -23,7 +23,7 @@ from reporter.screening.report import screen_report
 from reporter.screening.store import open_store
 from reporter.site import env, render_site
 from reporter.site.load import load_release
-from reporter.site.live import NO_WORKSPACE, NOT_CONFIGURED, build_status_page
+from reporter.site.status_page import NO_WORKSPACE, NOT_CONFIGURED, build_status_page
 from reporter.site.models import Grid, Row
 
 DAY = date(2026, 6, 1)

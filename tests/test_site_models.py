@@ -15,7 +15,7 @@ from reporter.errors import InputError
 from reporter.site import compute, env, links, models
 from reporter.site.charts import flow_chart
 from reporter.csvcells import csv_bytes
-from reporter.site.pages import flow_rows
+from reporter.site.page_parts import flow_rows
 from reporter.site.load import check_stats
 
 PAGES = models.PAGES  # every class with a TEMPLATE, found in reporter/site/models/
@@ -246,22 +246,22 @@ def test_share_is_a_percentage_with_one_decimal():
 
 
 def test_the_context_window_is_the_one_routing_recorded():
-    from reporter.site.pages import work_view
+    from reporter.site.release_page import work_view
     w = {"work_id": "doi:1", "pile": "screen", "context": {"field": "title", "before": "abcde", "match": "trial",
                                                           "after": "xy"}}
-    (cut,) = work_view("index.html", "r" * 64, w, set(), window=5).contexts
+    (cut,) = work_view("index.html", "r" * 64, w, set(), window=5).snippets
     assert (cut.cut_before, cut.cut_after) == (True, False)
-    (whole,) = work_view("index.html", "r" * 64, w, set(), window=80).contexts
+    (whole,) = work_view("index.html", "r" * 64, w, set(), window=80).snippets
     assert (whole.cut_before, whole.cut_after) == (False, False)
 
 
 def test_every_matched_span_is_shown_when_samples_hold_several():
-    from reporter.site.pages import work_view
+    from reporter.site.release_page import work_view
     spans = [{"field": "title", "before": "an ", "match": "animal", "after": " study"},
              {"field": "abstract", "before": "we ", "match": "reproduce", "after": " it"}]
     w = {"work_id": "doi:10.1234/x", "pile": "hold", "context": spans[0], "contexts": spans}
     view = work_view("index.html", "r" * 64, w, set(), window=80)
-    assert [(c.field, c.match) for c in view.contexts] == [("title", "animal"), ("abstract", "reproduce")]
+    assert [(c.field, c.match) for c in view.snippets] == [("title", "animal"), ("abstract", "reproduce")]
     assert view.href.html == "https://doi.org/10.1234/x"
 
 

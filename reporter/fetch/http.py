@@ -31,7 +31,7 @@ import random
 import re
 import time
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 

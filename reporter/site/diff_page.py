@@ -26,7 +26,7 @@ from .links import (HOME, Href, against_path, diff_path, href, isolated, paper_h
 from .load import INPUT_NAMES, Release
 from .models import (Comparison, Count, DiffPage, InputChange, Link, Move, MovedGroup, MovedView, PoolGroup, RuleChange,
                      SpecChange, StateChange, StateCount, Transition)
-from .pages import download, meta, release_name, rule_link, short_id
+from .page_parts import download, meta, release_name, rule_link, short_id
 from .titles import Titles
 
 RULE_CHANGES = 20

@@ -29,7 +29,7 @@ from .links import HOME, Href, href, paper_href, slug
 from .models import (CandidateRow, DigestIndexPage, DigestSummary, DigestWeekPage, DriftConcept, DriftEntry,
                      DropGroup, Link, MergeView, PaperView, Row, WeekSummary)
 from .novelty_page import build_novelty_page
-from .pages import meta
+from .page_parts import meta
 from .titles import shorten
 
 DIGEST = "digest"

@@ -15,7 +15,7 @@ from .links import GLOSSARY, slug
 from .load import INPUT_NAMES, Release
 from .models import GlossaryPage, Term
 from .novelty_page import VERDICT_MEANINGS
-from .pages import meta
+from .page_parts import meta
 
 ROUTING = (
     ("work", "One record of the pool: a paper, a preprint, a registration, with its id (doi:..., pmid:..., osf:...), "

@@ -14,15 +14,8 @@ from typing import Any
 from ..errors import InputError
 from ..novelty.verdict import STATUSES, VERDICTS
 from .links import HOME, href, slug
-from .models import (
-    CandidateRow,
-    GraphUsed,
-    IdList,
-    NoveltyPage,
-    NoveltySummary,
-    VerdictCount,
-)
-from .pages import meta
+from .models import CandidateRow, GraphUsed, IdList, NoveltyPage, NoveltySummary, VerdictCount
+from .page_parts import meta
 
 NOVELTY = "novelty"
 SHOWN_IDS = 20  # ids listed per evidence cell; the count is always shown, so pages stay bounded

@@ -21,12 +21,14 @@ from .digest_pages import FEED, DigestWeek, build_index_page, build_week_page, d
 from .env import render_html, render_md
 from .feed import atom_feed, entry_id, feed_id
 from .glossary import build_glossary
+from .home_page import build_home
 from .links import href
-from .live import NO_WORKSPACE, ScreeningStatus, build_home, build_status_page, lost_works, screening_status
 from .load import Release, ReleaseSet, load_releases
 from .models import Comparison
 from .novelty_page import build_novelty_page, novelty_summary
-from .pages import build_release_page, build_rule_pages, release_files, release_name
+from .page_parts import release_name
+from .release_page import build_release_page, build_rule_pages, release_files
+from .status_page import NO_WORKSPACE, ScreeningStatus, build_status_page, lost_works, screening_status
 from .titles import PoolRef, gather_titles
 from .writer import SiteWriter
 

@@ -57,7 +57,7 @@ class Count:
 
 
 @dataclass(frozen=True)
-class Context:
+class Snippet:
     """The matched text in its context, from the normalised field."""
 
     field: str
@@ -126,7 +126,7 @@ class WorkView:
     """The rule that decided it, linked; None when unrouted."""
     title_only: bool
     """Screened on its title alone (title-only source)."""
-    contexts: tuple[Context, ...]
+    snippets: tuple[Snippet, ...]
     """Every matched span in its context, one per text predicate that made the win (empty: none matched)."""
 
 

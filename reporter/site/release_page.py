@@ -1,4 +1,4 @@
-"""Build the page models of the release pages from a loaded release: no templates here."""
+"""The archived pages of a release: the release page and its rule pages, built from a loaded release."""
 
 from __future__ import annotations
 
@@ -9,53 +9,20 @@ from typing import Any
 from ..csvcells import csv_bytes
 from . import compute
 from .charts import Stack, flow_chart, fmt, stacked_chart
-from .links import (GLOSSARY, HOME, Href, diff_path, href, isolated, paper_href, release_path, rule_anchor,
-                    rule_path, slug, status_path, work_anchor)
+from .links import (HOME, diff_path, href, isolated, paper_href, release_path, rule_anchor, rule_path, slug,
+                    status_path, work_anchor)
 from .load import INPUT_NAMES, Release
-from .models import (Context, Count, Crumb, DomainRow, Download, FlowRow, Link, Overlap, PageMeta, PileRow, ReleaseName,
-                     ReleasePage, Row, RulePage, RuleRow, Sample, WorkView)
+from .models import Count, DomainRow, Overlap, PileRow, ReleasePage, Row, RulePage, RuleRow, Sample, Snippet, WorkView
+from .page_parts import download, flow_rows, meta, release_name, rule_link, short_id
 from .titles import shorten
 
 RULES_CSV = "rules.csv"
+
+
 DOMAINS_CSV = "domain-misses.csv"
+
+
 RULE_SERIES = (("s-won", "won"), ("s-no_text", "no_text"), ("s-outranked", "outranked"))
-
-
-def short_id(release_id: str) -> str:
-    """The first 12 characters of a release id, as shown in headings."""
-    return release_id[:12]
-
-
-def meta(path: str, title: str, crumbs: list[tuple[str, str]], archived: bool) -> PageMeta:
-    """The common part of every page: title, breadcrumbs and the twin link."""
-    name = posixpath.basename(path)
-    return PageMeta(title=title, path=path,
-                    crumbs=tuple(Crumb(label, href(path, target)) for label, target in crumbs),
-                    twin=Href(html=name + ".md", md=name + ".html"), archived=archived,
-                    glossary=href(path, GLOSSARY))
-
-
-def release_name(page: str, rel: Release) -> ReleaseName:
-    """How `page` names a release: `2026-W27 (3f2a9c1b2d4e)` with a label, else its short id; and its date."""
-    short = short_id(rel.release_id)
-    label = rel.published.label if rel.published is not None else None
-    return ReleaseName(release_id=rel.release_id, short_id=short, label=label,
-                       written=rel.published.first_written if rel.published is not None else None,
-                       name=f"{label} ({short})" if label else short, href=href(page, release_path(rel.release_id)))
-
-
-def download(page: str, path: str, rows: int, note: str) -> Download:
-    """A link from `page` to a CSV file of the site (`path` site-relative, with its extension)."""
-    start = posixpath.dirname(page) or "."
-    rel = posixpath.relpath(path, start)
-    return Download(Href(rel, rel), rows, note)
-
-
-def rule_link(page: str, release_id: str, rule_id: str | None, known: set[str]) -> Link | None:
-    """A link to a rule's page (no link for a rule the release does not have)."""
-    if rule_id is None:
-        return None
-    return Link(rule_id, href(page, rule_path(release_id, rule_id)) if rule_id in known else None)
 
 
 def rule_count(page: str, release_id: str, item: dict[str, Any], known: set[str]) -> Count:
@@ -101,7 +68,7 @@ def work_view(page: str, release_id: str, w: dict[str, Any], known: set[str], wi
         work_id=w["work_id"], anchor=work_anchor(w["work_id"]), href=paper_href([w["work_id"]]),
         source=w.get("source") or "", title=shorten(title) if isinstance(title, str) else None, state=state,
         winner=rule_link(page, release_id, w.get("winner"), known), title_only=bool(w.get("title_only")),
-        contexts=tuple(Context(c["field"], c["before"], c["match"], c["after"], len(c["before"]) >= window,
+        snippets=tuple(Snippet(c["field"], c["before"], c["match"], c["after"], len(c["before"]) >= window,
                                len(c["after"]) >= window, bool(c.get("match_cut"))) for c in contexts))
 
 
@@ -116,22 +83,6 @@ def sample(page: str, release_id: str, name: str, anchor: str, total: int,
     else:
         note = f"a seeded sample of {fmt(len(views))} of {fmt(total)} works (seed {seed})"
     return Sample(name=name, anchor=anchor, total=total, works=views, note=note)
-
-
-def flow_rows(steps: list) -> tuple[FlowRow, ...]:
-    """The flow diagram's numbers as table rows (each box, then its lines), keys shared with the diagram."""
-    rows = []
-    for step in steps:
-        for box, kind in ((step.main, ""), (step.side, "removed"), (step.waiting, "waiting")):
-            if box is None:
-                continue
-            rows.append(FlowRow(box.key, FLOW_NOTES[kind] + box.title, box.count, kind, 0))
-            rows += [FlowRow(line.key, line.label, line.count, kind, 2 if line.indent else 1) for line in box.lines]
-    return tuple(rows)
-
-
-FLOW_NOTES = {"": "", "removed": "left the flow: ", "waiting": "waiting: "}
-"""What the flow table writes before a box's title, by its kind."""
 
 
 def build_release_page(rel: Release) -> ReleasePage:
@@ -203,6 +154,8 @@ def release_files(page: ReleasePage) -> list[tuple[str, bytes]]:
 
 RULE_COLUMNS = ("won", "matched", "no_text", "outranked", "identity", "rule", "pile", "precedence", "description")
 """The rule table's columns, counts first (the HTML table and rules.csv)."""
+
+
 DOMAIN_COLUMNS = ("misses", "in domain", "matched", "rule", "pile", "misses won by", "domain")
 """The domain-miss table's columns, counts first (the HTML table and domain-misses.csv)."""
 

@@ -1,4 +1,4 @@
-"""Page models of the pages rebuilt at every build: home and release status (the diff: diff_page.py)."""
+"""The status page of a release, rebuilt at every build: label findings, lost includes and the screen."""
 
 from __future__ import annotations
 
@@ -9,61 +9,14 @@ from ..screening.plan import TierPlan, dollars
 from ..screening.report import Calibration, ScreenReport, TierReport
 from . import compute
 from .charts import Stack, flow_chart, fmt, stacked_chart
-from .links import HOME, diff_path, href, paper_href, release_path, rule_path, slug, status_path, work_anchor
+from .links import HOME, href, paper_href, release_path, rule_path, slug, status_path, work_anchor
 from .load import Release
-from .models import (CalibrationView, DigestSummary, Fragment, Grid, GridCell, GridColumn, GridRow, HomePage, LabelRow, Link, LostView,
-                     LostWork, NoveltySummary, PendingNote, PileShare, PlanView, ReleaseSummary, Row, ScreeningSection,
-                     StatusPage, TierView)
-from .pages import flow_rows, meta, release_name, rule_link, short_id
+from .models import (CalibrationView, Fragment, Grid, GridCell, GridColumn, GridRow, LabelRow, Link, LostView,
+                     LostWork, PlanView, Row, ScreeningSection, StatusPage, TierView)
+from .page_parts import flow_rows, meta, release_name, rule_link, short_id
 from .titles import PoolRef, Titles, shorten
 
 LOST_SHOWN = 100
-PENDING_PLAIN = "not decided by routing: no rule matched, or no abstract to screen (costs nothing)"
-"""The home page's meaning of the pending pile."""
-
-
-def build_home(releases: tuple[Release, ...], digest: DigestSummary | None = None,
-               novelty: NoveltySummary | None = None, changes: dict[str, str] | None = None) -> HomePage:
-    """The home page: the latest release and digest week, then every release, newest first (and novelty checks).
-
-    `changes` is each release's line saying what changed since the previous one (by release id).
-    """
-    piles: list[str] = []
-    for rel in reversed(releases):
-        for p in rel.stats["pile_order"]:
-            if p["name"] not in piles:
-                piles.append(p["name"])
-    changes = changes or {}
-    summaries = tuple(_summary(rel, piles, changes.get(rel.release_id, "")) for rel in reversed(releases))
-    latest_piles: tuple[PileShare, ...] = ()
-    pending = None
-    if releases:
-        stats = releases[-1].stats
-        latest_piles = tuple(PileShare(p["name"], PENDING_PLAIN if p["kind"] == "pending"
-                                       else compute.plain_name(p["name"], stats),
-                                       stats["piles"][p["name"]], compute.share(stats["piles"][p["name"]], stats["rows"]))
-                             for p in stats["pile_order"])
-        waiting = stats["pending"]
-        total = sum(waiting.values())
-        if total:
-            pending = PendingNote(total, compute.share(total, stats["rows"]), stats["rows"],
-                                  waiting.get("unrouted", 0), waiting.get("no_text", 0))
-    return HomePage(meta=meta(HOME, "Releases and digests", [], archived=False),
-                    latest=summaries[0] if summaries else None, latest_piles=latest_piles, pending=pending,
-                    releases=summaries, piles=tuple(piles), digest=digest, novelty=novelty)
-
-
-def _summary(rel: Release, piles: list[str], changes: str) -> ReleaseSummary:
-    stats = rel.stats
-    name = release_name(HOME, rel)
-    return ReleaseSummary(
-        release_id=rel.release_id, short_id=name.short_id, label=name.label, written=name.written, changes=changes,
-        href=name.href, status=href(HOME, status_path(rel.release_id)),
-        diff=href(HOME, diff_path(rel.release_id)), rows=stats["rows"],
-        piles=tuple(stats["piles"].get(p) for p in piles),
-        to_screen=sum(stats["piles"][p] for p in compute.paying_piles(stats)),
-        engine_version=str(rel.manifest["engine_version"]),
-        generated=bool(rel.manifest.get("generated_pool")))
 
 
 NOT_CONFIGURED = ("Screening is not configured for this workspace. To configure it, add a [screen] table to "
@@ -73,6 +26,8 @@ NOT_CONFIGURED = ("Screening is not configured for this workspace. To configure 
                   "(docs/screening.md). The next build shows here what the screen would send and cost; "
                   "reporter screen --run screens.")
 """The screening section's note when the workspace has no [screen] table."""
+
+
 NO_WORKSPACE = ("This page was rendered without its workspace, so it shows no screening: reporter build, or "
                 "reporter render --workspace DIR, reads the workspace's [screen] table and its state.")
 """The note when the site was rendered from a releases folder alone."""
@@ -169,7 +124,10 @@ def _label_row(page: str, rid: str, r: dict[str, Any], known: set[str]) -> Label
 
 # --- the screening section of the status page -------------------------------------------------------
 
+
 TIER_HEADINGS = {"cheap": "Cheap tier (discard-only)", "expensive": "Expensive screen"}
+
+
 KAPPA_NOTE = ("Invalid replies are left out of kappa (it is computed over the three labels, on works both voters "
               "answered validly) and shown in the table's last row and column.")
 
