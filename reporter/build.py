@@ -41,8 +41,8 @@ from .routing.specs import load_rulebook
 from .site.digest_pages import DigestWeek, digest_week, load_digest_weeks
 from .site.live import ScreeningStatus
 from .site.load import Published, ReleaseSet, load_published, load_release, load_releases
-from .site.render import (PreparedSite, RenderReport, StagePages, digest_stage, gather_screening, novelty_stage,
-                          prepare_site, screening_stage)
+from .site.render import (PreparedSite, RenderReport, SiteInputs, StagePages, digest_stage, gather_screening,
+                          novelty_stage, prepare_site, read_site_inputs, screening_stage)
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,8 @@ class Gathered:
     """The weeks of `digest` as their pages will read them once published."""
     screening: ScreeningStatus
     """What the screen has done and would do for the staged release (its state read, never written)."""
+    site: SiteInputs
+    """The comparisons the rebuilt pages show (read from routing.parquet) and the titles they need."""
 
 
 def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
@@ -118,7 +120,7 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
                 digest = gather_digest(ws, as_of, graph, environ)  # another run published a week meanwhile
             gathered = gather(ws, as_of, staged, labels, novelty, digest, screening)
             # 2. Page models, from what was gathered alone; rendered and checked in memory.
-            site = prepare_site(gathered.releases, Path(out) if out is not None else ws.site,
+            site = prepare_site(gathered.releases, Path(out) if out is not None else ws.site, inputs=gathered.site,
                                 stages=stage_pages(gathered), rerender_archive=rerender_archive, progress=progress)
             # 3. Publish, now that the writer's checks have passed.
             return publish(gathered, site)
@@ -145,10 +147,10 @@ def gather(ws: Workspace, as_of: date, staged: routing_release.StagedRelease, la
     pending = () if digest is None or archive is None else tuple(
         digest_week(r.data, str(archive / r.week / DECISIONS_FILE), g)
         for r, g in zip(digest.results, digest.graph_rows))
-    return Gathered(ws=ws, as_of=as_of, staged=staged, releases=load_releases(ws.releases, staged=release),
-                    labels=found_labels, novelty=novelty, digest=digest, screening=screening,
-                    digest_weeks=tuple(load_digest_weeks(archive)) if archive is not None else (),
-                    digest_pending=pending)
+    releases = load_releases(ws.releases, staged=release)
+    return Gathered(ws=ws, as_of=as_of, staged=staged, releases=releases, labels=found_labels, novelty=novelty,
+                    digest=digest, digest_weeks=tuple(load_digest_weeks(archive)) if archive is not None else (),
+                    digest_pending=pending, screening=screening, site=read_site_inputs(releases, screening.pool))
 
 
 def stage_pages(g: Gathered) -> list[StagePages]:

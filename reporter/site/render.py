@@ -27,7 +27,7 @@ from .load import Release, ReleaseSet, load_releases
 from .models import Comparison
 from .novelty_page import build_novelty_page, novelty_summary
 from .pages import build_release_page, build_rule_pages, release_files, release_name
-from .titles import PoolRef, gather_titles
+from .titles import PoolRef, Titles, gather_titles
 from .writer import SiteWriter
 
 
@@ -79,6 +79,34 @@ class StagePages:
     """What the release status pages show of this stage, and the pool their titles are read from (screening)."""
     report: Mapping[str, Any] = field(default_factory=dict)
     """The `RenderReport` fields this stage fills: what it shows, counted (`{"novelty": 3}`)."""
+
+
+@dataclass(frozen=True)
+class SiteInputs:
+    """What the rebuilt pages read beyond the releases: the comparisons and the titles they show."""
+
+    pairs: Mapping[str, tuple[Pair, ...]]
+    """Release id -> the comparisons rendered for it (each read from the two releases' routing.parquet)."""
+    titles: Titles
+    """The titles of the works the diff and status pages show, read once (samples first, then the pool)."""
+
+
+def read_site_inputs(found: ReleaseSet, pool: PoolRef | None = None, against: Sequence[str] = ()) -> SiteInputs:
+    """The comparisons first (they read routing.parquet), then one read of the titles every rebuilt page shows.
+
+    `pool` is where titles no sample holds are read (the workspace's pool;
+    None: no workspace). `against`: earlier releases to compare the newest
+    with (`reporter render --against`).
+    """
+    releases = found.releases
+    pairs: dict[str, list[Pair]] = {}
+    for i, j in pairs_to_render(releases, resolve_against(releases, against)):
+        rel, base = releases[i], releases[j]
+        pair = Pair(rel, base, j == i - 1, compute_diff(base, rel, seed=rel.samples["seed"]))
+        pairs.setdefault(rel.release_id, []).append(pair)
+    wanted = {w for group in pairs.values() for p in group for w in shown_ids(p.data)}
+    wanted |= {w["work_id"] for rel in releases for w in lost_works(rel)}
+    return SiteInputs({rid: tuple(group) for rid, group in pairs.items()}, gather_titles(releases, wanted, pool))
 
 
 @dataclass(frozen=True)
@@ -177,14 +205,16 @@ def gather_screening(ws: Any, release_id: str | None, release_dir: Path | None, 
 
 def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] = (),
                  rerender_archive: bool = False, progress: bool = True,
-                 against: Sequence[str] = ()) -> PreparedSite:
+                 against: Sequence[str] = (), inputs: SiteInputs | None = None) -> PreparedSite:
     """Build every page model, render them in memory and run the writer's checks; write nothing.
 
     `stages` add their pages, files and home-page parts; the one with a `status`
     (`screening_stage`) says what the status pages show of the screen and gives
     the workspace's pool for titles. Without one the site is rendered without a
-    workspace, and the status pages say so. `against`: earlier releases to
-    compare the newest with (`reporter render --against`).
+    workspace, and the status pages say so. `inputs` are the comparisons and
+    titles already read (`read_site_inputs`, as a build gathers them); None:
+    read them here, with `against` (earlier releases to compare the newest with,
+    `reporter render --against`).
     """
     statuses = [stage.status for stage in stages if stage.status is not None]
     if len(statuses) > 1:
@@ -201,15 +231,8 @@ def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] =
         writer.add(page.meta.path + ".md", render_md(page), archived=archived)
         pages += 1
 
-    # The comparisons first (they read routing.parquet), then one read of the titles every rebuilt page shows.
-    pairs: dict[str, list[Pair]] = {}
-    for i, j in pairs_to_render(releases, resolve_against(releases, against)):
-        rel, base = releases[i], releases[j]
-        pair = Pair(rel, base, j == i - 1, compute_diff(base, rel, seed=rel.samples["seed"]))
-        pairs.setdefault(rel.release_id, []).append(pair)
-    wanted = {w for group in pairs.values() for p in group for w in shown_ids(p.data)}
-    wanted |= {w["work_id"] for rel in releases for w in lost_works(rel)}
-    titles = gather_titles(releases, wanted, screening.pool)
+    inputs = inputs if inputs is not None else read_site_inputs(found, screening.pool, against)
+    pairs, titles = inputs.pairs, inputs.titles
     changes = {}
     for i, rel in enumerate(releases):
         release_page = build_release_page(rel)
@@ -220,7 +243,7 @@ def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] =
             add(page, True)
         report, note = screening.for_release(rel.release_id)
         add(build_status_page(rel, report, note, titles), False)
-        mine = pairs.get(rel.release_id, [])
+        mine = list(pairs.get(rel.release_id, ()))
         if not mine:
             add(build_diff_page(rel, None, titles), False)
             changes[rel.release_id] = change_line(rel, None, None)
