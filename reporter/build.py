@@ -127,10 +127,12 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
 
 
 @contextlib.contextmanager
-def stage_release(ws: Workspace, **options: Any) -> Iterator[routing_release.StagedRelease]:
+def stage_release(ws: Workspace, *, workers: int | None, progress: bool, label: str | None,
+                  as_of: date) -> Iterator[routing_release.StagedRelease]:
     """Route the workspace's pool into a staged release; removed on the way out unless it was published."""
     staged = routing_release.stage_release(ws.pool, ws.specs, ws.releases, overlay=ws.overlay,
-                                           sample_seed=ws.sample_seed, **options)
+                                           sample_seed=ws.sample_seed, workers=workers, progress=progress,
+                                           label=label, as_of=as_of)
     try:
         yield staged
     finally:

@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..digest.archive import week_start
 from ..errors import InputError
@@ -29,6 +29,9 @@ from .novelty_page import build_novelty_page, novelty_summary
 from .pages import build_release_page, build_rule_pages, release_files, release_name
 from .titles import PoolRef, Titles, gather_titles
 from .writer import SiteWriter
+
+if TYPE_CHECKING:
+    from ..config import Workspace
 
 
 @dataclass(frozen=True)
@@ -134,7 +137,7 @@ class PreparedSite:
 
 def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = None,
                 rerender_archive: bool = False, progress: bool = True,
-                novelty: Path | None = None, workspace: Any = None, against: Sequence[str] = (),
+                novelty: Path | None = None, workspace: Workspace | None = None, against: Sequence[str] = (),
                 pool: PoolRef | None = None) -> RenderReport:
     """Render every release under releases_dir (and the digest weeks and novelty results, when given) into out.
 
@@ -172,7 +175,7 @@ def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = Non
         return site.commit()
 
 
-def workspace_labels(ws: Any) -> Any:
+def workspace_labels(ws: Workspace) -> Any:
     """The workspace's labels (a work_id,label frame), or None when it names no labels file or it is absent."""
     if ws.labels is None or not ws.labels.exists():
         return None
@@ -180,7 +183,7 @@ def workspace_labels(ws: Any) -> Any:
     return load_labels(ws.labels)
 
 
-def gather_screening(ws: Any, release_id: str | None, release_dir: Path | None, labels: Any = None, *,
+def gather_screening(ws: Workspace, release_id: str | None, release_dir: Path | None, labels: Any = None, *,
                      strict: bool = True) -> ScreeningStatus:
     """What the status pages show of a workspace's screen: the report of one release, read-only.
 
