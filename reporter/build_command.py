@@ -6,8 +6,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from .build import build
-from .config import load_workspace
 from .errors import InputError
 from .plurals import count
 
@@ -41,6 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_build(args) -> int:
     """Parse, build, print."""
+    from .build import build  # the whole pipeline: imported only when it runs, so `reporter build --help` is quick
+    from .config import load_workspace
     from .routing.published import check_label
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be 1 or more, not {args.workers}")

@@ -76,3 +76,16 @@ def test_every_commands_help_reads_as_text(capsys):
         out = capsys.readouterr().out
         assert "%%" not in out and "%(" not in out, (command, out)
         assert out.startswith(f"usage: reporter {command}"), command
+
+
+def test_build_help_loads_no_stage():
+    """`reporter build --help` imports the command's module only, not the pipeline it runs."""
+    import subprocess
+    import sys
+    probe = ("import sys; from reporter.cli import main\n"
+             "try:\n    main(['build', '--help'])\nexcept SystemExit:\n    pass\n"
+             "print(sorted(m for m in sys.modules if m.startswith(('reporter.site', 'reporter.digest', "
+             "'reporter.screening', 'reporter.routing', 'reporter.novelty')) or m == 'reporter.build'))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+    assert "--rerender-archive" in out
