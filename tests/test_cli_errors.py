@@ -57,7 +57,8 @@ def _help_and_modules(command: str, prefixes: tuple[str, ...]) -> tuple[str, lis
     import sys
     probe = (f"import json, sys; from reporter.cli import main\n"
              f"try:\n    main([{command!r}, '--help'])\nexcept SystemExit:\n    pass\n"
-             f"print(json.dumps(sorted(m for m in sys.modules if m == 'reporter.build' or m.startswith({prefixes!r}))))")
+             f"print(json.dumps(sorted(m for m in sys.modules"
+             f" if m == 'reporter.build' or m.startswith({prefixes!r}))))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     *text, last = out.strip().splitlines()
     return "\n".join(text), json.loads(last)
