@@ -18,7 +18,7 @@ from .files import resource_error
 # `func` (args -> exit code) on each parser.
 COMMAND_MODULES = (
     "reporter.routing.commands",
-    "reporter.build",
+    "reporter.build_command",
     "reporter.site.commands",
     "reporter.novelty.commands",
     "reporter.digest.commands",
@@ -31,7 +31,7 @@ COMMAND_MODULES = (
 # tests/test_cli_errors.py checks this table against what the modules register.
 COMMAND_MODULE = {
     "route": "reporter.routing.commands", "diagnose": "reporter.routing.commands",
-    "build": "reporter.build",
+    "build": "reporter.build_command",
     "render": "reporter.site.commands", "serve": "reporter.site.commands",
     "novelty": "reporter.novelty.commands", "novelty-ingest": "reporter.novelty.commands",
     "digest": "reporter.digest.commands",

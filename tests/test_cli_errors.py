@@ -37,8 +37,6 @@ def test_the_command_table_names_each_commands_own_module():
     """`reporter route ...` imports only the routing commands: the table must match what the modules register."""
     import argparse
     import importlib
-    import subprocess
-    import sys
 
     from reporter.cli import COMMAND_MODULE, COMMAND_MODULES
     registered = {}
@@ -47,13 +45,23 @@ def test_the_command_table_names_each_commands_own_module():
         importlib.import_module(name).register(sub)
         registered.update({command: name for command in sub.choices})
     assert COMMAND_MODULE == registered
-    probe = ("import sys; from reporter.cli import main\n"
-             "try:\n    main(['route', '--help'])\nexcept SystemExit:\n    pass\n"
-             "print(sorted(m for m in sys.modules if m.startswith(('reporter.site', 'reporter.digest', "
-             "'reporter.screening', 'openai'))))")
+    help_text, loaded = _help_and_modules("route", ("reporter.site", "reporter.digest", "reporter.screening", "openai"))
+    assert loaded == []
+    assert "--workers" in help_text
+
+
+def _help_and_modules(command: str, prefixes: tuple[str, ...]) -> tuple[str, list[str]]:
+    """`reporter COMMAND --help` in a fresh process: its help text, and the loaded modules named with `prefixes`."""
+    import json
+    import subprocess
+    import sys
+    probe = (f"import json, sys; from reporter.cli import main\n"
+             f"try:\n    main([{command!r}, '--help'])\nexcept SystemExit:\n    pass\n"
+             f"print(json.dumps(sorted(m for m in sys.modules"
+             f" if m == 'reporter.build' or m.startswith({prefixes!r}))))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
-    assert out.strip().splitlines()[-1] == "[]"
-    assert "--workers" in out
+    *text, last = out.strip().splitlines()
+    return "\n".join(text), json.loads(last)
 
 
 def test_an_unknown_command_lists_every_command(capsys):
@@ -76,3 +84,12 @@ def test_every_commands_help_reads_as_text(capsys):
         out = capsys.readouterr().out
         assert "%%" not in out and "%(" not in out, (command, out)
         assert out.startswith(f"usage: reporter {command}"), command
+
+
+
+def test_build_help_loads_no_stage():
+    """`reporter build --help` imports the command's module only, not the pipeline it runs."""
+    help_text, loaded = _help_and_modules("build", ("reporter.site", "reporter.digest", "reporter.screening",
+                                                    "reporter.routing", "reporter.novelty"))
+    assert loaded == []
+    assert "--rerender-archive" in help_text

@@ -99,3 +99,55 @@ def test_a_forbidden_import_is_caught(tmp_path):
         "no stage",
         "reporter.site.render -> reporter.routing.engine: the site reads the stages only through their readers",
     }
+
+
+def cycles(edges: set[tuple[str, str]]) -> list[list[str]]:
+    """Every group of modules that import each other round a loop (Tarjan's strongly connected components)."""
+    graph: dict[str, set[str]] = {}
+    for importer, imported in edges:
+        graph.setdefault(importer, set()).add(imported)
+        graph.setdefault(imported, set())
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(start: str) -> None:  # iterative, so a deep chain of imports cannot overflow the stack
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        while work:
+            node, targets = work[-1]
+            for target in targets:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    work.append((target, iter(sorted(graph[target]))))
+                    break
+                if target in stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        group.append(member)
+                        if member == node:
+                            break
+                    if len(group) > 1:
+                        found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_cycle():
+    # The settings parser is a leaf (reporter.settings) that each stage's config.py imports, and the workspace
+    # (reporter.config) imports each stage's config.py: a stage's settings never import the workspace back.
+    loops = cycles(imports(ROOT / "reporter"))
+    assert not loops, "modules importing each other round a loop:\n" + "\n".join(" <-> ".join(g) for g in loops)

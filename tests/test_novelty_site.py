@@ -306,7 +306,7 @@ def test_a_workspace_without_candidates_builds_no_novelty_page(tmp_path):
 
 
 def test_the_example_workspace_shows_every_verdict_it_documents():
-    from reporter.build import check_novelty
+    from reporter.novelty.workspace import check_novelty
     lines = check_novelty(load_workspace(REPO))
     by_id = {line["id"]: (line["result"]["verdict"], line["result"]["status"], line["result"]["holdout_applied"])
              for line in lines}

@@ -187,3 +187,15 @@ def test_requests_sent_and_never_answered_are_said_on_the_status_page(tmp_path):
     assert "5 requests of 1 run were sent and never answered" in page.screening.note
     section = parse_html(env.render_html(page)).find("section", id="screening")
     assert "5 requests of 1 run were sent and never answered" in section.text()
+
+
+def test_a_screen_state_that_cannot_be_read_refuses_the_build_and_removes_the_staged_release(tmp_path):
+    """The screen is read after routing staged the release: its refusal leaves no staged folder behind."""
+    from reporter.errors import InputError
+    root = make_workspace(tmp_path / "ws")
+    (root / "state").mkdir()
+    (root / "state" / "screen.db").write_bytes(b"not a database, just bytes\x00\xff" * 64)
+    with pytest.raises(InputError, match="screen.db"):
+        build(load_workspace(root), as_of=DAY, environ={}, progress=False)
+    assert not (root / "site").exists()
+    assert [p.name for p in (root / "releases").iterdir() if p.name not in (".lock", "index.json")] == []

@@ -429,3 +429,23 @@ def test_control_characters_in_the_data_never_reach_the_html(tmp_path):
         assert not _re.search(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]", text), page
     shown = "".join(p.read_text(encoding="utf-8") for p in pages)
     assert "Nul\ufffd bell\ufffd c1\ufffd tab\tkept" in shown
+
+
+def test_every_stage_adds_its_pages_through_stage_pages(two_releases, tmp_path):
+    """One interface for every stage: screening's part of the status pages, a stage's home-page part and
+    the report's counts all come through StagePages; no stage has a keyword of its own."""
+    from reporter.site import load_releases, novelty_stage, prepare_site, screening_stage
+    from reporter.site.status_page import ScreeningStatus
+    releases, a, b = two_releases
+    note = "Screening is shown on another site of this workspace."
+    site = prepare_site(load_releases(releases), tmp_path / "site", progress=False,
+                        stages=[novelty_stage([], "results.jsonl"), screening_stage(ScreeningStatus(None, None, note))])
+    report = site.commit()
+    assert (report.novelty, report.digests) == (0, 0)
+    for release in (a, b):
+        assert note in (tmp_path / "site" / "releases" / release / "status.html").read_text()
+    assert (tmp_path / "site" / "novelty.html").is_file()
+    assert 'href="novelty.html"' in (tmp_path / "site" / "index.html").read_text()
+    with pytest.raises(ValueError, match="status pages"):
+        prepare_site(load_releases(releases), tmp_path / "other", progress=False,
+                     stages=[screening_stage(ScreeningStatus(None, None, note))] * 2)

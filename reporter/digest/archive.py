@@ -42,6 +42,8 @@ from .records import Record, WeekDecisions
 from .watchlist import Watchlist, load_watchlist
 
 DECISIONS_FILE = "decisions.json"
+GRAPH_FILE = "novelty.jsonl"
+"""Beside a week's decisions.json: the graph's verdicts on its KEEPs, written by the build that published it."""
 PRIOR_WEEKS = 4
 RULES = "digest.1"
 """The version of the scoring rules, recorded in every decisions.json (same inputs and rules, same bytes)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import Table
+from ..settings import Table
 
 DEFAULT_MAX_KEPT = 25
 DEFAULT_KEEP = 70

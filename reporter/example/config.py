@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Table
+from ..settings import Table
 
 MAX_ROWS = 50_000_000
 """The most works the generator makes: its work_id schemes stay unique below this (OSF ids have 5 characters)."""

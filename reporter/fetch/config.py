@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import Table, http_url, positive_seconds, seconds
+from ..settings import Table, http_url, positive_seconds, seconds
 
 # Each source's API root and documented etiquette (seconds between requests): arXiv asks for one request
 # every 3 seconds; NCBI allows 3 a second without a key (10 with one, KEY_INTERVAL); bioRxiv publishes no

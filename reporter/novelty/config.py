@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import Table, positive_seconds
+from ..settings import Table, positive_seconds
 from .resolvers import DEFAULT_TIMEOUT, Resolver, make_resolvers
 
 RESOLVER_NAMES = ("openalex", "s2")

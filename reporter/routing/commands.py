@@ -9,7 +9,6 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from ..config import load_workspace
 from ..errors import InputError
 
 
@@ -74,6 +73,8 @@ def resolve_inputs(args) -> dict:
     """Merge explicit flags over the workspace file (flags win)."""
     ws = None
     if args.workspace is not None or (args.pool is None and Path("reporter.toml").exists()):
+        # The workspace imports every stage's settings: only a route that reads one pays for them.
+        from ..config import load_workspace
         ws = load_workspace(args.workspace or Path("."))
     pick = lambda flag, key: flag if flag is not None else (getattr(ws, key) if ws else None)  # noqa: E731
     values = {

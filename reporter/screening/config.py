@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import Table, http_url, non_negative, positive, positive_seconds
+from ..settings import Table, http_url, non_negative, positive, positive_seconds
 from .prices import PRICES_FILE, default_price
 
 TIERS = ("cheap", "expensive")

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..digest.archive import DECISIONS_FILE, published_weeks, read_decisions, sha256_bytes, week_bytes, week_start
+from ..digest.archive import (DECISIONS_FILE, GRAPH_FILE, published_weeks, read_decisions, sha256_bytes, week_bytes,
+                              week_start)
 from ..digest.records import DROP_CAUSES, Decision, WeekDecisions
 from ..errors import InputError
 from ..novelty.results import load_novelty_results
@@ -35,8 +36,6 @@ from .titles import shorten
 DIGEST = "digest"
 INDEX = "digest/index"
 FEED = "digest/feed.xml"
-GRAPH_FILE = "novelty.jsonl"
-"""Beside a week's decisions.json: the graph's verdicts on its KEEPs, written by the build that published it."""
 
 CAUSES = {
     "already-covered": ("Already covered", "A prior week (W-1 to W-4) already kept this paper: dropped whatever "

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..digest.archive import week_start
 from ..errors import InputError
@@ -29,8 +29,11 @@ from .novelty_page import build_novelty_page, novelty_summary
 from .page_parts import release_name
 from .release_page import build_release_page, build_rule_pages, release_files
 from .status_page import NO_WORKSPACE, ScreeningStatus, build_status_page, lost_works, screening_status
-from .titles import PoolRef, gather_titles
+from .titles import PoolRef, Titles, gather_titles
 from .writer import SiteWriter
+
+if TYPE_CHECKING:
+    from ..config import Workspace
 
 
 @dataclass(frozen=True)
@@ -43,10 +46,6 @@ class RenderReport:
     """Release ids rendered, oldest first."""
     unlisted: tuple[str, ...]
     """Release folders found but not in index.json (not rendered)."""
-    digests: int
-    """Digest weeks rendered (0 without a digest archive)."""
-    novelty: int | None
-    """Candidates on the novelty page, or None when no novelty results were given (no page)."""
     pages: int
     """Pages rendered (each HTML page and its Markdown twin count as one)."""
     written: int
@@ -59,26 +58,60 @@ class RenderReport:
     """Archived files of an earlier site version left as they were (this version would render them otherwise)."""
     largest_page: tuple[str, int]
     """The largest file and its size in bytes."""
+    digests: int = 0
+    """Digest weeks rendered (0 without a digest archive)."""
+    novelty: int | None = None
+    """Candidates on the novelty page, or None when no novelty results were given (no page)."""
 
 
 @dataclass(frozen=True)
 class StagePages:
-    """What one stage adds to the site: its page models and the summary the home page shows for it.
+    """What one stage adds to the site: the one way a stage contributes pages.
 
-    Stages (novelty and the digest now; screening next) hand these to the one
-    writer through `prepare_site`, instead of each growing a keyword of its own.
+    Every stage (novelty, the digest, screening) hands one of these to the one
+    writer through `prepare_site`'s `stages`; the site never asks for a stage
+    by name, and no stage has a keyword of its own. Each part is optional: a
+    stage fills the parts it has.
     """
 
-    name: str
-    """The stage, e.g. `novelty`; the home page's field of the same name gets `home`."""
-    pages: tuple[tuple[Any, bool], ...]
+    pages: tuple[tuple[Any, bool], ...] = ()
     """(page model, archived) pairs; an archived page is never rewritten once published."""
-    home: Any = None
-    """The stage's summary model for the home page, or None."""
-    items: int | None = None
-    """How many things the stage shows (candidates checked, digest weeks), for the build's summary."""
     files: tuple[tuple[str, bytes], ...] = ()
     """Files that are not pages (the digest's Atom feed): (site path, bytes), rebuilt at every build."""
+    home: Mapping[str, Any] = field(default_factory=dict)
+    """The home page's parts this stage fills: `build_home` keyword -> summary model (`{"digest": ...}`)."""
+    status: ScreeningStatus | None = None
+    """What the release status pages show of this stage, and the pool their titles are read from (screening)."""
+    report: Mapping[str, Any] = field(default_factory=dict)
+    """The `RenderReport` fields this stage fills: what it shows, counted (`{"novelty": 3}`)."""
+
+
+@dataclass(frozen=True)
+class SiteInputs:
+    """What the rebuilt pages read beyond the releases: the comparisons and the titles they show."""
+
+    pairs: Mapping[str, tuple[Pair, ...]]
+    """Release id -> the comparisons rendered for it (each read from the two releases' routing.parquet)."""
+    titles: Titles
+    """The titles of the works the diff and status pages show, read once (samples first, then the pool)."""
+
+
+def read_site_inputs(found: ReleaseSet, pool: PoolRef | None = None, against: Sequence[str] = ()) -> SiteInputs:
+    """The comparisons first (they read routing.parquet), then one read of the titles every rebuilt page shows.
+
+    `pool` is where titles no sample holds are read (the workspace's pool;
+    None: no workspace). `against`: earlier releases to compare the newest
+    with (`reporter render --against`).
+    """
+    releases = found.releases
+    pairs: dict[str, list[Pair]] = {}
+    for i, j in pairs_to_render(releases, resolve_against(releases, against)):
+        rel, base = releases[i], releases[j]
+        pair = Pair(rel, base, j == i - 1, compute_diff(base, rel, seed=rel.samples["seed"]))
+        pairs.setdefault(rel.release_id, []).append(pair)
+    wanted = {w for group in pairs.values() for p in group for w in shown_ids(p.data)}
+    wanted |= {w["work_id"] for rel in releases for w in lost_works(rel)}
+    return SiteInputs({rid: tuple(group) for rid, group in pairs.items()}, gather_titles(releases, wanted, pool))
 
 
 @dataclass(frozen=True)
@@ -97,19 +130,16 @@ class PreparedSite:
     def commit(self) -> RenderReport:
         """Write the site (all or nothing) and report."""
         done = self.writer.commit()
-        novelty = next((s for s in self.stages if s.name == "novelty"), None)
-        digest = next((s for s in self.stages if s.name == "digest"), None)
+        counted = {name: value for stage in self.stages for name, value in stage.report.items()}
         return RenderReport(out=self.writer.root, releases=tuple(r.release_id for r in self.releases.releases),
                             unlisted=self.releases.unlisted,
-                            digests=(digest.items or 0) if digest is not None else 0,
-                            novelty=novelty.items if novelty is not None else None,
                             pages=self.pages, written=len(done.written), unchanged=len(done.unchanged),
-                            superseded=done.superseded, kept=done.kept, largest_page=done.largest)
+                            superseded=done.superseded, kept=done.kept, largest_page=done.largest, **counted)
 
 
 def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = None,
                 rerender_archive: bool = False, progress: bool = True,
-                novelty: Path | None = None, workspace: Any = None, against: Sequence[str] = (),
+                novelty: Path | None = None, workspace: Workspace | None = None, against: Sequence[str] = (),
                 pool: PoolRef | None = None) -> RenderReport:
     """Render every release under releases_dir (and the digest weeks and novelty results, when given) into out.
 
@@ -135,20 +165,19 @@ def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = Non
     # Under the releases folder's lock (as a build publishes), so the site written shows the index as it is.
     with locked(releases_dir) if Path(releases_dir).is_dir() else contextlib.nullcontext():
         found = load_releases(Path(releases_dir))
-        screening = None
         if workspace is not None:
             latest = found.releases[-1] if found.releases else None
-            screening = gather_screening(workspace, latest.release_id if latest else None,
-                                         latest.folder if latest else None, workspace_labels(workspace),
-                                         strict=False)
+            stages.append(screening_stage(gather_screening(workspace, latest.release_id if latest else None,
+                                                           latest.folder if latest else None,
+                                                           workspace_labels(workspace), strict=False)))
         elif pool is not None:
-            screening = ScreeningStatus(None, None, NO_WORKSPACE, pool)
+            stages.append(screening_stage(ScreeningStatus(None, None, NO_WORKSPACE, pool)))
         site = prepare_site(found, out, stages=stages, rerender_archive=rerender_archive, progress=progress,
-                            screening=screening, against=against)
+                            against=against)
         return site.commit()
 
 
-def workspace_labels(ws: Any) -> Any:
+def workspace_labels(ws: Workspace) -> Any:
     """The workspace's labels (a work_id,label frame), or None when it names no labels file or it is absent."""
     if ws.labels is None or not ws.labels.exists():
         return None
@@ -156,7 +185,7 @@ def workspace_labels(ws: Any) -> Any:
     return load_labels(ws.labels)
 
 
-def gather_screening(ws: Any, release_id: str | None, release_dir: Path | None, labels: Any = None, *,
+def gather_screening(ws: Workspace, release_id: str | None, release_dir: Path | None, labels: Any = None, *,
                      strict: bool = True) -> ScreeningStatus:
     """What the status pages show of a workspace's screen: the report of one release, read-only.
 
@@ -181,15 +210,21 @@ def gather_screening(ws: Any, release_id: str | None, release_dir: Path | None, 
 
 def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] = (),
                  rerender_archive: bool = False, progress: bool = True,
-                 screening: ScreeningStatus | None = None, against: Sequence[str] = ()) -> PreparedSite:
+                 against: Sequence[str] = (), inputs: SiteInputs | None = None) -> PreparedSite:
     """Build every page model, render them in memory and run the writer's checks; write nothing.
 
-    `screening` is what the status pages show of the screen, and the workspace's
-    pool for titles (`gather_screening`); None: the site is rendered without a
-    workspace, and the status pages say so. `against`: earlier releases to
-    compare the newest with (`reporter render --against`).
+    `stages` add their pages, files and home-page parts; the one with a `status`
+    (`screening_stage`) says what the status pages show of the screen and gives
+    the workspace's pool for titles. Without one the site is rendered without a
+    workspace, and the status pages say so. `inputs` are the comparisons and
+    titles already read (`read_site_inputs`, as a build gathers them); None:
+    read them here, with `against` (earlier releases to compare the newest with,
+    `reporter render --against`).
     """
-    screening = screening if screening is not None else ScreeningStatus(None, None, NO_WORKSPACE)
+    statuses = [stage.status for stage in stages if stage.status is not None]
+    if len(statuses) > 1:
+        raise ValueError("two stages say what the status pages show; one stage, screening, does")
+    screening = statuses[0] if statuses else ScreeningStatus(None, None, NO_WORKSPACE)
     releases = found.releases
     writer = SiteWriter(Path(out), rerender_archive=rerender_archive)
     bar = Progress("render", total=len(releases), unit="releases", enabled=progress)
@@ -201,15 +236,8 @@ def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] =
         writer.add(page.meta.path + ".md", render_md(page), archived=archived)
         pages += 1
 
-    # The comparisons first (they read routing.parquet), then one read of the titles every rebuilt page shows.
-    pairs: dict[str, list[Pair]] = {}
-    for i, j in pairs_to_render(releases, resolve_against(releases, against)):
-        rel, base = releases[i], releases[j]
-        pair = Pair(rel, base, j == i - 1, compute_diff(base, rel, seed=rel.samples["seed"]))
-        pairs.setdefault(rel.release_id, []).append(pair)
-    wanted = {w for group in pairs.values() for p in group for w in shown_ids(p.data)}
-    wanted |= {w["work_id"] for rel in releases for w in lost_works(rel)}
-    titles = gather_titles(releases, wanted, screening.pool)
+    inputs = inputs if inputs is not None else read_site_inputs(found, screening.pool, against)
+    pairs, titles = inputs.pairs, inputs.titles
     changes = {}
     for i, rel in enumerate(releases):
         release_page = build_release_page(rel)
@@ -220,7 +248,7 @@ def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] =
             add(page, True)
         report, note = screening.for_release(rel.release_id)
         add(build_status_page(rel, report, note, titles), False)
-        mine = pairs.get(rel.release_id, [])
+        mine = list(pairs.get(rel.release_id, ()))
         if not mine:
             add(build_diff_page(rel, None, titles), False)
             changes[rel.release_id] = change_line(rel, None, None)
@@ -238,7 +266,7 @@ def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] =
             add(page, archived)
         for path, data in stage.files:
             writer.add(path, data, archived=False)
-    homes = {stage.name: stage.home for stage in stages if stage.home is not None}
+    homes = {name: part for stage in stages for name, part in stage.home.items()}
     add(build_home(releases, changes=changes, **homes), False)
     add(build_glossary(releases), False)
     writer.check()
@@ -272,25 +300,30 @@ def _comparisons(earlier: Sequence[Release], pair: Pair, mine: list[Pair],
 def novelty_stage(rows: list[dict[str, Any]], source: Path | str) -> StagePages:
     """The novelty page and its home-page summary, from the lines of a results file."""
     page = build_novelty_page(rows, source)
-    return StagePages(name="novelty", pages=((page, False),), home=novelty_summary(page),
-                      items=len(page.candidates))
+    return StagePages(pages=((page, False),), home={"novelty": novelty_summary(page)},
+                      report={"novelty": len(page.candidates)})
 
 
-def digest_stage(archive: Path | None, *, pending: Sequence[DigestWeek] = ()) -> StagePages:
+def digest_stage(archive: Path | None, *, pending: Sequence[DigestWeek] = (),
+                 published: Sequence[DigestWeek] | None = None) -> StagePages:
     """Every published week of a digest archive (and the weeks a build is about to publish), as one stage.
 
     Each week's page is archived; the week index (`digest/index`), the Atom feed
     (`digest/feed.xml`) and the home page's summary are rebuilt. `pending` are
     weeks decided in memory by a build, shown as if published (the build
-    publishes them only once the writer's checks have passed). Without a week
-    the stage adds nothing and the home page says that none is published.
+    publishes them only once the writer's checks have passed). `published` are
+    the archive's weeks already read (`load_digest_weeks`; None: read them
+    here). Without a week the stage adds nothing and the home page says that
+    none is published.
     """
-    weeks = sorted([*(load_digest_weeks(archive) if archive is not None else []), *pending],
+    if published is None:
+        published = load_digest_weeks(archive) if archive is not None else []
+    weeks = sorted([*published, *pending],
                    key=lambda w: week_start(w.week))
     if len({w.week for w in weeks}) != len(weeks):
         raise InputError(f"{archive}: a week to publish is already published; nothing was written")
     if not weeks:
-        return StagePages(name="digest", pages=(), home=None, items=0)
+        return StagePages()
     names = [w.week for w in weeks]
     pages = [build_week_page(w, names) for w in weeks]
     inputs = weeks[0].document.get("inputs")
@@ -298,5 +331,10 @@ def digest_stage(archive: Path | None, *, pending: Sequence[DigestWeek] = ()) ->
     first = papers.get("sha256") if isinstance(papers, dict) else None  # the first week's papers file
     feed = atom_feed([(page, entry_id(w.week, w.sha256)) for w, page in zip(weeks, pages)],
                      feed_id(weeks[0].week, str(first or weeks[0].sha256)))
-    return StagePages(name="digest", pages=(*((p, True) for p in pages), (build_index_page(weeks), False)),
-                      home=digest_summary(weeks), items=len(weeks), files=((FEED, feed),))
+    return StagePages(pages=(*((p, True) for p in pages), (build_index_page(weeks), False)), files=((FEED, feed),),
+                      home={"digest": digest_summary(weeks)}, report={"digests": len(weeks)})
+
+
+def screening_stage(status: ScreeningStatus) -> StagePages:
+    """What the screen adds to the site: its part of the release status pages (`gather_screening`)."""
+    return StagePages(status=status)
