@@ -1,12 +1,13 @@
 """The site: page models, charts, the template environments, the writer, and render_site.
 
-compute (compute.py, diff.py) -> page models (pages.py, live.py, models.py)
--> views (templates/html, templates/md via env.py) -> one writer (writer.py).
+compute (compute.py, diff.py) -> page models (release_page.py, home_page.py,
+status_page.py, diff_page.py, digest_pages.py, novelty_page.py, glossary.py,
+the dataclasses in models/) -> views (templates/html, templates/md via env.py)
+-> one writer (writer.py).
 
 The names below are imported on first use (PEP 562), so that a module
-reading one small helper of the site (the routing engine checks rule page
-names with site.links) does not pay for the templates, the digest and the
-charts.
+reading one small helper of the site (site.links) does not pay for the
+templates, the digest and the charts.
 """
 
 from __future__ import annotations
