@@ -20,10 +20,10 @@ number (on this machine or others, through one state database):
 All database calls run on one worker thread, so the event loop keeps
 reading replies while a commit waits for the disk.
 
-Test hook (documented in docs/screening.md): `REPORTER_SCREEN_KILL_AT=raw-written`
-makes the process SIGKILL itself right after a batch's raw lines are fsynced
-and before their vote rows are written (`raw-written:N`: at the N-th batch),
-the one moment a crash test cannot otherwise aim at.
+The crash tests' seam (documented in docs/screening.md): `run_screen`'s
+`after_raw_written` is called with the batch count right after a batch's raw
+lines are fsynced and before their vote rows are written, the one moment a
+crash test cannot otherwise aim at; the command never passes it.
 """
 
 from __future__ import annotations
@@ -53,7 +53,6 @@ from .votes import FAILED, Vote, tier_gate
 FAILURES_IN_A_ROW = 5
 """A voter that fails this many requests in a row (after the client's own retries) stops the run."""
 
-KILL_AT_ENV = "REPORTER_SCREEN_KILL_AT"
 """Test hook: `raw-written[:N]` kills the runner after the N-th batch's raw lines are on disk."""
 
 
@@ -118,15 +117,20 @@ def new_runner_id() -> str:
 
 
 def run_screen(ws: Any, release_dir: Path, *, tiers: Sequence[str], max_cost: float | None = None,
-               environ: Mapping[str, str], progress: bool = True, runner_id: str | None = None) -> RunReport:
-    """Screen a release's works tier by tier (cheap, then expensive): claim, ask, record; see the module doc."""
+               environ: Mapping[str, str], progress: bool = True, runner_id: str | None = None,
+               after_raw_written: Callable[[int], None] | None = None) -> RunReport:
+    """Screen a release's works tier by tier (cheap, then expensive): claim, ask, record; see the module doc.
+
+    `after_raw_written(n)`, for the crash tests only, runs after the n-th batch's raw lines are fsynced
+    and before its vote rows are written."""
     settings = screen_settings(ws)
     for tier in tiers:
         if tier not in TIERS:
             raise InputError(f"tier {tier!r}: use one of {', '.join(TIERS)}")
     if max_cost is not None and not max_cost > 0:
         raise InputError(f"--max-cost {max_cost}: give a positive number of US dollars")
-    run = _Run(ws, settings, Path(release_dir), runner_id or new_runner_id(), environ, max_cost, progress)
+    run = _Run(ws, settings, Path(release_dir), runner_id or new_runner_id(), environ, max_cost, progress,
+               after_raw_written)
     try:
         return asyncio.run(run.main(tuple(t for t in TIERS if t in tiers)))
     except asyncio.CancelledError:
@@ -224,9 +228,11 @@ class _Tier:
 
 class _Run:
     def __init__(self, ws: Any, settings: ScreenSettings, release_dir: Path, runner: str,
-                 environ: Mapping[str, str], max_cost: float | None, progress: bool) -> None:
+                 environ: Mapping[str, str], max_cost: float | None, progress: bool,
+                 after_raw_written: Callable[[int], None] | None = None) -> None:
         self.ws, self.settings, self.release_dir, self.runner = ws, settings, release_dir, runner
         self.environ, self.max_cost, self.show = environ, max_cost, progress
+        self.after_raw_written = after_raw_written
         self.spend = 0.0
         self.batches = 0
         self.voters: list[Any] = []
@@ -424,7 +430,8 @@ class _Run:
                  for a, v, r in keys]
         where = self.raw.append(lines)
         self.batches += 1
-        _kill_hook(self.environ, "raw-written", self.batches)
+        if self.after_raw_written is not None:
+            self.after_raw_written(self.batches)
         rows = [VoteRow(tier.name, tier.generation.id, a.job.work_id, v, r.vote, r.input_tokens, r.output_tokens,
                         r.cost_usd, file, offset) for (a, v, r), (file, offset) in zip(keys, where)]
         recorded = self._record(tier, asked, rows, tally, answered=len(rows) + sum(len(a.failed) for a in asked),
@@ -626,12 +633,3 @@ def _duration(seconds: float) -> str:
         return f"{seconds // 60}m{seconds % 60:02d}s"
     return f"{seconds}s"
 
-
-def _kill_hook(environ: Mapping[str, str], point: str, count: int) -> None:
-    """The crash tests' hook (KILL_AT_ENV): SIGKILL this process at a named point, nothing else."""
-    wanted = environ.get(KILL_AT_ENV)
-    if not wanted:
-        return
-    name, _, nth = wanted.partition(":")
-    if name == point and count >= int(nth or 1):
-        os.kill(os.getpid(), signal.SIGKILL)
