@@ -8,7 +8,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 from support.fake_openai import Answer, FakeOpenAI, Status
-from support.routing import write_specs
+from support.routing import TODAY, write_specs
 from test_screen_run import PREFIX, RULES, make_workspace, screen, title_of
 
 from reporter.cli import main
@@ -39,7 +39,7 @@ def screened(tmp_path_factory):
     write_specs(root, RULES + [{"id": "never", "description": "matches nothing here", "pile": "hold",
                                 "precedence": 5, "match": {"field": "title", "any_phrase": ["nowhere"]}}])
     w["second"] = route_release(root / "pool.parquet", root / "specs", root / "releases", workers=1,
-                                progress=False).release_dir
+                                progress=False, as_of=TODAY).release_dir
     assert w["second"] != w["release_dir"]
     return w
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from support.routing import TODAY
+
 from reporter.config import load_workspace
 from reporter.errors import InputError
 from reporter.routing.release import route_release
@@ -87,7 +89,7 @@ def make_workspace(root: Path, *, screen: bool = True, cheap: bool = False, expe
 def route(root: Path):
     """(workspace, release folder) after routing the workspace with the real engine."""
     ws = load_workspace(root)
-    result = route_release(ws.pool, ws.specs, ws.releases, overlay=ws.overlay, workers=1, progress=False)
+    result = route_release(ws.pool, ws.specs, ws.releases, overlay=ws.overlay, workers=1, progress=False, as_of=TODAY)
     return ws, result.release_dir
 
 

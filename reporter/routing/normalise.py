@@ -88,7 +88,6 @@ def _flat(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
 
 
 _COMPOSE_SECOND: set[int] | None = None
-_WORK: dict[int, bool] = {}
 
 
 def _compose_second() -> set[int]:
@@ -114,6 +113,19 @@ def warm_tables() -> None:
     benchmark pool, once per worker, unless the parent did it before forking.
     """
     _compose_second()
+
+
+def tables_built() -> bool:
+    """Whether this process holds the tables warm_tables builds (a forked worker inherits them)."""
+    return _COMPOSE_SECOND is not None
+
+
+def forget_tables() -> None:
+    """Drop this process's normalisation tables and caches, as a fresh process starts: for a check that
+    routing builds them before it forks its workers. Normalisation then builds them again when it needs them."""
+    global _COMPOSE_SECOND
+    _COMPOSE_SECOND = None
+    _FLAGS.clear()
 
 
 # What normalisation does to a non-ASCII character, as bit flags.
