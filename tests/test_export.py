@@ -134,7 +134,7 @@ def test_an_unscreened_workspace_exports_a_header_and_creates_no_database(tmp_pa
 
 def test_screen_columns_and_write_export_alone(tmp_path):
     from reporter.screening.config import VoterSettings
-    from reporter.screening.store import VoteRow
+    from reporter.screening.store_rows import VoteRow
     from reporter.screening.votes import Vote
     voters = tuple(VoterSettings(n, "http://x/v1", m, None, 1, 0.0, 0.0) for n, m in (("a", "ma"), ("b", "mb")))
     votes = {"a": VoteRow("expensive", "g" * 64, "w", "a", Vote(None, "refusal", "No."), 10, 2, 0.5, "r.jsonl", 0)}

@@ -21,7 +21,8 @@ from test_screen_run import KEY, MODELS, make_workspace, screen, short
 from reporter.config import load_workspace
 from reporter.screening.prompt import generation_for, load_prompt
 from reporter.screening.rawlog import orphans
-from reporter.screening.store import open_store, store_text, stored_text
+from reporter.screening.store import open_store
+from reporter.screening.store_sql import store_text, stored_text
 
 LONE = "\ud800 lone"
 NUL = "nul \x00 inside"

@@ -18,7 +18,8 @@ from support.routing import TODAY, write_pool, write_specs
 
 from reporter.config import load_workspace
 from reporter.routing.release import route_release
-from reporter.screening.runner import RunReport, run_screen
+from reporter.screening.run_report import RunReport
+from reporter.screening.runner import run_screen
 
 KEY_ENV = "SCREEN_TEST_KEY"
 KEY = "sk-test-SECRET-7f3a9c1e5b"

@@ -22,7 +22,8 @@ from reporter.routing.release import route_release
 from reporter.screening.plan import generations
 from reporter.screening.prompt import load_prompt
 from reporter.screening.scope import load_works, screen_piles, tier_scope
-from reporter.screening.store import FailureRow, VerdictRow, VoteRow, open_store
+from reporter.screening.store import open_store
+from reporter.screening.store_rows import FailureRow, VerdictRow, VoteRow
 from reporter.screening.votes import Vote
 
 HOSTILE = "Replication of <script>alert(1)</script> Smith | **1990** [x](javascript:alert(1))"

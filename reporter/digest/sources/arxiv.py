@@ -9,8 +9,8 @@ from typing import Any
 from ...errors import InputError
 from ...ids import doi_id, split_arxiv
 from ..records import Record
-from .files import clean, xml_text, iso_date, json_items, json_object, parse_xml, read_bytes, required, text_field
-from .fold import fold_same_id, folded_records
+from .files import clean, iso_date, json_items, json_object, parse_xml, read_bytes, required, text_field, xml_text
+from .fold import folded_records
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 ARXIV = "{http://arxiv.org/schemas/atom}"

@@ -11,7 +11,7 @@ from ...errors import InputError
 from ...ids import arxiv_doi_id, doi_id, normalize_openalex
 from ..records import Record
 from .files import ASCII_DIGITS, clean, iso_date, json_items, json_object, read_bytes, required, text_field
-from .fold import fold_same_id, folded_records
+from .fold import folded_records
 
 # --- OpenAlex works -------------------------------------------------------------------------------
 

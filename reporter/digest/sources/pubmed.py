@@ -10,7 +10,7 @@ from pathlib import Path
 from ...errors import InputError
 from ...ids import doi_id
 from ..records import Record
-from .files import ASCII_DIGITS, xml_text, iso_date, parse_xml, read_bytes, required
+from .files import ASCII_DIGITS, iso_date, parse_xml, read_bytes, required, xml_text
 from .fold import folded_records
 
 # --- PubMed efetch XML ----------------------------------------------------------------------------
