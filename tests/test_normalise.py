@@ -86,11 +86,11 @@ def test_whitespace_runs_of_any_length_collapse_like_str_split():
     """The numpy collapse steps back over a row's trailing run a few bytes at a time, then finishes long ones."""
     import numpy as np
 
-    from reporter.routing.normalise import _collapse
+    from reporter.routing.arrowtext import collapse_whitespace
     values = ["a" + " " * 40, " " * 50, "b \t\n" * 3 + "\t" * 100, "x  y", "", None, "  z  ",
               "q" + " \n" * 50_000, "\x1f\x1c lead", "c\u00a0 d"]
     arr = pa.array(["skip"] + values, pa.string()).slice(1)  # a sliced array: offsets start past zero
-    got = _collapse(arr, np.arange(len(values)), unicode_rows=np.array([len(values) - 1]))
+    got = collapse_whitespace(arr, np.arange(len(values)), unicode_rows=np.array([len(values) - 1]))
     assert got.to_pylist() == [None if v is None else " ".join(v.split()) for v in values]
 
 

@@ -48,7 +48,6 @@ def scrub(message: str, url: str) -> str:
     return message
 
 
-
 def connect_sqlite(path: str, readonly: bool) -> sqlite3.Connection:
     try:
         if readonly:

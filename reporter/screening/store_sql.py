@@ -63,8 +63,6 @@ class StoredCursor:
         return [stored_row(r) for r in self._cur.fetchall()]
 
 
-
-
 # --- the two dialects -----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
