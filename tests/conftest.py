@@ -54,6 +54,7 @@ def site_build(tmp_path_factory):
     from reporter.config import load_workspace
     from reporter.routing.labels import label_stats_for, load_labels, write_label_stats
     from reporter.routing.release import route_release
+    from datetime import date
     from reporter.routing.specs import load_rulebook
     from reporter.site import render_site
 
@@ -63,8 +64,8 @@ def site_build(tmp_path_factory):
     published = ({"label": "2026-W19", "first_written": "2026-05-04"},
                  {"label": "2026-W20 <b>edited</b>", "first_written": "2026-05-11"})
     for (pool, specs), doc in zip((("pool.jsonl", "specs"), ("pool_v2.jsonl", "specs_v2")), published):
-        result = route_release(SITE_WORKSPACE / pool, SITE_WORKSPACE / specs, releases,
-                               sample_seed=0, workers=1, progress=False)
+        result = route_release(SITE_WORKSPACE / pool, SITE_WORKSPACE / specs, releases, sample_seed=0, workers=1,
+                               progress=False, as_of=date.fromisoformat(doc["first_written"]))
         write_label_stats(result.release_dir, label_stats_for(
             result.release_dir, load_labels(SITE_WORKSPACE / "labels.csv"), load_rulebook(SITE_WORKSPACE / specs)))
         (result.release_dir / "published.json").write_text(_json.dumps(doc), encoding="utf-8")

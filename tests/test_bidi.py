@@ -2,7 +2,7 @@
 
 import json
 
-from support.routing import write_pool, write_specs
+from support.routing import TODAY, write_pool, write_specs
 from support.site import Node, parse_html
 
 from reporter.routing.release import route_release
@@ -36,7 +36,7 @@ def test_ids_with_bidi_controls_are_isolated_on_every_page(tmp_path):
     pool = write_pool(tmp_path / "pool.parquet", [
         {"work_id": WORK, "source": "crossref", "title": "A replication", "abstract": "A replication study."},
         {"work_id": "doi:10.1/plain", "source": "crossref", "title": "Erratum", "abstract": "Erratum text."}])
-    release = route_release(pool, specs, tmp_path / "releases", progress=False)
+    release = route_release(pool, specs, tmp_path / "releases", progress=False, as_of=TODAY)
     render_site(tmp_path / "releases", tmp_path / "site", progress=False)
     pages = sorted((tmp_path / "site").rglob("*.html"))
     shown = 0

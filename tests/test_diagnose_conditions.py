@@ -11,7 +11,7 @@ import sys
 
 import pyarrow.parquet as pq
 import pytest
-from support.routing import write_pool, write_specs
+from support.routing import TODAY, write_pool, write_specs
 
 from reporter.routing.release import route_release
 
@@ -54,7 +54,7 @@ W2_WINDOWS = [window("title", "", "Replication", " in rats: a failed attempt"),
 def ws(tmp_path_factory):
     root = tmp_path_factory.mktemp("diagnose-conditions")
     result = route_release(write_pool(root / "pool.parquet", ROWS), write_specs(root, RULES), root / "releases",
-                           progress=False)
+                           progress=False, as_of=TODAY)
     return root, result
 
 

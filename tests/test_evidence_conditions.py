@@ -13,7 +13,7 @@ import re
 import pyarrow.parquet as pq
 import pytest
 from markdown_it import MarkdownIt
-from support.routing import write_pool, write_specs
+from support.routing import TODAY, write_pool, write_specs
 from support.site import parse_html
 
 from reporter.routing.release import ENGINE_VERSION, RELEASE_FILES, route_release
@@ -83,7 +83,7 @@ BEST = {"doi:10.1/w1": EXPECTED["doi:10.1/w1"][0], "doi:10.1/w2": EXPECTED["doi:
 def routed(tmp_path_factory):
     root = tmp_path_factory.mktemp("conditions")
     result = route_release(write_pool(root / "pool.parquet", ROWS), write_specs(root, RULES),
-                           root / "releases", progress=False, batch_rows=3)
+                           root / "releases", progress=False, batch_rows=3, as_of=TODAY)
     table = pq.read_table(result.release_dir / "routing.parquet")
     samples = json.loads((result.release_dir / "samples.json").read_text(encoding="utf-8"))
     return result, table, samples, root
@@ -126,7 +126,7 @@ def test_the_engine_version_says_routing_5(routed):
 def test_the_bytes_do_not_depend_on_workers_or_batches(routed, tmp_path, workers, batch_rows):
     result, _, _, root = routed
     again = route_release(root / "pool.parquet", root / "specs", tmp_path / "releases", progress=False,
-                          workers=workers, batch_rows=batch_rows)
+                          workers=workers, batch_rows=batch_rows, as_of=TODAY)
     assert again.release_id == result.release_id
     for name in RELEASE_FILES:
         assert (again.release_dir / name).read_bytes() == (result.release_dir / name).read_bytes(), name

@@ -8,7 +8,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 from support.fake_openai import Answer, FakeOpenAI, Status
-from support.routing import write_specs
+from support.routing import TODAY, write_specs
 from test_screen_run import PREFIX, RULES, make_workspace, screen, title_of
 
 from reporter.cli import main
@@ -39,7 +39,7 @@ def screened(tmp_path_factory):
     write_specs(root, RULES + [{"id": "never", "description": "matches nothing here", "pile": "hold",
                                 "precedence": 5, "match": {"field": "title", "any_phrase": ["nowhere"]}}])
     w["second"] = route_release(root / "pool.parquet", root / "specs", root / "releases", workers=1,
-                                progress=False).release_dir
+                                progress=False, as_of=TODAY).release_dir
     assert w["second"] != w["release_dir"]
     return w
 
@@ -134,7 +134,7 @@ def test_an_unscreened_workspace_exports_a_header_and_creates_no_database(tmp_pa
 
 def test_screen_columns_and_write_export_alone(tmp_path):
     from reporter.screening.config import VoterSettings
-    from reporter.screening.store import VoteRow
+    from reporter.screening.store_rows import VoteRow
     from reporter.screening.votes import Vote
     voters = tuple(VoterSettings(n, "http://x/v1", m, None, 1, 0.0, 0.0) for n, m in (("a", "ma"), ("b", "mb")))
     votes = {"a": VoteRow("expensive", "g" * 64, "w", "a", Vote(None, "refusal", "No."), 10, 2, 0.5, "r.jsonl", 0)}

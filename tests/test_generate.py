@@ -18,6 +18,7 @@ from reporter import files
 from reporter.example import (HOSTILE_TITLES, INCLUDE_KINDS, KINDS, MARKER_KEY, generate_labels, generate_pool,
                               pool_truth)
 from reporter.example import generate as gen
+from reporter.example import words
 
 ROWS = 6_000
 ID_SHAPES = re.compile(r"^(doi:10\.5555/\S+|osf:[0-9a-z]{5}|pmid:[0-9]{8}|arxiv:[0-9]{4}\.[0-9]{5}|openalex:W[0-9]+)$")
@@ -170,11 +171,11 @@ def test_word_lists_are_package_data():
     data = json.loads(resources.files("reporter.example").joinpath("words.json").read_text(encoding="utf-8"))
     assert data["hostile_titles"] == HOSTILE_TITLES
     for name, bank in data["banks"].items():
-        assert gen.BANKS[name] == bank
+        assert words.BANKS[name] == bank
         lists = bank.values() if isinstance(bank, dict) else [bank]
         assert all(lists) and all(isinstance(v, str) and v for values in lists for v in values), name
     # Weighted templates are pairs in JSON and (template, weight) tuples in code.
-    assert ("Erratum", 2) in gen.TITLES["erratum_title"]
+    assert ("Erratum", 2) in words.TITLES["erratum_title"]
 
 
 def test_writes_go_through_the_file_layer(tmp_path, monkeypatch):

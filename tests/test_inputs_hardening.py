@@ -25,7 +25,7 @@ from reporter.routing.textscan import word_end as _word_end
 from reporter.routing.release import route_release
 from reporter.routing.textscan import FieldBuffer
 from reporter.site import render_site
-from support.routing import write_pool, write_specs
+from support.routing import TODAY, write_pool, write_specs
 
 RULES = [
     {"id": "rep", "pile": "screen", "precedence": 20, "match": {"field": "text", "phrase": "replication"}},
@@ -43,7 +43,7 @@ def rows_with(big: str) -> list[dict]:
 
 
 def route(tmp_path, pool, name="releases"):
-    return route_release(pool, write_specs(tmp_path, RULES), tmp_path / name, progress=False)
+    return route_release(pool, write_specs(tmp_path, RULES), tmp_path / name, progress=False, as_of=TODAY)
 
 
 def routing(result) -> list[dict]:

@@ -9,7 +9,7 @@ import pytest
 from reporter.routing.labels import label_stats_for, load_labels, wilson, write_label_stats
 from reporter.routing.specs import load_rulebook
 from reporter.routing.release import route_release
-from support.routing import write_pool, write_specs
+from support.routing import TODAY, write_pool, write_specs
 from support.routing_fixture import ROWS, RULES
 
 LABELS = """work_id,label
@@ -30,7 +30,7 @@ def ws(tmp_path_factory):
     specs = write_specs(root, RULES)
     pool = write_pool(root / "pool.parquet", ROWS)
     (root / "labels.csv").write_text(LABELS)
-    result = route_release(pool, specs, root / "releases", progress=False)
+    result = route_release(pool, specs, root / "releases", progress=False, as_of=TODAY)
     write_label_stats(result.release_dir,
                       label_stats_for(result.release_dir, load_labels(root / "labels.csv"), load_rulebook(specs)))
     return root, result
@@ -65,7 +65,7 @@ def test_label_stats(ws):
 
 def test_labels_are_not_a_release_input(ws):
     root, result = ws
-    again = route_release(root / "pool.parquet", root / "specs", root / "releases", progress=False)
+    again = route_release(root / "pool.parquet", root / "specs", root / "releases", progress=False, as_of=TODAY)
     assert again.release_id == result.release_id
 
 

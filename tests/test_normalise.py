@@ -50,7 +50,8 @@ def test_required_literals_of_regexes():
 
 def test_non_ascii_characters_join_a_literal_only_where_lower_casing_mirrors_their_case_folding():
     """β (Β, ϐ) and é are seen as themselves in the lower-cased text; ς and σ are not (Σ lower-cases to σ)."""
-    from reporter.routing.regexlit import _seen_as, needs_non_ascii, required_literal, required_literals
+    from reporter.routing.regexchars import seen_as
+    from reporter.routing.regexlit import needs_non_ascii, required_literal, required_literals
     assert required_literals(r"\((d|or|β) = -?[0-9]+\.[0-9]+") == ("(d = ", "(or = ", "(β = ")
     assert required_literal("Café au lait") == "café au lait"
     assert required_literal("STRAẞE") == "straße"
@@ -58,7 +59,7 @@ def test_non_ascii_characters_join_a_literal_only_where_lower_casing_mirrors_the
     assert required_literal("ſtudy") == "study"             # long s: RE2 folds it with s, NFKC makes it s
     assert required_literal("ςσ data") == " data"           # both sigmas stop the literal run
     assert required_literal("ab\u0301cd") is None           # a combining mark: NFKC may join it to a neighbour
-    assert [_seen_as(c) for c in "βΒϐςσΣÉİ"] == ["β", "β", "β", None, None, None, "é", "i"]
+    assert [seen_as(c) for c in "βΒϐςσΣÉİ"] == ["β", "β", "β", None, None, None, "é", "i"]
     assert needs_non_ascii("β") and not needs_non_ascii("ſ")   # ſ matches s
 
 
@@ -67,12 +68,12 @@ def test_every_cased_character_lies_below_the_orbit_search_bound():
     above it has a case mapping (so none is in any orbit)."""
     import sys
 
-    from reporter.routing.regexlit import CASED_BELOW, _candidates
+    from reporter.routing.regexchars import CASED_BELOW, cased_candidates
     cased = [c for c in range(CASED_BELOW, sys.maxunicode + 1)
              if chr(c).lower() != chr(c) or chr(c).upper() != chr(c) or chr(c).casefold() != chr(c)]
     assert cased == []
     # The candidates, UTF-8-encoded in numpy, are those code points one a string.
-    assert _candidates().to_pylist() == [chr(c) for c in range(CASED_BELOW) if not 0xD800 <= c < 0xE000]
+    assert cased_candidates().to_pylist() == [chr(c) for c in range(CASED_BELOW) if not 0xD800 <= c < 0xE000]
 
 
 def test_whitespace_set_is_every_isspace_character():
@@ -86,11 +87,11 @@ def test_whitespace_runs_of_any_length_collapse_like_str_split():
     """The numpy collapse steps back over a row's trailing run a few bytes at a time, then finishes long ones."""
     import numpy as np
 
-    from reporter.routing.normalise import _collapse
+    from reporter.routing.arrowtext import collapse_whitespace
     values = ["a" + " " * 40, " " * 50, "b \t\n" * 3 + "\t" * 100, "x  y", "", None, "  z  ",
               "q" + " \n" * 50_000, "\x1f\x1c lead", "c\u00a0 d"]
     arr = pa.array(["skip"] + values, pa.string()).slice(1)  # a sliced array: offsets start past zero
-    got = _collapse(arr, np.arange(len(values)), unicode_rows=np.array([len(values) - 1]))
+    got = collapse_whitespace(arr, np.arange(len(values)), unicode_rows=np.array([len(values) - 1]))
     assert got.to_pylist() == [None if v is None else " ".join(v.split()) for v in values]
 
 

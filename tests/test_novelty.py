@@ -16,7 +16,7 @@ from reporter.cli import main
 from reporter.errors import InputError
 from reporter.novelty import (check_candidate, load_graph, load_novelty_results, openalex_events,
                               parse_candidate, parse_events, write_events)
-from reporter.novelty.keys import normalize_lom_id
+from reporter.ids import normalize_lom_id
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "novelty"
 WORKED = FIXTURES / "worked_example"

@@ -11,7 +11,7 @@ import pytest
 
 from reporter.errors import InputError
 from reporter.routing.release import route_release
-from support.routing import write_pool, write_specs
+from support.routing import TODAY, write_pool, write_specs
 
 RULES = [
     {"id": "rep", "pile": "screen", "precedence": 20, "match": {"field": "text", "phrase": "replication"}},
@@ -28,7 +28,7 @@ EXPECTED = {"discard": 1, "hold": 0, "screen_cheap": 0, "screen": 1, "pending": 
 
 def route(tmp_path, pool, **kw):
     specs = write_specs(tmp_path, RULES)
-    return route_release(pool, specs, tmp_path / "releases", progress=False, **kw)
+    return route_release(pool, specs, tmp_path / "releases", progress=False, **kw, as_of=TODAY)
 
 
 def test_parquet_file(tmp_path):
@@ -134,7 +134,7 @@ def test_changed_rule_mints_new_id(tmp_path):
     pool = write_pool(tmp_path / "pool.parquet", ROWS)
     first = route(tmp_path, pool)
     specs = write_specs(tmp_path, [RULES[0], {**RULES[1], "precedence": 31}])
-    second = route_release(pool, specs, tmp_path / "releases", progress=False)
+    second = route_release(pool, specs, tmp_path / "releases", progress=False, as_of=TODAY)
     assert second.release_id != first.release_id
 
 
@@ -160,8 +160,8 @@ def test_bytes_do_not_depend_on_batching_or_workers(tmp_path, monkeypatch):
              "abstract": ["Text.", None, "More text."][i % 3]} for i in range(100)]
     pool = write_pool(tmp_path / "pool.parquet", rows)
     specs = write_specs(tmp_path, RULES)
-    a = route_release(pool, specs, tmp_path / "a", progress=False)
-    b = route_release(pool, specs, tmp_path / "b", progress=False, batch_rows=7, workers=1)
+    a = route_release(pool, specs, tmp_path / "a", progress=False, as_of=TODAY)
+    b = route_release(pool, specs, tmp_path / "b", progress=False, batch_rows=7, workers=1, as_of=TODAY)
     assert a.release_id == b.release_id
     for name in ("release.json", "routing.parquet", "rule_stats.json", "samples.json"):
         assert (a.release_dir / name).read_bytes() == (b.release_dir / name).read_bytes(), name

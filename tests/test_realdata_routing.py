@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from support.reference import norm, phrase_re, route
-from support.routing import DEFAULT_PILES, synergy_works, write_specs
+from support.routing import TODAY, DEFAULT_PILES, synergy_works, write_specs
 
 pytestmark = pytest.mark.realdata
 
@@ -87,7 +87,7 @@ def routed(tmp_path_factory):
     pq.write_table(pa.table({c: pa.array([w[c] for w in works], pa.string()) for c in cols}), pool)
     specs = write_specs(root, {"a.json": RULES[:5], "b.json": RULES[5:]}, PILES)
     from reporter.routing.release import route_release
-    result = route_release(pool, specs, root / "releases", workers=2, progress=False)
+    result = route_release(pool, specs, root / "releases", workers=2, progress=False, as_of=TODAY)
     stats = json.loads((result.release_dir / "rule_stats.json").read_text(encoding="utf-8"))
     return works, result, stats
 

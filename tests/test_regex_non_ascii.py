@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pyarrow.parquet as pq
 import pytest
-from support.routing import write_pool, write_specs
+from support.routing import TODAY, write_pool, write_specs
 
 from reporter.routing.engine import compile_plan
 from reporter.routing.regexlit import needs_non_ascii
@@ -58,7 +58,7 @@ def _piles(tmp_path, name: str, regex: str, field: str) -> list[tuple[str, str]]
     specs = write_specs(tmp_path / name, [{"id": "non-latin", "pile": "hold", "precedence": 10,
                                             "match": {"field": field, "regex": regex}}])
     pool = write_pool(tmp_path / f"{name}.parquet", ROWS)
-    result = route_release(pool, specs, tmp_path / name / "releases", progress=False)
+    result = route_release(pool, specs, tmp_path / name / "releases", progress=False, as_of=TODAY)
     table = pq.read_table(result.release_dir / "routing.parquet", columns=["work_id", "pile"])
     return sorted(zip(table.column("work_id").to_pylist(), table.column("pile").to_pylist()))
 

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from support.routing import write_pool, write_specs
+from support.routing import TODAY, write_pool, write_specs
 from support.routing_fixture import ROWS, RULES
 
 from reporter.cli import main
@@ -67,7 +67,7 @@ def test_another_seed_is_another_release(ws):
 def test_release_json_records_every_file_digest(ws):
     import hashlib
     root, pool, specs = ws
-    result = route_release(pool, specs, root / "releases", progress=False)
+    result = route_release(pool, specs, root / "releases", progress=False, as_of=TODAY)
     manifest = json.loads((result.release_dir / "release.json").read_text())
     assert set(manifest["files"]) == {"routing.parquet", "rule_stats.json", "samples.json"}
     for name, digest in manifest["files"].items():
@@ -77,12 +77,12 @@ def test_release_json_records_every_file_digest(ws):
 @pytest.mark.parametrize("name", ["rule_stats.json", "samples.json", "routing.parquet"])
 def test_a_render_refuses_an_edited_release(ws, name):
     root, pool, specs = ws
-    route_release(pool, specs, root / "releases", progress=False)
+    route_release(pool, specs, root / "releases", progress=False, as_of=TODAY)
     file = next(specs.glob("rules/*.json"))
     rules = json.loads(file.read_text())
     rules[0]["description"] = "a second rule book, so the site shows a diff that reads routing.parquet"
     file.write_text(json.dumps(rules))
-    second = route_release(pool, specs, root / "releases", progress=False)
+    second = route_release(pool, specs, root / "releases", progress=False, as_of=TODAY)
     target = second.release_dir / name
     if name.endswith(".json"):
         doc = json.loads(target.read_text())
@@ -103,10 +103,21 @@ def test_a_huge_match_keeps_samples_small(tmp_path):
                                     "match": {"field": "abstract", "phrase": "trial*"}}])
     pool = write_pool(tmp_path / "pool.parquet", [
         {"work_id": "doi:10.1/long", "source": "crossref", "title": "Long", "abstract": f"A {word} here."}])
-    result = route_release(pool, specs, tmp_path / "releases", progress=False)
+    result = route_release(pool, specs, tmp_path / "releases", progress=False, as_of=TODAY)
     evidence = pq.read_table(result.release_dir / "routing.parquet").column("evidence").to_pylist()[0]
     assert evidence["end"] - evidence["start"] == len(word) and word.startswith(evidence["text"])
     work = json.loads((result.release_dir / "samples.json").read_text())["piles"]["screen"][0]
     assert work["context"]["match"] == word[:160] and work["context"]["match_cut"] is True
     assert work["context"]["after"] == "" and work["evidence"]["text"] == word[:160]
     assert (result.release_dir / "samples.json").stat().st_size < 5_000
+
+
+def test_the_first_written_date_is_the_callers_never_the_clocks(ws):
+    """The date a release is first written is passed in from the command's edge: route_release has no default
+    that reads the clock, and published.json records the date it was given."""
+    import datetime as dt
+    import inspect
+    root, pool, specs = ws
+    assert inspect.signature(route_release).parameters["as_of"].default is inspect.Parameter.empty
+    result = route_release(pool, specs, root / "releases", progress=False, as_of=dt.date(2001, 2, 3))
+    assert json.loads((result.release_dir / "published.json").read_text())["first_written"] == "2001-02-03"

@@ -17,6 +17,8 @@ pytest.importorskip("distributed", reason="the dask extra (dask, distributed) is
 
 from distributed import LocalCluster  # noqa: E402
 
+from support.routing import TODAY
+
 from reporter.cli import main  # noqa: E402
 from reporter.errors import InputError  # noqa: E402
 from reporter.routing import pieces  # noqa: E402
@@ -48,10 +50,10 @@ def _files(result) -> dict[str, bytes]:
 
 
 def test_a_dask_cluster_routes_the_same_bytes_as_one_process(pool, cluster, tmp_path, monkeypatch):
-    local = _files(route_release(pool, SPECS, tmp_path / "local", workers=1, progress=False))
+    local = _files(route_release(pool, SPECS, tmp_path / "local", workers=1, progress=False, as_of=TODAY))
     monkeypatch.setattr(pieces, "PIECE_ROWS", 500)
     remote = route_release(pool, SPECS, tmp_path / "dask", progress=False, batch_rows=200,
-                           dask=cluster.scheduler_address)
+                           dask=cluster.scheduler_address, as_of=TODAY)
     assert _files(remote) == local
     assert remote.rows == ROWS
 
@@ -64,7 +66,7 @@ def test_route_dask_from_reporter_toml(pool, cluster, tmp_path, capsys):
         f'[route]\ndask = "{cluster.scheduler_address}"\n', encoding="utf-8")
     assert main(["route", "--workspace", str(ws), "--json"]) == 0
     first = capsys.readouterr().out
-    local = route_release(pool, SPECS, tmp_path / "local", workers=1, progress=False)
+    local = route_release(pool, SPECS, tmp_path / "local", workers=1, progress=False, as_of=TODAY)
     assert f'"release_id": "{local.release_id}"' in first
     release = ws / "releases" / local.release_id
     assert {n: (release / n).read_bytes() for n in RELEASE_FILES} == _files(local)
@@ -74,4 +76,4 @@ def test_a_pool_that_is_not_parquet_is_refused_for_dask(tmp_path, cluster):
     jsonl = tmp_path / "pool.jsonl"
     jsonl.write_text('{"work_id": "doi:1", "source": "x", "title": "t", "abstract": "a", "type": "article"}\n', encoding="utf-8")
     with pytest.raises(InputError, match="convert the pool to Parquet"):
-        route_release(jsonl, SPECS, tmp_path / "out", progress=False, dask=cluster.scheduler_address)
+        route_release(jsonl, SPECS, tmp_path / "out", progress=False, dask=cluster.scheduler_address, as_of=TODAY)

@@ -16,6 +16,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from support.routing import TODAY
+
 from reporter.routing import pieces
 from reporter.routing.release import RELEASE_FILES, route_release
 
@@ -35,7 +37,7 @@ def pool(tmp_path_factory) -> Path:
 
 
 def _release(pool: Path, out: Path, **kw) -> dict[str, bytes]:
-    result = route_release(pool, SPECS, out, progress=False, **kw)
+    result = route_release(pool, SPECS, out, progress=False, **kw, as_of=TODAY)
     return {name: (result.release_dir / name).read_bytes() for name in RELEASE_FILES}
 
 
@@ -61,12 +63,13 @@ def test_every_worker_count_batch_size_and_cut_gives_the_same_bytes(pool, refere
     assert stats["rows"] == ROWS and sum(stats["piles"].values()) == ROWS
 
 
-def test_workers_inherit_normalisation_tables_the_caller_built_before_forking(pool, tmp_path, monkeypatch):
+def test_workers_inherit_normalisation_tables_the_caller_built_before_forking(pool, tmp_path):
     """The caller routes no row itself: the table is there only because it was built for the workers."""
-    from reporter.routing import normalise
-    monkeypatch.setattr(normalise, "_COMPOSE_SECOND", None)
+    from reporter.routing.normalise import forget_tables, tables_built
+    forget_tables()
+    assert not tables_built()
     _release(pool, tmp_path, workers=2)
-    assert normalise._COMPOSE_SECOND is not None and 0x0301 in normalise._COMPOSE_SECOND
+    assert tables_built()
 
 
 def test_the_pool_is_cut_into_the_pieces_the_limits_ask_for(pool, monkeypatch):
@@ -155,7 +158,7 @@ def test_a_duplicate_in_another_piece_is_named_and_nothing_is_published(pool, tm
     monkeypatch.setattr(pieces, "PIECE_ROWS", 500)
     out = tmp_path / "releases"
     with pytest.raises(InputError, match=rf"1 duplicate work_id value\(s\), e.g. {ids[0]}; work_id must be unique"):
-        route_release(dup, SPECS, out, progress=False, workers=2)
+        route_release(dup, SPECS, out, progress=False, workers=2, as_of=TODAY)
     assert list(out.iterdir()) == []  # the temporary release folder is gone, nothing was published
 
 

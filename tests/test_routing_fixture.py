@@ -12,7 +12,7 @@ import pytest
 
 from reporter.routing.release import route_release
 from support.reference import route
-from support.routing import DEFAULT_PILES, write_pool, write_specs
+from support.routing import TODAY, DEFAULT_PILES, write_pool, write_specs
 from support.routing_fixture import ROWS, RULES
 
 
@@ -21,7 +21,7 @@ def release(tmp_path_factory):
     root = tmp_path_factory.mktemp("fixture")
     specs = write_specs(root, RULES)
     pool = write_pool(root / "pool.parquet", ROWS)
-    result = route_release(pool, specs, root / "releases", progress=False)
+    result = route_release(pool, specs, root / "releases", progress=False, as_of=TODAY)
     stats = json.loads((result.release_dir / "rule_stats.json").read_text())
     table = pq.read_table(result.release_dir / "routing.parquet").to_pylist()
     return result, stats, {r["work_id"]: r for r in table}, root

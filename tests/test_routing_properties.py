@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from reporter.routing.release import route_release
 from support.reference import norm, phrase_re, route
-from support.routing import DEFAULT_PILES, write_pool, write_specs
+from support.routing import TODAY, DEFAULT_PILES, write_pool, write_specs
 
 WORDS = ["trial", "trials", "pretrial", "replication", "replicate", "of", "study", "Hébert", "ﬁsh", "café", "naïve",
          "Ørsted", "Hébert",
@@ -71,7 +71,7 @@ def test_engine_agrees_with_reference(tmp_path_factory, rules, rows):
     root = tmp_path_factory.mktemp("prop")
     specs = write_specs(root, rules)
     pool = write_pool(root / "pool.parquet", rows) if rows else _empty_pool(root)
-    result = route_release(pool, specs, root / "releases", progress=False, batch_rows=7, workers=2)
+    result = route_release(pool, specs, root / "releases", progress=False, batch_rows=7, workers=2, as_of=TODAY)
     stats = json.loads((result.release_dir / "rule_stats.json").read_text())
     table = pq.read_table(result.release_dir / "routing.parquet").to_pylist()
 

@@ -28,7 +28,7 @@ from reporter.routing.regexlit import regex_error, required_literals, span_patte
 from reporter.routing.release import route_release
 from reporter.routing.specs import MAX_DEPTH, load_rulebook
 from reporter.site import render_site
-from support.routing import write_pool, write_specs
+from support.routing import TODAY, write_pool, write_specs
 
 # ---------------------------------------------------------------- regexes from a small RE2 grammar
 
@@ -220,7 +220,7 @@ def _check(root, piles, rules) -> str:
     for name, rows in (("one", _pool_rows(0, 14)), ("two", _pool_rows(6, 14))):
         pool = write_pool(root / f"{name}.parquet", rows)
         try:
-            route_release(pool, specs, releases, progress=False, batch_rows=5)
+            route_release(pool, specs, releases, progress=False, batch_rows=5, as_of=TODAY)
         except InputError as exc:
             # Only the pool can refuse a book that loaded: a column the pool lacks or values of another type.
             assert "column" in str(exc), str(exc)

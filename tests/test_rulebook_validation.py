@@ -7,7 +7,7 @@ import pytest
 from reporter.errors import InputError
 from reporter.routing.release import route_release
 from reporter.routing.specs import load_rulebook
-from support.routing import DEFAULT_PILES, write_pool, write_specs
+from support.routing import TODAY, DEFAULT_PILES, write_pool, write_specs
 
 GOOD = {"id": "r1", "pile": "screen", "precedence": 10, "match": {"field": "title", "phrase": "replication"}}
 
@@ -83,7 +83,7 @@ def test_unknown_column_is_checked_against_the_pool_and_nothing_is_written(tmp_p
     pool = write_pool(tmp_path / "pool.parquet", [{"work_id": "doi:1", "source": "x", "title": "t", "abstract": "a"}])
     out = tmp_path / "releases"
     with pytest.raises(InputError, match=r"rules/rules.json: rule 'r1': \$.match: unknown column 'venue_kind'"):
-        route_release(pool, specs, out, progress=False)
+        route_release(pool, specs, out, progress=False, as_of=TODAY)
     assert not out.exists() or list(out.iterdir()) == []
 
 
@@ -108,7 +108,7 @@ POOL_ROWS = [
 def _route_and_render(tmp_path, specs, rows=POOL_ROWS, out="releases"):
     from reporter.site import render_site
     pool = write_pool(tmp_path / "pool.parquet", rows)
-    result = route_release(pool, specs, tmp_path / out, progress=False)
+    result = route_release(pool, specs, tmp_path / out, progress=False, as_of=TODAY)
     render_site(tmp_path / out, tmp_path / "site", progress=False)
     return result
 
@@ -119,7 +119,7 @@ def test_a_book_of_empty_rule_files_is_refused_before_anything_is_written(tmp_pa
     out = tmp_path / "releases"
     with pytest.raises(InputError, match=r"rules: the rule files \(a.json, b.json\) hold no rule; "
                                          r"a rule book needs at least one rule"):
-        route_release(pool, specs, out, progress=False)
+        route_release(pool, specs, out, progress=False, as_of=TODAY)
     assert not out.exists()
 
 
@@ -181,7 +181,7 @@ def test_predicates_nested_to_the_limit_route_and_render(tmp_path):
     deep = _route_and_render(tmp_path / "deep", specs)
     flat = route_release(write_pool(tmp_path / "flat.parquet", POOL_ROWS),
                          write_specs(tmp_path / "flat", [rule(match=json.loads(_nested_not(2 - MAX_DEPTH % 2)))]),
-                         tmp_path / "flat" / "releases", progress=False)
+                         tmp_path / "flat" / "releases", progress=False, as_of=TODAY)
     # 31 nots: not "replication" in the title, so doi:2, doi:3 and doi:4 (two of them without an abstract)
     assert deep.piles == flat.piles
     assert {pile: n for pile, n in deep.piles.items() if n} == {"screen": 1, "pending": 3}
@@ -236,21 +236,19 @@ def test_a_regex_whose_span_pattern_re2_refuses_is_refused_at_load(tmp_path, mon
     (r"ς data", "ΣΩΜΑ Σ data"),                    # Σ lower-cases to σ: ς is no literal
 ])
 @pytest.mark.parametrize("engine", ["hyperscan", "aho-corasick"])
-def test_the_literal_prefilter_never_hides_a_match(tmp_path, monkeypatch, pattern, text, engine):
+def test_the_literal_prefilter_never_hides_a_match(tmp_path, pattern, text, engine):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from reporter.routing import pieces
     from reporter.routing.normalise import normalise_text
-    monkeypatch.setenv("REPORTER_SCAN_ENGINE", engine)
-    pieces._PLANS.clear()  # the process keeps the compiled plan (and its scanner) of the last run
     from reporter.routing.regexlit import required_literals
     assert pc.match_substring_regex(pa.array([text]), pattern, ignore_case=True)[0].as_py()
     lits = required_literals(pattern)
     assert lits is None or any(lit in normalise_text(text) for lit in lits), lits
     specs = write_specs(tmp_path, [rule(match={"field": "title", "regex": pattern})])
     rows = [{"work_id": "doi:1", "source": "x", "title": text, "abstract": "a"}]
-    result = route_release(write_pool(tmp_path / "pool.parquet", rows), specs, tmp_path / "releases", progress=False)
+    result = route_release(write_pool(tmp_path / "pool.parquet", rows), specs, tmp_path / "releases", progress=False,
+                           as_of=TODAY, engine=engine)
     assert result.piles["screen"] == 1
 
 

@@ -104,12 +104,16 @@ def test_a_runner_id_must_be_a_plain_file_name(tmp_path):
 # --- killed runs ----------------------------------------------------------------------------------
 
 
-def start_run(root: Path, *args: str, **env: str) -> subprocess.Popen:
-    """`reporter screen --run --json` in its own process."""
+KILLED_RUN = Path(__file__).resolve().parent / "support" / "screen_killed.py"
+
+
+def start_run(root: Path, *args: str, kill_at: int | None = None, **env: str) -> subprocess.Popen:
+    """`reporter screen --run --json` in its own process; with `kill_at=N`, a run that SIGKILLs itself right
+    after its N-th batch's raw lines are fsynced (tests/support/screen_killed.py, run_screen's seam)."""
     environment = {**os.environ, KEY_ENV: KEY, **env}
-    return subprocess.Popen([sys.executable, "-m", "reporter.cli", "screen", "--workspace", str(root), "--run",
-                             "--json", *args], env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    command = ([sys.executable, str(KILLED_RUN), str(root), str(kill_at)] if kill_at is not None else
+               [sys.executable, "-m", "reporter.cli", "screen", "--workspace", str(root), "--run", "--json", *args])
+    return subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def finish(proc: subprocess.Popen) -> dict:
@@ -190,11 +194,11 @@ def test_a_runner_killed_mid_batch_then_a_rerun_asks_only_what_is_missing(tmp_pa
 
 @pytest.mark.parametrize("nth", [1, 3])
 def test_a_runner_killed_between_its_raw_lines_and_its_vote_rows_loses_nothing(tmp_path, nth):
-    """REPORTER_SCREEN_KILL_AT=raw-written:N: the replies are on disk, their vote rows are not; the re-run adopts them."""
+    """Killed right after its N-th batch's raw lines: the replies are on disk, their vote rows are not; the re-run adopts them."""
     with FakeOpenAI(default=Answer("include")) as server:
         w = make_workspace(tmp_path / "ws", server.base_url, cheap=6, screen=6, batch_size=3, concurrency=2)
         server.titles = w["titles"]
-        killed = start_run(w["root"], REPORTER_SCREEN_KILL_AT=f"raw-written:{nth}")
+        killed = start_run(w["root"], kill_at=nth)
         killed.communicate(timeout=WAIT_SECONDS)
         assert killed.returncode == -signal.SIGKILL
         on_disk = {(short(r.work_id), r.model) for r in orphans(w["root"] / "state" / "raw", {})}

@@ -21,7 +21,8 @@ from test_screen_run import KEY, MODELS, make_workspace, screen, short
 from reporter.config import load_workspace
 from reporter.screening.prompt import generation_for, load_prompt
 from reporter.screening.rawlog import orphans
-from reporter.screening.store import open_store, store_text, stored_text
+from reporter.screening.store import open_store
+from reporter.screening.store_sql import store_text, stored_text
 
 LONE = "\ud800 lone"
 NUL = "nul \x00 inside"
@@ -89,7 +90,7 @@ def test_a_raw_log_holding_hostile_replies_recovers_after_a_kill(tmp_path, datab
         w = make_workspace(tmp_path / "ws", server.base_url, screen=3, cheap_voters=False, batch_size=3,
                            concurrency=3, **({"database": database} if database else {}))
         server.titles = w["titles"]
-        killed = start_run(w["root"], REPORTER_SCREEN_KILL_AT="raw-written:1")
+        killed = start_run(w["root"], kill_at=1)
         killed.communicate(timeout=WAIT_SECONDS)
         assert killed.returncode == -signal.SIGKILL
         on_disk = {(short(r.work_id), r.model) for r in orphans(w["root"] / "state" / "raw", {})}

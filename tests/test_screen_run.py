@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 from support.fake_openai import Answer, Content, FakeOpenAI, Refuse, Status
-from support.routing import write_pool, write_specs
+from support.routing import TODAY, write_pool, write_specs
 
 from reporter.config import load_workspace
 from reporter.routing.release import route_release
-from reporter.screening.runner import RunReport, run_screen
+from reporter.screening.run_report import RunReport
+from reporter.screening.runner import run_screen
 
 KEY_ENV = "SCREEN_TEST_KEY"
 KEY = "sk-test-SECRET-7f3a9c1e5b"
@@ -93,7 +94,8 @@ raw_dir = "state/raw"
 lease_seconds = {lease_seconds}
 batch_size = {batch_size}
 {crit}{''.join(voters)}""", encoding="utf-8")
-    result = route_release(root / "pool.parquet", root / "specs", root / "releases", workers=1, progress=False)
+    result = route_release(root / "pool.parquet", root / "specs", root / "releases", workers=1, progress=False,
+                           as_of=TODAY)
     titles = {r["title"]: r["work_id"].removeprefix(PREFIX) for r in rows}
     return {"root": root, "release_dir": result.release_dir, "titles": titles, "kinds": kinds,
             "ws": load_workspace(root)}

@@ -14,13 +14,16 @@ from pathlib import Path
 
 import pytest
 
+from support.routing import TODAY
+
 from reporter.config import load_workspace
 from reporter.errors import InputError
 from reporter.routing.release import route_release
 from reporter.screening.plan import generations
 from reporter.screening.prompt import load_prompt
 from reporter.screening.scope import load_works, screen_piles, tier_scope
-from reporter.screening.store import FailureRow, VerdictRow, VoteRow, open_store
+from reporter.screening.store import open_store
+from reporter.screening.store_rows import FailureRow, VerdictRow, VoteRow
 from reporter.screening.votes import Vote
 
 HOSTILE = "Replication of <script>alert(1)</script> Smith | **1990** [x](javascript:alert(1))"
@@ -87,7 +90,7 @@ def make_workspace(root: Path, *, screen: bool = True, cheap: bool = False, expe
 def route(root: Path):
     """(workspace, release folder) after routing the workspace with the real engine."""
     ws = load_workspace(root)
-    result = route_release(ws.pool, ws.specs, ws.releases, overlay=ws.overlay, workers=1, progress=False)
+    result = route_release(ws.pool, ws.specs, ws.releases, overlay=ws.overlay, workers=1, progress=False, as_of=TODAY)
     return ws, result.release_dir
 
 

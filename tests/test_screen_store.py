@@ -18,16 +18,8 @@ import psycopg
 import pytest
 
 from reporter.errors import InputError, InternalError
-from reporter.screening.store import (
-    SCHEMA_VERSION,
-    FailureRow,
-    Job,
-    Recorded,
-    ScopeCounts,
-    VerdictRow,
-    VoteRow,
-    open_store,
-)
+from reporter.screening.store import SCHEMA_VERSION, open_store
+from reporter.screening.store_rows import FailureRow, Job, Recorded, ScopeCounts, VerdictRow, VoteRow
 from reporter.screening.votes import Vote
 
 E, G1, G2 = "expensive", "g1", "g2"

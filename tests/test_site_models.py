@@ -11,6 +11,8 @@ import jinja2
 import pytest
 from jinja2 import meta as jmeta
 
+from support.routing import TODAY
+
 from reporter.errors import InputError
 from reporter.site import compute, env, links, models
 from reporter.site.charts import flow_chart
@@ -271,7 +273,7 @@ def test_a_release_without_its_context_window_is_refused(tmp_path):
     from reporter.routing import route_release
     from reporter.site.load import load_release
     result = route_release(SITE_WORKSPACE / "pool.jsonl", SITE_WORKSPACE / "specs", tmp_path, workers=1,
-                           progress=False)
+                           progress=False, as_of=TODAY)
     samples = json.loads((result.release_dir / "samples.json").read_text())
     assert load_release(tmp_path, result.release_id).samples["context_chars"] == samples["context_chars"] == 80
     del samples["context_chars"]

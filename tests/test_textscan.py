@@ -22,6 +22,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from support.routing import TODAY
+
 from reporter.routing.textscan import FieldBuffer, Scanner, default_engine
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -191,21 +193,19 @@ def test_engines_agree_on_real_abstracts_with_the_benchmark_book():
 
 
 @pytest.mark.realdata
-def test_a_release_is_the_same_bytes_with_either_engine(tmp_path, monkeypatch):
+def test_a_release_is_the_same_bytes_with_either_engine(tmp_path):
     """The whole route (normalisation, patch rows, evidence, samples) over real records, once per engine."""
     import pyarrow.parquet as pq
     from support.routing import synergy_works
 
-    from reporter.routing import pieces
     from reporter.routing.release import route_release
     rows = synergy_works()
     pool = tmp_path / "pool.parquet"
     pq.write_table(pa.Table.from_pylist(rows), pool)
     out = {}
     for engine in ("hyperscan", "aho-corasick"):
-        monkeypatch.setenv("REPORTER_SCAN_ENGINE", engine)
-        pieces._PLANS.clear()  # the process keeps the compiled plan (and its scanner) of the last run
-        result = route_release(pool, ROOT / "bench" / "rules50", tmp_path / engine, workers=1, progress=False)
+        result = route_release(pool, ROOT / "bench" / "rules50", tmp_path / engine, workers=1, progress=False,
+                               as_of=TODAY, engine=engine)
         out[engine] = {name: (result.release_dir / name).read_bytes()
                        for name in ("routing.parquet", "rule_stats.json", "samples.json")}
     assert out["hyperscan"] == out["aho-corasick"]
@@ -213,11 +213,29 @@ def test_a_release_is_the_same_bytes_with_either_engine(tmp_path, monkeypatch):
     assert sum(stats["piles"].values()) == len(rows) and stats["piles"]["pending"] < len(rows)
 
 
-def test_an_unknown_engine_name_in_the_environment_is_refused(monkeypatch):
+def test_an_unknown_engine_name_in_the_environment_is_refused():
     from reporter.errors import InputError
-    monkeypatch.setenv("REPORTER_SCAN_ENGINE", "re2")
+    from reporter.routing.textscan import scan_engine
     with pytest.raises(InputError, match="REPORTER_SCAN_ENGINE='re2': name one of hyperscan, aho-corasick"):
-        Scanner(["x"])
+        scan_engine({"REPORTER_SCAN_ENGINE": "re2"})
+    assert scan_engine({}) is None and scan_engine({"REPORTER_SCAN_ENGINE": "aho-corasick"}) == "aho-corasick"
+
+
+def test_the_engine_is_read_at_the_commands_edge_never_inside_the_scanner(tmp_path, monkeypatch, capsys):
+    """`reporter route` refuses an unknown REPORTER_SCAN_ENGINE before it writes anything (exit 2); the scanner
+    itself reads no environment: it takes the engine it is given, else the process's default."""
+    from support.routing import write_pool, write_specs
+    from support.routing_fixture import ROWS, RULES
+
+    from reporter.cli import main
+    monkeypatch.setenv("REPORTER_SCAN_ENGINE", "re2")
+    assert Scanner(["x"]).engine == default_engine()
+    assert Scanner(["x"], "aho-corasick").engine == "aho-corasick"
+    pool, specs = write_pool(tmp_path / "pool.parquet", ROWS), write_specs(tmp_path, RULES)
+    code = main(["route", "--pool", str(pool), "--specs", str(specs), "--out", str(tmp_path / "releases")])
+    assert code == 2
+    assert "REPORTER_SCAN_ENGINE='re2': name one of hyperscan, aho-corasick" in capsys.readouterr().err
+    assert not (tmp_path / "releases").exists()
 
 
 _UTF8_EDGES = [0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC,

@@ -3,7 +3,7 @@
 In this order:
 
 1. **same id**: records with one id (repeated listings, versions) fold into
-   one, the newest version's text kept (reporter.pool.sources.fold_same_id).
+   one, the newest version's text kept (reporter.digest.sources.fold.fold_same_id).
 2. **doi** / **related_ids**: records that share a key merge, transitively
    (a union-find). A record's keys are its id, its `doi` (as `doi:…`) and its
    `related_ids`. Two records that both have the key as their own DOI merge
@@ -34,7 +34,7 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein
 from rapidfuzz.process import cdist
 
-from ..pool.sources import fold_same_id
+from .sources.fold import fold_same_id
 from .records import Record
 
 REASONS = ("same id", "doi", "related_ids", "title+author")

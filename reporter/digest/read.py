@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import InputError
-from ..novelty.keys import normalize_lom_id
-from ..pool import sources
+from ..ids import doi_id, normalize_lom_id, split_arxiv
 from .records import Record
+from .sources.files import decode, head, iso_date, json_items, read_bytes, text_field
+from .sources.kinds import SOURCE_READERS, json_kind, xml_kind
 
 FIELDS = ("id", "title", "abstract", "source", "doi", "published", "type", "authors", "venue",
           "related_ids", "version")
@@ -47,34 +48,34 @@ def read_papers(path: Path) -> list[Record]:
         return read_parquet(path)
     if name.endswith(CSV_SUFFIXES):
         return read_csv(path)
-    data = sources.read_bytes(path)
-    if not sources.head(data):
+    data = read_bytes(path)
+    if not head(data):
         return []  # an empty file: a week without papers
     kind = detect_format(path, data)
     if kind == "parquet":
         return read_parquet(path)
     if kind == "jsonl":
-        return [normalized_record(item, where) for where, item in sources.json_items(path, data)]
-    return sources.SOURCE_READERS[kind](path, data)
+        return [normalized_record(item, where) for where, item in json_items(path, data)]
+    return SOURCE_READERS[kind](path, data)
 
 
 def detect_format(path: Path, data: bytes | None = None) -> str:
     """The format of a papers file (the rule is the module docstring): parquet, csv, jsonl (normalized
-    records), or one of reporter.pool.sources.SOURCE_READERS' names. `data`: its bytes, when already read."""
+    records), or one of reporter.digest.sources.kinds.SOURCE_READERS' names. `data`: its bytes, when already read."""
     name = path.name.lower()
     if name.endswith((".parquet", ".pq")):
         return "parquet"
     if name.endswith(CSV_SUFFIXES):
         return "csv"
     if data is None:
-        data = sources.read_bytes(path)
-    first = sources.head(data)
+        data = read_bytes(path)
+    first = head(data)
     if first.startswith(b"PAR1"):
         return "parquet"
     if first.startswith(b"<"):
-        return sources.xml_kind(path, data)
+        return xml_kind(path, data)
     if first.startswith((b"{", b"[")):
-        return sources.json_kind(path, data)
+        return json_kind(path, data)
     raise InputError(f"{path}: not a papers file this tool reads: expected normalized records (JSONL, "
                      f"Parquet, CSV), OpenAlex or bioRxiv/medRxiv JSON, PubMed XML, arXiv Atom or "
                      f"an arXiv listing JSONL")
@@ -118,7 +119,7 @@ def _rows(path: Path, table: Any) -> Iterable[dict[str, Any]]:
 
 def read_csv(path: Path) -> list[Record]:
     """Normalized records from CSV or TSV (by name), `.gz` or not; `;` separates list items."""
-    text = sources.decode(path, sources.read_bytes(path))
+    text = decode(path, read_bytes(path))
     delimiter = "\t" if path.name.lower().endswith(CSV_SUFFIXES[2:]) else ","
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     records: list[Record] = []
@@ -171,7 +172,7 @@ def record_id(value: str, where: str, key: str = "id") -> tuple[str, str | None]
     """(normal id, arXiv version or None) of a scheme-prefixed id; InputError when it has no scheme."""
     low = value.strip().lower()
     if low.startswith(("arxiv:", "http://arxiv.org/", "https://arxiv.org/")):
-        arxiv = sources.split_arxiv(value)
+        arxiv = split_arxiv(value)
         if arxiv is not None:
             return arxiv
     normal = normalize_lom_id(value)
@@ -190,19 +191,19 @@ def normalized_record(item: Any, where: str) -> Record:
     if unknown:
         raise InputError(f"{where}: unknown field(s) {', '.join(map(repr, unknown))}; "
                          f"a record has {', '.join(FIELDS)}")
-    raw_id = sources.text_field(item, "id", where)
+    raw_id = text_field(item, "id", where)
     if raw_id is None:
         raise InputError(f"{where}: record without an id; every record needs a scheme-prefixed id")
     rid, id_version = record_id(raw_id, where)
     where_id = f"{where} (id {rid})"
-    title = sources.text_field(item, "title", where_id)
+    title = text_field(item, "title", where_id)
     if title is None:
         raise InputError(f"{where_id}: record without a title")
     version = item.get("version")
     if isinstance(version, int) and not isinstance(version, bool):
         version = str(version)
-    version = sources.text_field({"version": version}, "version", where_id) or id_version
-    doi = sources.doi_id(sources.text_field(item, "doi", where_id))
+    version = text_field({"version": version}, "version", where_id) or id_version
+    doi = doi_id(text_field(item, "doi", where_id))
     if doi is None and rid.startswith("doi:"):
         doi = rid[4:]
     related = []
@@ -213,9 +214,9 @@ def normalized_record(item: Any, where: str) -> Record:
     published = item.get("published")
     if isinstance(published, (dt.date, dt.datetime)):
         published = published.isoformat()[:10]
-    published = sources.iso_date(sources.text_field({"published": published}, "published", where_id), where_id,
+    published = iso_date(text_field({"published": published}, "published", where_id), where_id,
                                  "published")
-    texts = {key: sources.text_field(item, key, where_id) for key in TEXT_FIELDS}
+    texts = {key: text_field(item, key, where_id) for key in TEXT_FIELDS}
     return Record(id=rid, title=title, abstract=texts["abstract"], source=texts["source"] or "", doi=doi,
                   published=published, type=texts["type"], authors=tuple(_id_list(item, "authors", where_id)),
                   venue=texts["venue"], related_ids=tuple(related), version=version, where=where)

@@ -1,7 +1,7 @@
 """The digest's data: a paper record in, a decision out (docs/design/digest.md).
 
 `Record` is what every reader produces (normalized records, and the
-sources' own formats through `reporter.pool.sources`). `Decision` and
+sources' own formats through `reporter.digest.sources`). `Decision` and
 `WeekDecisions` are what `decisions.json` holds; the pages are built from
 them and nothing else.
 """

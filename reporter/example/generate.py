@@ -17,17 +17,16 @@ study, an OSF preregistration, an erratum, ...); `generate_labels`
 recomputes it from the seed kept in the metadata and writes a seeded,
 slightly noisy `work_id,label` file so that label statistics mean something.
 
-The words and templates are in `words.py` (the lists in `words.json`).
+The words and templates are in `words.py` (the lists in `words.json`),
+rendered in bulk by `renderer.py`.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import re
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +37,8 @@ import pyarrow.parquet as pq
 from ..files import atomic_path
 from ..progress import Progress
 from .config import MAX_ROWS
-from .words import BANKS, HOSTILE_TITLES, PLANS, SENTENCES, TITLE_SET, TITLES
+from .renderer import renderer
+from .words import FIELDS, HOSTILE_TITLES, PLANS, TITLE_SET
 
 GROUP_ROWS = 65_536
 GENERATOR_VERSION = "2"
@@ -60,7 +60,6 @@ SCHEMA = pa.schema([
 
 SOURCES = ("openalex", "pubmed", "crossref", "osf", "biorxiv", "medrxiv", "arxiv")
 SOURCE_P = (0.40, 0.20, 0.14, 0.06, 0.07, 0.07, 0.06)
-FIELDS = ("psy", "med", "econ")
 # Field mix per source (psychology, medicine, economics).
 FIELD_P = {"openalex": (0.45, 0.35, 0.20), "pubmed": (0.25, 0.75, 0.0), "crossref": (0.40, 0.30, 0.30),
            "osf": (0.85, 0.10, 0.05), "biorxiv": (0.20, 0.80, 0.0), "medrxiv": (0.05, 0.95, 0.0),
@@ -89,122 +88,6 @@ TYPES = {"paper": "article", "mention": "article", "replication": "article", "re
          "osf_replication": "registration", "osf_prereg": "registration", "osf_other": "project",
          "erratum": "erratum", "retraction": "retraction", "editorial": "editorial", "comment": "letter",
          "nonpaper": "paratext"}
-
-
-# --- the renderer --------------------------------------------------------------
-
-_SLOT = re.compile(r"\{(@?\w+)\}")
-# Slots drawn once per row, so a work's title and abstract share a topic and a cited study;
-# a trailing digit ({outcome2}, {Surname2}) draws a fresh value from the same bank.
-FIXED_SLOTS = ("construct", "outcome", "population", "method", "field_topic", "surname", "surname2", "year", "d")
-
-
-@dataclass(frozen=True)
-class _Bank:
-    values: pa.Array
-    offsets: np.ndarray  # per field
-    sizes: np.ndarray    # per field
-
-
-def _compile_bank(bank: list[str] | dict[str, list[str]], capital: bool) -> _Bank:
-    per_field = [bank] * len(FIELDS) if isinstance(bank, list) else [bank[f] for f in FIELDS]
-    if capital:
-        per_field = [[v[:1].upper() + v[1:] for v in vs] for vs in per_field]
-    if isinstance(bank, list):
-        return _Bank(pa.array(per_field[0], pa.string()), np.zeros(len(FIELDS), np.int64),
-                     np.full(len(FIELDS), len(per_field[0]), np.int64))
-    sizes = np.array([len(vs) for vs in per_field], np.int64)
-    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    return _Bank(pa.array([v for vs in per_field for v in vs], pa.string()), offsets, sizes)
-
-
-def _parse(template: str) -> list[tuple[str, str]]:
-    parts, pos = [], 0
-    for m in _SLOT.finditer(template):
-        if m.start() > pos:
-            parts.append(("lit", template[pos:m.start()]))
-        name = m.group(1)
-        parts.append(("set", name[1:]) if name.startswith("@") else ("bank", name))
-        pos = m.end()
-    if pos < len(template):
-        parts.append(("lit", template[pos:]))
-    return parts
-
-
-class _Renderer:
-    """Renders template sets for many rows at once with Arrow kernels."""
-
-    def __init__(self) -> None:
-        self.banks: dict[str, _Bank] = {}
-        for name, bank in BANKS.items():
-            self.banks[name] = _compile_bank(bank, capital=False)
-            self.banks[name[:1].upper() + name[1:]] = _compile_bank(bank, capital=True)
-        self.sets: dict[str, tuple[list[list[tuple[str, str]]], np.ndarray]] = {}
-        for name, items in {**TITLES, **SENTENCES}.items():
-            templates = [it if isinstance(it, tuple) else (it, 1) for it in items]
-            weights = np.array([w for _, w in templates], float)
-            self.sets[name] = ([_parse(t) for t, _ in templates], weights / weights.sum())
-
-    def fixed(self, rng: np.random.Generator, fields: np.ndarray) -> dict[str, np.ndarray]:
-        """Per-row choices that stay the same in a work's title and abstract (its topic, its cited study)."""
-        return {name: (rng.random(len(fields)) * self.banks[name.rstrip("0123456789")].sizes[fields]
-                       ).astype(np.int64) for name in FIXED_SLOTS}
-
-    def draw(self, rng: np.random.Generator, name: str, fields: np.ndarray,
-             fixed: dict[str, np.ndarray] | None = None, rows: np.ndarray | None = None) -> pa.Array:
-        """One value of bank `name` per row, from each row's field (the row's fixed choice for a topic slot)."""
-        bank = self.banks[name.rstrip("0123456789")]
-        key = name[:1].lower() + name[1:]
-        if fixed is not None and key in fixed:
-            pick = fixed[key][rows]
-        else:
-            pick = (rng.random(len(fields)) * bank.sizes[fields]).astype(np.int64)
-        return bank.values.take(pa.array(bank.offsets[fields] + pick))
-
-    def render(self, rng: np.random.Generator, name: str, fields: np.ndarray,
-               fixed: dict[str, np.ndarray] | None = None, rows: np.ndarray | None = None) -> pa.Array:
-        """One rendering of template set `name` per row (rows: the rows' positions in `fixed`)."""
-        templates, weights = self.sets[name]
-        n = len(fields)
-        if rows is None:
-            rows = np.arange(n)
-        choice = rng.choice(len(templates), size=n, p=weights) if len(templates) > 1 else np.zeros(n, np.int64)
-        pieces, order = [], []
-        for t, parts in enumerate(templates):
-            sel = np.flatnonzero(choice == t)
-            if sel.size:
-                pieces.append(self._template(rng, parts, fields[sel], fixed, rows[sel]))
-                order.append(sel)
-        if not pieces:
-            return pa.array([], pa.string())
-        out = pa.concat_arrays(pieces)
-        inverse = np.empty(n, np.int64)
-        inverse[np.concatenate(order)] = np.arange(n)
-        return out.take(pa.array(inverse))
-
-    def _template(self, rng: np.random.Generator, parts: list[tuple[str, str]], fields: np.ndarray,
-                  fixed: dict[str, np.ndarray] | None, rows: np.ndarray) -> pa.Array:
-        args = []
-        for kind, value in parts:
-            if kind == "lit":
-                args.append(pa.scalar(value, pa.string()))
-            elif kind == "bank":
-                args.append(self.draw(rng, value, fields, fixed, rows))
-            else:
-                args.append(self.render(rng, value, fields, fixed, rows))
-        if all(isinstance(a, pa.Scalar) for a in args):
-            return pa.array(["".join(a.as_py() for a in args)] * len(fields), pa.string())
-        return pc.binary_join_element_wise(*args, "")
-
-
-_RENDERER: _Renderer | None = None
-
-
-def _renderer() -> _Renderer:
-    global _RENDERER  # compiled once per process: banks and templates are constants
-    if _RENDERER is None:
-        _RENDERER = _Renderer()
-    return _RENDERER
 
 
 # --- one row group ----------------------------------------------------------------
@@ -252,7 +135,7 @@ def _replace_where(base: pa.Array, mask: np.ndarray, new: pa.Array) -> pa.Array:
 
 def _texts(rng: np.random.Generator, kind: np.ndarray, field: np.ndarray) -> tuple[pa.Array, pa.Array]:
     """Titles and abstracts of one row group, by each row's kind and field."""
-    r = _renderer()
+    r = renderer()
     n = len(kind)
     fixed = r.fixed(rng, field)
     titles = pa.nulls(n, pa.string())
@@ -411,7 +294,7 @@ def _group_table(seed: int, group: int, n: int, counters: dict[int, int]) -> pa.
 def _venues_authors(rng: np.random.Generator, names: np.ndarray, kind: np.ndarray, field: np.ndarray
                     ) -> tuple[pa.Array, pa.Array]:
     """Invented journal names (the platform's name for OSF and preprint servers) and 1-12 invented authors."""
-    r = _renderer()
+    r = renderer()
     venue = r.draw(rng, "venue", field)
     for source, platform in (("osf", "OSF Registries"), ("biorxiv", "bioRxiv"), ("medrxiv", "medRxiv"),
                              ("arxiv", "arXiv")):

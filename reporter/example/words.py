@@ -29,6 +29,9 @@ def _weighted(sets: dict[str, list]) -> dict[str, list]:
 
 _WORDS = _load()
 
+FIELDS = ("psy", "med", "econ")
+"""The research fields, in draw order: a bank that is a dict holds one list per field."""
+
 GIVEN: list[str] = _WORDS["given_names"]
 SUR_HEAD: list[str] = _WORDS["surname_heads"]
 SUR_TAIL: list[str] = _WORDS["surname_tails"]

@@ -3,7 +3,7 @@
 A walker (`reporter.fetch.arxiv.walk`, ...) asks its API page after page
 through a `reporter.fetch.http.Client` and yields a `Page` for each answer,
 until the API's own total or cursor says the results have ended. Records
-are read by the digest's readers (`reporter.pool.sources`), one record at a
+are read by the digest's readers (`reporter.digest.sources`), one record at a
 time, so a record the reader refuses is skipped and named (`Page.skipped`)
 while the rest of the page is kept: a failure is counted and shown, never
 silent and never fatal for the week.
@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from ..digest.records import Record
 from ..errors import InputError
-from ..pool.sources import parse_xml
+from ..digest.sources.files import parse_xml
 from ..text import json_without_surrogates, may_hold_surrogates
 from .http import BadPage, Client, Request
 

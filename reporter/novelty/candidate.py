@@ -8,7 +8,8 @@ from typing import Any
 
 from ..errors import InputError
 from ..files import parse_json
-from .keys import derive_lom_id, normalize_key, normalize_lom_id
+from ..ids import normalize_key, normalize_lom_id
+from .keys import derive_lom_id
 
 KINDS = ("paper", "claim")
 # Input key name -> scheme. `s2_paper_id` (the graph's spelling) is read as s2_paperId.

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
 from ..errors import InputError
-from .keys import SCHEMES, normalize_key, normalize_lom_id
+from ..ids import SCHEMES, normalize_key, normalize_lom_id
 
 TABLES = ("paper", "citation_edge", "claim", "references_checked", "ingest_error")
 CHECK_STATUSES = ("ok", "failed")

@@ -26,7 +26,7 @@ from typing import Any, Iterable, Mapping
 from ..errors import InputError
 from ..files import write_text
 from ..hashing import canonical_json
-from .keys import normalize_key
+from ..ids import normalize_key
 
 _WORK_ID = re.compile(r"W\d+")
 

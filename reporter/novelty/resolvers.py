@@ -15,7 +15,7 @@ from typing import Any, Mapping, Protocol
 
 from .. import __version__
 from ..transport import Dropped, TooLarge, http_transport
-from .keys import normalize_key
+from ..ids import normalize_key
 
 MAX_BYTES = 4 * 1024 * 1024
 DEFAULT_TIMEOUT = 10.0

@@ -97,11 +97,13 @@ def run_route(args) -> int:
     from .published import check_label
     from .release import route_release
     from .specs import load_rulebook
+    from .textscan import scan_engine
     label = check_label(args.label, "--label")  # checked before anything is read or written
     v = resolve_inputs(args)
     if label is None and v["workspace"] is not None:
         label = v["workspace"].label
     as_of = build_date(os.environ)  # SOURCE_DATE_EPOCH when set, as `reporter build` dates its run
+    engine = scan_engine(os.environ)  # REPORTER_SCAN_ENGINE, checked before anything is read
     seed = args.seed if args.seed is not None else v["seed"]
     labels = None
     if v["labels"] is not None:
@@ -117,7 +119,7 @@ def run_route(args) -> int:
     no_huge_pages()
     result = route_release(v["pool"], v["specs"], v["releases"], overlay=v["overlay"],
                            sample_seed=seed, workers=args.workers, progress=not args.json or sys.stderr.isatty(),
-                           dask=dask, label=label, as_of=as_of)
+                           dask=dask, label=label, as_of=as_of, engine=engine)
     if labels is not None:
         found = label_stats_for(result.release_dir, labels, load_rulebook(v["specs"]))
         write_label_stats(result.release_dir, found)

@@ -78,8 +78,9 @@ class Plan:
     """Regex leaves every match of which holds a non-ASCII character: they run only on rows that hold one."""
 
 
-def compile_plan(book: RuleBook, schema: pa.Schema) -> Plan:
-    """Compile a rule book for a pool schema (column types checked here)."""
+def compile_plan(book: RuleBook, schema: pa.Schema, engine: str | None = None) -> Plan:
+    """Compile a rule book for a pool schema (column types checked here); `engine` scans the literals (None:
+    this process's default_engine)."""
     literals: dict[str, int] = {}
     lit_fields: dict[str, set[str]] = {}
     value_sets: dict[tuple[str, tuple], pa.Array] = {}
@@ -126,7 +127,7 @@ def compile_plan(book: RuleBook, schema: pa.Schema) -> Plan:
     scanners = {}
     for name in FIELDS:
         mine = [lit for lit in lit_list if name in lit_fields[lit]]
-        scanners[name] = Scanner(mine, ids=[literals[lit] for lit in mine], n=len(lit_list))
+        scanners[name] = Scanner(mine, engine, ids=[literals[lit] for lit in mine], n=len(lit_list))
     columns = ["work_id", "source", "title", "abstract"]
     for c in sorted(book.columns()):
         if c not in columns:

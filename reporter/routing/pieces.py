@@ -64,7 +64,9 @@ class Setup:
     batch_rows: int
     """Rows per record batch."""
     key: str
-    """Identifies the run: a process compiles the plan once per key."""
+    """Identifies the run: a process compiles the plan once per key and engine."""
+    engine: str | None = None
+    """The literal scanner's engine the command chose (textscan.scan_engine), or None: each process's default."""
 
 
 @dataclass(frozen=True)
@@ -136,18 +138,18 @@ class IdTally:
         return cls(hashes, ids.null_count, len(bad), tuple(bad[:3].to_pylist()))
 
 
-_PLANS: dict[str, tuple[Plan, Overlay | None]] = {}
+_PLANS: dict[tuple[str, str | None], tuple[Plan, Overlay | None]] = {}
 
 
 def _state(setup: Setup) -> tuple[Plan, Overlay | None]:
     """This process's plan and private overlay for a run (compiled once per process and run)."""
-    found = _PLANS.get(setup.key)
+    found = _PLANS.get((setup.key, setup.engine))
     if found is None:
         _PLANS.clear()
         ov = setup.overlay
         if ov is not None:
             ov = replace(ov, seen=np.zeros_like(ov.seen), abstracts_filled=0, titles_filled=0)
-        found = _PLANS[setup.key] = (compile_plan(setup.book, setup.schema), ov)
+        found = _PLANS[(setup.key, setup.engine)] = (compile_plan(setup.book, setup.schema, setup.engine), ov)
     return found
 
 

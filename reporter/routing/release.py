@@ -139,17 +139,21 @@ def read_published(folder: Path) -> dict | None:
 def route_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = None,
                   sample_seed: int = 0, workers: int | None = None,
                   progress: bool = True, batch_rows: int = BATCH_ROWS, dask: str | None = None,
-                  label: str | None = None, as_of: dt.date | None = None) -> RouteResult:
+                  label: str | None = None, as_of: dt.date,
+                  engine: str | None = None) -> RouteResult:
     """Route a pool with a rule book into out/<release_id>/ and list it in out/index.json.
 
     `workers`: processes routing batches (None: one per core; 1: this process
     alone). `dask`: the address of a Dask scheduler whose workers route the
     pool's pieces instead (docs/scale.md). The release's bytes are the same
-    whichever routes it. `label` and `as_of` (default today) go into
-    published.json when this run is the first to publish the release.
+    whichever routes it, and whichever `engine` scans the literals (one of
+    textscan.ENGINES, the command's choice; None: each process's default).
+    `label` and `as_of` (the date the caller runs on, read at its edge:
+    reporter.clock.build_date) go into published.json when this run is the
+    first to publish the release.
     """
     staged = stage_release(pool, specs, out, overlay=overlay, sample_seed=sample_seed, workers=workers,
-                           progress=progress, batch_rows=batch_rows, dask=dask, label=label, as_of=as_of)
+                           progress=progress, batch_rows=batch_rows, dask=dask, label=label, as_of=as_of, engine=engine)
     try:
         return staged.publish()
     finally:
@@ -159,20 +163,21 @@ def route_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = 
 def stage_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = None,
                   sample_seed: int = 0, workers: int | None = None,
                   progress: bool = True, batch_rows: int = BATCH_ROWS, dask: str | None = None,
-                  label: str | None = None, as_of: dt.date | None = None) -> StagedRelease:
+                  label: str | None = None, as_of: dt.date,
+                  engine: str | None = None) -> StagedRelease:
     """Route a pool with a rule book into a temporary folder inside out; publish it with `.publish()`.
 
     `label` is checked before anything is routed or written; it and `as_of`
-    (default today) are what `.publish()` records in published.json.
+    (the caller's date: nothing here reads the clock) are what `.publish()` records in published.json.
     """
     label = check_label(label, "label")
-    first_written = (as_of or dt.date.today()).isoformat()
+    first_written = as_of.isoformat()
     book = load_rulebook(Path(specs))
     source = open_table(Path(pool), "pool")
     require_columns(source, REQUIRED_POOL_COLUMNS, "pool")
     check_columns(book, set(source.schema.names), str(pool))
     ov = load_overlay(Path(overlay)) if overlay else None
-    plan = compile_plan(book, source.schema)
+    plan = compile_plan(book, source.schema, engine)
 
     out = Path(out)
     read_index(out)  # a missing index.json beside release folders is refused before any routing
@@ -182,7 +187,7 @@ def stage_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = 
     try:
         setup = Setup(book, source.schema, ov, sample_seed, batch_rows,
                       sha256_json([book.specs_digest(), book.piles_digest(), str(source.schema),
-                                   ov.digest if ov else None]))
+                                   ov.digest if ov else None]), engine)
         totals, samples, ids = _route_all(plan, source, setup, tmp / "routing.parquet", workers, progress, dask)
         _check_ids(ids, tmp / "routing.parquet", source.path)
         # Digested after routing, not beside it: worker processes are forked from a process with no

@@ -10,9 +10,9 @@ whether the neighbour is a word character.
 
 from __future__ import annotations
 
-import os
 import re
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import chain
 
@@ -314,16 +314,23 @@ class Scanner:
 
 ENGINES = ("hyperscan", "aho-corasick")
 ENGINE_ENV = "REPORTER_SCAN_ENGINE"
-"""Names the literal scanner's engine (one of ENGINES); unset, Hyperscan where it is installed."""
+"""Names the literal scanner's engine (one of ENGINES); unset, Hyperscan where it is installed. Read by the
+commands at their edge (scan_engine), never by the scanner."""
+
+
+def scan_engine(environ: Mapping[str, str]) -> str | None:
+    """The engine REPORTER_SCAN_ENGINE names in a command's environment (checked), or None when unset: each
+    process then takes its default_engine()."""
+    chosen = environ.get(ENGINE_ENV)
+    if not chosen:
+        return None
+    if chosen not in ENGINES:
+        raise InputError(f"{ENGINE_ENV}={chosen!r}: name one of {', '.join(ENGINES)} (or leave it unset)")
+    return chosen
 
 
 def default_engine() -> str:
-    """The engine REPORTER_SCAN_ENGINE names, else Hyperscan where it is installed, else the aho-corasick DFA."""
-    chosen = os.environ.get(ENGINE_ENV)
-    if chosen:
-        if chosen not in ENGINES:
-            raise InputError(f"{ENGINE_ENV}={chosen!r}: name one of {', '.join(ENGINES)} (or leave it unset)")
-        return chosen
+    """Hyperscan where it is installed, else the aho-corasick DFA."""
     try:
         import hyperscan  # noqa: F401
     except ImportError:

@@ -127,7 +127,8 @@ def run_screen_command(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(format_plan(plans) + format_unanswered(runs))
         return 0
-    from .runner import format_run, interrupted_note, run_json, run_screen
+    from .run_report import format_run, interrupted_note, run_json
+    from .runner import run_screen
     report = run_screen(ws, release_dir, tiers=tiers, max_cost=args.max_cost, environ=os.environ,
                         progress=not args.json or sys.stderr.isatty())
     if args.json:

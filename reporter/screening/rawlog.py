@@ -7,7 +7,8 @@ lives; the kernel drops the lock when the process ends, however it ends, so
 a file whose lock can be taken belongs to a runner that is gone
 (`dead_runners`). Its lines past the last offset the store recorded are the
 replies whose vote row was never written (`orphans`): the next runner
-adopts them instead of asking again.
+adopts them instead of asking again (`replay` reads such a line back into a
+reply, its body validated again; `reply_usage` is what a line records of one).
 
 A line is `{tier, generation, work_id, voter, model, at, status, usage,
 body}` in canonical JSON, `body` being the HTTP response text as received
@@ -32,6 +33,7 @@ from typing import Any
 from ..errors import InputError
 from ..files import file_mode, make_dirs
 from ..hashing import canonical_json
+from .config import VoterSettings
 
 SUFFIX = ".jsonl"
 """Every raw file is `<runner>.jsonl`."""
@@ -272,3 +274,25 @@ def _parse(raw: bytes, name: str, offset: int) -> RawReply | None:
     if not all(isinstance(data[k], str) for k in text_keys) or not isinstance(data["status"], int):
         return None
     return RawReply(file=name, offset=offset, **data)
+
+
+def replay(line: RawReply, voter: VoterSettings, environ: Mapping[str, str]) -> Any:
+    """The reply a raw line holds, its body validated again as if it had just arrived (the voter's key masked)."""
+    from .prices import cost_usd
+    from .provider import Reply, read_masked
+    body, vote, usage, _text = read_masked(line.body, environ.get(voter.api_key_env) if voter.api_key_env else None)
+    noted = line.usage if isinstance(line.usage, dict) else {}
+    usage = usage or {}
+    tokens_in = noted.get("input_tokens", usage.get("prompt_tokens"))
+    tokens_out = noted.get("output_tokens", usage.get("completion_tokens"))
+    cost = noted.get("cost_usd")
+    if not isinstance(cost, (int, float)):
+        cost = cost_usd(voter.price_in_per_mtok, voter.price_out_per_mtok, tokens_in, tokens_out)
+    return Reply(vote=vote, body=body, status=line.status, input_tokens=tokens_in, output_tokens=tokens_out,
+                 cost_usd=float(cost), usage_estimated=bool(noted.get("estimated", not usage)))
+
+
+def reply_usage(reply: Any) -> dict[str, Any]:
+    """What the raw line records of a reply's usage: tokens, cost and whether the tokens were estimated."""
+    return {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens, "cost_usd": reply.cost_usd,
+            "estimated": bool(reply.usage_estimated)}

@@ -22,7 +22,7 @@ from .config import TIERS
 from .plan import TierPlan, generations, plan_screen, readonly_store, scopes, tier_voters
 from .prompt import EXAMPLE_WORK, load_prompt, messages_for
 from .scope import TierScope, load_works, pile_works, screen_piles
-from .store import redact_url
+from .store_connect import redact_url
 from .votes import INVALID_CAUSES, LABELS, TIER_OUTCOMES
 
 INVALID = "invalid"
@@ -213,7 +213,7 @@ class ScreenReport:
     labels: bool
     """True when the workspace has labels (calibration shown)."""
     in_flight: tuple[Any, ...] = ()
-    """The runs (`store.RunRow`) with requests sent and never answered: killed in flight, or running now."""
+    """The runs (`store_rows.RunRow`) with requests sent and never answered: killed in flight, or running now."""
 
 
 def screen_report(ws: Any, release_dir: Path, *, store: Any, labels: Any) -> ScreenReport:

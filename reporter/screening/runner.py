@@ -20,16 +20,15 @@ number (on this machine or others, through one state database):
 All database calls run on one worker thread, so the event loop keeps
 reading replies while a commit waits for the disk.
 
-Test hook (documented in docs/screening.md): `REPORTER_SCREEN_KILL_AT=raw-written`
-makes the process SIGKILL itself right after a batch's raw lines are fsynced
-and before their vote rows are written (`raw-written:N`: at the N-th batch),
-the one moment a crash test cannot otherwise aim at.
+The crash tests' seam (documented in docs/screening.md): `run_screen`'s
+`after_raw_written` is called with the batch count right after a batch's raw
+lines are fsynced and before their vote rows are written, the one moment a
+crash test cannot otherwise aim at; the command never passes it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
 import os
 import secrets
 import signal
@@ -39,7 +38,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -47,69 +46,12 @@ from typing import Any
 from ..errors import InputError
 from ..progress import Progress
 from .config import TIERS, ScreenSettings, VoterSettings
-from .rawlog import RawReply, dead_runners, open_raw_log, orphans, raw_line
+from .rawlog import RawReply, dead_runners, open_raw_log, orphans, raw_line, replay, reply_usage
+from .run_report import RunReport, TierReport, format_duration
 from .votes import FAILED, Vote, tier_gate
 
 FAILURES_IN_A_ROW = 5
 """A voter that fails this many requests in a row (after the client's own retries) stops the run."""
-
-KILL_AT_ENV = "REPORTER_SCREEN_KILL_AT"
-"""Test hook: `raw-written[:N]` kills the runner after the N-th batch's raw lines are on disk."""
-
-
-@dataclass(frozen=True)
-class TierReport:
-    """What one tier's run did."""
-
-    tier: str
-    """cheap or expensive."""
-    generation: str | None
-    """The tier's generation hash (None when the tier is not configured)."""
-    scope: int
-    """Works of the release in this tier's scope."""
-    screened: int
-    """Works this run gave a verdict."""
-    votes: int
-    """Replies this run received and recorded (invalid replies included)."""
-    recovered: int
-    """Replies of ended runners adopted from their raw files instead of being asked again."""
-    refused: int
-    """Rows the store refused because another runner had taken the claim over (their raw lines stay on disk)."""
-    failures: int
-    """Requests that failed after the client's retries (no vote; the cheap tier passes such works on)."""
-    spend_usd: float
-    """What this run's replies cost, from their usage and the configured prices."""
-    stopped_by_max_cost: bool
-    """True when --max-cost stopped the claiming."""
-    note: str = ""
-    """Why the tier did nothing, or what remains (works left to other runners, cheap verdicts pending)."""
-
-
-@dataclass(frozen=True)
-class RunReport:
-    """What `run_screen` did, per tier."""
-
-    runner: str
-    """This runner's id (its raw file is raw_dir/<runner>.jsonl)."""
-    release_id: str
-    """The release screened."""
-    tiers: tuple[TierReport, ...]
-    """One report per tier run, in order."""
-    max_cost: float | None
-    """The --max-cost given."""
-    interrupted: bool = False
-    """True when Ctrl-C (SIGINT) stopped the claiming: what was in flight was answered and recorded."""
-
-    @property
-    def spend_usd(self) -> float:
-        """Spend of the whole run."""
-        return sum(t.spend_usd for t in self.tiers)
-
-    @property
-    def stopped_by_max_cost(self) -> bool:
-        """True when --max-cost stopped the run."""
-        return any(t.stopped_by_max_cost for t in self.tiers)
-
 
 def new_runner_id() -> str:
     """A runner id unique across machines and runs: host, pid and random bits."""
@@ -118,15 +60,20 @@ def new_runner_id() -> str:
 
 
 def run_screen(ws: Any, release_dir: Path, *, tiers: Sequence[str], max_cost: float | None = None,
-               environ: Mapping[str, str], progress: bool = True, runner_id: str | None = None) -> RunReport:
-    """Screen a release's works tier by tier (cheap, then expensive): claim, ask, record; see the module doc."""
+               environ: Mapping[str, str], progress: bool = True, runner_id: str | None = None,
+               after_raw_written: Callable[[int], None] | None = None) -> RunReport:
+    """Screen a release's works tier by tier (cheap, then expensive): claim, ask, record; see the module doc.
+
+    `after_raw_written(n)`, for the crash tests only, runs after the n-th batch's raw lines are fsynced
+    and before its vote rows are written."""
     settings = screen_settings(ws)
     for tier in tiers:
         if tier not in TIERS:
             raise InputError(f"tier {tier!r}: use one of {', '.join(TIERS)}")
     if max_cost is not None and not max_cost > 0:
         raise InputError(f"--max-cost {max_cost}: give a positive number of US dollars")
-    run = _Run(ws, settings, Path(release_dir), runner_id or new_runner_id(), environ, max_cost, progress)
+    run = _Run(ws, settings, Path(release_dir), runner_id or new_runner_id(), environ, max_cost, progress,
+               after_raw_written)
     try:
         return asyncio.run(run.main(tuple(t for t in TIERS if t in tiers)))
     except asyncio.CancelledError:
@@ -139,47 +86,6 @@ def screen_settings(ws: Any) -> ScreenSettings:
         raise InputError(f"{ws.file}: no [screen] table; add one with the state database and each tier's "
                          f"two voters (docs/screening.md)")
     return ws.screen
-
-
-def format_run(report: RunReport) -> str:
-    """The run's report as text lines."""
-    lines = [f"runner {report.runner}, release {report.release_id}"]
-    for t in report.tiers:
-        head = f"{t.tier}: "
-        if t.generation is None:
-            lines.append(head + (t.note or "not configured"))
-            continue
-        lines.append(f"{head}{t.screened:,} works screened, {t.votes:,} votes, {t.recovered:,} recovered from "
-                     f"ended runners, {t.failures:,} failures, {t.refused:,} refused, ${t.spend_usd:.4f} "
-                     f"(generation {t.generation[:12]}, {t.scope:,} works in scope)")
-        if t.note:
-            lines.append(f"  {t.note}")
-    lines.append(f"spend ${report.spend_usd:.4f}" + (f" of --max-cost ${report.max_cost:.2f}"
-                                                      if report.max_cost is not None else ""))
-    if report.stopped_by_max_cost:
-        lines.append("stopped claiming at --max-cost; requests already in flight were answered and recorded, "
-                     "so the spend may pass the cap a little")
-    if report.interrupted:
-        lines.append(interrupted_note(report))
-    return "\n".join(lines)
-
-
-def interrupted_note(report: RunReport) -> str:
-    """What an interrupted run recorded and spent, and how to resume."""
-    votes = sum(t.votes + t.recovered for t in report.tiers)
-    screened = sum(t.screened for t in report.tiers)
-    return (f"interrupted (Ctrl-C): stopped claiming new works; the requests already sent were answered and "
-            f"recorded. This run recorded {votes:,} votes and {screened:,} verdicts and spent "
-            f"${report.spend_usd:.4f}. To resume, run the same command again: the works without a verdict "
-            f"were released, and only their missing votes are asked")
-
-
-def run_json(report: RunReport) -> dict[str, Any]:
-    """The run's report as JSON-ready data."""
-    return {"runner": report.runner, "release_id": report.release_id, "max_cost": report.max_cost,
-            "spend_usd": round(report.spend_usd, 6), "stopped_by_max_cost": report.stopped_by_max_cost,
-            "interrupted": report.interrupted,
-            "tiers": [{**asdict(t), "spend_usd": round(t.spend_usd, 6)} for t in report.tiers]}
 
 
 # --- the run ---------------------------------------------------------------------------------------------
@@ -224,9 +130,11 @@ class _Tier:
 
 class _Run:
     def __init__(self, ws: Any, settings: ScreenSettings, release_dir: Path, runner: str,
-                 environ: Mapping[str, str], max_cost: float | None, progress: bool) -> None:
+                 environ: Mapping[str, str], max_cost: float | None, progress: bool,
+                 after_raw_written: Callable[[int], None] | None = None) -> None:
         self.ws, self.settings, self.release_dir, self.runner = ws, settings, release_dir, runner
         self.environ, self.max_cost, self.show = environ, max_cost, progress
+        self.after_raw_written = after_raw_written
         self.spend = 0.0
         self.batches = 0
         self.voters: list[Any] = []
@@ -391,7 +299,7 @@ class _Run:
 
     def _adopt(self, tier: _Tier, found: Mapping[str, Mapping[str, RawReply]]) -> int:
         """Claim each work with orphan replies and record them as votes (plus the verdicts they make)."""
-        from .store import VoteRow
+        from .store_rows import VoteRow
         asked, rows = [], []
         for work_id in sorted(found):
             job = self.store.claim_work(tier.name, tier.generation.id, work_id, self.runner,
@@ -402,7 +310,7 @@ class _Run:
             for voter, line in sorted(found[work_id].items()):
                 if voter in job.votes:
                     continue
-                reply = got.replies[voter] = _replay(line, tier.by_name[voter], self.environ)
+                reply = got.replies[voter] = replay(line, tier.by_name[voter], self.environ)
                 rows.append(VoteRow(tier.name, tier.generation.id, work_id, voter, reply.vote, reply.input_tokens,
                                     reply.output_tokens, reply.cost_usd, line.file, line.offset))
             asked.append(got)
@@ -416,15 +324,16 @@ class _Run:
 
     def _commit(self, tier: _Tier, asked: list[_Asked], tally: _Tally) -> None:
         """Group commit: the batch's raw lines appended and fsynced, then its vote rows and verdicts, one transaction."""
-        from .store import VoteRow
+        from .store_rows import VoteRow
         at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
         keys = [(a, v, r) for a in asked for v, r in sorted(a.replies.items())]
         lines = [raw_line(tier=tier.name, generation=tier.generation.id, work_id=a.job.work_id, voter=v,
-                          model=tier.by_name[v].model, at=at, status=r.status, usage=_usage(r), body=r.body)
+                          model=tier.by_name[v].model, at=at, status=r.status, usage=reply_usage(r), body=r.body)
                  for a, v, r in keys]
         where = self.raw.append(lines)
         self.batches += 1
-        _kill_hook(self.environ, "raw-written", self.batches)
+        if self.after_raw_written is not None:
+            self.after_raw_written(self.batches)
         rows = [VoteRow(tier.name, tier.generation.id, a.job.work_id, v, r.vote, r.input_tokens, r.output_tokens,
                         r.cost_usd, file, offset) for (a, v, r), (file, offset) in zip(keys, where)]
         recorded = self._record(tier, asked, rows, tally, answered=len(rows) + sum(len(a.failed) for a in asked),
@@ -433,7 +342,7 @@ class _Run:
 
     def _record(self, tier: _Tier, asked: list[_Asked], rows: list[Any], tally: _Tally, answered: int = 0,
                 unsent: int = 0) -> Any:
-        from .store import FailureRow, VerdictRow
+        from .store_rows import FailureRow, VerdictRow
         verdicts = []
         for a in asked:
             outcome = _gate(tier, a)
@@ -558,7 +467,7 @@ class _Loop:
         elapsed = max(time.monotonic() - self.started, 1e-9)
         done = self.tally.screened
         left = self.tier.todo - done
-        eta = "?" if not done else _duration(left * elapsed / done)
+        eta = "?" if not done else format_duration(left * elapsed / done)
         return f"({self.tally.votes:,} votes, ${self.tally.spend:.4f}, {done / elapsed:,.1f} works/s, {eta} left)"
 
 
@@ -587,51 +496,8 @@ def _vote_of(value: Any) -> Vote:
     return value if isinstance(value, Vote) else value.vote
 
 
-def _replay(line: RawReply, voter: VoterSettings, environ: Mapping[str, str]) -> Any:
-    """The reply a raw line holds, its body validated again as if it had just arrived (the voter's key masked)."""
-    from .prices import cost_usd
-    from .provider import Reply, read_masked
-    body, vote, usage, _text = read_masked(line.body, environ.get(voter.api_key_env) if voter.api_key_env else None)
-    noted = line.usage if isinstance(line.usage, dict) else {}
-    usage = usage or {}
-    tokens_in = noted.get("input_tokens", usage.get("prompt_tokens"))
-    tokens_out = noted.get("output_tokens", usage.get("completion_tokens"))
-    cost = noted.get("cost_usd")
-    if not isinstance(cost, (int, float)):
-        cost = cost_usd(voter.price_in_per_mtok, voter.price_out_per_mtok, tokens_in, tokens_out)
-    return Reply(vote=vote, body=body, status=line.status, input_tokens=tokens_in, output_tokens=tokens_out,
-                 cost_usd=float(cost), usage_estimated=bool(noted.get("estimated", not usage)))
-
-
-def _usage(reply: Any) -> dict[str, Any]:
-    """What the raw line records of a reply's usage: tokens, cost and whether the tokens were estimated."""
-    return {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens, "cost_usd": reply.cost_usd,
-            "estimated": bool(reply.usage_estimated)}
-
-
 def _voter_down(voter: VoterSettings, tier: str, n: int, cause: str) -> InputError:
     return InputError(f"[screen.{tier}] voter {voter.name!r} at {voter.base_url} (model {voter.model!r}) failed "
                       f"{n} requests in a row after retries; last cause: {cause}. The run stopped: check that the "
                       f"server runs and serves this model, and the key in ${voter.api_key_env or '(none)'}; what "
                       f"was answered is recorded, and the works without a verdict are claimable again")
-
-
-def _duration(seconds: float) -> str:
-    if not math.isfinite(seconds):
-        return "?"
-    seconds = int(seconds)
-    if seconds >= 3600:
-        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-    if seconds >= 60:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds}s"
-
-
-def _kill_hook(environ: Mapping[str, str], point: str, count: int) -> None:
-    """The crash tests' hook (KILL_AT_ENV): SIGKILL this process at a named point, nothing else."""
-    wanted = environ.get(KILL_AT_ENV)
-    if not wanted:
-        return
-    name, _, nth = wanted.partition(":")
-    if name == point and count >= int(nth or 1):
-        os.kill(os.getpid(), signal.SIGKILL)

@@ -1,7 +1,7 @@
 """The state authority: scope, claims with leases, votes, verdicts and failures, in SQLite or PostgreSQL.
 
 One schema and one `Store` whose logic is written once; the two dialects
-differ only in the small SQL pieces of `_Dialect` (placeholders, the clock,
+differ only in the small SQL pieces of `Dialect` (placeholders, the clock,
 how a write transaction starts, row locks, a table of ids from one
 parameter). SQLite (the default, one file, several processes on one machine)
 runs in WAL mode and starts every write with `BEGIN IMMEDIATE`, so writers
@@ -30,31 +30,23 @@ back as they were. Text without them (all ordinary text) is stored as is.
 from __future__ import annotations
 
 import json
-import re
-import sqlite3
 import threading
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self, TypeVar
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from ..errors import InputError, InternalError
-from ..files import make_dirs
 from ..hashing import canonical_json
-from ..masking import mask_secret
-from .votes import TIER_OUTCOMES, Vote
+from .store_connect import connect_postgres, connect_sqlite, is_postgres_url, redact_url, scrub
+from .store_rows import FailureRow, Job, Recorded, RunRow, ScopeCounts, VerdictRow, VoteRow
+from .store_sql import (
+    POSTGRES, REQUESTS_TABLE, SCHEMA, SQLITE, VOTE_COLUMNS, Dialect, StoredCursor, store_param, store_text,
+)
+from .votes import Vote
 
 SCHEMA_VERSION = 1
 """The schema this code writes; a database holding another version is refused, never altered."""
-
-BUSY_TIMEOUT_MS = 120_000
-"""How long a SQLite writer waits for another process's write transaction (writes are short)."""
-
-CONNECT_TIMEOUT_S = 15
-"""How long to wait for a PostgreSQL server to answer before reporting it unreachable."""
 
 _RETRIES = 8
 """Attempts of a write transaction that PostgreSQL aborted as a deadlock victim."""
@@ -64,327 +56,6 @@ _FIRST_REFRESH = 500
 (then at each doubling: a handful of ANALYZEs however long the run)."""
 
 T = TypeVar("T")
-
-TEXT_MARK = "\ufffe"
-"""Starts an escaped code point in stored text (a noncharacter: no text of ours holds it)."""
-
-_UNSTORABLE = re.compile("[\x00\ud800-\udfff\ufffe]")
-_ESCAPED = re.compile("\ufffe([0-9a-f]{4})")
-
-
-def store_text(text: str) -> str:
-    """`text` as the state database stores it: NUL, lone surrogates and U+FFFE as U+FFFE plus 4 hex digits.
-
-    Reversible (`stored_text`), the same for SQLite and PostgreSQL, and the
-    identity on text without those code points.
-    """
-    return _UNSTORABLE.sub(lambda m: f"{TEXT_MARK}{ord(m.group()):04x}", text)
-
-
-def stored_text(text: str) -> str:
-    """The text `store_text` stored, as it was."""
-    return _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), text) if TEXT_MARK in text else text
-
-
-def _in(value: Any) -> Any:
-    return store_text(value) if isinstance(value, str) else value
-
-
-def _out(row: Sequence[Any]) -> tuple:
-    return tuple(stored_text(v) if isinstance(v, str) else v for v in row)
-
-
-class _Cursor:
-    """A driver's cursor whose rows come out through `stored_text`."""
-
-    def __init__(self, cur: Any) -> None:
-        self._cur = cur
-
-    @property
-    def rowcount(self) -> int:
-        return self._cur.rowcount
-
-    def fetchone(self) -> tuple | None:
-        row = self._cur.fetchone()
-        return None if row is None else _out(row)
-
-    def fetchall(self) -> list[tuple]:
-        return [_out(r) for r in self._cur.fetchall()]
-
-
-# --- what the store returns ---------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Job:
-    """A claimed job: one work to screen in one tier and generation."""
-
-    work_id: str
-    """The work."""
-    votes: Mapping[str, Vote]
-    """Votes already recorded for it in this generation, by voter name (only the missing voters are asked)."""
-
-
-@dataclass(frozen=True)
-class VoteRow:
-    """One recorded vote, with what it cost and where its raw response is."""
-
-    tier: str
-    """cheap or expensive."""
-    generation: str
-    """The tier's generation hash the vote was asked under."""
-    work_id: str
-    """The work."""
-    voter: str
-    """The voter's name."""
-    vote: Vote
-    """The reply, valid or invalid."""
-    input_tokens: int | None
-    """Prompt tokens the provider reported (None when it reported none)."""
-    output_tokens: int | None
-    """Completion tokens the provider reported."""
-    cost_usd: float
-    """What the reply cost, from the usage and the configured prices."""
-    raw_file: str
-    """The raw-response JSONL file holding the reply."""
-    raw_offset: int
-    """Byte offset of the reply's line in raw_file."""
-
-
-@dataclass(frozen=True)
-class VerdictRow:
-    """A gate's verdict on one work (`incomplete` is never stored)."""
-
-    tier: str
-    """cheap or expensive."""
-    generation: str
-    """The tier's generation."""
-    work_id: str
-    """The work."""
-    outcome: str
-    """admit/discard (expensive) or discard/proceed (cheap)."""
-
-
-@dataclass(frozen=True)
-class FailureRow:
-    """A provider failure after its retries: counted, never a vote."""
-
-    tier: str
-    """cheap or expensive."""
-    generation: str
-    """The tier's generation."""
-    work_id: str
-    """The work."""
-    voter: str
-    """The voter whose request failed."""
-    cause: str
-    """What failed (short text, never a key)."""
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """What one `record` call wrote."""
-
-    votes: int
-    """Vote rows written (a vote already recorded is never overwritten and not counted)."""
-    verdicts: int
-    """Verdict rows written."""
-    refused: tuple[str, ...]
-    """Work ids whose votes or verdicts were not written: the runner no longer holds their claim."""
-
-
-@dataclass(frozen=True)
-class RunRow:
-    """One runner (one `screen --run`) and its requests."""
-
-    runner: str
-    """The runner id (its raw file is raw_dir/<runner>.jsonl)."""
-    host: str
-    """The machine it ran on."""
-    pid: int
-    """Its process id."""
-    started_at: float
-    """When it started (the database's clock, epoch seconds)."""
-    finished_at: float | None
-    """When it ended normally (None: still running, or killed)."""
-    sent: int
-    """Requests it sent (counted before sending)."""
-    answered: int
-    """Of those, the ones whose reply or failure it recorded."""
-    counted: bool
-    """False when the runner ran before requests were counted (no numbers for it)."""
-
-    @property
-    def in_flight(self) -> int:
-        """Requests sent and never answered: still in flight, or cut by a kill (a later run asks them again)."""
-        return max(self.sent - self.answered, 0)
-
-
-@dataclass(frozen=True)
-class ScopeCounts:
-    """Where a release's scope of one tier stands in one generation."""
-
-    scoped: int
-    """Works the release sends to the tier."""
-    done: int
-    """Of those, works with a verdict in the generation."""
-    claimed_live: int
-    """Works held by a runner whose lease has not run out."""
-    claimable: int
-    """Works without a verdict that nobody holds (or whose lease ran out)."""
-
-
-# --- the two dialects -----------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class _Dialect:
-    """The SQL pieces in which SQLite and PostgreSQL differ; every statement is written once with `?`."""
-
-    placeholder: str
-    """`?` (sqlite3) or `%s` (psycopg)."""
-    now: str
-    """The database's clock in epoch seconds."""
-    begin: str
-    """Starts a write transaction."""
-    claim_lock: str
-    """Suffix of the claim query: lock the rows it picks, skipping rows another transaction holds."""
-    row_lock: str
-    """Suffix of a query that locks the rows it reads until the transaction ends."""
-    ids: str
-    """A table (work_id, pos) of a list of ids passed as one parameter (pos counts from 0)."""
-    among_ids: str
-    """`work_id` is in the list of ids passed as one parameter. PostgreSQL's `= ANY(array)` searches the
-    primary key per id whatever the statistics say (a join with `unnest` can turn into a scan of the whole
-    generation while the planner still thinks the table is empty)."""
-    has_table: str
-    """Counts the tables named by its one parameter in the store's schema."""
-    schema_lock: str
-    """Serialises concurrent schema creation ('' where `begin` already does)."""
-    pack_ids: Callable[[Sequence[str]], Any]
-    """The parameter `ids` reads."""
-    analyze: str
-    """Refreshes the planner's statistics of the tables named by `{tables}` ('' where none are needed).
-    Without statistics PostgreSQL guesses that `tier = ?` keeps 0.5% of the rows and plans a table of 100k
-    as if it held a few (nested loops over the whole table, minutes per query) until autovacuum analyses
-    it, a minute or more later; SQLite's plans here need no statistics."""
-
-    def sql(self, text: str) -> str:
-        """`text` with this dialect's placeholders (statements never hold a literal `?` or `%`)."""
-        return text if self.placeholder == "?" else text.replace("?", self.placeholder)
-
-
-_SQLITE = _Dialect(
-    placeholder="?",
-    now="((julianday('now') - 2440587.5) * 86400.0)",
-    begin="BEGIN IMMEDIATE",
-    claim_lock="",
-    row_lock="",
-    ids="(SELECT value AS work_id, key AS pos FROM json_each(?))",
-    among_ids="work_id IN (SELECT value FROM json_each(?))",
-    has_table="SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
-    schema_lock="",
-    pack_ids=lambda ids: json.dumps(list(ids)),
-    analyze="",
-)
-
-_POSTGRES = _Dialect(
-    placeholder="%s",
-    now="CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS DOUBLE PRECISION)",
-    begin="BEGIN",
-    claim_lock=" FOR UPDATE SKIP LOCKED",
-    row_lock=" FOR UPDATE",
-    ids="(SELECT t.work_id, t.pos - 1 AS pos FROM unnest(CAST(? AS TEXT[])) WITH ORDINALITY AS t(work_id, pos))",
-    among_ids="work_id = ANY(CAST(? AS TEXT[]))",
-    has_table="SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() "
-              "AND table_name = ?",
-    schema_lock="SELECT pg_advisory_xact_lock(4242010)",
-    pack_ids=list,
-    analyze="ANALYZE {tables}",
-)
-
-
-def _outcome_check() -> str:
-    allowed = " OR ".join(f"(tier = '{tier}' AND outcome IN ({', '.join(repr(o) for o in outcomes)}))"
-                          for tier, outcomes in TIER_OUTCOMES.items())
-    return f"CHECK ({allowed})"
-
-
-# Column types both databases accept (SQLite maps them to its affinities). `done` is 0/1, not a boolean,
-# so one statement reads the same in both.
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS generations (
-  generation TEXT PRIMARY KEY, tier TEXT NOT NULL, definition TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL);
-CREATE TABLE IF NOT EXISTS scope (
-  release_id TEXT NOT NULL, tier TEXT NOT NULL, work_id TEXT NOT NULL, seq BIGINT NOT NULL,
-  PRIMARY KEY (release_id, tier, work_id));
-CREATE TABLE IF NOT EXISTS jobs (
-  tier TEXT NOT NULL, generation TEXT NOT NULL, work_id TEXT NOT NULL, seq BIGINT NOT NULL,
-  claimed_by TEXT, lease_until DOUBLE PRECISION, done INTEGER NOT NULL DEFAULT 0,
-  PRIMARY KEY (tier, generation, work_id));
-CREATE INDEX IF NOT EXISTS jobs_open ON jobs (tier, generation, seq, work_id) WHERE done = 0;
-CREATE INDEX IF NOT EXISTS jobs_claimed ON jobs (claimed_by) WHERE claimed_by IS NOT NULL;
-CREATE TABLE IF NOT EXISTS votes (
-  tier TEXT NOT NULL, generation TEXT NOT NULL, work_id TEXT NOT NULL, voter TEXT NOT NULL,
-  label TEXT, invalid_cause TEXT, reason TEXT NOT NULL,
-  input_tokens BIGINT, output_tokens BIGINT, cost_usd DOUBLE PRECISION NOT NULL,
-  raw_file TEXT NOT NULL, raw_offset BIGINT NOT NULL, runner TEXT NOT NULL, recorded_at DOUBLE PRECISION NOT NULL,
-  PRIMARY KEY (tier, generation, work_id, voter),
-  CHECK ((label IS NULL) <> (invalid_cause IS NULL)));
-CREATE INDEX IF NOT EXISTS votes_raw ON votes (raw_file, raw_offset);
-CREATE TABLE IF NOT EXISTS verdicts (
-  tier TEXT NOT NULL, generation TEXT NOT NULL, work_id TEXT NOT NULL, outcome TEXT NOT NULL,
-  runner TEXT NOT NULL, recorded_at DOUBLE PRECISION NOT NULL,
-  PRIMARY KEY (tier, generation, work_id), {_outcome_check()});
-CREATE TABLE IF NOT EXISTS failures (
-  tier TEXT NOT NULL, generation TEXT NOT NULL, work_id TEXT NOT NULL, voter TEXT NOT NULL, cause TEXT NOT NULL,
-  runner TEXT NOT NULL, at DOUBLE PRECISION NOT NULL);
-CREATE INDEX IF NOT EXISTS failures_generation ON failures (tier, generation);
-CREATE TABLE IF NOT EXISTS runners (
-  runner TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL, started_at DOUBLE PRECISION NOT NULL,
-  heartbeat_at DOUBLE PRECISION, finished_at DOUBLE PRECISION);
-"""
-
-_REQUESTS_TABLE = """
-CREATE TABLE IF NOT EXISTS requests (
-  runner TEXT PRIMARY KEY, sent BIGINT NOT NULL DEFAULT 0, answered BIGINT NOT NULL DEFAULT 0)"""
-"""Per runner (one run), the requests it sent and those whose answer (a reply or a failure) it recorded.
-
-Added to schema version 1 without changing it: made when absent, by every
-writer that opens the database, and read as absent (no counts) by readers of
-an older database. A reporter that does not know it leaves it alone."""
-
-_VOTE_COLUMNS = ("tier, generation, work_id, voter, label, invalid_cause, reason, input_tokens, output_tokens, "
-                 "cost_usd, raw_file, raw_offset")
-
-
-# --- opening ------------------------------------------------------------------------------------
-
-def is_postgres_url(database: str) -> bool:
-    """True when `database` names a PostgreSQL server rather than a SQLite file."""
-    return database.startswith(("postgresql://", "postgres://"))
-
-
-def redact_url(url: str) -> str:
-    """`url` without its password (in the authority or as a `password=` parameter), for messages."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, _, hostport = netloc.rpartition("@")
-        if ":" in userinfo:
-            netloc = f"{userinfo.split(':', 1)[0]}:***@{hostport}"
-    query = urlencode([(k, "***" if k.lower() == "password" else v) for k, v in parse_qsl(parts.query)],
-                      safe="*")
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
-
-def _scrub(message: str, url: str) -> str:
-    """A driver's error message with any password of `url` blanked out, whatever the driver put in it."""
-    parts = urlsplit(url)
-    secrets = [parts.password, *(v for k, v in parse_qsl(parts.query) if k.lower() == "password")]
-    for secret in filter(None, secrets):
-        for form in {secret, unquote(secret)}:
-            message = mask_secret(message, form, "***")
-    return message
 
 
 def open_store(database: str, *, readonly: bool = False) -> Store | None:
@@ -396,11 +67,11 @@ def open_store(database: str, *, readonly: bool = False) -> Store | None:
     that cannot be reached, raises `InputError` naming it (never its password).
     """
     if is_postgres_url(database):
-        conn, dialect, where = _connect_postgres(database, readonly), _POSTGRES, redact_url(database)
+        conn, dialect, where = connect_postgres(database, readonly), POSTGRES, redact_url(database)
     else:
         if readonly and not Path(database).is_file():
             return None
-        conn, dialect, where = _connect_sqlite(database, readonly), _SQLITE, database
+        conn, dialect, where = connect_sqlite(database, readonly), SQLITE, database
     store = Store(conn, dialect, where)
     try:
         if readonly:
@@ -415,64 +86,8 @@ def open_store(database: str, *, readonly: bool = False) -> Store | None:
         if isinstance(exc, InputError):
             raise
         raise InputError(f"[screen] database {where}: cannot be used as the screening state "
-                         f"({_scrub(str(exc), database)}); name another database") from None
+                         f"({scrub(str(exc), database)}); name another database") from None
     return store
-
-
-def _connect_sqlite(path: str, readonly: bool) -> sqlite3.Connection:
-    try:
-        if readonly:
-            conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True,
-                                   isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
-        else:
-            make_dirs(Path(path).parent)
-            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
-                                   timeout=BUSY_TIMEOUT_MS / 1000)
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        if not readonly:
-            # WAL: readers never wait for the writer. NORMAL: a committed transaction survives a killed
-            # process (only a power cut may lose the last ones, and the raw log holds their replies).
-            _journal_wal(conn)
-            conn.execute("PRAGMA synchronous = NORMAL")
-    except sqlite3.Error as exc:
-        raise InputError(f"[screen] database {path}: cannot open it as SQLite ({exc}); "
-                         f"name a SQLite file or a postgresql:// URL") from None
-    return conn
-
-
-def _journal_wal(conn: sqlite3.Connection) -> None:
-    """Put the file in WAL mode (it stays so), waiting for other processes as a write would.
-
-    Switching the journal mode needs the file to itself for a moment, and
-    SQLite answers "database is locked" at once instead of calling the busy
-    handler when another process holds it: several runners starting on a
-    new file at the same moment hit that (tests/test_screen_store.py). So
-    the switch is retried, backing off, for as long as a write would wait.
-    """
-    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-    delay = 0.005
-    while True:
-        try:
-            conn.execute("PRAGMA journal_mode = WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() >= deadline:
-                raise
-        time.sleep(delay)
-        delay = min(2 * delay, 0.25)
-
-
-def _connect_postgres(url: str, readonly: bool) -> Any:
-    import psycopg
-
-    try:
-        conn = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
-        if readonly:
-            conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
-    except psycopg.Error as exc:
-        raise InputError(f"[screen] database {redact_url(url)}: cannot connect "
-                         f"({_scrub(str(exc).strip(), url)}); check the URL and that the server runs") from None
-    return conn
 
 
 # --- the store ------------------------------------------------------------------------------------
@@ -480,7 +95,7 @@ def _connect_postgres(url: str, readonly: bool) -> Any:
 class Store:
     """One interface over the state database; every method is one transaction and safe from any thread."""
 
-    def __init__(self, conn: Any, dialect: _Dialect, where: str) -> None:
+    def __init__(self, conn: Any, dialect: Dialect, where: str) -> None:
         self._conn = conn
         self._d = dialect
         self._lock = threading.RLock()
@@ -491,16 +106,16 @@ class Store:
 
     # -- plumbing
 
-    def _run(self, sql: str, params: Sequence[Any] = ()) -> _Cursor:
+    def _run(self, sql: str, params: Sequence[Any] = ()) -> StoredCursor:
         """Execute one statement; text goes in through `store_text` and comes out through `stored_text`."""
-        return _Cursor(self._conn.execute(self._d.sql(sql), tuple(map(_in, params))))
+        return StoredCursor(self._conn.execute(self._d.sql(sql), tuple(map(store_param, params))))
 
     def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
         """executemany (text through `store_text`); the rows it changed (both drivers sum them)."""
         if not rows:
             return 0
         cur = self._conn.cursor()
-        cur.executemany(self._d.sql(sql), [tuple(map(_in, row)) for row in rows])
+        cur.executemany(self._d.sql(sql), [tuple(map(store_param, row)) for row in rows])
         return max(cur.rowcount, 0)
 
     def _ids(self, ids: Sequence[str]) -> Any:
@@ -561,11 +176,11 @@ class Store:
             if self._d.schema_lock:
                 self._run(self._d.schema_lock)
             if not self._run(self._d.has_table, ("meta",)).fetchone()[0]:
-                for statement in filter(str.strip, _SCHEMA.split(";")):
+                for statement in filter(str.strip, SCHEMA.split(";")):
                     self._run(statement)
                 self._run("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             if not self._run(self._d.has_table, ("requests",)).fetchone()[0]:
-                self._run(_REQUESTS_TABLE)
+                self._run(REQUESTS_TABLE)
 
         self._write(work)
         self._check_version()
@@ -756,7 +371,7 @@ class Store:
 
             kept_votes, kept_verdicts = keep(votes), keep(verdicts)
             n_votes = self._many(
-                f"INSERT INTO votes ({_VOTE_COLUMNS}, runner, recorded_at) "
+                f"INSERT INTO votes ({VOTE_COLUMNS}, runner, recorded_at) "
                 f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {d.now}) ON CONFLICT DO NOTHING",
                 [(v.tier, v.generation, v.work_id, v.voter, v.vote.label, v.vote.invalid_cause, v.vote.reason,
                   v.input_tokens, v.output_tokens, float(v.cost_usd), v.raw_file, int(v.raw_offset), runner)
@@ -787,7 +402,7 @@ class Store:
 
     def _vote_rows(self, tier: str, generation: str,
                    work_ids: Sequence[str] | None) -> dict[str, dict[str, VoteRow]]:
-        sql = f"SELECT {_VOTE_COLUMNS} FROM votes WHERE tier = ? AND generation = ?"
+        sql = f"SELECT {VOTE_COLUMNS} FROM votes WHERE tier = ? AND generation = ?"
         params: list[Any] = [tier, generation]
         if work_ids is not None:
             if not work_ids:

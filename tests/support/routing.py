@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import gzip
 import json
 from pathlib import Path
@@ -16,6 +17,9 @@ DEFAULT_PILES = {"piles": [
     {"name": "screen", "kind": "screen", "tier": "expensive"},
     {"name": "pending", "kind": "pending"},
 ], "title_only_sources": ["osf"]}
+
+TODAY = dt.date.today()
+"""The date the tests' routes run on, passed as `as_of` as a command passes its edge's date."""
 
 
 def write_specs(root: Path, rules: list[dict] | dict[str, list[dict]], piles: dict | None = None) -> Path:

@@ -1,0 +1,114 @@
+"""What a screening run did (`run_screen`'s RunReport, one TierReport per tier), as text and as JSON."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class TierReport:
+    """What one tier's run did."""
+
+    tier: str
+    """cheap or expensive."""
+    generation: str | None
+    """The tier's generation hash (None when the tier is not configured)."""
+    scope: int
+    """Works of the release in this tier's scope."""
+    screened: int
+    """Works this run gave a verdict."""
+    votes: int
+    """Replies this run received and recorded (invalid replies included)."""
+    recovered: int
+    """Replies of ended runners adopted from their raw files instead of being asked again."""
+    refused: int
+    """Rows the store refused because another runner had taken the claim over (their raw lines stay on disk)."""
+    failures: int
+    """Requests that failed after the client's retries (no vote; the cheap tier passes such works on)."""
+    spend_usd: float
+    """What this run's replies cost, from their usage and the configured prices."""
+    stopped_by_max_cost: bool
+    """True when --max-cost stopped the claiming."""
+    note: str = ""
+    """Why the tier did nothing, or what remains (works left to other runners, cheap verdicts pending)."""
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """What `run_screen` did, per tier."""
+
+    runner: str
+    """This runner's id (its raw file is raw_dir/<runner>.jsonl)."""
+    release_id: str
+    """The release screened."""
+    tiers: tuple[TierReport, ...]
+    """One report per tier run, in order."""
+    max_cost: float | None
+    """The --max-cost given."""
+    interrupted: bool = False
+    """True when Ctrl-C (SIGINT) stopped the claiming: what was in flight was answered and recorded."""
+
+    @property
+    def spend_usd(self) -> float:
+        """Spend of the whole run."""
+        return sum(t.spend_usd for t in self.tiers)
+
+    @property
+    def stopped_by_max_cost(self) -> bool:
+        """True when --max-cost stopped the run."""
+        return any(t.stopped_by_max_cost for t in self.tiers)
+
+
+def format_run(report: RunReport) -> str:
+    """The run's report as text lines."""
+    lines = [f"runner {report.runner}, release {report.release_id}"]
+    for t in report.tiers:
+        head = f"{t.tier}: "
+        if t.generation is None:
+            lines.append(head + (t.note or "not configured"))
+            continue
+        lines.append(f"{head}{t.screened:,} works screened, {t.votes:,} votes, {t.recovered:,} recovered from "
+                     f"ended runners, {t.failures:,} failures, {t.refused:,} refused, ${t.spend_usd:.4f} "
+                     f"(generation {t.generation[:12]}, {t.scope:,} works in scope)")
+        if t.note:
+            lines.append(f"  {t.note}")
+    lines.append(f"spend ${report.spend_usd:.4f}" + (f" of --max-cost ${report.max_cost:.2f}"
+                                                      if report.max_cost is not None else ""))
+    if report.stopped_by_max_cost:
+        lines.append("stopped claiming at --max-cost; requests already in flight were answered and recorded, "
+                     "so the spend may pass the cap a little")
+    if report.interrupted:
+        lines.append(interrupted_note(report))
+    return "\n".join(lines)
+
+
+def interrupted_note(report: RunReport) -> str:
+    """What an interrupted run recorded and spent, and how to resume."""
+    votes = sum(t.votes + t.recovered for t in report.tiers)
+    screened = sum(t.screened for t in report.tiers)
+    return (f"interrupted (Ctrl-C): stopped claiming new works; the requests already sent were answered and "
+            f"recorded. This run recorded {votes:,} votes and {screened:,} verdicts and spent "
+            f"${report.spend_usd:.4f}. To resume, run the same command again: the works without a verdict "
+            f"were released, and only their missing votes are asked")
+
+
+def run_json(report: RunReport) -> dict[str, Any]:
+    """The run's report as JSON-ready data."""
+    return {"runner": report.runner, "release_id": report.release_id, "max_cost": report.max_cost,
+            "spend_usd": round(report.spend_usd, 6), "stopped_by_max_cost": report.stopped_by_max_cost,
+            "interrupted": report.interrupted,
+            "tiers": [{**asdict(t), "spend_usd": round(t.spend_usd, 6)} for t in report.tiers]}
+
+
+def format_duration(seconds: float) -> str:
+    """A time left as `1h05m`, `3m07s` or `42s` (`?` when not finite)."""
+    if not math.isfinite(seconds):
+        return "?"
+    seconds = int(seconds)
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    if seconds >= 60:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds}s"
