@@ -38,6 +38,7 @@ from .routing import release as routing_release
 from .routing.labels import label_stats_for, load_labels, write_label_stats
 from .routing.published import PUBLISHED_FILE
 from .routing.specs import load_rulebook
+from .routing.textscan import scan_engine
 from .site.digest_pages import DigestWeek, digest_week, load_digest_weeks
 from .site.status_page import ScreeningStatus
 from .site.load import Published, ReleaseSet, load_published, load_release, load_releases
@@ -110,7 +111,9 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
     digest = gather_digest(ws, as_of, graph, environ)  # decided in memory; published in step 3
     ensure_example_data(ws, progress)  # makes an input (the example pool), never an output
     labels = load_labels(ws.labels) if ws.labels is not None else None
-    with stage_release(ws, workers=workers, progress=progress, label=label or ws.label, as_of=as_of) as staged:
+    engine = scan_engine(environ)  # REPORTER_SCAN_ENGINE, read here at the edge as `reporter route` reads it
+    with stage_release(ws, workers=workers, progress=progress, label=label or ws.label, as_of=as_of,
+                       engine=engine) as staged:
         screening = gather_screening(ws, staged.release_id, staged.folder, labels)
         # Builds into one releases folder take turns from here (routing above runs side by side): each
         # renders the index it publishes into, so the last site written lists every published release.
@@ -128,11 +131,11 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
 
 @contextlib.contextmanager
 def stage_release(ws: Workspace, *, workers: int | None, progress: bool, label: str | None,
-                  as_of: date) -> Iterator[routing_release.StagedRelease]:
+                  as_of: date, engine: str | None = None) -> Iterator[routing_release.StagedRelease]:
     """Route the workspace's pool into a staged release; removed on the way out unless it was published."""
     staged = routing_release.stage_release(ws.pool, ws.specs, ws.releases, overlay=ws.overlay,
                                            sample_seed=ws.sample_seed, workers=workers, progress=progress,
-                                           label=label, as_of=as_of)
+                                           label=label, as_of=as_of, engine=engine)
     try:
         yield staged
     finally:

@@ -100,6 +100,18 @@ def test_build_date_comes_from_source_date_epoch(tmp_path):
         build(load_workspace(ws), progress=False, environ={"SOURCE_DATE_EPOCH": "soon"})
 
 
+def test_build_takes_the_scan_engine_from_its_environment_as_route_does(tmp_path):
+    """REPORTER_SCAN_ENGINE is read at the build's edge: an unknown one is exit 2 before anything is written,
+    and either engine gives the same release."""
+    ws = _workspace(tmp_path)
+    with pytest.raises(InputError, match="REPORTER_SCAN_ENGINE='re2': name one of"):
+        build(load_workspace(ws), progress=False, environ={"REPORTER_SCAN_ENGINE": "re2"})
+    assert not (ws / "releases").exists()
+    one = build(load_workspace(ws), progress=False, environ={"REPORTER_SCAN_ENGINE": "aho-corasick"})
+    two = build(load_workspace(ws), progress=False, environ={})
+    assert one.release_id == two.release_id and two.created is False
+
+
 def test_releases_of_the_previous_engine_still_render(tmp_path):
     """An archive outlives engine versions: a routing.1 release (no context_chars) loads with its 80-character window."""
     from reporter.site import load_releases
