@@ -155,19 +155,24 @@ def _waiting_for_a_lock(pid: int) -> bool:
                for line in Path("/proc/locks").read_text().splitlines() if len(line.split()) > 5)
 
 
+def _start_and_wait_for_the_lock(argv: list[str]) -> subprocess.Popen:
+    """Start a catch-up and return once it is blocked on the archive's lock (which the caller holds)."""
+    later = subprocess.Popen(argv, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not _waiting_for_a_lock(later.pid):
+        assert later.poll() is None, later.communicate()
+        assert time.monotonic() < deadline, "the run never waited for the archive's lock"
+        time.sleep(0.01)
+    return later
+
+
 def test_overlapping_catch_ups_never_decide_a_week_without_its_prior(catch_up, tmp_path):
     """W12-W15 decided while W10-W11 are not there yet, and published after they were: decided again."""
     papers, reference = catch_up
     archive = tmp_path / "archive"
     archive.mkdir()
     with locked(archive):  # another run is publishing: the second one waits for the lock
-        later = subprocess.Popen(args(papers, archive, "--from", WEEKS[2], "--to", WEEKS[5]), env=ENV,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 120
-        while not _waiting_for_a_lock(later.pid):
-            assert later.poll() is None, later.communicate()
-            assert time.monotonic() < deadline, "the run never waited for the archive's lock"
-            time.sleep(0.01)
+        later = _start_and_wait_for_the_lock(args(papers, archive, "--from", WEEKS[2], "--to", WEEKS[5]))
         # The first catch-up, in this process (the lock is this thread's), publishes W10 and W11 meanwhile.
         s = DigestSettings(papers=papers, watchlist=FIXTURES / "watchlist.txt",
                            criteria=FIXTURES / "criteria.md", archive=archive)
@@ -208,13 +213,7 @@ def test_a_prior_week_re_published_while_a_catch_up_waits_is_read_again(catch_up
                        archive=archive)
     run_weeks(s, WEEKS[:2])
     with locked(archive):
-        later = subprocess.Popen(args(papers, archive, "--from", WEEKS[2], "--to", WEEKS[3]), env=ENV,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 120
-        while not _waiting_for_a_lock(later.pid):
-            assert later.poll() is None, later.communicate()
-            assert time.monotonic() < deadline, "the run never waited for the archive's lock"
-            time.sleep(0.01)
+        later = _start_and_wait_for_the_lock(args(papers, archive, "--from", WEEKS[2], "--to", WEEKS[3]))
         from dataclasses import replace
         [w11] = run_weeks(replace(s, max_kept=3), [WEEKS[1]], force=True)
     out, err = later.communicate(timeout=120)
