@@ -5,7 +5,7 @@ unbroken word of megabytes, byte order marks, `large_string` columns and
 deep (but bounded) nesting route; a non-gzip `.gz`, a struct-typed text
 column, too-deep JSON, a bad `--n`, `--out` naming a folder and malformed
 OpenAlex works are refused with a message, never a traceback. `serve`'s
-flags are in test_serve.py.
+flags are in test_site_serve.py.
 """
 
 import csv

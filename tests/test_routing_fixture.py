@@ -1,7 +1,7 @@
 """Hand-computed routing on a tiny pool where every fate of routing.md occurs.
 
 The rules and rows are in support/routing_fixture.py (shared with
-test_labels_diagnose.py); every expected number below was worked out by hand
+test_routing_labels_diagnose.py); every expected number below was worked out by hand
 from them, and the comments on each row there say which rules match it and why.
 """
 

@@ -12,7 +12,7 @@ from datetime import date
 
 import pytest
 from support.site import parse_html
-from test_markdown_escape import PLACEHOLDERS, assert_same_structure, fill
+from test_site_markdown_escape import PLACEHOLDERS, assert_same_structure, fill
 from test_screen_report import EXC, VERDICTS, VOTES
 from test_screen_scope import CRITERIA, HOSTILE, gens, make_workspace, record, route
 

@@ -415,7 +415,7 @@ def test_render_against_compares_the_newest_with_any_earlier_release(two_release
 def test_control_characters_in_the_data_never_reach_the_html(tmp_path):
     """A title holding NUL, BEL or a C1 control is shown with U+FFFD in their place (a browser reads NUL so, and
     the others are parse errors): the page is valid HTML whatever bytes the data held. The Markdown twin drops
-    them (tests/test_markdown_escape.py)."""
+    them (tests/test_site_markdown_escape.py)."""
     import re as _re
     releases = tmp_path / "releases"
     works = toy_works()

@@ -307,7 +307,7 @@ def keep_freed_memory() -> bool:
     against 130,000 with these settings (system time 2.0-3.3 s against
     1.2-1.9 s in the runs measured; docs/scale.md, "One core"). Only for a process that routes and
     ends (the `reporter route` command). False where there is no glibc
-    (tests/test_route_workers.py checks the effect with mallinfo2).
+    (tests/test_routing_workers.py checks the effect with mallinfo2).
     """
     import ctypes
     import ctypes.util

@@ -26,7 +26,7 @@ def non_ascii_atom(ch: str):
 
 
 CASED_BELOW = 0x20000
-"""Every code point with a case mapping lies below this (planes 0 and 1; tests/test_normalise.py checks
+"""Every code point with a case mapping lies below this (planes 0 and 1; tests/test_routing_normalise.py checks
 it on this Python's Unicode tables): a character's case-folding orbit is looked for among them."""
 
 

@@ -186,7 +186,7 @@ class Scanner:
     hits: Hyperscan (Intel's SIMD multi-literal matcher) where its wheel
     installs (Linux x86-64), and the `aho-corasick` crate's DFA everywhere
     else. On the real benchmark pool Hyperscan scans at about 0.9 ns per
-    byte and the DFA at about 2.1 (docs/scale.md, "One core"); tests/test_textscan.py
+    byte and the DFA at about 2.1 (docs/scale.md, "One core"); tests/test_routing_textscan.py
     checks that both give the same hits.
 
     `caseless`: Hyperscan folds ASCII case itself, so it scans the raw

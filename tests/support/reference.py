@@ -11,7 +11,7 @@ the highest-precedence non-shadow rule that matched wins, no winner is
 unless the source is a title-only source and the title is not blank.
 
 Used by test_routing_properties.py (random rule books and pools) and
-test_realdata_routing.py (real records): one reading, so the two cannot drift.
+test_routing_realdata.py (real records): one reading, so the two cannot drift.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 test_routing_fixture.py checks the engine against numbers worked out by hand
 from these rules and rows (the comments on each row say which rules match it
-and why); test_labels_diagnose.py reuses them. Change a row or a rule here
+and why); test_routing_labels_diagnose.py reuses them. Change a row or a rule here
 and the hand-computed numbers there change too.
 """
 
