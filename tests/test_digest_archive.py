@@ -28,7 +28,7 @@ from reporter.digest.config import DigestSettings
 from reporter.errors import InputError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "digest"
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "digest"
+EXAMPLES = Path(__file__).resolve().parent / "fixtures" / "digest" / "made-up"
 KEEPER = {"id": "doi:10.5555/keep", "title": "A protein language model for enzymes",
           "abstract": "We evaluate a protein language model on a benchmark; ESM-2 too.", "authors": ["Ada Lovelace"]}
 

@@ -16,7 +16,7 @@ from reporter.cli import main
 from reporter.digest.read import read_papers
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "digest"
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "digest"
+EXAMPLES = Path(__file__).resolve().parent / "fixtures" / "digest" / "made-up"
 LONE = "A \ud800 b protein language model \udfff"
 SHOWN = "A \ufffd b protein language model \ufffd"
 

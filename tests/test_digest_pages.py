@@ -5,7 +5,7 @@ the week page's structure from the parsed HTML, data inert in HTML and in the
 Markdown twin, every chart number equal to the table beside it, the KEEP list
 first in the twin, a valid Atom feed, byte-identical re-renders and the
 archive's refusal. Then `reporter build` over the example weeks
-(examples/digest): pending weeks decided, published after the writer's checks,
+(tests/fixtures/digest/made-up, the example workspace's weeks until they became real): pending weeks decided, published after the writer's checks,
 the home page showing the latest week, and the graph's verdicts beside the
 KEEPs without changing a decision.
 """
@@ -35,7 +35,7 @@ from support.digest import HOSTILE, graph_rows, week_document, write_week
 from support.site import parse_html, toy_rules, toy_works, write_release
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT / "examples" / "digest"
+EXAMPLE = ROOT / "tests" / "fixtures" / "digest" / "made-up"
 ATOM = "{http://www.w3.org/2005/Atom}"
 
 

@@ -21,7 +21,7 @@ WEEK = ["--week", "2026-W20", "--as-of", "2026-06-01"]
 def _ws(tmp_path, fake, sources=ALL, **options):
     write_workspace(tmp_path, fake, sources, digest=DIGEST, **options)
     for name in ("watchlist.txt", "criteria.md"):
-        shutil.copy(ROOT / "examples" / "digest" / name, tmp_path / name)
+        shutil.copy(ROOT / "tests" / "fixtures" / "digest" / "made-up" / name, tmp_path / name)
     return tmp_path
 
 

@@ -17,23 +17,23 @@ from .config import DEFAULT_MAX_KEPT, DigestSettings
 
 EXAMPLES = "--watchlist examples/digest/watchlist.txt --criteria examples/digest/criteria.md"
 DIGEST_EPILOG = f"""\
-examples (in the example workspace, the repository; the papers are made-up, examples/digest/README.md):
-  reporter digest --papers examples/digest/papers/2026-W19.jsonl {EXAMPLES} --archive state/digest-example --week 2026-W19 --max-kept 2
-  reporter digest --papers examples/digest/papers {EXAMPLES} --archive state/digest-example --from 2026-W19 --to 2026-W20 --force --json
-  reporter digest --papers examples/digest/papers {EXAMPLES} --archive state/digest-sanity --week 2026-W20 --no-prior --max-kept 100 --full-ranking --force
+examples (in the example workspace, the repository; two real arXiv weeks, examples/digest/README.md):
+  reporter digest --papers examples/digest/papers/2026-W25.jsonl {EXAMPLES} --archive state/digest-example --week 2026-W25 --max-kept 2
+  reporter digest --papers examples/digest/papers {EXAMPLES} --archive state/digest-example --from 2026-W25 --to 2026-W26 --force --json
+  reporter digest --papers examples/digest/papers {EXAMPLES} --archive state/digest-sanity --week 2026-W26 --no-prior --max-kept 100 --full-ranking --force
 
-The first publishes week 2026-W19 (pattern A) with at most 2 KEEPs. The
-second is a catch-up (pattern B): it runs 2026-W19, then 2026-W20 with
-2026-W19's KEEPs as its prior. It re-publishes 2026-W19 (now with the
+The first publishes week 2026-W25 (pattern A) with at most 2 KEEPs. The
+second is a catch-up (pattern B): it runs 2026-W25, then 2026-W26 with
+2026-W25's KEEPs as its prior. It re-publishes 2026-W25 (now with the
 default 25 KEEPs), which without --force is refused; the old decisions.json
 is kept beside the new one as decisions.superseded-<sha12>.json. The third
-(patterns C and D) decides 2026-W20 with no prior, at most 100 KEEPs, and
+(patterns C and D) decides 2026-W26 with no prior, at most 100 KEEPs, and
 prints every paper ranked.
 
 --papers is one week's records file, or a folder of YYYY-Www.jsonl (one per
 ISO week; needed for --from/--to). With --workspace DIR the paths and the
 thresholds come from the [digest] table of DIR/reporter.toml (flags win),
-e.g. reporter digest --workspace . --week 2026-W20.
+e.g. reporter digest --workspace . --week 2026-W26.
 
 A week already published with the same inputs (papers, watchlist,
 criteria, prior weeks, settings) is left as it is, so re-running a catch-up
