@@ -326,11 +326,10 @@ def digest_stage(archive: Path | None, *, pending: Sequence[DigestWeek] = (),
         return StagePages()
     names = [w.week for w in weeks]
     pages = [build_week_page(w, names) for w in weeks]
-    inputs = weeks[0].document.get("inputs")
-    papers = inputs.get("papers") if isinstance(inputs, dict) else None
-    first = papers.get("sha256") if isinstance(papers, dict) else None  # the first week's papers file
-    feed = atom_feed([(page, entry_id(w.week, w.sha256)) for w, page in zip(weeks, pages)],
-                     feed_id(weeks[0].week, str(first or weeks[0].sha256)))
+    papers = weeks[0].archived.head.papers
+    first = papers.sha256 if papers is not None else None  # the first week's papers file
+    feed = atom_feed([(page, entry_id(w.week, w.archived.sha256)) for w, page in zip(weeks, pages)],
+                     feed_id(weeks[0].week, first or weeks[0].archived.sha256))
     return StagePages(pages=(*((p, True) for p in pages), (build_index_page(weeks), False)), files=((FEED, feed),),
                       home={"digest": digest_summary(weeks)}, report={"digests": len(weeks)})
 
