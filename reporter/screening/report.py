@@ -7,6 +7,10 @@ generation. Calibration compares each voter and each gate with the
 workspace's labels (include/exclude): recall (labelled includes not
 discarded) and work saved (labelled works discarded), each with its 95%
 Wilson interval, and every labelled include a gate discarded.
+
+The site's one door to screening: `gather_screening` reads what a
+workspace's screen says of one release (`ReleaseScreen`), and the report
+types the status page lays out (with the dry run's `TierPlan`) are here.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..routing.labels import wilson
+from ..errors import InputError
+from ..routing.labels import load_labels, wilson
 from .config import TIERS
 from .plan import TierPlan, generations, plan_screen, readonly_store, scopes, tier_voters
 from .prompt import EXAMPLE_WORK, load_prompt, messages_for
@@ -216,6 +221,47 @@ class ScreenReport:
     """The runs (`store_rows.RunRow`) with requests sent and never answered: killed in flight, or running now."""
 
 
+@dataclass(frozen=True)
+class ReleaseScreen:
+    """What a workspace's screen says of one release, read-only: its report, or why there is none."""
+
+    configured: bool
+    """False when the workspace has no [screen] table."""
+    release_id: str
+    """The release reported on ("" without one)."""
+    report: ScreenReport | None
+    """The report (None when not configured, without a release, or with a `problem`)."""
+    problem: str | None = None
+    """Why the report is not shown: a bad [screen] input, when not `strict` (a render)."""
+
+
+def gather_screening(ws: Any, release_id: str | None, release_dir: Path | None, labels: Any = None, *,
+                     strict: bool = True) -> ReleaseScreen:
+    """What the status pages show of a workspace's screen: the report of one release, read-only.
+
+    The state database is opened read-only and never created; a missing one
+    means nothing is screened yet (the dry run still shows). A build is
+    `strict`: a bad [screen] input refuses it like any other input. A render
+    (not strict) shows the problem on the status page instead: the release it
+    renders may be older than the workspace's pool.
+    """
+    if ws.screen is None or release_id is None or release_dir is None:
+        return ReleaseScreen(ws.screen is not None, release_id or "", None)
+    try:
+        return ReleaseScreen(True, release_id, workspace_report(ws, release_dir, labels))
+    except InputError as exc:
+        if strict:
+            raise
+        return ReleaseScreen(True, release_id, None, str(exc))
+
+
+def workspace_labels(ws: Any) -> Any:
+    """The workspace's labels (a work_id,label frame), or None when it names no labels file or it is absent."""
+    if ws.labels is None or not ws.labels.exists():
+        return None
+    return load_labels(ws.labels)
+
+
 def screen_report(ws: Any, release_dir: Path, *, store: Any, labels: Any) -> ScreenReport:
     """The screening section of `release_dir` from the (read-only) store; `labels` a work_id,label frame or None."""
     release_dir = Path(release_dir)
@@ -381,3 +427,8 @@ def _funnel(ws: Any, release_dir: Path, tiers: tuple[TierReport, ...], gens: dic
         cheap_undecided=c.get("incomplete", 0) if cheap.configured else 0,
         screen=len(screen.scope.work_ids), admitted=s.get("admit", 0), discarded=s.get("discard", 0),
         incomplete=s.get("incomplete", 0), hand_off=sum(o == "admit" for o in admitted.values()))
+
+
+__all__ = ["Agreement", "Calibration", "Confusion", "LostInclude", "ReleaseScreen", "ScreenFunnel", "ScreenReport",
+           "TierPlan", "TierReport", "VoterTally", "cohen_kappa", "gather_screening", "rate", "screen_report",
+           "workspace_labels", "workspace_report"]

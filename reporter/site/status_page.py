@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..screening.plan import TierPlan, dollars
-from ..screening.report import Calibration, ScreenReport, TierReport
+from ..money import dollars
+from ..screening.report import Calibration, ReleaseScreen, ScreenReport, TierPlan, TierReport
 from . import compute
 from .charts import Stack, flow_chart, fmt, stacked_chart
 from .links import HOME, href, paper_href, release_path, rule_path, slug, status_path, work_anchor
@@ -53,13 +53,17 @@ class ScreeningStatus:
         return None, self.note
 
 
-def screening_status(report: ScreenReport | None, release_id: str, configured: bool) -> ScreeningStatus:
-    """The status pages' screening for a workspace: the report of `release_id`, a pointer to it elsewhere."""
-    if not configured:
-        return ScreeningStatus(None, None, NOT_CONFIGURED)
-    return ScreeningStatus(release_id, report,
-                           f"Screening is reported on the status page of the newest release, {short_id(release_id)}: "
-                           f"verdicts follow a work across releases, and a run screens the newest release.")
+def screening_status(screen: ReleaseScreen, pool: PoolRef | None = None) -> ScreeningStatus:
+    """The status pages' screening for a workspace (`gather_screening`): the report of its release on that
+    release's page, a pointer to it elsewhere; `pool` is the workspace's, for titles."""
+    if screen.problem is not None:
+        return ScreeningStatus(None, None, f"The screen of the newest release is not shown: {screen.problem}", pool)
+    if not screen.configured:
+        return ScreeningStatus(None, None, NOT_CONFIGURED, pool)
+    return ScreeningStatus(screen.release_id, screen.report,
+                           f"Screening is reported on the status page of the newest release, "
+                           f"{short_id(screen.release_id)}: verdicts follow a work across releases, and a run "
+                           f"screens the newest release.", pool)
 
 
 def build_status_page(rel: Release, screening: ScreenReport | None = None, note: str = NO_WORKSPACE,
