@@ -28,10 +28,10 @@ from .plan import TierPlan, generations, plan_screen, readonly_store, scopes, ti
 from .prompt import EXAMPLE_WORK, load_prompt, messages_for
 from .scope import TierScope, load_works, pile_works, screen_piles
 from .store_connect import redact_url
-from .votes import INVALID_CAUSES, LABELS, TIER_OUTCOMES
+from .votes import ANSWERS, INVALID_CAUSES, TIER_OUTCOMES
 
 INVALID = "invalid"
-"""The column of invalid replies beside the three labels."""
+"""The column of invalid replies beside the three answers."""
 NOT_ASKED = "no vote"
 """A calibration column: labelled works in scope the voter has not answered (yet)."""
 LOST_SHOWN = 1000
@@ -46,8 +46,8 @@ class VoterTally:
     """The voter's name."""
     model: str
     """Its model."""
-    labels: tuple[tuple[str, int], ...]
-    """(label, votes) for include, exclude, cannot_be_determined, then `invalid`."""
+    answers: tuple[tuple[str, int], ...]
+    """(answer, votes) for include, exclude, cannot_be_determined, then `invalid`."""
     invalid: tuple[tuple[str, int], ...]
     """(cause, invalid votes) for every cause in INVALID_CAUSES order."""
     failures: tuple[tuple[str, int], ...]
@@ -62,7 +62,7 @@ class VoterTally:
     @property
     def votes(self) -> int:
         """Replies recorded, valid or not."""
-        return sum(n for _label, n in self.labels)
+        return sum(n for _answer, n in self.answers)
 
 
 @dataclass(frozen=True)
@@ -74,13 +74,13 @@ class Agreement:
     both: int
     """Works both voters answered (valid or invalid)."""
     table: tuple[tuple[str, tuple[int, ...]], ...]
-    """(first voter's answer, counts per second voter's answer), over the labels then `invalid`."""
+    """(first voter's answer, counts per second voter's answer), over the answers then `invalid`."""
     valid: int
-    """Works both answered with a valid label: the works kappa is computed on."""
+    """Works both answered validly: the works kappa is computed on."""
     observed: float | None
-    """Share of those where the labels agree (None without such works)."""
+    """Share of those where the answers agree (None without such works)."""
     kappa: float | None
-    """Cohen's kappa over the three labels (None without works, or when chance agreement is 1)."""
+    """Cohen's kappa over the three answers (None without works, or when chance agreement is 1)."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class Confusion:
     name: str
     """The voter's name, or `gate`."""
     columns: tuple[str, ...]
-    """The answers or outcomes counted (the labels, invalid and `no vote`; or the tier's outcomes and incomplete)."""
+    """The answers or outcomes counted (the answers, invalid and `no vote`; or the tier's outcomes and incomplete)."""
     rows: tuple[tuple[str, tuple[int, ...]], ...]
     """(label, counts per column) for include, then exclude."""
     includes: int
@@ -333,7 +333,7 @@ def _tier(ws: Any, tier: str, scope: TierScope, generation: str | None, voters: 
 
 
 def _answer(row: Any) -> str:
-    return row.vote.label if row.vote.valid else INVALID
+    return row.vote.answer if row.vote.valid else INVALID
 
 
 def _tally(voter: Any, votes: dict[str, dict[str, Any]], failed: list[Any]) -> VoterTally:
@@ -343,21 +343,21 @@ def _tally(voter: Any, votes: dict[str, dict[str, Any]], failed: list[Any]) -> V
     failures = Counter(f.cause for f in failed if f.voter == voter.name)
     return VoterTally(
         voter=voter.name, model=voter.model,
-        labels=tuple((label, answers.get(label, 0)) for label in (*LABELS, INVALID)),
+        answers=tuple((answer, answers.get(answer, 0)) for answer in (*ANSWERS, INVALID)),
         invalid=tuple((cause, causes.get(cause, 0)) for cause in INVALID_CAUSES),
         failures=tuple(sorted(failures.items(), key=lambda kv: (-kv[1], kv[0]))),
         input_tokens=sum(r.input_tokens or 0 for r in rows), output_tokens=sum(r.output_tokens or 0 for r in rows),
         cost_usd=sum(r.cost_usd for r in rows))
 
 
-def cohen_kappa(pairs: Sequence[tuple[str, str]], labels: Sequence[str] = LABELS) -> tuple[float | None, float | None]:
-    """(observed agreement, Cohen's kappa) of label pairs; kappa None when chance agreement is 1 (or no pairs)."""
+def cohen_kappa(pairs: Sequence[tuple[str, str]], answers: Sequence[str] = ANSWERS) -> tuple[float | None, float | None]:
+    """(observed agreement, Cohen's kappa) of answer pairs; kappa None when chance agreement is 1 (or no pairs)."""
     n = len(pairs)
     if not n:
         return None, None
     observed = sum(a == b for a, b in pairs) / n
     first, second = Counter(a for a, _ in pairs), Counter(b for _, b in pairs)
-    expected = sum(first[k] * second[k] for k in labels) / (n * n)
+    expected = sum(first[k] * second[k] for k in answers) / (n * n)
     if expected >= 1:
         return observed, None
     return observed, (observed - expected) / (1 - expected)
@@ -365,9 +365,9 @@ def cohen_kappa(pairs: Sequence[tuple[str, str]], labels: Sequence[str] = LABELS
 
 def _agreement(a: str, b: str, votes: dict[str, dict[str, Any]]) -> Agreement:
     both = [(row[a], row[b]) for row in votes.values() if a in row and b in row]
-    answers = (*LABELS, INVALID)
+    answers = (*ANSWERS, INVALID)
     cells = Counter((_answer(x), _answer(y)) for x, y in both)
-    valid = [(x.vote.label, y.vote.label) for x, y in both if x.vote.valid and y.vote.valid]
+    valid = [(x.vote.answer, y.vote.answer) for x, y in both if x.vote.valid and y.vote.valid]
     observed, kappa = cohen_kappa(valid)
     return Agreement(voters=(a, b), both=len(both),
                      table=tuple((r, tuple(cells.get((r, c), 0) for c in answers)) for r in answers),
@@ -402,7 +402,7 @@ def _calibration(ws: Any, release_dir: Path, tier: str, ids: tuple[str, ...], vo
     confusions = []
     for v in voters:
         answers = {w: _answer(row[v.name]) for w, row in votes.items() if v.name in row}
-        confusions.append(_confusion(v.name, (*LABELS, INVALID, NOT_ASKED), answers, labelled, "exclude", NOT_ASKED))
+        confusions.append(_confusion(v.name, (*ANSWERS, INVALID, NOT_ASKED), answers, labelled, "exclude", NOT_ASKED))
     gate = _confusion("gate", (*TIER_OUTCOMES[tier], "incomplete"), verdicts, labelled, "discard", "incomplete")
     lost_ids = sorted(w for w, lab in labelled.items() if lab == "include" and verdicts.get(w) == "discard")
     texts = load_works(ws, release_dir, lost_ids[:LOST_SHOWN], check=False)

@@ -199,11 +199,11 @@ def _tier_view(t: TierReport, plan: TierPlan, labels: bool) -> TierView:
     voters = t.voters
     votes = invalid = agreement = None
     if voters:
-        labels_ = [label for label, _n in voters[0].labels]
+        answers = [answer for answer, _n in voters[0].answers]
         votes = _grid(f"{key}-votes", "Votes by voter and label, and what they cost", "voter",
-                      [("model", False), *((label, True) for label in labels_), ("provider failures", True),
+                      [("model", False), *((answer, True) for answer in answers), ("provider failures", True),
                        ("input tokens", True), ("output tokens", True), ("cost", True)],
-                      [(v.voter, (v.model, *(n for _l, n in v.labels), sum(n for _c, n in v.failures),
+                      [(v.voter, (v.model, *(n for _a, n in v.answers), sum(n for _c, n in v.failures),
                                   v.input_tokens, v.output_tokens, dollars(v.cost_usd))) for v in voters])
         invalid = _grid(f"{key}-invalid", "Invalid votes by cause", "voter", [(c, True) for c, _n in voters[0].invalid],
                         [(v.voter, tuple(n for _c, n in v.invalid)) for v in voters])
@@ -217,10 +217,9 @@ def _tier_view(t: TierReport, plan: TierPlan, labels: bool) -> TierView:
         kappa = "No vote is recorded in this generation yet."
     elif t.agreement is not None:
         a = t.agreement
-        answers = [label for label, _cells in a.table]
+        answers = [answer for answer, _cells in a.table]
         agreement = _grid(f"{key}-agreement", f"{a.voters[0]} (rows) against {a.voters[1]} (columns)",
-                          f"{a.voters[0]} \\ {a.voters[1]}", [(x, True) for x in answers],
-                          [(label, cells) for label, cells in a.table])
+                          f"{a.voters[0]} \\ {a.voters[1]}", [(x, True) for x in answers], list(a.table))
         if a.valid == 0:
             kappa = f"No work has two valid votes yet, so there is no kappa. {KAPPA_NOTE}"
         elif a.kappa is None:
