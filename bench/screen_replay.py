@@ -186,8 +186,8 @@ def measure(name: str, file: Path, kind: str) -> dict:
     admitted = [w for w in includes if verdicts[w] == "admit"]
     discarded = sum(1 for w in screened if verdicts[w] == "discard")
     a, b = MODELS.values()
-    pairs = [(votes[w][a].vote.label or "invalid", votes[w][b].vote.label or "invalid") for w in screened]
-    strict = {w for w in screened if all(votes[w][m].vote.label == "include" for m in (a, b))}
+    pairs = [(votes[w][a].vote.answer or "invalid", votes[w][b].vote.answer or "invalid") for w in screened]
+    strict = {w for w in screened if all(votes[w][m].vote.answer == "include" for m in (a, b))}
     n_inc = len(includes)
     lo, hi = wilson(len(admitted), n_inc) if n_inc else (0.0, 0.0)
     slo, shi = wilson(sum(1 for w in includes if w in strict), n_inc) if n_inc else (0.0, 0.0)

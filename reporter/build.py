@@ -39,11 +39,13 @@ from .routing.labels import label_stats_for, load_labels, write_label_stats
 from .routing.published import PUBLISHED_FILE
 from .routing.specs import load_rulebook
 from .routing.textscan import scan_engine
+from .screening.report import gather_screening
 from .site.digest_pages import DigestWeek, digest_week, load_digest_weeks
-from .site.status_page import ScreeningStatus
+from .site.status_page import ScreeningStatus, screening_status
 from .site.load import Published, ReleaseSet, load_published, load_release, load_releases
-from .site.render import (PreparedSite, RenderReport, SiteInputs, StagePages, digest_stage, gather_screening,
-                          novelty_stage, prepare_site, read_site_inputs, screening_stage)
+from .site.render import (PreparedSite, RenderReport, SiteInputs, StagePages, digest_stage, novelty_stage,
+                          prepare_site, read_site_inputs, screening_stage)
+from .site.titles import PoolRef
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,8 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
     engine = scan_engine(environ)  # REPORTER_SCAN_ENGINE, read here at the edge as `reporter route` reads it
     with stage_release(ws, workers=workers, progress=progress, label=label or ws.label, as_of=as_of,
                        engine=engine) as staged:
-        screening = gather_screening(ws, staged.release_id, staged.folder, labels)
+        screening = screening_status(gather_screening(ws, staged.release_id, staged.folder, labels),
+                                     PoolRef(ws.pool, ws.overlay))  # the pool: where pages read titles
         # Builds into one releases folder take turns from here (routing above runs side by side): each
         # renders the index it publishes into, so the last site written lists every published release.
         # The digest archive likewise, taken after the releases folder (the one order every build takes them in).

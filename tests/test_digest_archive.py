@@ -10,21 +10,10 @@ from pathlib import Path
 import pytest
 
 from reporter.cli import main
-from reporter.digest.archive import (
-    load_week,
-    parse_week,
-    pending_weeks,
-    prepare_weeks,
-    publish_week,
-    published_weeks,
-    run_week,
-    run_weeks,
-    shift_week,
-    week_of,
-    week_range,
-)
+from reporter.digest.archive import load_week, parse_week, published_weeks, shift_week, week_of, week_range
 from reporter.digest.axes import PriorKeep
 from reporter.digest.config import DigestSettings
+from reporter.digest.weeks import pending_weeks, prepare_weeks, publish_week, run_week, run_weeks
 from reporter.errors import InputError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "digest"

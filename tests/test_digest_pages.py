@@ -25,8 +25,8 @@ from markdown_it import MarkdownIt
 from reporter.build import build
 from reporter.cli import main
 from reporter.config import load_workspace
-from reporter.digest.archive import run_weeks
 from reporter.digest.records import DROP_CAUSES
+from reporter.digest.weeks import run_weeks
 from reporter.errors import InputError
 from reporter.site import render, render_site
 from reporter.site.digest_pages import paper_href, week_dates

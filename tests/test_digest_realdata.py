@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from reporter.digest.archive import prepare_weeks, run_weeks, week_of, week_start
+from reporter.digest.archive import week_of, week_start
 from reporter.digest.config import DigestSettings
+from reporter.digest.weeks import prepare_weeks, run_weeks
 
 pytestmark = pytest.mark.realdata
 

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from reporter.digest.archive import published_weeks, run_weeks
+from reporter.digest.archive import published_weeks
 from reporter.digest.config import DigestSettings
+from reporter.digest.weeks import run_weeks
 from reporter.files import locked
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "digest"

@@ -11,11 +11,11 @@ from itertools import product
 
 import pytest
 
-from reporter.screening.votes import FAILED, INVALID_CAUSES, LABELS, TIER_OUTCOMES, Vote, cheap_gate, screen_gate, \
+from reporter.screening.votes import ANSWERS, FAILED, INVALID_CAUSES, TIER_OUTCOMES, Vote, cheap_gate, screen_gate, \
     tier_gate
 
 VOTES = {
-    **{label: Vote(label, reason=f"a {label} reason") for label in LABELS},
+    **{answer: Vote(answer, reason=f"a {answer} reason") for answer in ANSWERS},
     **{f"invalid:{cause}": Vote(None, cause, reason="what was wrong") for cause in INVALID_CAUSES},
     "missing": None,
     "failed": FAILED,
@@ -56,7 +56,7 @@ PAIRS = list(product(VOTES, repeat=2))
 def test_the_tables_cover_every_pair_of_kinds():
     kinds = {"exclude", "keep", "missing", "failed"}
     assert set(SCREEN_TABLE) == set(CHEAP_TABLE) == set(product(kinds, repeat=2))
-    assert len(PAIRS) == (len(LABELS) + len(INVALID_CAUSES) + 2) ** 2 == 100
+    assert len(PAIRS) == (len(ANSWERS) + len(INVALID_CAUSES) + 2) ** 2 == 100
 
 
 @pytest.mark.parametrize("a, b", PAIRS)

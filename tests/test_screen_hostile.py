@@ -146,7 +146,7 @@ def test_a_key_echoed_in_a_reply_reaches_no_file_in_any_encoding(tmp_path, datab
                    environ={"SCREEN_TEST_KEY": HOSTILE_KEY}, progress=False)
     votes = stored_votes(w)
     for work in ("W001", "W002", "W003", "W004", "W005", "W006"):
-        assert votes[(work, "expensive-a")].label == "exclude", work
+        assert votes[(work, "expensive-a")].answer == "exclude", work
         assert "[key]" in votes[(work, "expensive-a")].reason, work
     files = [p for p in w["root"].rglob("*") if p.is_file()]
     assert any(p.suffix == ".jsonl" for p in files)

@@ -12,7 +12,7 @@ from reporter.screening import prompt as prompt_module
 from reporter.screening.config import ScreenSettings, VoterSettings
 from reporter.screening.prompt import ANSWER_SCHEMA, Generation, Prompt, build_prompt, generation_for, \
     load_prompt, messages_for, response_format
-from reporter.screening.votes import LABELS
+from reporter.screening.votes import ANSWERS
 
 DEFAULT_PROMPT_HASH = "67ad3bde3252339885c6770de0d70fbc47504db29ce092e01f3460cbdba7f7bf"
 """The built-in prompt's hash. Changing a fragment changes it, and every workspace's old verdicts stop counting:
@@ -45,8 +45,8 @@ def test_the_prompt_is_five_named_fragments_and_two_messages():
     assert prompt.fragment("work_title_only") == (
         "Title: {title}\n\nOnly the title of this work is available; judge it from the title alone.")
     assert prompt.fragment("criteria").startswith("Inclusion and exclusion criteria:\n\n")
-    for label in LABELS:
-        assert f'"{label}"' in prompt.fragment("schema")
+    for answer in ANSWERS:
+        assert f'"{answer}"' in prompt.fragment("schema")
     with pytest.raises(KeyError):
         prompt.fragment("footer")
     messages = messages_for(prompt, "A title", "An abstract.", False)

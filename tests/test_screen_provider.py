@@ -90,7 +90,7 @@ def test_parse_content_never_guesses_a_label(content, finish, refusal, expected)
     if isinstance(expected, Vote):
         assert vote == expected
     else:
-        assert vote.label is None and vote.invalid_cause == expected and vote.reason
+        assert vote.answer is None and vote.invalid_cause == expected and vote.reason
         assert len(vote.reason) <= 300
 
 
@@ -120,7 +120,7 @@ def test_vote_from_body_reads_a_chat_completion_and_its_usage():
 ])
 def test_a_body_that_is_not_a_chat_completion_is_an_unparseable_vote(body):
     vote, usage = vote_from_body(body)
-    assert vote.label is None and vote.invalid_cause == "unparseable"
+    assert vote.answer is None and vote.invalid_cause == "unparseable"
 
 
 # --- a voter against a real HTTP server ----------------------------------------------------------------------
@@ -224,7 +224,7 @@ def test_an_invalid_reply_is_an_invalid_vote_with_its_cause(action, cause):
     with FakeOpenAI({("w1", "m"): action}) as server:
         reply = asyncio.run(_ask(server))
         assert server.count("w1", "m") == 1
-    assert reply.vote.label is None and reply.vote.invalid_cause == cause and reply.status == 200
+    assert reply.vote.answer is None and reply.vote.invalid_cause == cause and reply.status == 200
 
 
 def test_a_dropped_connection_is_retried_then_a_failure():
@@ -266,7 +266,7 @@ def test_at_most_max_concurrency_requests_are_in_flight():
     with FakeOpenAI(lambda work, model, attempt: Held()) as server:
         replies = asyncio.run(ask_six(server.base_url))
         assert server.total == 6
-    assert [r.vote.label for r in replies] == ["include"] * 6
+    assert [r.vote.answer for r in replies] == ["include"] * 6
     assert state["peak"] == 2
 
 

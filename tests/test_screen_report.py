@@ -11,7 +11,7 @@ The expensive screen's six works (no cheap voters), voters a and b:
     pmid:103    include  include               (provider failure)  incomplete
 
 Kappa on the four works with two valid votes (a1, 101, abc01, a6): observed
-3/4; a's labels include 1, exclude 2, cbd 1; b's include 1, exclude 3, so
+3/4; a's answers include 1, exclude 2, cbd 1; b's include 1, exclude 3, so
 chance agreement (1*1 + 2*3 + 1*0) / 16 = 7/16 and kappa (12/16 - 7/16) /
 (9/16) = 5/9.
 """
@@ -66,8 +66,8 @@ def test_the_report_counts_exactly(screened):
     assert (screen.screened, screen.claimed, screen.claimable, screen.failures) == (5, 0, 1, 1)
     assert screen.outcomes == (("admit", 3), ("discard", 2), ("incomplete", 1))
     a, b = screen.voters
-    assert a.labels == (("include", 2), ("exclude", 3), ("cannot_be_determined", 1), ("invalid", 0))
-    assert b.labels == (("include", 1), ("exclude", 3), ("cannot_be_determined", 0), ("invalid", 1))
+    assert a.answers == (("include", 2), ("exclude", 3), ("cannot_be_determined", 1), ("invalid", 0))
+    assert b.answers == (("include", 1), ("exclude", 3), ("cannot_be_determined", 0), ("invalid", 1))
     assert dict(b.invalid)["unparseable"] == 1 and sum(n for _c, n in b.invalid) == 1
     assert b.failures == (("HTTP 500", 1),) and a.failures == ()
     assert (a.input_tokens, a.output_tokens, a.cost_usd) == (600, 120, pytest.approx(0.006))

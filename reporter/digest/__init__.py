@@ -1,1 +1,11 @@
-"""The weekly digest: records, merge, the three axes, decisions, archive. So far: its settings (config.py)."""
+"""The weekly digest (docs/digest.md): a week's papers in, KEEP / REVIEW / DROP decisions out, archived per week.
+
+- `config.py`: the [digest] settings; `records.py`: a paper record in, a decision out;
+- `read.py` and `sources/`: a week's papers file, normalized or in a source's own format, as records;
+- `merge.py`: one paper listed by several sources becomes one record;
+- `watchlist.py`, `criteria.py`: the phrases followed and the relevance criteria;
+- `axes.py`, `decide.py`: the three axes (match, criteria, novelty against the prior) and the week's decisions;
+- `archive.py`: the archive's reader (the published weeks, typed) and week arithmetic: the site's one door;
+- `weeks.py`: deciding and publishing weeks (the patterns), the only writer of the archive;
+- `publish.py`: the digest as `reporter build` runs it; `commands.py`: `reporter digest`.
+"""

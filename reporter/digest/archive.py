@@ -1,17 +1,17 @@
-"""The digest archive and the patterns (docs/design/digest.md): one folder per ISO week, run in order.
+"""The digest archive's reader (docs/design/digest.md): one folder per ISO week, and the arithmetic of weeks.
 
 `ARCHIVE/YYYY-Www/decisions.json` holds a week's decisions, calibration,
 watchlist drift, merges, and the sha256 of every input (papers, watchlist,
-criteria, each prior week's decisions.json); the pages engineer writes the
-rendered pages beside it. The prior of week W is the KEEPs of W-1 .. W-4
-as published (the newest version of each week is its decisions.json; a
+criteria, each prior week's decisions.json); `novelty.jsonl` beside it holds
+the graph's verdicts on its KEEPs, and the pages engineer writes the rendered
+pages in the site. The newest version of each week is its decisions.json (a
 forced re-publish keeps the old one beside it as
 `decisions.superseded-<sha12>.json`).
 
-Patterns: A, one week (`run_week`); B, catch-up (`run_weeks` over several
-weeks, in order, each week's KEEPs in the next week's prior; every week is
-gathered and decided before any is written, so a refusal writes nothing);
-C, a high `max_kept` (the command prints the full ranking); D, no prior.
+This module only reads: the published weeks, a week's decisions and the head
+of its document (what it was decided from), typed and checked, for the site
+and the prior of the next week. Deciding and publishing weeks is
+`reporter.digest.weeks`.
 """
 
 from __future__ import annotations
@@ -19,38 +19,29 @@ from __future__ import annotations
 import datetime as dt
 import errno
 import hashlib
-import json
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..files import locked, parse_json, remove_debris, write_bytes
-from ..hashing import dump_json, sha256_file
+from ..files import parse_json
 from ..text import json_without_surrogates, may_hold_surrogates
-from .axes import PriorKeep
-from .config import DigestSettings
-from .criteria import Criteria, load_criteria
-from .decide import Thresholds, WeekOutcome, decide_week
-from .merge import Merge, merge_records
-from .read import read_papers
-from .records import Record, WeekDecisions
-from .watchlist import Watchlist, load_watchlist
+from .records import DROP_CAUSES, Decision, WeekDecisions
 
 DECISIONS_FILE = "decisions.json"
 GRAPH_FILE = "novelty.jsonl"
 """Beside a week's decisions.json: the graph's verdicts on its KEEPs, written by the build that published it."""
 PRIOR_WEEKS = 4
-RULES = "digest.1"
-"""The version of the scoring rules, recorded in every decisions.json (same inputs and rules, same bytes)."""
 _WEEK = re.compile(r"([0-9]{4})-W([0-9]{2})")
 """ASCII digits only (`\\d` also matches Arabic-Indic ones), matched whole (`$` would let a trailing newline by)."""
 FIRST_YEAR, LAST_YEAR = 2, 9998
 """The years a week may be in: the four weeks before the first and the week after the last can be computed."""
+KEEP_AT, REVIEW_AT = 70, 50
+"""The thresholds a week's page shows when its decisions.json names none."""
 
 
 # Weeks --------------------------------------------------------------------------------------------------
@@ -111,6 +102,148 @@ def week_range(first: str, last: str) -> list[str]:
     return weeks
 
 
+def prior_weeks(week: str) -> list[str]:
+    """The weeks whose KEEPs are week W's prior: W-4 .. W-1, oldest first."""
+    return [shift_week(week, -k) for k in range(PRIOR_WEEKS, 0, -1)]
+
+
+# The document head, typed ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One input a week was decided from, as its decisions.json names it."""
+
+    file: str
+    """The file's name (never its folder)."""
+    sha256: str
+    """The hex sha256 of its bytes."""
+
+
+@dataclass(frozen=True)
+class WeekSettings:
+    """The settings a week was decided with (`settings` of its decisions.json)."""
+
+    max_kept: int | None
+    """The most KEEPs the week could have (None: not recorded)."""
+    keep_threshold: int
+    """The lowest score that is KEEP (KEEP_AT when not recorded)."""
+    review_threshold: int
+    """The lowest score that is REVIEW (REVIEW_AT when not recorded)."""
+    prior: str
+    """`archive`, `none` or `given`: where the prior came from."""
+    watchlist: str
+    """The watchlist's name."""
+    criteria: str
+    """The criteria document's name."""
+
+
+@dataclass(frozen=True)
+class WeekHead:
+    """What a week's decisions.json says it was decided from: the rules version, the settings, the inputs."""
+
+    rules: str
+    """The version of the scoring rules (`digest.1`)."""
+    settings: WeekSettings
+    """The thresholds, the cap and the prior's origin."""
+    papers: InputFile | None
+    """The week's papers file (None when the document names none)."""
+    watchlist: InputFile | None
+    """The watchlist file."""
+    criteria: InputFile | None
+    """The criteria file."""
+    prior: tuple[tuple[str, str], ...]
+    """(week, sha256 of its decisions.json) of each prior week read, by week."""
+
+    def files(self) -> tuple[tuple[str, InputFile], ...]:
+        """(name, file) of the papers, watchlist and criteria files the document names, in that order."""
+        named = (("papers", self.papers), ("watchlist", self.watchlist), ("criteria", self.criteria))
+        return tuple((name, f) for name, f in named if f is not None)
+
+
+@dataclass(frozen=True)
+class RejectedEntry:
+    """A watchlist entry whose matches the criteria keep rejecting (`entries_rejected_by_criteria`)."""
+
+    phrase: str
+    """The watchlist phrase."""
+    matched: int
+    """Papers it matched this week."""
+    rejected: int
+    """Of those, rejected by the criteria."""
+    dropped: int
+    """Of those, dropped."""
+    causes: tuple[tuple[str, int], ...]
+    """(drop cause, papers) as listed."""
+    criteria_lines: tuple[tuple[str, int], ...]
+    """(criteria line, papers) as listed."""
+    ids: tuple[str, ...]
+    """The papers."""
+
+
+@dataclass(frozen=True)
+class MissedConcept:
+    """An In scope concept of the criteria the watchlist misses (`concepts_missed_by_watchlist`)."""
+
+    concept: str
+    """The concept."""
+    missed: int
+    """Papers it matched that no watchlist entry did."""
+    ids: tuple[str, ...]
+    """The papers."""
+
+
+@dataclass(frozen=True)
+class Drift:
+    """The watchlist drift a week surfaced (never applied)."""
+
+    note: str
+    """What the drift is for, as the document says it ("" when it says nothing)."""
+    rejected: tuple[RejectedEntry, ...]
+    """The entries the criteria keep rejecting."""
+    missed: tuple[MissedConcept, ...]
+    """The concepts the watchlist misses."""
+
+
+@dataclass(frozen=True)
+class MergeEntry:
+    """What the cross-source merge folded together, as decisions.json lists it."""
+
+    survivor: str
+    """The id kept."""
+    merged_ids: tuple[str, ...]
+    """The ids folded into it."""
+    reason: str
+    """Why (same id, same DOI, similar title, ...)."""
+    similarity: float | None
+    """The title similarity when that was the reason, else None."""
+    where: tuple[str, ...]
+    """Where each listing was read."""
+
+
+@dataclass(frozen=True)
+class ArchivedWeek:
+    """One week of the archive read back: its decisions, the head of its document, and its identity."""
+
+    decisions: WeekDecisions
+    """The decisions, calibration, drift and merges."""
+    head: WeekHead
+    """What it was decided from."""
+    drift: Drift
+    """The watchlist drift it surfaced."""
+    merges: tuple[MergeEntry, ...]
+    """The merges, typed."""
+    sha256: str
+    """sha256 of the decisions.json bytes."""
+    source: str
+    """Where it was read (for messages)."""
+
+    @property
+    def week(self) -> str:
+        """The ISO week."""
+        return self.decisions.week
+
+
 # The archive ----------------------------------------------------------------------------------------------
 
 
@@ -125,10 +258,10 @@ def published_weeks(archive: Path) -> list[str]:
 
 def load_week(archive: Path, week: str) -> WeekDecisions:
     """A published week's decisions (its newest version); InputError naming the file when unreadable."""
-    return _read_published(Path(archive), week)[0]
+    return read_published(Path(archive), week)[0]
 
 
-def _read_published(archive: Path, week: str) -> tuple[WeekDecisions, dict[str, Any], bytes]:
+def read_published(archive: Path, week: str) -> tuple[WeekDecisions, dict[str, Any], bytes]:
     """A published week read once: its decisions, its document and its bytes (the sha256 is of these)."""
     path = Path(archive) / week / DECISIONS_FILE
     data = week_bytes(archive, week)
@@ -170,6 +303,37 @@ def read_decisions(data: bytes, source: str) -> tuple[WeekDecisions, dict[str, A
                          f"restore it, or re-publish the week with --force") from None
 
 
+def read_week(data: bytes, source: str) -> ArchivedWeek:
+    """A week from its decisions.json bytes (as published, or as a build will publish them), typed and checked.
+
+    Every count a page shows must follow from the decisions: a calibration that
+    disagrees with them, thresholds that are not scores, a paper listed twice
+    or a score or cause that does not fit its decision are refused, naming
+    `source`.
+    """
+    decisions, document = read_decisions(data, source)
+    _check_counts(decisions, source)
+    head = _head(document, source)
+    _check_decisions(decisions.decisions, source)
+    try:
+        drift, merges = _drift(_dict(decisions.watchlist_drift)), tuple(_merge(m) for m in decisions.merges)
+    except (TypeError, ValueError, AttributeError, OverflowError) as exc:
+        raise InputError(f"{source}: not a decisions.json this tool wrote ({type(exc).__name__}: {exc}); "
+                         f"restore it, or re-publish the week with --force") from None
+    return ArchivedWeek(decisions, head, drift, merges, sha256_bytes(data), source)
+
+
+def archived_weeks(archive: Path) -> list[ArchivedWeek]:
+    """Every published week of an archive, oldest first, typed and checked (`read_week`)."""
+    weeks = []
+    for week in published_weeks(Path(archive)):
+        found = read_week(week_bytes(archive, week) or b"", str(Path(archive) / week / DECISIONS_FILE))
+        if found.week != week:
+            raise InputError(f"{found.source}: says week {found.week} but sits in the folder of {week}")
+        weeks.append(found)
+    return weeks
+
+
 def archive_state(archive: Path, weeks: Iterable[str]) -> dict[str, str | None]:
     """Per week: the sha256 of its published decisions.json, or None when it is not published."""
     out = {}
@@ -179,334 +343,101 @@ def archive_state(archive: Path, weeks: Iterable[str]) -> dict[str, str | None]:
     return out
 
 
-def sweep_archive(archive: Path) -> list[Path]:
-    """Remove the temporaries (`.tmp-*`) that killed runs left in the archive; never a live run's."""
-    return remove_debris(Path(archive))
-
-
-def prior_weeks(week: str) -> list[str]:
-    """The weeks whose KEEPs are week W's prior: W-4 .. W-1, oldest first."""
-    return [shift_week(week, -k) for k in range(PRIOR_WEEKS, 0, -1)]
-
-
-def prior_keeps(weeks: dict[str, WeekDecisions]) -> list[PriorKeep]:
-    """The KEEPs of the given weeks, as novelty's prior."""
-    return [PriorKeep(d.id, d.title, w) for w, doc in sorted(weeks.items()) for d in doc.kept()]
-
-
-def publish_week(archive: Path, week: str, data: bytes, *, force: bool = False) -> tuple[Path, Path | None]:
-    """Write ARCHIVE/WEEK/decisions.json; refuse an existing week unless forced, keeping the old one beside.
-
-    Returns (decisions.json, the superseded copy or None). Re-publishing the same
-    bytes changes nothing.
-    """
-    with locked(archive):
-        target = Path(archive) / week / DECISIONS_FILE
-        kept = None
-        old = week_bytes(archive, week)
-        if old is not None:
-            if not force:
-                raise _published(target)
-            if old == data:
-                return target, None
-            kept = target.with_name(f"decisions.superseded-{sha256_bytes(old)[:12]}.json")
-            if not kept.exists():
-                write_bytes(kept, old)
-        write_bytes(target, data)
-        return target, kept
-
-
 def sha256_bytes(data: bytes) -> str:
     """Hex sha256 of bytes."""
     return hashlib.sha256(data).hexdigest()
 
 
-def _published(target: Path, changes: Sequence[str] = ()) -> InputError:
-    shown = list(changes[:5]) + ([f"and {len(changes) - 5:,} more"] if len(changes) > 5 else [])
-    why = f" with other inputs ({'; '.join(shown)})" if changes else ""
-    return InputError(f"{target}: week {target.parent.name} is already published{why}; re-publishing is "
-                      f"refused. Give --force to publish it again (the old decisions.json is kept beside the new "
-                      f"one as decisions.superseded-<sha12>.json)")
+# Reading the head ----------------------------------------------------------------------------------------
 
 
-# The patterns --------------------------------------------------------------------------------------------
+def _check_counts(decisions: WeekDecisions, source: str) -> None:
+    """Refuse a calibration that disagrees with the decisions listed."""
+    cal, ds = decisions.calibration, decisions.decisions
+    histogram = [0] * 10
+    for d in ds:
+        histogram[min(max(d.score, 0) // 10, 9)] += 1
+    counted = (sum(d.decision == "KEEP" for d in ds), sum(d.decision == "REVIEW" for d in ds),
+               sum(d.decision == "DROP" for d in ds))
+    if (cal.kept, cal.review, cal.dropped) != counted or list(cal.histogram) != histogram:
+        raise InputError(f"{source}: the calibration (kept {cal.kept}, review {cal.review}, dropped {cal.dropped}, "
+                         f"histogram {list(cal.histogram)}) disagrees with the decisions listed (kept {counted[0]}, "
+                         f"review {counted[1]}, dropped {counted[2]}, histogram {histogram}); restore the file")
 
 
-@dataclass(frozen=True)
-class WeekResult:
-    """One week decided (and, once published, where it was written)."""
-
-    week: str
-    document: dict[str, Any]
-    """The decisions.json document."""
-    outcome: WeekOutcome
-    """The decisions, calibration and drift."""
-    path: Path | None = None
-    """ARCHIVE/WEEK/decisions.json once published."""
-    superseded: Path | None = None
-    """The old version a forced re-publish kept, or None."""
-    unchanged: bool = False
-    """Already published with the same inputs (a re-run of a catch-up): left as it is, not written again."""
-    seen: tuple[tuple[str, str | None], ...] = ()
-    """The archive as this decision saw it: (week, sha256 of its decisions.json or None) per week consulted."""
-    stored: bytes | None = None
-    """The published bytes of an unchanged week."""
-
-    @property
-    def data(self) -> bytes:
-        """The decisions.json bytes (canonical: sorted keys, 2-space indent)."""
-        return self.stored if self.stored is not None else dump_json(self.document).encode("utf-8")
+def _check_decisions(ds: tuple[Decision, ...], source: str) -> None:
+    """Refuse a paper listed twice, and a score or cause that does not fit its decision."""
+    if len({d.id for d in ds}) != len(ds):
+        raise InputError(f"{source}: a paper is listed twice; restore the file")
+    for d in ds:
+        if not 0 <= d.score <= 100 or (d.decision == "DROP") != (d.cause is not None):
+            raise InputError(f"{source}: {d.id}: score {d.score} or cause {d.cause!r} does not fit "
+                             f"decision {d.decision}; restore the file")
 
 
-def papers_file(papers: Path, week: str) -> Path:
-    """The papers of a week: FOLDER/YYYY-Www.jsonl when `papers` is a folder, else the file itself."""
-    papers = Path(papers)
-    if papers.is_dir():
-        path = papers / f"{week}.jsonl"
-        if not path.is_file():
-            raise InputError(f"{path}: no papers file for {week} in {papers}; add one (an empty file for a "
-                             f"week without papers)")
-        return path
-    if not papers.is_file():
-        raise InputError(f"{papers}: papers file not found")
-    return papers
+def _head(document: dict[str, Any], source: str) -> WeekHead:
+    """The head of a decisions.json document; a part that is not an object reads as empty."""
+    inputs, settings = _dict(document.get("inputs")), _dict(document.get("settings"))
+    return WeekHead(
+        rules=str(document.get("rules", "")),
+        settings=WeekSettings(
+            max_kept=_whole(settings, "max_kept", None, source),
+            keep_threshold=_score(settings, "keep_threshold", KEEP_AT, source),
+            review_threshold=_score(settings, "review_threshold", REVIEW_AT, source),
+            prior=str(settings.get("prior", "archive")), watchlist=str(settings.get("watchlist", "")),
+            criteria=str(settings.get("criteria", ""))),
+        papers=_input(inputs.get("papers")), watchlist=_input(inputs.get("watchlist")),
+        criteria=_input(inputs.get("criteria")),
+        prior=tuple((str(w), str(sha)) for w, sha in sorted(_dict(inputs.get("prior")).items())))
 
 
-def pending_weeks(settings: DigestSettings) -> list[str]:
-    """Weeks with a papers file (`YYYY-Www.jsonl` in the papers folder) not yet published, in order."""
-    folder = Path(settings.papers)
-    if not folder.is_dir():
-        return []
-    weeks = []
-    for path in folder.glob("*.jsonl"):
-        if re.fullmatch(r"[0-9]{4}-W[0-9]{2}", path.stem):
-            weeks.append(parse_week(path.stem, str(path)))
-    done = set(published_weeks(settings.archive))
-    return sorted((w for w in weeks if w not in done), key=week_start)
+def _drift(drift: dict[str, Any]) -> Drift:
+    return Drift(
+        note=str(drift.get("note") or ""),
+        rejected=tuple(RejectedEntry(
+            phrase=str(e.get("phrase", "")), matched=int(e.get("matched", 0)),
+            rejected=int(e.get("rejected_by_criteria", 0)), dropped=int(e.get("dropped", 0)),
+            causes=tuple((str(k), int(v)) for k, v in (e.get("causes") or {}).items()),
+            criteria_lines=tuple((str(k), int(v)) for k, v in (e.get("criteria_lines") or {}).items()),
+            ids=tuple(str(x) for x in e.get("ids", ()))) for e in drift.get("entries_rejected_by_criteria") or ()),
+        missed=tuple(MissedConcept(str(k.get("concept", "")), int(k.get("missed_by_watchlist", 0)),
+                                   tuple(str(x) for x in k.get("ids", ())))
+                     for k in drift.get("concepts_missed_by_watchlist") or ()))
 
 
-def run_week(settings: DigestSettings, week: str, *, prior_override: Sequence[PriorKeep] | None = None,
-             force: bool = False, as_of: dt.date | None = None) -> WeekResult:
-    """Pattern A: decide one week and publish it (`prior_override`: use this prior, not the archive's)."""
-    return run_weeks(settings, [week], prior_override=prior_override, force=force, as_of=as_of)[0]
+def _merge(m: dict[str, Any]) -> MergeEntry:
+    similarity = m.get("similarity")
+    return MergeEntry(survivor=str(m.get("survivor", "")), merged_ids=tuple(str(x) for x in m.get("merged_ids", ())),
+                      reason=str(m.get("reason", "")), similarity=None if similarity is None else float(similarity),
+                      where=tuple(str(x) for x in m.get("where", ())))
 
 
-def run_weeks(settings: DigestSettings, weeks: Sequence[str], *,
-              prior_override: Sequence[PriorKeep] | None = None, force: bool = False,
-              as_of: dt.date | None = None,
-              on_published: Callable[[WeekResult], None] | None = None) -> list[WeekResult]:
-    """Decide several weeks in order, each week's KEEPs feeding the next one's prior; then publish them all.
-
-    A re-run of the same weeks finishes a killed one: a week already published
-    with the same inputs is left as it is (`WeekResult.unchanged`), and only a
-    week whose inputs changed is refused without `force`. Every week is decided
-    before any is written. Publishing holds the archive's lock; if a week this
-    run consulted (a prior week, or one of its own) changed since it was
-    decided, every week is decided again under the lock, so no week is ever
-    published with a prior other than the archive's. The temporaries of killed
-    runs are removed first. `on_published` is called after each week is
-    written (or found unchanged).
-    """
-    def prepare() -> list[WeekResult]:
-        return prepare_weeks(settings, weeks, prior_override=prior_override, force=force, as_of=as_of)
-
-    results = prepare()
-    with locked(settings.archive):
-        sweep_archive(settings.archive)
-        if is_stale(settings.archive, results):
-            results = prepare()  # another run changed what these weeks were decided on
-        published = []
-        for result in results:
-            published.append(publish(settings, result, force=force))
-            if on_published is not None:
-                on_published(published[-1])
-    return published
+def _dict(value: Any) -> dict[str, Any]:
+    """A part of decisions.json read as an object: itself, or empty when it is not one."""
+    return value if isinstance(value, dict) else {}
 
 
-def is_stale(archive: Path, results: Sequence[WeekResult]) -> bool:
-    """Whether a week the results were decided on changed in the archive since (published, re-published)."""
-    seen = dict(pair for r in results for pair in r.seen)
-    return archive_state(archive, seen) != seen
+def _input(value: Any) -> InputFile | None:
+    if not isinstance(value, dict):
+        return None
+    return InputFile(str(value.get("file", "")), str(value.get("sha256", "")))
 
 
-def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
-                  prior_override: Sequence[PriorKeep] | None = None, force: bool = False,
-                  as_of: dt.date | None = None) -> list[WeekResult]:
-    """Gather and decide every week, writing nothing (what `run_weeks` and a build publish afterwards).
-
-    A week already published with the same inputs (`identity`) is read back,
-    not decided again, and marked `unchanged`; one published with other inputs
-    is refused, naming what changed, unless `force`.
-    """
-    weeks = [parse_week(w) for w in weeks]
-    if len(set(weeks)) != len(weeks) or weeks != sorted(weeks, key=week_start):
-        raise InputError(f"weeks must be given once each and in order, not {', '.join(weeks)}")
-    if isinstance(as_of, dt.datetime):
-        as_of = as_of.date()
-    for week in weeks:
-        if as_of is not None and week_start(week) > as_of:
-            raise InputError(f"--week {week}: starts after {as_of.isoformat()}; a future week has no papers yet")
-    watchlist, criteria = load_watchlist(settings.watchlist), load_criteria(settings.criteria)
-    inputs = {"watchlist": _digest(settings.watchlist), "criteria": _digest(settings.criteria)}
-    papers = {week: papers_file(settings.papers, week) for week in weeks}
-    archive = Path(settings.archive)
-    decided: dict[str, WeekResult] = {}
-    for week in weeks:
-        seen: dict[str, str | None] = {}
-        if prior_override is not None:
-            prior, used = list(prior_override), {}
-        else:
-            used = _prior_documents(archive, week, decided, seen)
-            prior = prior_keeps({w: doc for w, (doc, _) in used.items()})
-        head = document_head(
-            week, settings, watchlist, criteria,
-            inputs={**inputs, "papers": _digest(papers[week]), "prior": {w: sha for w, (_, sha) in used.items()}},
-            prior_weeks=sorted(used) if prior_override is None else sorted({p.week for p in prior}),
-            prior="archive" if prior_override is None else "given" if prior_override else "none")
-        target = archive / week / DECISIONS_FILE
-        if not force and week_bytes(archive, week) is not None:
-            old, document, data = _read_published(archive, week)
-            seen[week] = sha256_bytes(data)
-            changes = identity_changes(document, head)
-            if changes:
-                raise _published(target, changes)
-            outcome = WeekOutcome(old.decisions, old.calibration, old.watchlist_drift)
-            decided[week] = WeekResult(week, document, outcome, path=target, unchanged=True,
-                                       seen=tuple(seen.items()), stored=data)
-            continue
-        seen[week] = None if not force else archive_state(archive, [week])[week]
-        records, merges = _read_week(papers[week])
-        outcome = decide_week(records, watchlist, criteria, prior, max_kept=settings.max_kept,
-                              thresholds=Thresholds(settings.keep_threshold, settings.review_threshold),
-                              merged=_merged_ids(merges))
-        document = decisions_document(head, outcome, [merge_json(m, papers[week]) for m in merges])
-        decided[week] = WeekResult(week, document, outcome, seen=tuple(seen.items()))
-    return [decided[w] for w in weeks]
+def _whole(settings: dict[str, Any], name: str, default: int | None, source: str) -> int | None:
+    value = settings.get(name, default)
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+        raise InputError(f"{source}: settings.{name} {value!r} is not a whole number; restore the file")
+    return value
 
 
-def publish(settings: DigestSettings, result: WeekResult, *, force: bool = False) -> WeekResult:
-    """Write a prepared week into the archive (refused when published, unless forced); an unchanged one stays."""
-    if result.unchanged:
-        return result
-    path, kept = publish_week(settings.archive, result.week, result.data, force=force)
-    return replace(result, path=path, superseded=kept)
+def _score(settings: dict[str, Any], name: str, default: int, source: str) -> int:
+    value = settings.get(name, default)
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 100:
+        raise InputError(f"{source}: settings.{name} {value!r} is not a score from 0 to 100; restore the file")
+    return value
 
 
-IDENTITY = ("schema_version", "rules", "week", "inputs", "prior_weeks", "settings")
-"""The fields of a decisions.json that say what it was decided from: the same ones, the same bytes."""
-
-
-def document_head(week: str, settings: DigestSettings, watchlist: Watchlist, criteria: Criteria, *,
-                  inputs: dict[str, Any], prior_weeks: Sequence[str], prior: str) -> dict[str, Any]:
-    """The identity fields of a week's decisions.json (`IDENTITY`), known before the week is decided."""
-    return {
-        "schema_version": 1,
-        "rules": RULES,
-        "week": week,
-        "inputs": inputs,
-        "prior_weeks": list(prior_weeks),
-        "settings": {"max_kept": settings.max_kept, "keep_threshold": settings.keep_threshold,
-                     "review_threshold": settings.review_threshold, "prior": prior,
-                     "watchlist": watchlist.name, "criteria": criteria.name},
-    }
-
-
-def identity_changes(old: Any, new: dict[str, Any]) -> list[str]:
-    """What differs between a published document's identity and a new one's, in words; [] when the same."""
-    if not isinstance(old, dict):
-        return ["it is not a decisions.json document"]
-    if all(old.get(k) == new[k] for k in IDENTITY):
-        return []
-    changes = []
-    for key in ("schema_version", "rules"):
-        if old.get(key) != new[key]:
-            changes.append(f"{key} {_shown(old.get(key))} then, {_shown(new[key])} now")
-    was, now = old.get("inputs"), new["inputs"]
-    was = was if isinstance(was, dict) else {}
-    for name in ("papers", "watchlist", "criteria"):
-        if was.get(name) != now[name]:
-            then = was.get(name) if isinstance(was.get(name), dict) else {}
-            changes.append(f"the {name} file {_shown(now[name]['file'])} changed (sha256 "
-                           f"{_shown(then.get('sha256'))[:14]} then, {now[name]['sha256'][:12]} now)"
-                           if then.get("file") == now[name]["file"] else
-                           f"the {name} file was {_shown(then.get('file'))}, now {_shown(now[name]['file'])}")
-    before = was.get("prior") if isinstance(was.get("prior"), dict) else {}
-    for w in sorted(set(before) | set(now["prior"]), key=str):
-        if w not in now["prior"]:
-            changes.append(f"prior week {_shown(w)} was in the archive then and is not now")
-        elif w not in before:
-            changes.append(f"prior week {w} was not in the archive then and is now")
-        elif before[w] != now["prior"][w]:
-            changes.append(f"prior week {w} was re-published since")
-    old_settings = old.get("settings") if isinstance(old.get("settings"), dict) else {}
-    for key, value in new["settings"].items():
-        if old_settings.get(key) != value:
-            changes.append(f"setting {key} {_shown(old_settings.get(key))} then, {_shown(value)} now")
-    return changes or ["the inputs it records differ"]
-
-
-def _shown(value: Any) -> str:
-    """A value from a document, quoted and escaped for a message, at most 60 characters."""
-    text = json.dumps(value, ensure_ascii=True)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def decisions_document(head: dict[str, Any], outcome: WeekOutcome,
-                       merges: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The decisions.json document: the seed's `decisions` and `calibration`, and what they came from (`head`)."""
-    return {
-        **head,
-        "decisions": [d.to_json() for d in outcome.decisions],
-        "calibration": outcome.calibration.to_json(),
-        "watchlist_drift": outcome.watchlist_drift,
-        "merges": list(merges),
-    }
-
-
-def _prior_documents(archive: Path, week: str, decided: dict[str, WeekResult],
-                     seen: dict[str, str | None]) -> dict[str, tuple[WeekDecisions, str]]:
-    """The prior weeks that exist: decided earlier in this run, else published; with their sha256.
-
-    Each week read from the archive (or found absent) is recorded in `seen`.
-    """
-    out = {}
-    for w in prior_weeks(week):
-        if w in decided:
-            out[w] = (WeekDecisions.from_json(decided[w].document), sha256_bytes(decided[w].data))
-            seen.update(decided[w].seen)
-        elif week_bytes(archive, w) is not None:
-            doc, _, data = _read_published(archive, w)
-            out[w] = (doc, seen.setdefault(w, sha256_bytes(data)))
-        else:
-            seen[w] = None
-    return out
-
-
-def _read_week(path: Path) -> tuple[list[Record], list[Merge]]:
-    """A week's records, merged across sources (read_papers, then merge_records)."""
-    return merge_records(read_papers(path))
-
-
-def _merged_ids(merges: Sequence[Merge]) -> dict[str, tuple[str, ...]]:
-    """Surviving id -> the other ids folded into it (a repeated listing of its own id is not one)."""
-    out: dict[str, set[str]] = {}
-    for m in merges:
-        out.setdefault(m.survivor, set()).update(x for x in m.merged_ids if x != m.survivor)
-    return {k: tuple(sorted(v)) for k, v in out.items() if v}
-
-
-def merge_json(merge: Merge, papers: Path) -> dict[str, Any]:
-    """One merge as decisions.json lists it; where it was read names the papers file by its name only."""
-    prefix = str(papers)
-    return {"survivor": merge.survivor, "merged_ids": list(merge.merged_ids), "reason": merge.reason,
-            "similarity": merge.similarity, "via": merge.via,
-            "where": [Path(prefix).name + w[len(prefix):] if w.startswith(prefix) else w for w in merge.where]}
-
-
-def _digest(path: Path) -> dict[str, str]:
-    return {"file": Path(path).name, "sha256": sha256_file(Path(path))}
-
-
-__all__ = ["DECISIONS_FILE", "WeekResult", "archive_state", "is_stale", "is_week", "load_week", "parse_week", "read_decisions", "pending_weeks", "prepare_weeks",
-           "prior_keeps", "publish", "publish_week", "published_weeks", "run_week", "run_weeks", "shift_week", "sweep_archive",
-           "week_of", "week_range", "week_start"]
+__all__ = ["DECISIONS_FILE", "DROP_CAUSES", "GRAPH_FILE", "ArchivedWeek", "Decision", "Drift", "InputFile",
+           "MergeEntry", "MissedConcept", "RejectedEntry", "WeekDecisions", "WeekHead", "WeekSettings", "archive_state", "archived_weeks", "is_week", "load_week", "parse_week",
+           "prior_weeks", "published_weeks", "read_decisions", "read_published", "read_week", "sha256_bytes",
+           "shift_week", "week_bytes", "week_of", "week_range", "week_start"]

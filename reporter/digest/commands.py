@@ -12,7 +12,8 @@ from ..config import load_workspace
 from ..errors import InputError
 from ..hashing import canonical_json
 from ..progress import Progress
-from .archive import WeekResult, parse_week, run_weeks, week_range
+from .archive import parse_week, week_range
+from .weeks import WeekResult, run_weeks
 from .config import DEFAULT_MAX_KEPT, DigestSettings
 
 EXAMPLES = "--watchlist examples/digest/watchlist.txt --criteria examples/digest/criteria.md"

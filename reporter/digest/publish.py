@@ -20,11 +20,11 @@ from ..novelty.resolvers import Resolver
 from ..novelty.results import result_row, write_novelty_results
 from ..novelty.verdict import check_candidate
 from ..novelty.workspace import graph_name
-from .archive import (GRAPH_FILE, WeekResult, archive_state, papers_file, pending_weeks, prepare_weeks, publish,
-                      published_weeks, sweep_archive, week_start)
+from .archive import GRAPH_FILE, archive_state, published_weeks, week_start
 from .config import DigestSettings
 from .merge import merge_records
 from .read import read_papers
+from .weeks import WeekResult, papers_file, pending_weeks, prepare_weeks, publish, sweep_archive
 
 if TYPE_CHECKING:
     from ..config import Workspace

@@ -59,7 +59,7 @@ def screen_columns(verdict: str, votes: Mapping[str, Any], voters: tuple[VoterSe
         row = votes.get(voter.name)
         vote = row.vote if row is not None else None
         values = {"name": voter.name, "model": voter.model,
-                  "label": vote.label if vote else None, "reason": vote.reason if vote else None,
+                  "label": vote.answer if vote else None, "reason": vote.reason if vote else None,
                   "invalid_cause": vote.invalid_cause if vote else None,
                   "input_tokens": row.input_tokens if row else None,
                   "output_tokens": row.output_tokens if row else None,

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..money import dollars
 from .config import TIERS, VoterSettings
 from .prompt import Prompt, generation_for, load_prompt, work_text
 from .scope import TierScope, load_works, tier_scope
@@ -261,13 +262,6 @@ def _voter_cost(voter: VoterSettings, ids: list[str], lengths: dict[str, int],
 
 
 # --- outputs -------------------------------------------------------------------------------------
-
-def dollars(value: float) -> str:
-    """$1,234.57 (cents; below a cent, four decimals, so a cheap plan does not read as free)."""
-    if 0 < value < 0.01:
-        return f"${value:.4f}"
-    return f"${value:,.2f}"
-
 
 def format_plan(plans: Sequence[TierPlan]) -> str:
     """The dry run for a terminal: per tier, the works, the token distribution and the cost per voter."""

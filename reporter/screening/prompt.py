@@ -18,7 +18,7 @@ from typing import Any, Final
 from ..errors import InputError
 from ..hashing import sha256_json
 from .config import ScreenSettings, VoterSettings
-from .votes import LABELS
+from .votes import ANSWERS
 
 PROVIDER: Final = "openai-chat"
 """The provider every voter speaks: an OpenAI-compatible Chat Completions API."""
@@ -26,7 +26,7 @@ PROVIDER: Final = "openai-chat"
 ANSWER_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
     "properties": {
-        "label": {"type": "string", "enum": list(LABELS)},
+        "label": {"type": "string", "enum": list(ANSWERS)},
         "reason": {"type": "string"},
     },
     "required": ["label", "reason"],
@@ -46,7 +46,7 @@ DEFAULT_CRITERIA = (
 )
 CRITERIA_LEAD = "Inclusion and exclusion criteria:\n\n"
 SCHEMA = ('Answer with one JSON object and nothing else: {"label": '
-          + " | ".join(f'"{label}"' for label in LABELS) + ', "reason": "<one sentence>"}')
+          + " | ".join(f'"{answer}"' for answer in ANSWERS) + ', "reason": "<one sentence>"}')
 WORK = "Title: {title}\n\nAbstract: {abstract}"
 WORK_TITLE_ONLY = "Title: {title}\n\nOnly the title of this work is available; judge it from the title alone."
 

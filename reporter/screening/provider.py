@@ -7,7 +7,7 @@ kept verbatim (`with_raw_response`), because it is what the raw log stores and
 what a re-run validates again (`vote_from_body`). Every reply is checked
 against the answer schema here, whether or not the server honoured
 `response_format`; a reply that is not a valid answer is an invalid vote with
-its cause, never guessed into a label. The key comes from the environment
+its cause, never guessed into an answer. The key comes from the environment
 variable the voter names and is never put in a message, a log or a file.
 """
 
@@ -32,7 +32,7 @@ from ..masking import mask_json_text, mask_secret
 from .config import VoterSettings
 from .prices import cost_usd
 from .prompt import response_format
-from .votes import LABELS, Vote
+from .votes import ANSWERS, Vote
 
 CONNECTIONS_PER_CLIENT = 8
 """Requests in flight per openai client: a voter with more concurrency gets several clients.
@@ -57,7 +57,7 @@ except ImportError:  # pragma: no cover - an openai without the constant
 
 
 def _invalid(cause: str, why: str) -> Vote:
-    return Vote(label=None, invalid_cause=cause, reason=why[:REASON_CHARS])
+    return Vote(answer=None, invalid_cause=cause, reason=why[:REASON_CHARS])
 
 
 def _first_object(text: str) -> dict | None:
@@ -76,29 +76,29 @@ def _first_object(text: str) -> dict | None:
 
 
 def _answer(obj: dict) -> Vote:
-    """A decoded object checked against the answer schema (label first: it says the most)."""
-    label = obj.get("label")
-    if not isinstance(label, str):
-        return _invalid("schema", "no label" if label is None else f"label is not a string: {label!r}")
-    if label not in LABELS:
-        return _invalid("unknown_label", f"label {label!r} is not one of {', '.join(LABELS)}")
+    """A decoded object checked against the answer schema (its `label` first: it says the most)."""
+    answer = obj.get("label")
+    if not isinstance(answer, str):
+        return _invalid("schema", "no label" if answer is None else f"label is not a string: {answer!r}")
+    if answer not in ANSWERS:
+        return _invalid("unknown_label", f"label {answer!r} is not one of {', '.join(ANSWERS)}")
     extra = sorted(set(obj) - {"label", "reason"})
     if extra:
         return _invalid("schema", f"keys outside the schema: {', '.join(map(str, extra))}")
     reason = obj.get("reason")
     if not isinstance(reason, str):
         return _invalid("schema", "no reason" if reason is None else f"reason is not a string: {reason!r}")
-    return Vote(label=label, reason=reason)
+    return Vote(answer=answer, reason=reason)
 
 
 def parse_content(content: str | None, finish_reason: str | None, refusal: str | None) -> Vote:
-    """A reply's message as a Vote: a valid label, or an invalid reply with its cause (never a guess).
+    """A reply's message as a Vote: a valid answer, or an invalid reply with its cause (never a guess).
 
     refusal: the message's `refusal` field, or no content with `finish_reason`
     `content_filter`; truncated: `finish_reason` `length` (the answer was cut by
     max_tokens); unparseable: no JSON object in the text (code fences and
     surrounding prose are looked past); unknown_label and schema: a JSON object
-    whose label or shape is not the schema's.
+    whose `label` or shape is not the schema's.
     """
     if isinstance(refusal, str) and refusal.strip():
         return _invalid("refusal", refusal.strip())

@@ -7,6 +7,10 @@ generation. Calibration compares each voter and each gate with the
 workspace's labels (include/exclude): recall (labelled includes not
 discarded) and work saved (labelled works discarded), each with its 95%
 Wilson interval, and every labelled include a gate discarded.
+
+The site's one door to screening: `gather_screening` reads what a
+workspace's screen says of one release (`ReleaseScreen`), and the report
+types the status page lays out (with the dry run's `TierPlan`) are here.
 """
 
 from __future__ import annotations
@@ -17,16 +21,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..routing.labels import wilson
+from ..errors import InputError
+from ..routing.labels import load_labels, wilson
 from .config import TIERS
 from .plan import TierPlan, generations, plan_screen, readonly_store, scopes, tier_voters
 from .prompt import EXAMPLE_WORK, load_prompt, messages_for
 from .scope import TierScope, load_works, pile_works, screen_piles
 from .store_connect import redact_url
-from .votes import INVALID_CAUSES, LABELS, TIER_OUTCOMES
+from .votes import ANSWERS, INVALID_CAUSES, TIER_OUTCOMES
 
 INVALID = "invalid"
-"""The column of invalid replies beside the three labels."""
+"""The column of invalid replies beside the three answers."""
 NOT_ASKED = "no vote"
 """A calibration column: labelled works in scope the voter has not answered (yet)."""
 LOST_SHOWN = 1000
@@ -41,8 +46,8 @@ class VoterTally:
     """The voter's name."""
     model: str
     """Its model."""
-    labels: tuple[tuple[str, int], ...]
-    """(label, votes) for include, exclude, cannot_be_determined, then `invalid`."""
+    answers: tuple[tuple[str, int], ...]
+    """(answer, votes) for include, exclude, cannot_be_determined, then `invalid`."""
     invalid: tuple[tuple[str, int], ...]
     """(cause, invalid votes) for every cause in INVALID_CAUSES order."""
     failures: tuple[tuple[str, int], ...]
@@ -57,7 +62,7 @@ class VoterTally:
     @property
     def votes(self) -> int:
         """Replies recorded, valid or not."""
-        return sum(n for _label, n in self.labels)
+        return sum(n for _answer, n in self.answers)
 
 
 @dataclass(frozen=True)
@@ -69,13 +74,13 @@ class Agreement:
     both: int
     """Works both voters answered (valid or invalid)."""
     table: tuple[tuple[str, tuple[int, ...]], ...]
-    """(first voter's answer, counts per second voter's answer), over the labels then `invalid`."""
+    """(first voter's answer, counts per second voter's answer), over the answers then `invalid`."""
     valid: int
-    """Works both answered with a valid label: the works kappa is computed on."""
+    """Works both answered validly: the works kappa is computed on."""
     observed: float | None
-    """Share of those where the labels agree (None without such works)."""
+    """Share of those where the answers agree (None without such works)."""
     kappa: float | None
-    """Cohen's kappa over the three labels (None without works, or when chance agreement is 1)."""
+    """Cohen's kappa over the three answers (None without works, or when chance agreement is 1)."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +90,7 @@ class Confusion:
     name: str
     """The voter's name, or `gate`."""
     columns: tuple[str, ...]
-    """The answers or outcomes counted (the labels, invalid and `no vote`; or the tier's outcomes and incomplete)."""
+    """The answers or outcomes counted (the answers, invalid and `no vote`; or the tier's outcomes and incomplete)."""
     rows: tuple[tuple[str, tuple[int, ...]], ...]
     """(label, counts per column) for include, then exclude."""
     includes: int
@@ -216,6 +221,47 @@ class ScreenReport:
     """The runs (`store_rows.RunRow`) with requests sent and never answered: killed in flight, or running now."""
 
 
+@dataclass(frozen=True)
+class ReleaseScreen:
+    """What a workspace's screen says of one release, read-only: its report, or why there is none."""
+
+    configured: bool
+    """False when the workspace has no [screen] table."""
+    release_id: str
+    """The release reported on ("" without one)."""
+    report: ScreenReport | None
+    """The report (None when not configured, without a release, or with a `problem`)."""
+    problem: str | None = None
+    """Why the report is not shown: a bad [screen] input, when not `strict` (a render)."""
+
+
+def gather_screening(ws: Any, release_id: str | None, release_dir: Path | None, labels: Any = None, *,
+                     strict: bool = True) -> ReleaseScreen:
+    """What the status pages show of a workspace's screen: the report of one release, read-only.
+
+    The state database is opened read-only and never created; a missing one
+    means nothing is screened yet (the dry run still shows). A build is
+    `strict`: a bad [screen] input refuses it like any other input. A render
+    (not strict) shows the problem on the status page instead: the release it
+    renders may be older than the workspace's pool.
+    """
+    if ws.screen is None or release_id is None or release_dir is None:
+        return ReleaseScreen(ws.screen is not None, release_id or "", None)
+    try:
+        return ReleaseScreen(True, release_id, workspace_report(ws, release_dir, labels))
+    except InputError as exc:
+        if strict:
+            raise
+        return ReleaseScreen(True, release_id, None, str(exc))
+
+
+def workspace_labels(ws: Any) -> Any:
+    """The workspace's labels (a work_id,label frame), or None when it names no labels file or it is absent."""
+    if ws.labels is None or not ws.labels.exists():
+        return None
+    return load_labels(ws.labels)
+
+
 def screen_report(ws: Any, release_dir: Path, *, store: Any, labels: Any) -> ScreenReport:
     """The screening section of `release_dir` from the (read-only) store; `labels` a work_id,label frame or None."""
     release_dir = Path(release_dir)
@@ -287,7 +333,7 @@ def _tier(ws: Any, tier: str, scope: TierScope, generation: str | None, voters: 
 
 
 def _answer(row: Any) -> str:
-    return row.vote.label if row.vote.valid else INVALID
+    return row.vote.answer if row.vote.valid else INVALID
 
 
 def _tally(voter: Any, votes: dict[str, dict[str, Any]], failed: list[Any]) -> VoterTally:
@@ -297,21 +343,21 @@ def _tally(voter: Any, votes: dict[str, dict[str, Any]], failed: list[Any]) -> V
     failures = Counter(f.cause for f in failed if f.voter == voter.name)
     return VoterTally(
         voter=voter.name, model=voter.model,
-        labels=tuple((label, answers.get(label, 0)) for label in (*LABELS, INVALID)),
+        answers=tuple((answer, answers.get(answer, 0)) for answer in (*ANSWERS, INVALID)),
         invalid=tuple((cause, causes.get(cause, 0)) for cause in INVALID_CAUSES),
         failures=tuple(sorted(failures.items(), key=lambda kv: (-kv[1], kv[0]))),
         input_tokens=sum(r.input_tokens or 0 for r in rows), output_tokens=sum(r.output_tokens or 0 for r in rows),
         cost_usd=sum(r.cost_usd for r in rows))
 
 
-def cohen_kappa(pairs: Sequence[tuple[str, str]], labels: Sequence[str] = LABELS) -> tuple[float | None, float | None]:
-    """(observed agreement, Cohen's kappa) of label pairs; kappa None when chance agreement is 1 (or no pairs)."""
+def cohen_kappa(pairs: Sequence[tuple[str, str]], answers: Sequence[str] = ANSWERS) -> tuple[float | None, float | None]:
+    """(observed agreement, Cohen's kappa) of answer pairs; kappa None when chance agreement is 1 (or no pairs)."""
     n = len(pairs)
     if not n:
         return None, None
     observed = sum(a == b for a, b in pairs) / n
     first, second = Counter(a for a, _ in pairs), Counter(b for _, b in pairs)
-    expected = sum(first[k] * second[k] for k in labels) / (n * n)
+    expected = sum(first[k] * second[k] for k in answers) / (n * n)
     if expected >= 1:
         return observed, None
     return observed, (observed - expected) / (1 - expected)
@@ -319,9 +365,9 @@ def cohen_kappa(pairs: Sequence[tuple[str, str]], labels: Sequence[str] = LABELS
 
 def _agreement(a: str, b: str, votes: dict[str, dict[str, Any]]) -> Agreement:
     both = [(row[a], row[b]) for row in votes.values() if a in row and b in row]
-    answers = (*LABELS, INVALID)
+    answers = (*ANSWERS, INVALID)
     cells = Counter((_answer(x), _answer(y)) for x, y in both)
-    valid = [(x.vote.label, y.vote.label) for x, y in both if x.vote.valid and y.vote.valid]
+    valid = [(x.vote.answer, y.vote.answer) for x, y in both if x.vote.valid and y.vote.valid]
     observed, kappa = cohen_kappa(valid)
     return Agreement(voters=(a, b), both=len(both),
                      table=tuple((r, tuple(cells.get((r, c), 0) for c in answers)) for r in answers),
@@ -356,7 +402,7 @@ def _calibration(ws: Any, release_dir: Path, tier: str, ids: tuple[str, ...], vo
     confusions = []
     for v in voters:
         answers = {w: _answer(row[v.name]) for w, row in votes.items() if v.name in row}
-        confusions.append(_confusion(v.name, (*LABELS, INVALID, NOT_ASKED), answers, labelled, "exclude", NOT_ASKED))
+        confusions.append(_confusion(v.name, (*ANSWERS, INVALID, NOT_ASKED), answers, labelled, "exclude", NOT_ASKED))
     gate = _confusion("gate", (*TIER_OUTCOMES[tier], "incomplete"), verdicts, labelled, "discard", "incomplete")
     lost_ids = sorted(w for w, lab in labelled.items() if lab == "include" and verdicts.get(w) == "discard")
     texts = load_works(ws, release_dir, lost_ids[:LOST_SHOWN], check=False)
@@ -381,3 +427,8 @@ def _funnel(ws: Any, release_dir: Path, tiers: tuple[TierReport, ...], gens: dic
         cheap_undecided=c.get("incomplete", 0) if cheap.configured else 0,
         screen=len(screen.scope.work_ids), admitted=s.get("admit", 0), discarded=s.get("discard", 0),
         incomplete=s.get("incomplete", 0), hand_off=sum(o == "admit" for o in admitted.values()))
+
+
+__all__ = ["Agreement", "Calibration", "Confusion", "LostInclude", "ReleaseScreen", "ScreenFunnel", "ScreenReport",
+           "TierPlan", "TierReport", "VoterTally", "cohen_kappa", "gather_screening", "rate", "screen_report",
+           "workspace_labels", "workspace_report"]

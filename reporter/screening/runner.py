@@ -9,7 +9,7 @@ number (on this machine or others, through one state database):
    are freed, and their replies of this generation that never got a vote
    row are adopted (claimed and recorded from the raw line), so a reply
    that was paid for is never asked again;
-4. the loop: claim a batch whenever the voters could take more work, ask
+4. the loop (`tier_loop.py`): claim a batch whenever the voters could take more work, ask
    each claimed work's missing voters (both at once; `ChatVoter` bounds each
    voter's concurrency), and group-commit what came back: the raw lines are
    appended and fsynced, then one `store.record` writes the votes and every
@@ -34,11 +34,9 @@ import secrets
 import signal
 import socket
 import sys
-import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -47,11 +45,9 @@ from ..errors import InputError
 from ..progress import Progress
 from .config import TIERS, ScreenSettings, VoterSettings
 from .rawlog import RawReply, dead_runners, open_raw_log, orphans, raw_line, replay, reply_usage
-from .run_report import RunReport, TierReport, format_duration
+from .run_report import RunReport, TierReport
+from .tier_loop import Asked, Tally, Tier, TierLoop
 from .votes import FAILED, Vote, tier_gate
-
-FAILURES_IN_A_ROW = 5
-"""A voter that fails this many requests in a row (after the client's own retries) stops the run."""
 
 def new_runner_id() -> str:
     """A runner id unique across machines and runs: host, pid and random bits."""
@@ -89,43 +85,6 @@ def screen_settings(ws: Any) -> ScreenSettings:
 
 
 # --- the run ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Asked:
-    """One claimed work after its missing voters were asked."""
-
-    job: Any
-    """The store's Job (work id and the votes it already had)."""
-    replies: dict[str, Any] = field(default_factory=dict)
-    """Voter name -> Reply received."""
-    failed: dict[str, str] = field(default_factory=dict)
-    """Voter name -> why the request failed after retries."""
-    unsent: int = 0
-    """Requests counted as sent that were never sent (the run stopped while they waited for a slot)."""
-
-
-@dataclass
-class _Tally:
-    """Running counts of one tier."""
-
-    screened: int = 0
-    votes: int = 0
-    recovered: int = 0
-    refused: int = 0
-    failures: int = 0
-    spend: float = 0.0
-    stopped: bool = False
-
-
-class _Tier:
-    """One tier being run: its voters, generation, scope and texts."""
-
-    def __init__(self, name: str, voters: tuple[VoterSettings, ...], prompt: Any, generation: Any,
-                 scope: Any, works: dict[str, Any], todo: int = 0) -> None:
-        self.name, self.voters, self.prompt, self.generation = name, voters, prompt, generation
-        self.scope, self.works, self.todo = scope, works, todo
-        self.by_name = {v.name: v for v in voters}
 
 
 class _Run:
@@ -228,7 +187,7 @@ class _Run:
 
     # --- one tier ---
 
-    async def _prepare(self, tier: str) -> _Tier | TierReport:
+    async def _prepare(self, tier: str) -> Tier | TierReport:
         from .prompt import generation_for, load_prompt
         from .scope import load_works, tier_scope
         voters: tuple[VoterSettings, ...] = getattr(self.settings, tier)
@@ -247,15 +206,15 @@ class _Run:
         decided = await self.db(self.store.verdicts, tier, generation.id, list(scope.work_ids))
         todo = [w for w in scope.work_ids if w not in decided]
         works = await self.db(load_works, self.ws, self.release_dir, todo)
-        return _Tier(tier, voters, prompt, generation, scope, works, len(todo))
+        return Tier(tier, voters, prompt, generation, scope, works, len(todo))
 
     async def _run_tier(self, name: str, voters: list[Any], recovered: int) -> TierReport:
         prepared = await self._prepare(name)
         if isinstance(prepared, TierReport):
             return prepared
-        tier, tally = prepared, _Tally(recovered=recovered)
+        tier, tally = prepared, Tally(recovered=recovered)
         bar = Progress(f"screen {name}", total=tier.todo, unit="works", enabled=self.show)
-        loop = _Loop(self, tier, voters, tally, bar)
+        loop = TierLoop(self, tier, voters, tally, bar)
         try:
             await loop.run()
         finally:
@@ -287,7 +246,7 @@ class _Run:
             if not voters:
                 continue
             generation = generation_for(name, voters, prompt)
-            tier = _Tier(name, voters, prompt, generation, None, {})
+            tier = Tier(name, voters, prompt, generation, None, {})
             found: dict[str, dict[str, RawReply]] = {}
             for line in lines:
                 if line.tier == name and line.generation == generation.id and line.voter in tier.by_name:
@@ -297,7 +256,7 @@ class _Run:
         self.store.release(self.runner)
         return adopted
 
-    def _adopt(self, tier: _Tier, found: Mapping[str, Mapping[str, RawReply]]) -> int:
+    def _adopt(self, tier: Tier, found: Mapping[str, Mapping[str, RawReply]]) -> int:
         """Claim each work with orphan replies and record them as votes (plus the verdicts they make)."""
         from .store_rows import VoteRow
         asked, rows = [], []
@@ -306,7 +265,7 @@ class _Run:
                                         self.settings.lease_seconds)
             if job is None:
                 continue  # decided meanwhile, or held by a live runner
-            got = _Asked(job)
+            got = Asked(job)
             for voter, line in sorted(found[work_id].items()):
                 if voter in job.votes:
                     continue
@@ -316,13 +275,13 @@ class _Run:
             asked.append(got)
         if not asked:
             return 0
-        recorded = self._record(tier, asked, rows, _Tally())
+        recorded = self._record(tier, asked, rows, Tally())
         # Those replies were answered (paid), only never recorded: they are no longer in flight for their runner.
         for file, n in sorted(Counter(row.raw_file for row in rows).items()):
             self.store.note_requests(file.removesuffix(".jsonl"), answered=n)
         return recorded.votes
 
-    def _commit(self, tier: _Tier, asked: list[_Asked], tally: _Tally) -> None:
+    def commit_batch(self, tier: Tier, asked: list[Asked], tally: Tally) -> None:
         """Group commit: the batch's raw lines appended and fsynced, then its vote rows and verdicts, one transaction."""
         from .store_rows import VoteRow
         at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
@@ -340,7 +299,7 @@ class _Run:
                                 unsent=sum(a.unsent for a in asked))
         tally.votes += recorded.votes
 
-    def _record(self, tier: _Tier, asked: list[_Asked], rows: list[Any], tally: _Tally, answered: int = 0,
+    def _record(self, tier: Tier, asked: list[Asked], rows: list[Any], tally: Tally, answered: int = 0,
                 unsent: int = 0) -> Any:
         from .store_rows import FailureRow, VerdictRow
         verdicts = []
@@ -357,126 +316,7 @@ class _Run:
         return recorded
 
 
-class _Loop:
-    """The claim-ask-record loop of one tier."""
-
-    def __init__(self, run: _Run, tier: _Tier, voters: list[Any], tally: _Tally, bar: Progress) -> None:
-        self.run_, self.tier, self.voters, self.tally, self.bar = run, tier, voters, tally, bar
-        self.pending: list[_Asked] = []
-        self.wake = asyncio.Event()
-        self.closing = False
-        self.in_a_row = {v.name: 0 for v in tier.voters}
-        self.abort: InputError | None = None
-        self.started = time.monotonic()
-        self.batch = run.settings.batch_size
-        self.capacity = max(v.max_concurrency for v in tier.voters) + self.batch
-
-    async def run(self) -> None:
-        committer = asyncio.create_task(self._committer())
-        tasks: set[asyncio.Task] = set()
-        try:
-            exhausted = False
-            while self.abort is None:
-                if not self.tally.stopped and self._over_budget():
-                    self.tally.stopped = True  # no more claims; what is in flight is answered and recorded
-                room = self.capacity - len(tasks)
-                claiming = not self.tally.stopped and not self.run_.interrupted
-                if claiming and ((not exhausted and room >= self.batch) or not tasks):
-                    jobs = await self.run_.db(self.run_.store.claim, self.tier.scope.release_id, self.tier.name,
-                                              self.tier.generation.id, self.run_.runner, min(self.batch, room),
-                                              self.run_.settings.lease_seconds)
-                    await self._texts(jobs)
-                    # Counted before they are sent: after a kill, sent minus answered is what was in flight.
-                    await self.run_.db(self.run_.store.note_requests, self.run_.runner,
-                                       sent=sum(len(self._missing(job)) for job in jobs))
-                    tasks |= {asyncio.create_task(self._ask(job)) for job in jobs}
-                    exhausted = not jobs
-                if not tasks:
-                    break
-                done, tasks = await asyncio.wait(tasks | {committer}, return_when=asyncio.FIRST_COMPLETED)
-                tasks.discard(committer)
-                errors = [t.exception() for t in done if not t.cancelled() and t.exception() is not None]
-                if errors:
-                    raise errors[0]  # a failed ask or commit (a full disk, a lost database) ends the run here
-                if not tasks:
-                    exhausted = False  # one more claim: claims of others may have expired meanwhile
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            self.closing = True
-            self.wake.set()
-            await committer
-
-    async def _texts(self, jobs: list[Any]) -> None:
-        """Read the text of claimed works this runner's scope lacks (works another runner's cheap tier passed on)."""
-        from .scope import load_works
-        missing = [job.work_id for job in jobs if job.work_id not in self.tier.works]
-        if missing:
-            self.tier.works.update(await self.run_.db(load_works, self.run_.ws, self.run_.release_dir, missing))
-
-    def _over_budget(self) -> bool:
-        return self.run_.max_cost is not None and self.run_.spend >= self.run_.max_cost
-
-    async def _ask(self, job: Any) -> None:
-        from .provider import NotSent, VoterFailure
-        work = self.tier.works[job.work_id]
-        messages = _messages(self.tier, work)
-        missing = self._missing(job)
-        results = await asyncio.gather(*(v.ask(messages) for v in missing), return_exceptions=True)
-        asked = _Asked(job)
-        for voter, result in zip(missing, results):
-            if isinstance(result, NotSent):
-                asked.unsent += 1
-            elif isinstance(result, VoterFailure):
-                asked.failed[voter.name] = str(result.cause)
-                self.in_a_row[voter.name] += 1
-                if self.in_a_row[voter.name] >= FAILURES_IN_A_ROW and self.abort is None:
-                    self.abort = _voter_down(self.tier.by_name[voter.name], self.tier.name,
-                                             self.in_a_row[voter.name], asked.failed[voter.name])
-            elif isinstance(result, BaseException):
-                raise result
-            else:
-                asked.replies[voter.name] = result
-                self.in_a_row[voter.name] = 0
-                self.run_.spend += result.cost_usd  # paid on arrival: --max-cost counts it at once
-                self.tally.spend += result.cost_usd
-        self.pending.append(asked)
-        self.wake.set()
-
-    def _missing(self, job: Any) -> list[Any]:
-        """The voters a claimed job still needs (only those are asked)."""
-        return [v for v in self.voters if v.name not in job.votes]
-
-    async def _committer(self) -> None:
-        while True:
-            if not self.pending:
-                if self.closing:
-                    return
-                await self.wake.wait()
-                self.wake.clear()
-                continue
-            batch, self.pending = self.pending, []
-            before = self.tally.screened
-            await self.run_.db(self.run_._commit, self.tier, batch, self.tally)
-            self.bar.label = f"screen {self.tier.name} {self._detail()}"
-            self.bar.advance(self.tally.screened - before)
-
-    def _detail(self) -> str:
-        """Votes, spend, rate and time left, for the progress line."""
-        elapsed = max(time.monotonic() - self.started, 1e-9)
-        done = self.tally.screened
-        left = self.tier.todo - done
-        eta = "?" if not done else format_duration(left * elapsed / done)
-        return f"({self.tally.votes:,} votes, ${self.tally.spend:.4f}, {done / elapsed:,.1f} works/s, {eta} left)"
-
-
-def _messages(tier: _Tier, work: Any) -> list[dict]:
-    from .prompt import messages_for
-    return messages_for(tier.prompt, work.title, work.abstract, work.title_only)
-
-
-def _gate(tier: _Tier, asked: _Asked) -> str:
+def _gate(tier: Tier, asked: Asked) -> str:
     """The tier's gate over the votes the job had and the ones just received (a failure counts in the cheap tier)."""
     votes: list[Any] = []
     for voter in tier.voters:
@@ -494,10 +334,3 @@ def _gate(tier: _Tier, asked: _Asked) -> str:
 def _vote_of(value: Any) -> Vote:
     """A job's existing vote: a Vote, or a row holding one."""
     return value if isinstance(value, Vote) else value.vote
-
-
-def _voter_down(voter: VoterSettings, tier: str, n: int, cause: str) -> InputError:
-    return InputError(f"[screen.{tier}] voter {voter.name!r} at {voter.base_url} (model {voter.model!r}) failed "
-                      f"{n} requests in a row after retries; last cause: {cause}. The run stopped: check that the "
-                      f"server runs and serves this model, and the key in ${voter.api_key_env or '(none)'}; what "
-                      f"was answered is recorded, and the works without a verdict are claimable again")

@@ -373,7 +373,7 @@ class Store:
             n_votes = self._many(
                 f"INSERT INTO votes ({VOTE_COLUMNS}, runner, recorded_at) "
                 f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {d.now}) ON CONFLICT DO NOTHING",
-                [(v.tier, v.generation, v.work_id, v.voter, v.vote.label, v.vote.invalid_cause, v.vote.reason,
+                [(v.tier, v.generation, v.work_id, v.voter, v.vote.answer, v.vote.invalid_cause, v.vote.reason,
                   v.input_tokens, v.output_tokens, float(v.cost_usd), v.raw_file, int(v.raw_offset), runner)
                  for v in kept_votes])
             n_verdicts = self._many(
@@ -410,10 +410,10 @@ class Store:
             sql += f" AND {self._d.among_ids}"
             params.append(self._ids(list(work_ids)))
         out: dict[str, dict[str, VoteRow]] = {}
-        for (t, g, w, voter, label, cause, reason, tin, tout, cost, raw_file, raw_offset) in \
+        for (t, g, w, voter, answer, cause, reason, tin, tout, cost, raw_file, raw_offset) in \
                 self._run(sql, params).fetchall():
             out.setdefault(w, {})[voter] = VoteRow(
-                tier=t, generation=g, work_id=w, voter=voter, vote=Vote(label, cause, reason),
+                tier=t, generation=g, work_id=w, voter=voter, vote=Vote(answer, cause, reason),
                 input_tokens=tin, output_tokens=tout, cost_usd=float(cost), raw_file=raw_file,
                 raw_offset=int(raw_offset))
         return out

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-LABELS: Final = ("include", "exclude", "cannot_be_determined")
-"""The labels of the answer schema."""
+ANSWERS: Final = ("include", "exclude", "cannot_be_determined")
+"""The answers of the answer schema (its JSON field is `label`)."""
 
 INVALID_CAUSES: Final = ("unparseable", "unknown_label", "schema", "refusal", "truncated")
 """Why a reply that was paid for is not a valid vote."""
@@ -20,9 +20,9 @@ CheapOutcome = Literal["discard", "proceed", "incomplete"]
 
 @dataclass(frozen=True)
 class Vote:
-    """One voter's reply to one work: a valid label, or an invalid reply with its cause."""
+    """One voter's reply to one work: a valid answer, or an invalid reply with its cause."""
 
-    label: str | None
+    answer: str | None
     """include, exclude or cannot_be_determined; None for an invalid reply."""
     invalid_cause: str | None = None
     """For an invalid reply: one of INVALID_CAUSES."""
@@ -30,22 +30,22 @@ class Vote:
     """The voter's one-sentence reason (for an invalid reply: what was wrong, shortened)."""
 
     def __post_init__(self) -> None:
-        if (self.label is None) == (self.invalid_cause is None):
-            raise ValueError("a vote has either a label or an invalid cause, never both or neither")
-        if self.label is not None and self.label not in LABELS:
-            raise ValueError(f"unknown label {self.label!r}")
+        if (self.answer is None) == (self.invalid_cause is None):
+            raise ValueError("a vote has either an answer or an invalid cause, never both or neither")
+        if self.answer is not None and self.answer not in ANSWERS:
+            raise ValueError(f"unknown answer {self.answer!r}")
         if self.invalid_cause is not None and self.invalid_cause not in INVALID_CAUSES:
             raise ValueError(f"unknown invalid cause {self.invalid_cause!r}")
 
     @property
     def valid(self) -> bool:
-        """True for a reply with one of the schema's labels."""
-        return self.label is not None
+        """True for a reply with one of the schema's answers."""
+        return self.answer is not None
 
     @property
     def is_exclude(self) -> bool:
         """True only for a valid, explicit exclude."""
-        return self.label == "exclude"
+        return self.answer == "exclude"
 
 
 class _Failed:

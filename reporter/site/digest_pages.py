@@ -20,16 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..digest.archive import (DECISIONS_FILE, GRAPH_FILE, published_weeks, read_decisions, sha256_bytes, week_bytes,
-                              week_start)
-from ..digest.records import DROP_CAUSES, Decision, WeekDecisions
-from ..errors import InputError
-from ..novelty.results import load_novelty_results
+from ..digest.archive import (DROP_CAUSES, GRAPH_FILE, ArchivedWeek, Decision, MergeEntry, RejectedEntry,
+                              archived_weeks, read_week, week_start)
+from ..novelty.results import ResultLine, load_novelty_results, result_lines
 from .charts import Bar, Chart, Label, Legend, fmt
 from .links import HOME, Href, href, paper_href, slug
 from .models import (CandidateRow, DigestIndexPage, DigestSummary, DigestWeekPage, DriftConcept, DriftEntry,
                      DropGroup, Link, MergeView, PaperView, Row, WeekSummary)
-from .novelty_page import build_novelty_page
+from .novelty_page import novelty_page
 from .page_parts import meta
 from .titles import shorten
 
@@ -53,21 +51,16 @@ MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", 
 class DigestWeek:
     """One week to render: its decisions as published (or as a build is about to publish them)."""
 
-    decisions: WeekDecisions
-    """The decisions, read back."""
-    document: dict[str, Any]
-    """The decisions.json document itself (its settings, rules version and inputs)."""
-    sha256: str
-    """sha256 of the decisions.json bytes (the feed entry's identity)."""
-    graph: tuple[dict[str, Any], ...] | None
+    archived: ArchivedWeek
+    """The week as the archive's reader reads it: its decisions, what it was decided from, its sha256 (the
+    feed entry's identity)."""
+    graph: tuple[ResultLine, ...] | None
     """The novelty results lines of its KEEPs, or None when the week was published without a graph check."""
-    source: str
-    """Where it was read (for messages)."""
 
     @property
     def week(self) -> str:
         """The ISO week."""
-        return self.decisions.week
+        return self.archived.week
 
 
 def week_path(week: str) -> str:
@@ -97,49 +90,22 @@ def week_dates(week: str) -> str:
 
 def digest_week(data: bytes, source: str, graph: Sequence[dict[str, Any]] | None = None) -> DigestWeek:
     """A week from its decisions.json bytes (as published, or as a build will publish them); checked."""
-    decisions, document = read_decisions(data, source)
-    _check_counts(decisions, document, source)
-    return DigestWeek(decisions, document, sha256_bytes(data), None if graph is None else tuple(graph), source)
+    return _shown(read_week(data, source), graph)
 
 
 def load_digest_weeks(archive: Path) -> list[DigestWeek]:
     """Every published week of an archive, oldest first, with its graph verdicts when it has them."""
     weeks = []
-    for week in published_weeks(Path(archive)):
-        folder = Path(archive) / week
-        graph_file = folder / GRAPH_FILE
-        graph = load_novelty_results(graph_file) if graph_file.is_file() else None
-        found = digest_week(week_bytes(archive, week) or b"", str(folder / DECISIONS_FILE), graph)
-        if found.week != week:
-            raise InputError(f"{found.source}: says week {found.week} but sits in the folder of {week}")
-        weeks.append(found)
+    for week in archived_weeks(Path(archive)):
+        graph_file = Path(archive) / week.week / GRAPH_FILE
+        weeks.append(_shown(week, load_novelty_results(graph_file) if graph_file.is_file() else None))
     return weeks
 
 
-def _check_counts(decisions: WeekDecisions, document: dict[str, Any], source: str) -> None:
-    """Every count the page shows must follow from the decisions: refuse a calibration that disagrees
-    (and thresholds that are not scores)."""
-    cal, ds = decisions.calibration, decisions.decisions
-    histogram = [0] * 10
-    for d in ds:
-        histogram[min(max(d.score, 0) // 10, 9)] += 1
-    counted = (sum(d.decision == "KEEP" for d in ds), sum(d.decision == "REVIEW" for d in ds),
-               sum(d.decision == "DROP" for d in ds))
-    if (cal.kept, cal.review, cal.dropped) != counted or list(cal.histogram) != histogram:
-        raise InputError(f"{source}: the calibration (kept {cal.kept}, review {cal.review}, dropped {cal.dropped}, "
-                         f"histogram {list(cal.histogram)}) disagrees with the decisions listed (kept {counted[0]}, "
-                         f"review {counted[1]}, dropped {counted[2]}, histogram {histogram}); restore the file")
-    settings = _dict(document.get("settings"))
-    for name in ("keep_threshold", "review_threshold"):
-        value = settings.get(name, 0)
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 100:
-            raise InputError(f"{source}: settings.{name} {value!r} is not a score from 0 to 100; restore the file")
-    if len({d.id for d in ds}) != len(ds):
-        raise InputError(f"{source}: a paper is listed twice; restore the file")
-    for d in ds:
-        if not 0 <= d.score <= 100 or (d.decision == "DROP") != (d.cause is not None):
-            raise InputError(f"{source}: {d.id}: score {d.score} or cause {d.cause!r} does not fit "
-                             f"decision {d.decision}; restore the file")
+def _shown(week: ArchivedWeek, graph: Sequence[dict[str, Any]] | None) -> DigestWeek:
+    """A week with its graph verdicts read (the results file's checks apply), or None when unchecked."""
+    return DigestWeek(week, None if graph is None else
+                      result_lines(graph, str(Path(week.source).with_name(GRAPH_FILE))))
 
 
 # Page models ----------------------------------------------------------------------------------------------
@@ -147,17 +113,17 @@ def _check_counts(decisions: WeekDecisions, document: dict[str, Any], source: st
 
 def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWeekPage:
     """The archived page of one week (`published`: the weeks whose pages exist, for the prior links)."""
-    w, ds = week.week, week.decisions
+    w, ds = week.week, week.archived.decisions
     page = week_path(w)
     verdicts = _verdicts(week)
     views = {d.id: _paper(page, d, verdicts) for d in ds.decisions}
     groups = tuple(DropGroup(cause, f"drop-{cause}", CAUSES[cause][0], CAUSES[cause][1],
                              tuple(views[d.id] for d in ds.decisions if d.cause == cause))
                    for cause in DROP_CAUSES if any(d.cause == cause for d in ds.decisions))
-    settings = _dict(week.document.get("settings"))
-    keep_at, review_at = int(settings.get("keep_threshold", 70)), int(settings.get("review_threshold", 50))
+    settings = week.archived.head.settings
+    keep_at, review_at = settings.keep_threshold, settings.review_threshold
     cal = ds.calibration
-    drift = _dict(ds.watchlist_drift)
+    drift = week.archived.drift
     return DigestWeekPage(
         meta=meta(page, f"Weekly digest {w}", [("Home", HOME), ("Weekly digests", INDEX)], archived=True),
         week=w, dates=week_dates(w),
@@ -173,12 +139,10 @@ def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWe
         bands=(*(Row(_band(i), fmt(n), f"h-{i}") for i, n in enumerate(cal.histogram)),
                Row("KEEP from score", fmt(keep_at), "t-keep"), Row("REVIEW from score", fmt(review_at), "t-review")),
         graph_note=_graph_note(week),
-        drift_note=str(drift.get("note") or "surfaced, never applied: the watchlist is not changed by the tool"),
-        drift_entries=tuple(_drift_entry(e) for e in drift.get("entries_rejected_by_criteria") or ()),
-        drift_concepts=tuple(DriftConcept(str(k.get("concept", "")), int(k.get("missed_by_watchlist", 0)),
-                                          tuple(str(x) for x in k.get("ids", ())))
-                             for k in drift.get("concepts_missed_by_watchlist") or ()),
-        merges=tuple(_merge(page, m, views) for m in ds.merges),
+        drift_note=drift.note or "surfaced, never applied: the watchlist is not changed by the tool",
+        drift_entries=tuple(_drift_entry(e) for e in drift.rejected),
+        drift_concepts=tuple(DriftConcept(k.concept, k.missed, k.ids) for k in drift.missed),
+        merges=tuple(_merge(page, m, views) for m in week.archived.merges),
         prior=tuple(Link(p, href(page, week_path(p)) if p in published else None) for p in ds.prior_weeks),
         inputs=_inputs(week),
         index=href(page, INDEX),
@@ -204,7 +168,7 @@ def digest_summary(weeks: Sequence[DigestWeek], from_page: str = HOME) -> Digest
 
 def week_summary(week: DigestWeek, from_page: str) -> WeekSummary:
     """A week's counts and KEEP titles, linked from `from_page`."""
-    ds, cal = week.decisions, week.decisions.calibration
+    ds, cal = week.archived.decisions, week.archived.decisions.calibration
     target = week_path(week.week)
     return WeekSummary(
         week=week.week, dates=week_dates(week.week), href=href(from_page, target),
@@ -246,11 +210,6 @@ def histogram_chart(week: str, histogram: Sequence[int], keep_at: int, review_at
 # Pieces ---------------------------------------------------------------------------------------------------
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    """A part of decisions.json the pages read as an object: itself, or empty when it is not one."""
-    return value if isinstance(value, dict) else {}
-
-
 def _band(i: int) -> str:
     return f"{10 * i}–{10 * i + 9}" if i < 9 else "90–100"
 
@@ -271,54 +230,42 @@ def _verdicts(week: DigestWeek) -> dict[str, CandidateRow] | None:
     """The checked KEEPs' verdicts by paper id (the results file's checks apply), or None when unchecked."""
     if week.graph is None:
         return None
-    rows = build_novelty_page(list(week.graph), str(Path(week.source).with_name(GRAPH_FILE))).candidates
-    return {r.id: r for r in rows if r.id is not None}
+    return {r.id: r for r in novelty_page(week.graph).candidates if r.id is not None}
 
 
 def _graph_note(week: DigestWeek) -> str:
     if week.graph is None:
         return ("The KEEPs of this week were not checked against a citation graph: the week was published "
                 "without one.")
-    graphs = sorted({(r["graph"]["events_jsonl"], r["graph"]["sha256"][:12]) for r in week.graph})
+    graphs = sorted({(r.graph.events_jsonl, r.graph.sha256[:12]) for r in week.graph})
     against = ", ".join(f"{path} (sha256 {sha})" for path, sha in graphs) or "the workspace's graph"
     return (f"Each KEEP was checked against the citation graph {against} when this week was published; the "
             f"verdict and its evidence stand beside the paper. A verdict is evidence, never a score: it changed "
             f"no decision.")
 
 
-def _drift_entry(e: dict[str, Any]) -> DriftEntry:
-    causes = e.get("causes") or {}
-    lines = e.get("criteria_lines") or {}
+def _drift_entry(e: RejectedEntry) -> DriftEntry:
     return DriftEntry(
-        phrase=str(e.get("phrase", "")), matched=int(e.get("matched", 0)),
-        rejected=int(e.get("rejected_by_criteria", 0)), dropped=int(e.get("dropped", 0)),
-        causes=", ".join(f"{k} {fmt(int(v))}" for k, v in causes.items()),
-        lines="; ".join(f"{k} ({fmt(int(v))})" for k, v in lines.items()),
-        ids=tuple(str(x) for x in e.get("ids", ())))
+        phrase=e.phrase, matched=e.matched, rejected=e.rejected, dropped=e.dropped,
+        causes=", ".join(f"{k} {fmt(v)}" for k, v in e.causes),
+        lines="; ".join(f"{k} ({fmt(v)})" for k, v in e.criteria_lines), ids=e.ids)
 
 
-def _merge(page: str, m: dict[str, Any], views: dict[str, PaperView]) -> MergeView:
-    survivor = str(m.get("survivor", ""))
-    similarity = m.get("similarity")
+def _merge(page: str, m: MergeEntry, views: dict[str, PaperView]) -> MergeView:
     return MergeView(
-        survivor=Link(survivor, href(page, page, views[survivor].anchor) if survivor in views else None),
-        merged=tuple(str(x) for x in m.get("merged_ids", ())), reason=str(m.get("reason", "")),
-        similarity="" if similarity is None else f"{float(similarity):.4f}",
-        where=tuple(str(x) for x in m.get("where", ())))
+        survivor=Link(m.survivor, href(page, page, views[m.survivor].anchor) if m.survivor in views else None),
+        merged=m.merged_ids, reason=m.reason, similarity="" if m.similarity is None else f"{m.similarity:.4f}",
+        where=m.where)
 
 
 def _inputs(week: DigestWeek) -> tuple[Row, ...]:
-    doc = week.document
-    inputs, settings = _dict(doc.get("inputs")), _dict(doc.get("settings"))
-    rows = [Row(name, f"{inputs[name].get('file', '')} (sha256 {str(inputs[name].get('sha256', ''))[:12]})",
-                f"in-{name}")
-            for name in ("papers", "watchlist", "criteria") if isinstance(inputs.get(name), dict)]
-    rows += [Row(f"prior {w}", f"decisions.json (sha256 {str(sha)[:12]})", f"in-prior-{w}")
-             for w, sha in sorted(_dict(inputs.get("prior")).items())]
-    rows += [Row("prior", str(settings.get("prior", "archive")), "in-prior"),
-             Row("max_kept", str(settings.get("max_kept", "")), "in-max_kept"),
-             Row("scoring rules", str(doc.get("rules", "")), "in-rules"),
-             Row("decisions.json", f"sha256 {week.sha256[:12]}", "in-decisions")]
+    head = week.archived.head
+    rows = [Row(name, f"{f.file} (sha256 {f.sha256[:12]})", f"in-{name}") for name, f in head.files()]
+    rows += [Row(f"prior {w}", f"decisions.json (sha256 {sha[:12]})", f"in-prior-{w}") for w, sha in head.prior]
+    rows += [Row("prior", head.settings.prior, "in-prior"),
+             Row("max_kept", "" if head.settings.max_kept is None else str(head.settings.max_kept), "in-max_kept"),
+             Row("scoring rules", head.rules, "in-rules"),
+             Row("decisions.json", f"sha256 {week.archived.sha256[:12]}", "in-decisions")]
     return tuple(rows)
 
 

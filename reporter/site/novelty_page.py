@@ -8,11 +8,11 @@ verdict (the candidates stay in the batch file's order).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from ..novelty.verdict import STATUSES, VERDICTS
+from ..novelty.results import STATUSES, VERDICTS, Blocking, ResultLine, result_lines
 from .links import HOME, href, slug
 from .models import CandidateRow, GraphUsed, IdList, NoveltyPage, NoveltySummary, VerdictCount
 from .page_parts import meta
@@ -50,14 +50,17 @@ NOT_A_RANKER = ("Every result on this page says not_a_ranker: true. A verdict is
 
 def build_novelty_page(rows: list[dict[str, Any]], source: Path | str = "novelty results") -> NoveltyPage:
     """The novelty page from the lines of a results file (as `load_novelty_results` returns them)."""
+    return novelty_page(result_lines(rows, source))
+
+
+def novelty_page(lines: Sequence[ResultLine]) -> NoveltyPage:
+    """The novelty page from results lines already read (`result_lines`)."""
     graphs: dict[tuple[str, str], int] = {}
-    for i, row in enumerate(rows, 1):
-        g = _field(row, ("graph",), dict, source, i)
-        key = (_field(g, ("events_jsonl",), str, source, i), _field(g, ("sha256",), str, source, i))
+    for line in lines:
+        key = (line.graph.events_jsonl, line.graph.sha256)
         graphs[key] = graphs.get(key, 0) + 1
     used: set[str] = set()
-    candidates = tuple(_candidate(row, source, i, used, single_graph=len(graphs) <= 1)
-                       for i, row in enumerate(rows, 1))
+    candidates = tuple(_candidate(line, used, single_graph=len(graphs) <= 1) for line in lines)
     statuses = [s for s in STATUSES if s != "incomparable" or any(c.status == s for c in candidates)]
     return NoveltyPage(
         meta=meta(NOVELTY, "Novelty checks", [("Home", HOME)], archived=False),
@@ -78,44 +81,18 @@ def _counts(candidates: tuple[CandidateRow, ...], attr: str, names, meanings: di
                               meanings[name]) for name in names)
 
 
-def _candidate(row: dict[str, Any], source: Path | str, i: int, used: set[str], single_graph: bool) -> CandidateRow:
-    result = _field(row, ("result",), dict, source, i)
-    cand = _field(row, ("candidate",), dict, source, i)
-    line = _field(row, ("line",), int, source, i)
-    cid = row.get("id")
-    if cid is not None and not isinstance(cid, str):
-        raise InputError(f"{source}: results line {i}: id must be a string or null")
-    if result.get("not_a_ranker") is not True:
-        raise InputError(f"{source}: results line {i}: not_a_ranker is not true; the page shows verdicts "
-                         f"as evidence only")
-    verdict, status = result["verdict"], result["status"]
-    if (verdict == "unknown") == (status == "ok"):
-        raise InputError(f"{source}: results line {i}: verdict {verdict} with status {status} "
-                         f"(unknown goes with a status other than ok, and only it does)")
-    overlap = _field(result, ("citation_overlap",), dict, source, i)
-    applied = _field(result, ("holdout_applied",), bool, source, i)
-    match = _field(result, ("exact_key_match",), dict, source, i)
-    matched = match.get("matched_lom_id") if match.get("hit") is True else None
-    if match.get("hit") is True and not isinstance(matched, str):
-        raise InputError(f"{source}: results line {i}: exact_key_match.hit without a matched_lom_id")
-    statement = cand.get("statement")
-    if isinstance(statement, str):
+def _candidate(r: ResultLine, used: set[str], single_graph: bool) -> CandidateRow:
+    statement = r.statement
+    if statement is not None:
         statement = " ".join(statement.split())  # as rule 1 reads it, before lower-casing
-    if isinstance(statement, str) and len(statement) > STATEMENT_CHARS:
-        statement = statement[: STATEMENT_CHARS - 1] + "…"
-    holdout_ids = cand.get("holdout_lom_ids") or []
-    graph = row["graph"]
+        if len(statement) > STATEMENT_CHARS:
+            statement = statement[: STATEMENT_CHARS - 1] + "…"
     return CandidateRow(
-        anchor=_anchor(cid, line, used), line=line, id=cid,
-        kind=_field(cand, ("kind",), str, source, i),
-        statement=statement if isinstance(statement, str) else None,
-        lom_id=_field(result, ("lom_id",), str, source, i), verdict=verdict, status=status,
-        exact_match=matched, holdout_applied=applied,
-        holdout_ids=_ids(holdout_ids, len(holdout_ids), source, i, "candidate.holdout_lom_ids"),
-        in_sample=_slice(overlap, "in_sample", source, i), holdout=_slice(overlap, "holdout", source, i),
-        coverage_gap=_ids(_field(result, ("coverage_gap",), list, source, i), None, source, i, "coverage_gap"),
-        blocking=tuple(_blocking(e, source, i) for e in _field(result, ("ingest_errors_blocking",), list, source, i)),
-        graph=None if single_graph else f"{graph['events_jsonl']} (sha256 {graph['sha256'][:12]})")
+        anchor=_anchor(r.id, r.line, used), line=r.line, id=r.id, kind=r.kind, statement=statement,
+        lom_id=r.lom_id, verdict=r.verdict, status=r.status, exact_match=r.matched_lom_id,
+        holdout_applied=r.holdout_applied, holdout_ids=_ids(r.holdout_ids), in_sample=_ids(r.in_sample),
+        holdout=_ids(r.holdout), coverage_gap=_ids(r.coverage_gap), blocking=tuple(_blocking(e) for e in r.blocking),
+        graph=None if single_graph else f"{r.graph.events_jsonl} (sha256 {r.graph.sha256[:12]})")
 
 
 def _anchor(cid: str | None, line: int, used: set[str]) -> str:
@@ -129,38 +106,15 @@ def _anchor(cid: str | None, line: int, used: set[str]) -> str:
     return anchor
 
 
-def _slice(overlap: dict[str, Any], name: str, source: Path | str, i: int) -> IdList:
-    part = _field(overlap, (name,), dict, source, i)
-    ids = _field(part, ("shared_lom_ids",), list, source, i)
-    return _ids(ids, _field(part, ("n_shared",), int, source, i), source, i, f"citation_overlap.{name}")
-
-
-def _ids(ids: list[Any], n: int | None, source: Path | str, i: int, name: str) -> IdList:
-    if not all(isinstance(x, str) for x in ids):
-        raise InputError(f"{source}: results line {i}: {name} must list lom_id strings")
-    if n is not None and n != len(ids):
-        raise InputError(f"{source}: results line {i}: {name}: n_shared {n} but {len(ids)} ids listed")
-    shown = tuple(ids[:SHOWN_IDS])
+def _ids(ids: tuple[str, ...]) -> IdList:
+    """An evidence list as a page cell shows it: the first SHOWN_IDS, with the full count."""
+    shown = ids[:SHOWN_IDS]
     return IdList(n=len(ids), ids=shown, more=len(ids) - len(shown))
 
 
-def _blocking(entry: Any, source: Path | str, i: int) -> str:
-    if not isinstance(entry, dict) or not isinstance(entry.get("scheme"), str):
-        raise InputError(f"{source}: results line {i}: each ingest_errors_blocking entry needs a scheme")
-    status = entry.get("http_status")
-    answer = "no answer (timeout or network)" if status is None else f"HTTP {status}"
-    lookup = entry.get("lookup")
-    return f"{entry['scheme']} {lookup}: {answer}" if lookup else f"{entry['scheme']}: {answer}"
+def _blocking(entry: Blocking) -> str:
+    answer = "no answer (timeout or network)" if entry.http_status is None else f"HTTP {entry.http_status}"
+    return f"{entry.scheme} {entry.lookup}: {answer}" if entry.lookup else f"{entry.scheme}: {answer}"
 
 
-def _field(obj: dict[str, Any], path: tuple[str, ...], kind: type, source: Path | str, i: int) -> Any:
-    value: Any = obj
-    for name in path:
-        value = value.get(name) if isinstance(value, dict) else None
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise InputError(f"{source}: results line {i}: field {'.'.join(path)!r} must be {kind.__name__}, "
-                         f"got {value!r}")
-    return value
-
-
-__all__ = ["NOVELTY", "build_novelty_page", "novelty_summary"]
+__all__ = ["NOVELTY", "build_novelty_page", "novelty_page", "novelty_summary"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +13,7 @@ from ..errors import InputError
 from ..files import locked
 from ..novelty.results import load_novelty_results
 from ..progress import Progress
+from ..screening.report import gather_screening, workspace_labels
 from .diff import compute_diff
 from .diff_page import (AGAINST_RECENT, Pair, build_diff_page, change_line, diff_files, pairs_to_render,
                         resolve_against, shown_ids)
@@ -167,45 +167,14 @@ def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = Non
         found = load_releases(Path(releases_dir))
         if workspace is not None:
             latest = found.releases[-1] if found.releases else None
-            stages.append(screening_stage(gather_screening(workspace, latest.release_id if latest else None,
-                                                           latest.folder if latest else None,
-                                                           workspace_labels(workspace), strict=False)))
+            screen = gather_screening(workspace, latest.release_id if latest else None,
+                                      latest.folder if latest else None, workspace_labels(workspace), strict=False)
+            stages.append(screening_stage(screening_status(screen, PoolRef(workspace.pool, workspace.overlay))))
         elif pool is not None:
             stages.append(screening_stage(ScreeningStatus(None, None, NO_WORKSPACE, pool)))
         site = prepare_site(found, out, stages=stages, rerender_archive=rerender_archive, progress=progress,
                             against=against)
         return site.commit()
-
-
-def workspace_labels(ws: Workspace) -> Any:
-    """The workspace's labels (a work_id,label frame), or None when it names no labels file or it is absent."""
-    if ws.labels is None or not ws.labels.exists():
-        return None
-    from ..routing.labels import load_labels
-    return load_labels(ws.labels)
-
-
-def gather_screening(ws: Workspace, release_id: str | None, release_dir: Path | None, labels: Any = None, *,
-                     strict: bool = True) -> ScreeningStatus:
-    """What the status pages show of a workspace's screen: the report of one release, read-only.
-
-    The state database is opened read-only and never created; a missing one
-    means nothing is screened yet (the dry run still shows). A build is
-    `strict`: a bad [screen] input refuses it like any other input. A render
-    (not strict) shows the problem on the status page instead: the release it
-    renders may be older than the workspace's pool.
-    """
-    pool = PoolRef(ws.pool, ws.overlay)  # where the rebuilt pages read the titles no sample holds
-    if ws.screen is None or release_id is None or release_dir is None:
-        return dataclasses.replace(screening_status(None, release_id or "", ws.screen is not None), pool=pool)
-    from ..screening.report import workspace_report
-    try:
-        return dataclasses.replace(screening_status(workspace_report(ws, release_dir, labels), release_id, True),
-                                   pool=pool)
-    except InputError as exc:
-        if strict:
-            raise
-        return ScreeningStatus(None, None, f"The screen of the newest release is not shown: {exc}", pool)
 
 
 def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] = (),
@@ -326,11 +295,10 @@ def digest_stage(archive: Path | None, *, pending: Sequence[DigestWeek] = (),
         return StagePages()
     names = [w.week for w in weeks]
     pages = [build_week_page(w, names) for w in weeks]
-    inputs = weeks[0].document.get("inputs")
-    papers = inputs.get("papers") if isinstance(inputs, dict) else None
-    first = papers.get("sha256") if isinstance(papers, dict) else None  # the first week's papers file
-    feed = atom_feed([(page, entry_id(w.week, w.sha256)) for w, page in zip(weeks, pages)],
-                     feed_id(weeks[0].week, str(first or weeks[0].sha256)))
+    papers = weeks[0].archived.head.papers
+    first = papers.sha256 if papers is not None else None  # the first week's papers file
+    feed = atom_feed([(page, entry_id(w.week, w.archived.sha256)) for w, page in zip(weeks, pages)],
+                     feed_id(weeks[0].week, first or weeks[0].archived.sha256))
     return StagePages(pages=(*((p, True) for p in pages), (build_index_page(weeks), False)), files=((FEED, feed),),
                       home={"digest": digest_summary(weeks)}, report={"digests": len(weeks)})
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..screening.plan import TierPlan, dollars
-from ..screening.report import Calibration, ScreenReport, TierReport
+from ..money import dollars
+from ..screening.report import Calibration, ReleaseScreen, ScreenReport, TierPlan, TierReport
 from . import compute
 from .charts import Stack, flow_chart, fmt, stacked_chart
 from .links import HOME, href, paper_href, release_path, rule_path, slug, status_path, work_anchor
@@ -53,13 +53,17 @@ class ScreeningStatus:
         return None, self.note
 
 
-def screening_status(report: ScreenReport | None, release_id: str, configured: bool) -> ScreeningStatus:
-    """The status pages' screening for a workspace: the report of `release_id`, a pointer to it elsewhere."""
-    if not configured:
-        return ScreeningStatus(None, None, NOT_CONFIGURED)
-    return ScreeningStatus(release_id, report,
-                           f"Screening is reported on the status page of the newest release, {short_id(release_id)}: "
-                           f"verdicts follow a work across releases, and a run screens the newest release.")
+def screening_status(screen: ReleaseScreen, pool: PoolRef | None = None) -> ScreeningStatus:
+    """The status pages' screening for a workspace (`gather_screening`): the report of its release on that
+    release's page, a pointer to it elsewhere; `pool` is the workspace's, for titles."""
+    if screen.problem is not None:
+        return ScreeningStatus(None, None, f"The screen of the newest release is not shown: {screen.problem}", pool)
+    if not screen.configured:
+        return ScreeningStatus(None, None, NOT_CONFIGURED, pool)
+    return ScreeningStatus(screen.release_id, screen.report,
+                           f"Screening is reported on the status page of the newest release, "
+                           f"{short_id(screen.release_id)}: verdicts follow a work across releases, and a run "
+                           f"screens the newest release.", pool)
 
 
 def build_status_page(rel: Release, screening: ScreenReport | None = None, note: str = NO_WORKSPACE,
@@ -195,11 +199,11 @@ def _tier_view(t: TierReport, plan: TierPlan, labels: bool) -> TierView:
     voters = t.voters
     votes = invalid = agreement = None
     if voters:
-        labels_ = [label for label, _n in voters[0].labels]
+        answers = [answer for answer, _n in voters[0].answers]
         votes = _grid(f"{key}-votes", "Votes by voter and label, and what they cost", "voter",
-                      [("model", False), *((label, True) for label in labels_), ("provider failures", True),
+                      [("model", False), *((answer, True) for answer in answers), ("provider failures", True),
                        ("input tokens", True), ("output tokens", True), ("cost", True)],
-                      [(v.voter, (v.model, *(n for _l, n in v.labels), sum(n for _c, n in v.failures),
+                      [(v.voter, (v.model, *(n for _a, n in v.answers), sum(n for _c, n in v.failures),
                                   v.input_tokens, v.output_tokens, dollars(v.cost_usd))) for v in voters])
         invalid = _grid(f"{key}-invalid", "Invalid votes by cause", "voter", [(c, True) for c, _n in voters[0].invalid],
                         [(v.voter, tuple(n for _c, n in v.invalid)) for v in voters])
@@ -213,10 +217,9 @@ def _tier_view(t: TierReport, plan: TierPlan, labels: bool) -> TierView:
         kappa = "No vote is recorded in this generation yet."
     elif t.agreement is not None:
         a = t.agreement
-        answers = [label for label, _cells in a.table]
+        answers = [answer for answer, _cells in a.table]
         agreement = _grid(f"{key}-agreement", f"{a.voters[0]} (rows) against {a.voters[1]} (columns)",
-                          f"{a.voters[0]} \\ {a.voters[1]}", [(x, True) for x in answers],
-                          [(label, cells) for label, cells in a.table])
+                          f"{a.voters[0]} \\ {a.voters[1]}", [(x, True) for x in answers], list(a.table))
         if a.valid == 0:
             kappa = f"No work has two valid votes yet, so there is no kappa. {KAPPA_NOTE}"
         elif a.kappa is None:

@@ -1,0 +1,364 @@
+"""Deciding and publishing the digest's weeks: the patterns (docs/design/digest.md), run in order.
+
+Patterns: A, one week (`run_week`); B, catch-up (`run_weeks` over several
+weeks, in order, each week's KEEPs in the next week's prior; every week is
+gathered and decided before any is written, so a refusal writes nothing);
+C, a high `max_kept` (the command prints the full ranking); D, no prior.
+The prior of week W is the KEEPs of W-1 .. W-4 as published, read through
+the archive's reader (`reporter.digest.archive`); this module is the only
+one that writes the archive.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..files import locked, remove_debris, write_bytes
+from ..hashing import dump_json, sha256_file
+from .archive import (DECISIONS_FILE, archive_state, parse_week, prior_weeks, published_weeks, read_published,
+                      sha256_bytes, week_bytes, week_start)
+from .axes import PriorKeep
+from .config import DigestSettings
+from .criteria import Criteria, load_criteria
+from .decide import Thresholds, WeekOutcome, decide_week
+from .merge import Merge, merge_records
+from .read import read_papers
+from .records import Record, WeekDecisions
+from .watchlist import Watchlist, load_watchlist
+
+RULES = "digest.1"
+"""The version of the scoring rules, recorded in every decisions.json (same inputs and rules, same bytes)."""
+
+
+# Writing the archive ------------------------------------------------------------------------------------
+
+
+def publish_week(archive: Path, week: str, data: bytes, *, force: bool = False) -> tuple[Path, Path | None]:
+    """Write ARCHIVE/WEEK/decisions.json; refuse an existing week unless forced, keeping the old one beside.
+
+    Returns (decisions.json, the superseded copy or None). Re-publishing the same
+    bytes changes nothing.
+    """
+    with locked(archive):
+        target = Path(archive) / week / DECISIONS_FILE
+        kept = None
+        old = week_bytes(archive, week)
+        if old is not None:
+            if not force:
+                raise _published(target)
+            if old == data:
+                return target, None
+            kept = target.with_name(f"decisions.superseded-{sha256_bytes(old)[:12]}.json")
+            if not kept.exists():
+                write_bytes(kept, old)
+        write_bytes(target, data)
+        return target, kept
+
+
+def _published(target: Path, changes: Sequence[str] = ()) -> InputError:
+    shown = list(changes[:5]) + ([f"and {len(changes) - 5:,} more"] if len(changes) > 5 else [])
+    why = f" with other inputs ({'; '.join(shown)})" if changes else ""
+    return InputError(f"{target}: week {target.parent.name} is already published{why}; re-publishing is "
+                      f"refused. Give --force to publish it again (the old decisions.json is kept beside the new "
+                      f"one as decisions.superseded-<sha12>.json)")
+
+
+def sweep_archive(archive: Path) -> list[Path]:
+    """Remove the temporaries (`.tmp-*`) that killed runs left in the archive; never a live run's."""
+    return remove_debris(Path(archive))
+
+
+def prior_keeps(weeks: dict[str, WeekDecisions]) -> list[PriorKeep]:
+    """The KEEPs of the given weeks, as novelty's prior."""
+    return [PriorKeep(d.id, d.title, w) for w, doc in sorted(weeks.items()) for d in doc.kept()]
+
+
+
+# The patterns --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WeekResult:
+    """One week decided (and, once published, where it was written)."""
+
+    week: str
+    document: dict[str, Any]
+    """The decisions.json document."""
+    outcome: WeekOutcome
+    """The decisions, calibration and drift."""
+    path: Path | None = None
+    """ARCHIVE/WEEK/decisions.json once published."""
+    superseded: Path | None = None
+    """The old version a forced re-publish kept, or None."""
+    unchanged: bool = False
+    """Already published with the same inputs (a re-run of a catch-up): left as it is, not written again."""
+    seen: tuple[tuple[str, str | None], ...] = ()
+    """The archive as this decision saw it: (week, sha256 of its decisions.json or None) per week consulted."""
+    stored: bytes | None = None
+    """The published bytes of an unchanged week."""
+
+    @property
+    def data(self) -> bytes:
+        """The decisions.json bytes (canonical: sorted keys, 2-space indent)."""
+        return self.stored if self.stored is not None else dump_json(self.document).encode("utf-8")
+
+
+def papers_file(papers: Path, week: str) -> Path:
+    """The papers of a week: FOLDER/YYYY-Www.jsonl when `papers` is a folder, else the file itself."""
+    papers = Path(papers)
+    if papers.is_dir():
+        path = papers / f"{week}.jsonl"
+        if not path.is_file():
+            raise InputError(f"{path}: no papers file for {week} in {papers}; add one (an empty file for a "
+                             f"week without papers)")
+        return path
+    if not papers.is_file():
+        raise InputError(f"{papers}: papers file not found")
+    return papers
+
+
+def pending_weeks(settings: DigestSettings) -> list[str]:
+    """Weeks with a papers file (`YYYY-Www.jsonl` in the papers folder) not yet published, in order."""
+    folder = Path(settings.papers)
+    if not folder.is_dir():
+        return []
+    weeks = []
+    for path in folder.glob("*.jsonl"):
+        if re.fullmatch(r"[0-9]{4}-W[0-9]{2}", path.stem):
+            weeks.append(parse_week(path.stem, str(path)))
+    done = set(published_weeks(settings.archive))
+    return sorted((w for w in weeks if w not in done), key=week_start)
+
+
+def run_week(settings: DigestSettings, week: str, *, prior_override: Sequence[PriorKeep] | None = None,
+             force: bool = False, as_of: dt.date | None = None) -> WeekResult:
+    """Pattern A: decide one week and publish it (`prior_override`: use this prior, not the archive's)."""
+    return run_weeks(settings, [week], prior_override=prior_override, force=force, as_of=as_of)[0]
+
+
+def run_weeks(settings: DigestSettings, weeks: Sequence[str], *,
+              prior_override: Sequence[PriorKeep] | None = None, force: bool = False,
+              as_of: dt.date | None = None,
+              on_published: Callable[[WeekResult], None] | None = None) -> list[WeekResult]:
+    """Decide several weeks in order, each week's KEEPs feeding the next one's prior; then publish them all.
+
+    A re-run of the same weeks finishes a killed one: a week already published
+    with the same inputs is left as it is (`WeekResult.unchanged`), and only a
+    week whose inputs changed is refused without `force`. Every week is decided
+    before any is written. Publishing holds the archive's lock; if a week this
+    run consulted (a prior week, or one of its own) changed since it was
+    decided, every week is decided again under the lock, so no week is ever
+    published with a prior other than the archive's. The temporaries of killed
+    runs are removed first. `on_published` is called after each week is
+    written (or found unchanged).
+    """
+    def prepare() -> list[WeekResult]:
+        return prepare_weeks(settings, weeks, prior_override=prior_override, force=force, as_of=as_of)
+
+    results = prepare()
+    with locked(settings.archive):
+        sweep_archive(settings.archive)
+        if is_stale(settings.archive, results):
+            results = prepare()  # another run changed what these weeks were decided on
+        published = []
+        for result in results:
+            published.append(publish(settings, result, force=force))
+            if on_published is not None:
+                on_published(published[-1])
+    return published
+
+
+def is_stale(archive: Path, results: Sequence[WeekResult]) -> bool:
+    """Whether a week the results were decided on changed in the archive since (published, re-published)."""
+    seen = dict(pair for r in results for pair in r.seen)
+    return archive_state(archive, seen) != seen
+
+
+def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
+                  prior_override: Sequence[PriorKeep] | None = None, force: bool = False,
+                  as_of: dt.date | None = None) -> list[WeekResult]:
+    """Gather and decide every week, writing nothing (what `run_weeks` and a build publish afterwards).
+
+    A week already published with the same inputs (`identity`) is read back,
+    not decided again, and marked `unchanged`; one published with other inputs
+    is refused, naming what changed, unless `force`.
+    """
+    weeks = [parse_week(w) for w in weeks]
+    if len(set(weeks)) != len(weeks) or weeks != sorted(weeks, key=week_start):
+        raise InputError(f"weeks must be given once each and in order, not {', '.join(weeks)}")
+    if isinstance(as_of, dt.datetime):
+        as_of = as_of.date()
+    for week in weeks:
+        if as_of is not None and week_start(week) > as_of:
+            raise InputError(f"--week {week}: starts after {as_of.isoformat()}; a future week has no papers yet")
+    watchlist, criteria = load_watchlist(settings.watchlist), load_criteria(settings.criteria)
+    inputs = {"watchlist": _digest(settings.watchlist), "criteria": _digest(settings.criteria)}
+    papers = {week: papers_file(settings.papers, week) for week in weeks}
+    archive = Path(settings.archive)
+    decided: dict[str, WeekResult] = {}
+    for week in weeks:
+        seen: dict[str, str | None] = {}
+        if prior_override is not None:
+            prior, used = list(prior_override), {}
+        else:
+            used = _prior_documents(archive, week, decided, seen)
+            prior = prior_keeps({w: doc for w, (doc, _) in used.items()})
+        head = document_head(
+            week, settings, watchlist, criteria,
+            inputs={**inputs, "papers": _digest(papers[week]), "prior": {w: sha for w, (_, sha) in used.items()}},
+            prior_weeks=sorted(used) if prior_override is None else sorted({p.week for p in prior}),
+            prior="archive" if prior_override is None else "given" if prior_override else "none")
+        target = archive / week / DECISIONS_FILE
+        if not force and week_bytes(archive, week) is not None:
+            old, document, data = read_published(archive, week)
+            seen[week] = sha256_bytes(data)
+            changes = identity_changes(document, head)
+            if changes:
+                raise _published(target, changes)
+            outcome = WeekOutcome(old.decisions, old.calibration, old.watchlist_drift)
+            decided[week] = WeekResult(week, document, outcome, path=target, unchanged=True,
+                                       seen=tuple(seen.items()), stored=data)
+            continue
+        seen[week] = None if not force else archive_state(archive, [week])[week]
+        records, merges = _read_week(papers[week])
+        outcome = decide_week(records, watchlist, criteria, prior, max_kept=settings.max_kept,
+                              thresholds=Thresholds(settings.keep_threshold, settings.review_threshold),
+                              merged=_merged_ids(merges))
+        document = decisions_document(head, outcome, [merge_json(m, papers[week]) for m in merges])
+        decided[week] = WeekResult(week, document, outcome, seen=tuple(seen.items()))
+    return [decided[w] for w in weeks]
+
+
+def publish(settings: DigestSettings, result: WeekResult, *, force: bool = False) -> WeekResult:
+    """Write a prepared week into the archive (refused when published, unless forced); an unchanged one stays."""
+    if result.unchanged:
+        return result
+    path, kept = publish_week(settings.archive, result.week, result.data, force=force)
+    return replace(result, path=path, superseded=kept)
+
+
+IDENTITY = ("schema_version", "rules", "week", "inputs", "prior_weeks", "settings")
+"""The fields of a decisions.json that say what it was decided from: the same ones, the same bytes."""
+
+
+def document_head(week: str, settings: DigestSettings, watchlist: Watchlist, criteria: Criteria, *,
+                  inputs: dict[str, Any], prior_weeks: Sequence[str], prior: str) -> dict[str, Any]:
+    """The identity fields of a week's decisions.json (`IDENTITY`), known before the week is decided."""
+    return {
+        "schema_version": 1,
+        "rules": RULES,
+        "week": week,
+        "inputs": inputs,
+        "prior_weeks": list(prior_weeks),
+        "settings": {"max_kept": settings.max_kept, "keep_threshold": settings.keep_threshold,
+                     "review_threshold": settings.review_threshold, "prior": prior,
+                     "watchlist": watchlist.name, "criteria": criteria.name},
+    }
+
+
+def identity_changes(old: Any, new: dict[str, Any]) -> list[str]:
+    """What differs between a published document's identity and a new one's, in words; [] when the same."""
+    if not isinstance(old, dict):
+        return ["it is not a decisions.json document"]
+    if all(old.get(k) == new[k] for k in IDENTITY):
+        return []
+    changes = []
+    for key in ("schema_version", "rules"):
+        if old.get(key) != new[key]:
+            changes.append(f"{key} {_shown(old.get(key))} then, {_shown(new[key])} now")
+    was, now = old.get("inputs"), new["inputs"]
+    was = was if isinstance(was, dict) else {}
+    for name in ("papers", "watchlist", "criteria"):
+        if was.get(name) != now[name]:
+            then = was.get(name) if isinstance(was.get(name), dict) else {}
+            changes.append(f"the {name} file {_shown(now[name]['file'])} changed (sha256 "
+                           f"{_shown(then.get('sha256'))[:14]} then, {now[name]['sha256'][:12]} now)"
+                           if then.get("file") == now[name]["file"] else
+                           f"the {name} file was {_shown(then.get('file'))}, now {_shown(now[name]['file'])}")
+    before = was.get("prior") if isinstance(was.get("prior"), dict) else {}
+    for w in sorted(set(before) | set(now["prior"]), key=str):
+        if w not in now["prior"]:
+            changes.append(f"prior week {_shown(w)} was in the archive then and is not now")
+        elif w not in before:
+            changes.append(f"prior week {w} was not in the archive then and is now")
+        elif before[w] != now["prior"][w]:
+            changes.append(f"prior week {w} was re-published since")
+    old_settings = old.get("settings") if isinstance(old.get("settings"), dict) else {}
+    for key, value in new["settings"].items():
+        if old_settings.get(key) != value:
+            changes.append(f"setting {key} {_shown(old_settings.get(key))} then, {_shown(value)} now")
+    return changes or ["the inputs it records differ"]
+
+
+def _shown(value: Any) -> str:
+    """A value from a document, quoted and escaped for a message, at most 60 characters."""
+    text = json.dumps(value, ensure_ascii=True)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def decisions_document(head: dict[str, Any], outcome: WeekOutcome,
+                       merges: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The decisions.json document: the seed's `decisions` and `calibration`, and what they came from (`head`)."""
+    return {
+        **head,
+        "decisions": [d.to_json() for d in outcome.decisions],
+        "calibration": outcome.calibration.to_json(),
+        "watchlist_drift": outcome.watchlist_drift,
+        "merges": list(merges),
+    }
+
+
+def _prior_documents(archive: Path, week: str, decided: dict[str, WeekResult],
+                     seen: dict[str, str | None]) -> dict[str, tuple[WeekDecisions, str]]:
+    """The prior weeks that exist: decided earlier in this run, else published; with their sha256.
+
+    Each week read from the archive (or found absent) is recorded in `seen`.
+    """
+    out = {}
+    for w in prior_weeks(week):
+        if w in decided:
+            out[w] = (WeekDecisions.from_json(decided[w].document), sha256_bytes(decided[w].data))
+            seen.update(decided[w].seen)
+        elif week_bytes(archive, w) is not None:
+            doc, _, data = read_published(archive, w)
+            out[w] = (doc, seen.setdefault(w, sha256_bytes(data)))
+        else:
+            seen[w] = None
+    return out
+
+
+def _read_week(path: Path) -> tuple[list[Record], list[Merge]]:
+    """A week's records, merged across sources (read_papers, then merge_records)."""
+    return merge_records(read_papers(path))
+
+
+def _merged_ids(merges: Sequence[Merge]) -> dict[str, tuple[str, ...]]:
+    """Surviving id -> the other ids folded into it (a repeated listing of its own id is not one)."""
+    out: dict[str, set[str]] = {}
+    for m in merges:
+        out.setdefault(m.survivor, set()).update(x for x in m.merged_ids if x != m.survivor)
+    return {k: tuple(sorted(v)) for k, v in out.items() if v}
+
+
+def merge_json(merge: Merge, papers: Path) -> dict[str, Any]:
+    """One merge as decisions.json lists it; where it was read names the papers file by its name only."""
+    prefix = str(papers)
+    return {"survivor": merge.survivor, "merged_ids": list(merge.merged_ids), "reason": merge.reason,
+            "similarity": merge.similarity, "via": merge.via,
+            "where": [Path(prefix).name + w[len(prefix):] if w.startswith(prefix) else w for w in merge.where]}
+
+
+def _digest(path: Path) -> dict[str, str]:
+    return {"file": Path(path).name, "sha256": sha256_file(Path(path))}
+
+
+__all__ = ["IDENTITY", "RULES", "WeekResult", "decisions_document", "document_head", "identity_changes",
+           "is_stale", "merge_json", "papers_file", "pending_weeks", "prepare_weeks", "prior_keeps", "publish",
+           "publish_week", "run_week", "run_weeks", "sweep_archive"]

@@ -1,0 +1,189 @@
+"""One tier's claim-ask-record loop, the part of a run that sends requests and drains their replies.
+
+`TierLoop.run` claims a batch whenever the voters could take more work,
+asks each claimed work's missing voters (both at once; `ChatVoter` bounds
+each voter's concurrency), and hands what came back to the committer, which
+group-commits it through the run (`runner._Run.commit_batch`: raw lines
+fsynced, then vote rows and verdicts). A voter failing FAILURES_IN_A_ROW
+requests in a row stops the run. The run itself (registering, recovery, the
+heartbeat, closing) is `runner.py`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InputError
+from ..progress import Progress
+from .config import VoterSettings
+from .run_report import format_duration
+
+FAILURES_IN_A_ROW = 5
+"""A voter that fails this many requests in a row (after the client's own retries) stops the run."""
+
+
+@dataclass
+class Asked:
+    """One claimed work after its missing voters were asked."""
+
+    job: Any
+    """The store's Job (work id and the votes it already had)."""
+    replies: dict[str, Any] = field(default_factory=dict)
+    """Voter name -> Reply received."""
+    failed: dict[str, str] = field(default_factory=dict)
+    """Voter name -> why the request failed after retries."""
+    unsent: int = 0
+    """Requests counted as sent that were never sent (the run stopped while they waited for a slot)."""
+
+
+@dataclass
+class Tally:
+    """Running counts of one tier."""
+
+    screened: int = 0
+    votes: int = 0
+    recovered: int = 0
+    refused: int = 0
+    failures: int = 0
+    spend: float = 0.0
+    stopped: bool = False
+
+
+class Tier:
+    """One tier being run: its voters, generation, scope and texts."""
+
+    def __init__(self, name: str, voters: tuple[VoterSettings, ...], prompt: Any, generation: Any,
+                 scope: Any, works: dict[str, Any], todo: int = 0) -> None:
+        self.name, self.voters, self.prompt, self.generation = name, voters, prompt, generation
+        self.scope, self.works, self.todo = scope, works, todo
+        self.by_name = {v.name: v for v in voters}
+
+
+class TierLoop:
+    """The claim-ask-record loop of one tier."""
+
+    def __init__(self, run: Any, tier: Tier, voters: list[Any], tally: Tally, bar: Progress) -> None:
+        # `run` is the run this tier belongs to (runner._Run): its database thread, store, spend and commit
+        self.run_, self.tier, self.voters, self.tally, self.bar = run, tier, voters, tally, bar
+        self.pending: list[Asked] = []
+        self.wake = asyncio.Event()
+        self.closing = False
+        self.in_a_row = {v.name: 0 for v in tier.voters}
+        self.abort: InputError | None = None
+        self.started = time.monotonic()
+        self.batch = run.settings.batch_size
+        self.capacity = max(v.max_concurrency for v in tier.voters) + self.batch
+
+    async def run(self) -> None:
+        committer = asyncio.create_task(self._committer())
+        tasks: set[asyncio.Task] = set()
+        try:
+            exhausted = False
+            while self.abort is None:
+                if not self.tally.stopped and self._over_budget():
+                    self.tally.stopped = True  # no more claims; what is in flight is answered and recorded
+                room = self.capacity - len(tasks)
+                claiming = not self.tally.stopped and not self.run_.interrupted
+                if claiming and ((not exhausted and room >= self.batch) or not tasks):
+                    jobs = await self.run_.db(self.run_.store.claim, self.tier.scope.release_id, self.tier.name,
+                                              self.tier.generation.id, self.run_.runner, min(self.batch, room),
+                                              self.run_.settings.lease_seconds)
+                    await self._texts(jobs)
+                    # Counted before they are sent: after a kill, sent minus answered is what was in flight.
+                    await self.run_.db(self.run_.store.note_requests, self.run_.runner,
+                                       sent=sum(len(self._missing(job)) for job in jobs))
+                    tasks |= {asyncio.create_task(self._ask(job)) for job in jobs}
+                    exhausted = not jobs
+                if not tasks:
+                    break
+                done, tasks = await asyncio.wait(tasks | {committer}, return_when=asyncio.FIRST_COMPLETED)
+                tasks.discard(committer)
+                errors = [t.exception() for t in done if not t.cancelled() and t.exception() is not None]
+                if errors:
+                    raise errors[0]  # a failed ask or commit (a full disk, a lost database) ends the run here
+                if not tasks:
+                    exhausted = False  # one more claim: claims of others may have expired meanwhile
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            self.closing = True
+            self.wake.set()
+            await committer
+
+    async def _texts(self, jobs: list[Any]) -> None:
+        """Read the text of claimed works this runner's scope lacks (works another runner's cheap tier passed on)."""
+        from .scope import load_works
+        missing = [job.work_id for job in jobs if job.work_id not in self.tier.works]
+        if missing:
+            self.tier.works.update(await self.run_.db(load_works, self.run_.ws, self.run_.release_dir, missing))
+
+    def _over_budget(self) -> bool:
+        return self.run_.max_cost is not None and self.run_.spend >= self.run_.max_cost
+
+    async def _ask(self, job: Any) -> None:
+        from .provider import NotSent, VoterFailure
+        work = self.tier.works[job.work_id]
+        messages = tier_messages(self.tier, work)
+        missing = self._missing(job)
+        results = await asyncio.gather(*(v.ask(messages) for v in missing), return_exceptions=True)
+        asked = Asked(job)
+        for voter, result in zip(missing, results):
+            if isinstance(result, NotSent):
+                asked.unsent += 1
+            elif isinstance(result, VoterFailure):
+                asked.failed[voter.name] = str(result.cause)
+                self.in_a_row[voter.name] += 1
+                if self.in_a_row[voter.name] >= FAILURES_IN_A_ROW and self.abort is None:
+                    self.abort = voter_down(self.tier.by_name[voter.name], self.tier.name,
+                                             self.in_a_row[voter.name], asked.failed[voter.name])
+            elif isinstance(result, BaseException):
+                raise result
+            else:
+                asked.replies[voter.name] = result
+                self.in_a_row[voter.name] = 0
+                self.run_.spend += result.cost_usd  # paid on arrival: --max-cost counts it at once
+                self.tally.spend += result.cost_usd
+        self.pending.append(asked)
+        self.wake.set()
+
+    def _missing(self, job: Any) -> list[Any]:
+        """The voters a claimed job still needs (only those are asked)."""
+        return [v for v in self.voters if v.name not in job.votes]
+
+    async def _committer(self) -> None:
+        while True:
+            if not self.pending:
+                if self.closing:
+                    return
+                await self.wake.wait()
+                self.wake.clear()
+                continue
+            batch, self.pending = self.pending, []
+            before = self.tally.screened
+            await self.run_.db(self.run_.commit_batch, self.tier, batch, self.tally)
+            self.bar.label = f"screen {self.tier.name} {self._detail()}"
+            self.bar.advance(self.tally.screened - before)
+
+    def _detail(self) -> str:
+        """Votes, spend, rate and time left, for the progress line."""
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        done = self.tally.screened
+        left = self.tier.todo - done
+        eta = "?" if not done else format_duration(left * elapsed / done)
+        return f"({self.tally.votes:,} votes, ${self.tally.spend:.4f}, {done / elapsed:,.1f} works/s, {eta} left)"
+
+
+def tier_messages(tier: Tier, work: Any) -> list[dict]:
+    from .prompt import messages_for
+    return messages_for(tier.prompt, work.title, work.abstract, work.title_only)
+
+
+def voter_down(voter: VoterSettings, tier: str, n: int, cause: str) -> InputError:
+    return InputError(f"[screen.{tier}] voter {voter.name!r} at {voter.base_url} (model {voter.model!r}) failed "
+                      f"{n} requests in a row after retries; last cause: {cause}. The run stopped: check that the "
+                      f"server runs and serves this model, and the key in ${voter.api_key_env or '(none)'}; what "
+                      f"was answered is recorded, and the works without a verdict are claimable again")
