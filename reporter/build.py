@@ -165,7 +165,8 @@ def stage_pages(g: Gathered) -> list[StagePages]:
     """What each stage adds to the site, from what was gathered."""
     stages = [novelty_stage(g.novelty, g.ws.root / NOVELTY_RESULTS)] if g.novelty is not None else []
     if g.ws.digest is not None:
-        stages.append(digest_stage(g.ws.digest.archive, published=g.digest_weeks, pending=g.digest_pending))
+        stages.append(digest_stage(g.ws.digest.archive, published=g.digest_weeks, pending=g.digest_pending,
+                                   base_url=g.ws.base_url))
     return [*stages, screening_stage(g.screening)]
 
 

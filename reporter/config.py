@@ -1,14 +1,17 @@
 """The workspace: a folder with a reporter.toml naming its inputs and settings.
 
 The top-level keys name the routing inputs. Each later stage owns one table
-(`[novelty]`, `[screen]`, `[digest]`, `[fetch]`, `[example]`) and parses it
-once, in its own `config.py`, into a frozen settings object through
-`Table`, so every error names the file, the table and the key.
+(`[novelty]`, `[screen]`, `[digest]`, `[fetch]`, `[example]`, `[mail]`) and
+parses it once, in its own `config.py`, into a frozen settings object through
+`Table`, so every error names the file, the table and the key. `site` is the
+site's folder, or a `[site]` table with its `path` and the `base_url` it is
+published under.
 """
 
 from __future__ import annotations
 
 import tomllib
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,11 +20,12 @@ from .digest.config import DigestSettings, parse_digest
 from .errors import InputError
 from .example.config import ExampleSettings, parse_example
 from .fetch.config import FetchSettings, parse_fetch
+from .mail.config import MailSettings, parse_mail
 from .novelty.config import NoveltySettings, parse_novelty
 from .routing.config import RouteSettings, parse_route
 from .routing.published import check_label
 from .screening.config import ScreenSettings, parse_screen
-from .settings import KINDS, Table
+from .settings import KINDS, Table, http_url
 
 WORKSPACE_FILE = "reporter.toml"
 
@@ -29,7 +33,7 @@ WORKSPACE_FILE = "reporter.toml"
 PATH_KEYS = {"pool": True, "specs": True, "releases": True, "site": True,
              "overlay": False, "labels": False, "graph": False}
 OTHER_KEYS = {"schema_version": int, "sample_seed": int, "label": str}
-TABLES = ("novelty", "screen", "digest", "fetch", "example", "route")
+TABLES = ("novelty", "screen", "digest", "fetch", "example", "route", "mail")
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,11 @@ class Workspace:
     """[example], or None when absent."""
     route: RouteSettings | None = None
     """[route], or None when absent."""
+    mail: MailSettings | None = None
+    """[mail], or None when absent (the e-mail edition is built either way; `reporter mail --send` needs it)."""
+    base_url: str | None = None
+    """`[site] base_url`: where the site is published (`https://example.org/digest-site`, no trailing `/`), for the
+    absolute links of the e-mail edition; None: its links are relative."""
 
     @property
     def file(self) -> Path:
@@ -93,6 +102,7 @@ def load_workspace(path: Path) -> Workspace:
         if key not in known:
             raise InputError(f"{file}: unknown key {key!r}; allowed: {', '.join(sorted(known))}")
     values: dict[str, Any] = {}
+    data, values["base_url"] = _site_table(data, file, root)
     for key, required in PATH_KEYS.items():
         if key not in data:
             if required:
@@ -105,7 +115,7 @@ def load_workspace(path: Path) -> Workspace:
         if key in data and (not isinstance(data[key], kind) or isinstance(data[key], bool)):
             raise InputError(f"{file}: key {key!r} must be {KINDS[kind]}")
     parsers = {"novelty": parse_novelty, "screen": parse_screen, "digest": parse_digest,
-               "fetch": parse_fetch, "example": parse_example, "route": parse_route}
+               "fetch": parse_fetch, "example": parse_example, "route": parse_route, "mail": parse_mail}
     stages: dict[str, Any] = {}
     for name, parse in parsers.items():
         table = Table(file, name, data[name], root) if name in data else None
@@ -114,3 +124,26 @@ def load_workspace(path: Path) -> Workspace:
             table.done()
     label = check_label(data.get("label"), f"{file}: key 'label'")
     return Workspace(root=root, sample_seed=data.get("sample_seed", 0), label=label, **values, **stages)
+
+
+def _site_table(data: dict[str, Any], file: Path, root: Path) -> tuple[dict[str, Any], str | None]:
+    """`site` as a `[site]` table (`path`, default "site", and `base_url`) turned into the path key; the base URL.
+
+    `site = "DIR"` stays as it is, with no base URL.
+    """
+    if not isinstance(data.get("site"), dict):
+        return data, None
+    table = Table(file, "site", data["site"], root)
+    path = table.get("path", str, "site", check=lambda v: None if v else "must be a non-empty path")
+    base_url = table.get("base_url", str, None, check=_base_url)
+    table.done()
+    return {**data, "site": path}, base_url.rstrip("/") if base_url else None
+
+
+def _base_url(value: str) -> str | None:
+    if complaint := http_url(value):
+        return complaint
+    parts = urllib.parse.urlsplit(value)
+    if parts.query or parts.fragment:
+        return f"must be the URL the site folder is published at, without a query or fragment: {value!r:.200}"
+    return None

@@ -2,7 +2,8 @@
 
 A leaf module: routing refuses two rule ids whose pages would share a name
 (`routing/specs.py`) with the same function the site names the pages with,
-without importing the site.
+without importing the site. Likewise `reporter mail` finds a week's message
+in the built site by `email_edition_paths`, the names the site writes it under.
 """
 
 from __future__ import annotations
@@ -27,3 +28,8 @@ def slug(text: str) -> str:
         return text
     base = _UNSAFE.sub("-", text).strip("-.")[:48].lower() or "x"
     return f"{base}-{sha256_text(text)[:8]}"
+
+
+def email_edition_paths(week: str) -> tuple[str, str, str]:
+    """A digest week's e-mail edition in the site: `digest/YYYY-Www.email.html`, `.email.txt` and `.eml`."""
+    return f"digest/{week}.email.html", f"digest/{week}.email.txt", f"digest/{week}.eml"

@@ -252,7 +252,8 @@ def test_render_and_the_prior_ignore_an_archive_folder_that_is_not_an_iso_week(t
     capsys.readouterr()
     assert main(["render", "--releases", str(tmp_path / "releases"), "--digests", str(archive),
                  "--out", str(tmp_path / "site")]) == 0, capsys.readouterr().err
-    assert sorted(p.name for p in (tmp_path / "site" / "digest").glob("*.html")) == ["2026-W19.html", "index.html"]
+    pages = sorted(p.name for p in (tmp_path / "site" / "digest").glob("*.html"))
+    assert pages == ["2026-W19.email.html", "2026-W19.html", "index.html"]
     assert main(digest(EXAMPLES / "papers", archive, "--week", "2026-W20",
                        watchlist=EXAMPLES / "watchlist.txt", criteria=EXAMPLES / "criteria.md")) == 0
     assert json.loads((archive / "2026-W20" / "decisions.json").read_bytes())["prior_weeks"] == ["2026-W19"]

@@ -1,4 +1,5 @@
-"""The two template environments, made once: HTML (autoescaped) and Markdown (its own escaping).
+"""The template environments, made once: HTML (autoescaped), Markdown (its own escaping), and the e-mail
+edition's HTML and plain text.
 
 HTML: `autoescape=True` for every template whatever its name, and
 `StrictUndefined`, so a misspelt field is an error rather than an empty
@@ -7,6 +8,10 @@ cell. Markdown: every `{{ ... }}` goes through `md_escape` (the environment's
 `<script>`), nor start a list, heading or rule at a line's start, nor become
 a bare link, nor break a table (`|`, line breaks); a value that is already
 Markdown is an `Md` string and passes untouched (docs/site.md, "Markdown escaping").
+The e-mail edition (templates/email/) has an HTML environment made like the
+pages' one, and a plain-text one whose `finalize` is `one_line`, the first
+step of the Markdown escaping alone: data as one line, control characters and
+bidi controls dropped, no escapes (docs/digest.md, "The e-mail edition").
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+import textwrap
 import unicodedata
 from dataclasses import fields
 from functools import lru_cache
@@ -66,7 +72,7 @@ def _as_text(value: Any) -> str:
     return _CONTROL.sub("", "" if value is None else value if isinstance(value, str) else str(value))
 
 
-def _md_line(value: Any) -> str:
+def one_line(value: Any) -> str:
     """Any value as one line of text: controls dropped, line breaks as spaces, edge spaces shortened."""
     return _EDGE_SPACES.sub(" ", _LINE_BREAKS.sub(" ", _as_text(value)))
 
@@ -100,7 +106,7 @@ def md_escape(value: Any) -> str:
     """
     if isinstance(value, Md):
         return value
-    return _escaped(_md_line(value))
+    return _escaped(one_line(value))
 
 
 def md_url(value: str) -> Md:
@@ -134,7 +140,7 @@ def md_mark(value: Any, before: Any = "", after: Any = "") -> Md:
     opening or closing (CommonMark's flanking rules); a value with nothing left
     is shown plain. Outside the three, the template puts white space or punctuation.
     """
-    head, core, tail = _md_line(before), _md_line(value), _md_line(after)
+    head, core, tail = one_line(before), one_line(value), one_line(after)
     text = head + core + tail
     s, e = len(head), len(head) + len(core)
     while s < e and (text[s].isspace() or not (_plain(text[s]) or _boundary(text[s - 1] if s else None))):
@@ -151,7 +157,7 @@ def _longest_backticks(text: str) -> int:
 
 def md_code(value: Any) -> Md:
     """A value as an inline code span (one line, shown exactly; not for table cells, where `|` splits)."""
-    text = _md_line(value) or " "
+    text = one_line(value) or " "
     fence = "`" * (_longest_backticks(text) + 1)
     if text[0] == "`" or text[-1] == "`" or (text[0] == text[-1] == " " and text.strip(" ")):
         text = f" {text} "
@@ -217,35 +223,86 @@ def html_finalize(value: Any) -> Any:
     return value
 
 
+def _environment(folder: str, *, autoescape: bool, finalize: Any) -> jinja2.Environment:
+    """An environment over templates/<folder>: strict (a misspelt field is an error), `finalize` on every value."""
+    env = jinja2.Environment(loader=jinja2.PackageLoader("reporter", f"templates/{folder}"), autoescape=autoescape,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             keep_trailing_newline=True, finalize=finalize)
+    return _common(env)
+
+
+def _html_environment(folder: str) -> jinja2.Environment:
+    """An HTML environment over templates/<folder>: autoescaped, forbidden controls made visible."""
+    env = _environment(folder, autoescape=True, finalize=html_finalize)
+    env.filters["bdi"] = bdi
+    return env
+
+
 @lru_cache(maxsize=1)
 def html_env() -> jinja2.Environment:
     """The HTML environment: autoescaped, strict, with the vendored style and script as globals."""
-    env = jinja2.Environment(loader=jinja2.PackageLoader("reporter", "templates/html"), autoescape=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                             keep_trailing_newline=True, finalize=html_finalize)
+    env = _html_environment("html")
     style, script = _static("style.css"), _static("sort.js")
     env.globals["static_style"] = Markup(style)
-    env.filters["bdi"] = bdi
     env.globals["static_script"] = Markup(script)
     # The page runs only its own script and style: even an escaping bug could not run injected code.
     env.globals["csp"] = ("default-src 'none'; img-src data:; base-uri 'none'; form-action 'none'; "
                           f"style-src {_csp_hash(style)}; script-src {_csp_hash(script)}")
-    return _common(env)
+    return env
+
+
+@lru_cache(maxsize=1)
+def email_html_env() -> jinja2.Environment:
+    """The e-mail edition's HTML environment (templates/email/*.html): the pages' escaping, no style or script."""
+    return _html_environment("email")
+
+
+class Plain(str):
+    """Plain text already made safe (by `wrap`): not made one line again."""
+
+
+def plain_text(value: Any) -> str:
+    """Any value as plain text for the e-mail edition: `one_line` (controls and bidi controls dropped), no escapes.
+
+    A `Plain` value (wrapped lines) passes untouched.
+    """
+    return value if isinstance(value, Plain) else one_line(value)
+
+
+TEXT_WIDTH = 76
+"""The longest line of the plain-text e-mail (RFC 5322 asks for at most 78 characters)."""
+
+
+def wrap(value: Any, indent: int = 0, first: str = "") -> Plain:
+    """A value as `one_line` text wrapped at TEXT_WIDTH, `first` before its first line, `indent` spaces before
+    the others; a long word (a URL) is never broken."""
+    text = one_line(value).strip()
+    lines = textwrap.wrap(text, TEXT_WIDTH, initial_indent=first or " " * indent, subsequent_indent=" " * indent,
+                          break_long_words=False, break_on_hyphens=False)
+    return Plain("\n".join(lines) if lines else first.rstrip())
+
+
+@lru_cache(maxsize=1)
+def text_env() -> jinja2.Environment:
+    """The e-mail edition's plain-text environment (templates/email/*.txt): every expression through `plain_text`."""
+    env = _environment("email", autoescape=False, finalize=plain_text)
+    env.filters["wrap"] = wrap
+    # A macro's output is text whose values were made safe inside the macro.
+    env.filters["plain"] = Plain
+    return env
 
 
 @lru_cache(maxsize=1)
 def md_env() -> jinja2.Environment:
     """The Markdown environment: every expression escaped for Markdown unless it is `Md`."""
-    env = jinja2.Environment(loader=jinja2.PackageLoader("reporter", "templates/md"), autoescape=False,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                             keep_trailing_newline=True, finalize=md_escape)
+    env = _environment("md", autoescape=False, finalize=md_escape)
     env.filters["url"] = md_url
     env.filters["mark"] = md_mark
     env.filters["code"] = md_code
     env.filters["code_block"] = md_code_block
     # A macro's output is Markdown whose data was escaped inside the macro.
     env.filters["md"] = Md
-    return _common(env)
+    return env
 
 
 def context(page: Any) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from .diff import compute_diff
 from .diff_page import (AGAINST_RECENT, Pair, build_diff_page, change_line, diff_files, pairs_to_render,
                         resolve_against, shown_ids)
 from .digest_pages import FEED, DigestWeek, build_index_page, build_week_page, digest_summary, load_digest_weeks
+from .email_edition import email_archive
 from .env import render_html, render_md
 from .feed import atom_feed, entry_id, feed_id
 from .glossary import build_glossary
@@ -78,6 +79,9 @@ class StagePages:
     """(page model, archived) pairs; an archived page is never rewritten once published."""
     files: tuple[tuple[str, bytes], ...] = ()
     """Files that are not pages (the digest's Atom feed): (site path, bytes), rebuilt at every build."""
+    archived_files: tuple[tuple[str, bytes], ...] = ()
+    """Files that are not pages but are archived like one (the digest's e-mail edition): written once, never
+    rewritten."""
     home: Mapping[str, Any] = field(default_factory=dict)
     """The home page's parts this stage fills: `build_home` keyword -> summary model (`{"digest": ...}`)."""
     status: ScreeningStatus | None = None
@@ -144,7 +148,7 @@ def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = Non
     """Render every release under releases_dir (and the digest weeks and novelty results, when given) into out.
 
     `digests_dir` is a digest archive (`reporter digest --archive`): every week
-    published in it gets its archived page (`digest/YYYY-Www.html` and `.md`),
+    published in it gets its archived page (`digest/YYYY-Www.html` and `.md`) and e-mail edition,
     and the week index, the Atom feed and the home page's digest part are
     rebuilt. `novelty` is a results JSONL of `reporter novelty --batch`: when
     given, the novelty page (`novelty.html` and `novelty.md`) is rendered at
@@ -161,7 +165,7 @@ def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = Non
     if novelty is not None:
         stages.append(novelty_stage(load_novelty_results(Path(novelty)), Path(novelty)))
     if digests_dir is not None:
-        stages.append(digest_stage(Path(digests_dir)))
+        stages.append(digest_stage(Path(digests_dir), base_url=workspace.base_url if workspace is not None else None))
     # Under the releases folder's lock (as a build publishes), so the site written shows the index as it is.
     with locked(releases_dir) if Path(releases_dir).is_dir() else contextlib.nullcontext():
         found = load_releases(Path(releases_dir))
@@ -235,6 +239,8 @@ def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] =
             add(page, archived)
         for path, data in stage.files:
             writer.add(path, data, archived=False)
+        for path, data in stage.archived_files:
+            writer.add(path, data, archived=True)
     homes = {name: part for stage in stages for name, part in stage.home.items()}
     add(build_home(releases, changes=changes, **homes), False)
     add(build_glossary(releases), False)
@@ -274,7 +280,7 @@ def novelty_stage(rows: list[dict[str, Any]], source: Path | str) -> StagePages:
 
 
 def digest_stage(archive: Path | None, *, pending: Sequence[DigestWeek] = (),
-                 published: Sequence[DigestWeek] | None = None) -> StagePages:
+                 published: Sequence[DigestWeek] | None = None, base_url: str | None = None) -> StagePages:
     """Every published week of a digest archive (and the weeks a build is about to publish), as one stage.
 
     Each week's page is archived; the week index (`digest/index`), the Atom feed
@@ -282,8 +288,10 @@ def digest_stage(archive: Path | None, *, pending: Sequence[DigestWeek] = (),
     weeks decided in memory by a build, shown as if published (the build
     publishes them only once the writer's checks have passed). `published` are
     the archive's weeks already read (`load_digest_weeks`; None: read them
-    here). Without a week the stage adds nothing and the home page says that
-    none is published.
+    here). Each week's e-mail edition (`digest/YYYY-Www.email.html`, `.email.txt`
+    and `.eml`) is archived beside its page, linking to it absolutely under
+    `base_url` (`[site] base_url`), else relatively. Without a week the stage
+    adds nothing and the home page says that none is published.
     """
     if published is None:
         published = load_digest_weeks(archive) if archive is not None else []
@@ -300,6 +308,7 @@ def digest_stage(archive: Path | None, *, pending: Sequence[DigestWeek] = (),
     feed = atom_feed([(page, entry_id(w.week, w.archived.sha256)) for w, page in zip(weeks, pages)],
                      feed_id(weeks[0].week, first or weeks[0].archived.sha256))
     return StagePages(pages=(*((p, True) for p in pages), (build_index_page(weeks), False)), files=((FEED, feed),),
+                      archived_files=email_archive(weeks, base_url),
                       home={"digest": digest_summary(weeks)}, report={"digests": len(weeks)})
 
 

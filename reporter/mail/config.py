@@ -1,0 +1,146 @@
+"""[mail] of reporter.toml: the SMTP server, its login, the sender and the recipients of the e-mail edition."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from email.policy import SMTP
+
+from ..settings import Table
+
+DEFAULT_PORT = 587
+"""The submission port (RFC 6409), where a server offers STARTTLS."""
+LOOPBACK_NAMES = ("localhost",)
+
+
+@dataclass(frozen=True)
+class MailSettings:
+    """The [mail] table (docs/digest.md, "Sending it")."""
+
+    smtp_host: str
+    """The SMTP server's host name or IP address."""
+    sender: str
+    """`from`: the From address (`Weekly digest <digest@example.org>` or `digest@example.org`)."""
+    to: tuple[str, ...]
+    """The recipients, each an address; they all see the To header (one message, as to a team)."""
+    smtp_port: int = DEFAULT_PORT
+    """The server's port (default 587, submission)."""
+    starttls: bool = True
+    """Upgrade the connection with STARTTLS before the login and the message (default true); false only for a
+    loopback host."""
+    username: str | None = None
+    """The login name, or None to send without AUTH."""
+    password_env: str | None = None
+    """The NAME of the environment variable holding the password (read as the command starts, never written)."""
+
+    @property
+    def server(self) -> str:
+        """`host:port`, as every message about the server names it."""
+        host = f"[{self.smtp_host}]" if ":" in self.smtp_host else self.smtp_host
+        return f"{host}:{self.smtp_port}"
+
+    @property
+    def envelope_from(self) -> str:
+        """The sender's bare address (the SMTP envelope's MAIL FROM)."""
+        return _addresses(self.sender)[0]
+
+    @property
+    def envelope_to(self) -> tuple[str, ...]:
+        """The recipients' bare addresses (the envelope's RCPT TO), in order."""
+        return tuple(_addresses(a)[0] for a in self.to)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a host is this machine: `localhost`, 127.0.0.0/8 or ::1 (the one place mail may go unencrypted)."""
+    name = host.lower().rstrip(".")
+    if name in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(name.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def cleartext_problem(settings: MailSettings) -> str | None:
+    """Why the settings would send the password or the mail unencrypted over a network, or None when they would not."""
+    if settings.starttls or is_loopback(settings.smtp_host):
+        return None
+    return (f"starttls = false would send the password and the mail unencrypted to {settings.server}; set "
+            f"starttls = true (the server must offer STARTTLS), or send through a loopback host (127.0.0.1, ::1, "
+            f"localhost)")
+
+
+def parse_mail(table: Table | None) -> MailSettings | None:
+    """Parse [mail]; None when the workspace sends nothing."""
+    if table is None:
+        return None
+    settings = MailSettings(
+        smtp_host=table.get("smtp_host", str, check=_host),
+        smtp_port=table.get("smtp_port", int, DEFAULT_PORT,
+                            check=lambda v: None if 1 <= v <= 65535 else f"must be a port from 1 to 65535, not {v}"),
+        starttls=table.get("starttls", bool, True),
+        username=table.get("username", str, None, check=_one_line),
+        password_env=table.get("password_env", str, None, check=_variable),
+        sender=table.get("from", str, check=_one_address),
+        to=tuple(table.get("to", list, check=_recipients)),
+    )
+    if (settings.username is None) != (settings.password_env is None):
+        key = "password_env" if settings.username is not None else "username"
+        raise table.error(key, "is missing: username and password_env go together (the login name, and the name "
+                               "of the environment variable holding its password)")
+    if problem := cleartext_problem(settings):
+        raise table.error("starttls", f"is false for a host that is not loopback: {problem}")
+    return settings
+
+
+def _addresses(value: str) -> list[str]:
+    """The bare addresses (`a@example.org`) of an address header's value; [] when it does not parse."""
+    try:
+        header = SMTP.header_factory("To", value)
+    except (ValueError, IndexError, TypeError):
+        return []
+    return [] if header.defects else [a.addr_spec for a in header.addresses]
+
+
+def _one_address(value: str) -> str | None:
+    found = [] if _one_line(value) else _addresses(value)
+    if len(found) != 1 or not _plain_address(found[0]):
+        return (f"must be one e-mail address in ASCII (`digest@example.org` or `Weekly digest <digest@example.org>`), "
+                f"not {value!r:.200}")
+    return None
+
+
+def _plain_address(addr: str) -> bool:
+    local, _, domain = addr.rpartition("@")
+    return bool(local) and "." in domain.strip(".") and addr.isascii()
+
+
+def _recipients(value: list) -> str | None:
+    if not value:
+        return "must list at least one address"
+    for item in value:
+        if not isinstance(item, str):
+            return f"must be a list of addresses (strings), not {item!r:.200}"
+        if complaint := _one_address(item):
+            return f"holds {item!r:.200}, which {complaint}"
+    return None
+
+
+def _one_line(value: str) -> str | None:
+    if not value.strip():
+        return "must not be empty"
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        return "must be one line without control characters"
+    return None
+
+
+def _host(value: str) -> str | None:
+    if _one_line(value) or any(c.isspace() or c in "/@" for c in value):
+        return f"must be a host name or an IP address (no scheme, no port), not {value!r:.200}"
+    return None
+
+
+def _variable(value: str) -> str | None:
+    if not value.replace("_", "a").isalnum() or not value.isascii() or value[0].isdigit():
+        return f"must name an environment variable (letters, digits and _), not {value!r:.200}"
+    return None

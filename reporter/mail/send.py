@@ -1,0 +1,258 @@
+"""Sending a week's e-mail edition once: find the built message, send it over SMTP, record it.
+
+The message is the built site's `digest/YYYY-Www.eml` as it is, with the
+From and To headers of `[mail]` put before it (the site is public and the
+recipients are not, so the site's message has neither). It goes out only
+encrypted (STARTTLS, the certificate checked) unless the server is on this
+machine. A week is sent once: `state/mail-sent.json` in the workspace lists
+each send (week, Message-ID, recipients, the .eml's sha256), written only
+after the server accepted the message, and the whole check-send-record runs
+under the state folder's lock, so two runs at once send one message.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import smtplib
+import ssl
+from collections.abc import Sequence
+from dataclasses import dataclass
+from email.message import EmailMessage
+from email.parser import BytesHeaderParser
+from email.policy import SMTP
+from pathlib import Path
+from typing import Any
+
+from ..digest.archive import is_week, week_start
+from ..errors import InputError
+from ..files import locked, parse_json, write_json
+from ..masking import mask_secret
+from ..naming import email_edition_paths
+from .config import MailSettings, cleartext_problem
+
+SENT_RECORD = "state/mail-sent.json"
+"""The record of sent weeks, relative to the workspace."""
+TIMEOUT = 60.0
+"""Seconds the server may take to answer any one command before the send fails."""
+PASSWORD_MARK = "[password]"
+"""What the password reads as in any message."""
+
+
+@dataclass(frozen=True)
+class Built:
+    """A week's message as the site holds it."""
+
+    week: str
+    """The ISO week."""
+    path: Path
+    """The `.eml` file."""
+    data: bytes
+    """Its bytes, exactly as sent after the From and To headers."""
+    sha256: str
+    """sha256 of `data`."""
+    subject: str
+    """Its Subject."""
+    message_id: str
+    """Its Message-ID."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a `reporter mail` run did for one week."""
+
+    built: Built
+    """The message."""
+    before: tuple[dict[str, Any], ...]
+    """The week's earlier sends, as the record lists them (oldest first)."""
+    sent: dict[str, Any] | None = None
+    """The send this run made (as recorded), or None when it sent nothing."""
+
+
+def built_weeks(site: Path) -> list[str]:
+    """The weeks whose message the site holds, oldest first."""
+    folder = Path(site) / "digest"
+    stems = [p.name.removesuffix(".eml") for p in folder.glob("*.eml")] if folder.is_dir() else []
+    return sorted((w for w in stems if is_week(w)), key=week_start)
+
+
+def find_message(site: Path, week: str) -> Built:
+    """A week's `.eml` in the built site, checked against the site's manifest; InputError when absent or edited."""
+    relative = email_edition_paths(week)[2]
+    path = Path(site) / relative
+    if not path.is_file():
+        raise InputError(f"{path}: the site holds no e-mail edition of {week}; build the site once the week is "
+                         f"published in the digest archive (reporter build, or reporter render --digests ARCHIVE)")
+    data = path.read_bytes()
+    sha = _sha256(data)
+    manifest = _manifest_entry(Path(site), relative)
+    if manifest is not None and manifest != sha:
+        raise InputError(f"{path}: changed since the site was built (sha256 {sha[:12]}, the manifest says "
+                         f"{manifest[:12]}); build the site again rather than editing its files")
+    headers = BytesHeaderParser(policy=SMTP).parsebytes(data)
+    subject, message_id = str(headers.get("Subject") or ""), str(headers.get("Message-ID") or "")
+    if not subject or not message_id or headers.get("From") or headers.get("To"):
+        raise InputError(f"{path}: not an e-mail edition as the site writes it (a Subject and a Message-ID, no "
+                         f"From or To); build the site again")
+    return Built(week, path, data, sha, subject, message_id)
+
+
+def read_sent(record: Path) -> list[dict[str, Any]]:
+    """Every send the record lists, oldest first ([] when there is no record yet)."""
+    if not record.exists():
+        return []
+    doc = parse_json(record.read_bytes(), str(record))
+    sends = doc.get("sent") if isinstance(doc, dict) else None
+    if not isinstance(sends, list) or not all(isinstance(s, dict) and isinstance(s.get("week"), str) for s in sends):
+        raise InputError(f"{record}: not a record of sent weeks ({{\"sent\": [{{\"week\": ...}}, ...]}}); restore it "
+                         f"(removing it makes every week sendable again)")
+    return sends
+
+
+def sends_of(sends: Sequence[dict[str, Any]], week: str) -> tuple[dict[str, Any], ...]:
+    """The sends of one week."""
+    return tuple(s for s in sends if s["week"] == week)
+
+
+def plan(root: Path, built: Built) -> Outcome:
+    """What sending `built` would do: its earlier sends (nothing is sent)."""
+    return Outcome(built, sends_of(read_sent(Path(root) / SENT_RECORD), built.week))
+
+
+def send_week(root: Path, settings: MailSettings, built: Built, password: str | None, *, resend: bool,
+              now: dt.datetime, tls: ssl.SSLContext | None = None) -> Outcome:
+    """Send a week's message unless it was sent (or `resend`), then record it; InputError naming the server on failure.
+
+    `password` is the login's, read from the environment by the caller;
+    `now` dates the record; `tls` is the context STARTTLS verifies the server
+    with (default: the system's certificate authorities).
+    """
+    record = Path(root) / SENT_RECORD
+    with locked(record.parent):
+        sends = read_sent(record)
+        before = sends_of(sends, built.week)
+        if before and not resend:
+            return Outcome(built, before)
+        refused = deliver(settings, password, headed(settings, built.data), tls)
+        entry = {"week": built.week, "eml": email_edition_paths(built.week)[2], "sha256": built.sha256,
+                 "message_id": built.message_id, "server": settings.server,
+                 "recipients": [a for a in settings.envelope_to if a not in refused],
+                 "sent_at": now.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+        if refused:
+            entry["refused"] = refused
+        write_json(record, {"schema_version": 1, "sent": [*sends, entry]})
+    if refused:
+        shown = "; ".join(f"{a} ({why})" for a, why in refused.items())
+        raise InputError(f"{settings.server} accepted the message of {built.week} for "
+                         f"{', '.join(entry['recipients'])} but refused {shown}; recorded as sent to the others in "
+                         f"{record}. Fix `to` in [mail]; --resend sends it again to every recipient")
+    return Outcome(built, before, entry)
+
+
+def headed(settings: MailSettings, data: bytes) -> bytes:
+    """The message with the From and To headers of `settings` before it (encoded by the SMTP policy)."""
+    head = EmailMessage(policy=SMTP)
+    head["From"] = settings.sender
+    head["To"] = ", ".join(settings.to)
+    return bytes(head).removesuffix(b"\r\n") + data
+
+
+def deliver(settings: MailSettings, password: str | None, message: bytes,
+            tls: ssl.SSLContext | None = None) -> dict[str, str]:
+    """Send one message; the recipients refused while the others were accepted (address -> answer).
+
+    Any failure is an InputError naming the server, what it was doing and what
+    to fix, with the password masked.
+    """
+    if problem := cleartext_problem(settings):
+        raise InputError(f"[mail]: {problem}")
+    step = "connecting"
+    try:
+        with smtplib.SMTP(settings.smtp_host, settings.smtp_port, timeout=TIMEOUT) as smtp:
+            step = "greeting it"
+            smtp.ehlo()
+            if settings.starttls:
+                step = "starting TLS"
+                if not smtp.has_extn("starttls"):
+                    raise InputError(f"{settings.server} does not offer STARTTLS, so nothing was sent (the password "
+                                     f"and the mail never go unencrypted over a network); use a server or port that "
+                                     f"offers it (587, submission)")
+                smtp.starttls(context=tls or ssl.create_default_context())
+                smtp.ehlo()
+            if settings.username is not None:
+                step = f"logging in as {settings.username}"
+                smtp.login(settings.username, password or "")
+            step = "sending the message"
+            refused = smtp.sendmail(settings.envelope_from, list(settings.envelope_to), message)
+    except (smtplib.SMTPException, OSError, UnicodeEncodeError) as exc:
+        raise InputError(mask_secret(_failure(settings, step, exc), password, PASSWORD_MARK)) from None
+    return {a: _answer(code, text) for a, (code, text) in refused.items()}
+
+
+NOTHING = "nothing was recorded as sent"
+FAILURES: tuple[tuple[type[BaseException], str], ...] = (
+    (smtplib.SMTPAuthenticationError, "{server} refused the login of {username} ({said}); check `username` in "
+                                      "[mail] and the password in ${password_env}"),
+    (smtplib.SMTPNotSupportedError, "{server} does not support what reporter asked while {step} ({said}); a login "
+                                    "needs the server to offer AUTH (remove username and password_env from [mail] "
+                                    "if it takes none)"),
+    (smtplib.SMTPSenderRefused, "{server} refused the sender {sender} ({said}); check `from` in [mail]; {nothing}"),
+    (smtplib.SMTPRecipientsRefused, "{server} refused every recipient: {recipients}; check `to` in [mail]; {nothing}"),
+    (smtplib.SMTPServerDisconnected, "{server} closed the connection while {step}, before it accepted the message "
+                                     "({said}); {nothing}: run the command again once the server works"),
+    (smtplib.SMTPResponseException, "{server} refused while {step}: {said}; {nothing}; what the server says is what "
+                                    "to fix"),
+    (ssl.SSLCertVerificationError, "{server}: its TLS certificate could not be verified ({said}); it must be valid "
+                                   "for {host} and signed by an authority this machine trusts (for a private one, "
+                                   "export SSL_CERT_FILE=/path/to/ca.pem); {nothing}"),
+    (ssl.SSLError, "{server}: the TLS handshake failed ({said}); check smtp_port in [mail] (port 465 speaks TLS from "
+                   "the first byte, which reporter does not: use 587 with starttls = true); {nothing}"),
+    (UnicodeEncodeError, "{server}: the username or the password in ${password_env} holds characters that are not "
+                         "ASCII, which SMTP AUTH cannot send here; {nothing}"),
+    (OSError, "the connection to {server} failed while {step} ({said}); {nothing}: run the command again"),
+    (smtplib.SMTPException, "{server}: {said} (while {step}); {nothing}"),
+)
+"""What each failure says, first match wins: what went wrong, then what to fix."""
+CONNECT_FAILED = ("could not connect to {server} ({said}); check smtp_host and smtp_port in [mail] and that the server "
+                  "runs")
+
+
+def _failure(settings: MailSettings, step: str, exc: Exception) -> str:
+    """What went wrong while `step`, and what to fix (FAILURES)."""
+    if isinstance(exc, smtplib.SMTPResponseException):
+        said = _answer(exc.smtp_code, exc.smtp_error)
+    else:
+        said = getattr(exc, "verify_message", None) or str(exc) or "no answer"
+    recipients = getattr(exc, "recipients", {})
+    fields = {"server": settings.server, "host": settings.smtp_host, "username": settings.username,
+              "password_env": settings.password_env, "step": step, "said": said, "nothing": NOTHING,
+              "sender": getattr(exc, "sender", ""),
+              "recipients": "; ".join(f"{a} ({_answer(c, t)})" for a, (c, t) in recipients.items())}
+    if isinstance(exc, OSError) and not isinstance(exc, ssl.SSLError) and step == "connecting":
+        return CONNECT_FAILED.format(**fields)
+    return next(text for kind, text in FAILURES if isinstance(exc, kind)).format(**fields)
+
+
+def _answer(code: int, text: bytes | str) -> str:
+    """A server's answer as one line: `550 5.1.1 no such user`."""
+    said = text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)
+    return json.dumps(f"{code} {' '.join(said.split())}", ensure_ascii=False)[1:-1]
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _manifest_entry(site: Path, relative: str) -> str | None:
+    """The sha256 the site's manifest records for a file, or None when it records none (or cannot be read)."""
+    try:
+        doc = json.loads((site / "manifest.json").read_text(encoding="utf-8"))
+        entry = doc["files"][relative]["sha256"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return entry if isinstance(entry, str) else None
+
+
+__all__ = ["SENT_RECORD", "Built", "Outcome", "built_weeks", "deliver", "find_message", "headed", "plan",
+           "read_sent", "send_week", "sends_of"]

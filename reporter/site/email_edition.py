@@ -1,0 +1,180 @@
+"""The digest's e-mail edition: per published week, `digest/YYYY-Www.email.html`, `.email.txt` and `.eml`.
+
+Built from the same `DigestWeek` as the week page (its decisions.json, nothing
+else), then rendered by two template environments of env.py: the HTML one
+(autoescaped, the pages' `html_finalize`) and the plain-text one (every
+value through `one_line`: control characters and bidi controls dropped, no
+Markdown escapes). The HTML has inline styles only: no script, no <link>, no
+image, no web font. The `.eml` is a multipart/alternative message of the two,
+made with the standard `email` package (policy SMTP, so no data can open a
+header), whose every byte follows from the week: the boundary and the
+Message-ID are taken from the sha256 of its parts, the Date is the Monday
+after the week (00:00 UTC), never the clock. It carries no From or To: the
+site is public and the recipients are not; `reporter mail` adds both from
+`[mail]` as it sends (docs/digest.md, "The e-mail edition").
+
+The three files are archived beside the week page (never rewritten), so they
+too show only what the week's folder holds.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import email.utils
+import hashlib
+import urllib.parse
+from collections import Counter
+from collections.abc import Sequence
+from email.message import EmailMessage, MIMEPart
+from email.policy import SMTP
+from typing import Any
+
+from ..digest.archive import week_start
+from ..errors import InternalError
+from ..naming import email_edition_paths
+from ..plurals import count
+from .digest_pages import CAUSES, DigestWeek, paper_anchor, week_dates, week_path
+from .env import context, email_html_env, text_env
+from .links import href, paper_href
+from .models.email import EmailCount, EmailEdition, EmailPaper
+
+TEMPLATE = "digest_week"
+"""templates/email/digest_week.html and .txt."""
+REVIEW_SHOWN = 10
+"""The REVIEWs the e-mail lists (the first ones, in the order of decisions.json); the rest are counted."""
+AUTHORS_SHOWN = 3
+"""Authors named before "et al."."""
+TITLE_CHARS = 200
+AUTHOR_CHARS = 60
+SNIPPET_CHARS = 280
+RATIONALE_CHARS = 300
+MESSAGE_DOMAIN = "reporter.invalid"
+"""The Message-ID's domain without `[site] base_url` (RFC 2606: a name that is never anyone's)."""
+
+
+def build_email_edition(week: DigestWeek, base_url: str | None = None) -> EmailEdition:
+    """One week as an e-mail; links to the week page absolute under `base_url` (`[site] base_url`), else relative."""
+    w, ds = week.week, week.decisions.decisions
+    texts = _paper_texts(week)
+    html_path = email_edition_paths(w)[0]
+
+    def entry(anchor: str = "") -> str:
+        if base_url:
+            return f"{base_url}/{week_path(w)}.html" + (f"#{anchor}" if anchor else "")
+        return href(html_path.removesuffix(".html"), week_path(w), anchor).html
+
+    def paper(d: Any, with_snippet: bool = True) -> EmailPaper:
+        authors, abstract = texts.get(d.id, ((), None))
+        link = paper_href((d.id, *d.merged_ids))
+        return EmailPaper(id=_flat(d.id), title=_cut(_flat(d.title), TITLE_CHARS), href=link.html if link else None,
+                          entry=entry(paper_anchor(d.id)), score=d.score, authors=authors_line(authors),
+                          snippet=snippet(abstract) if with_snippet else "", why=_cut(_flat(d.rationale), RATIONALE_CHARS))
+
+    keep = tuple(paper(d) for d in ds if d.decision == "KEEP")
+    reviews = [d for d in ds if d.decision == "REVIEW"]
+    causes = Counter(d.cause for d in ds if d.decision == "DROP")
+    return EmailEdition(
+        week=w, dates=week_dates(w), subject=f"Weekly digest {w}: {count(len(keep), 'paper')} kept",
+        keep=keep, review=tuple(paper(d, False) for d in reviews[:REVIEW_SHOWN]), review_total=len(reviews),
+        review_more=max(len(reviews) - REVIEW_SHOWN, 0),
+        dropped=tuple(EmailCount(label, causes[cause]) for cause, (label, _) in CAUSES.items() if causes[cause]),
+        dropped_total=sum(causes.values()), page=entry(), review_page=entry("review"))
+
+
+def render_email(edition: EmailEdition) -> tuple[str, str]:
+    """The edition as (HTML, plain text)."""
+    variables = context(edition)
+    return (email_html_env().get_template(f"{TEMPLATE}.html").render(variables),
+            text_env().get_template(f"{TEMPLATE}.txt").render(variables))
+
+
+def email_message(edition: EmailEdition, html: str, text: str, base_url: str | None = None) -> bytes:
+    """The .eml: multipart/alternative of the text and the HTML, every byte from the content (CRLF line ends)."""
+    digest = hashlib.sha256("\0".join((edition.subject, text, html)).encode("utf-8")).hexdigest()
+    domain = urllib.parse.urlsplit(base_url).hostname if base_url else None
+    msg = EmailMessage(policy=SMTP)
+    msg["Subject"] = edition.subject
+    msg["Date"] = email.utils.format_datetime(message_date(edition.week))
+    msg["Message-ID"] = f"<digest-{edition.week}.{digest[:24]}@{domain or MESSAGE_DOMAIN}>"
+    msg["MIME-Version"] = "1.0"
+    msg.make_alternative()
+    for body, subtype in ((text, "plain"), (html, "html")):
+        part = MIMEPart(policy=SMTP)
+        part.set_content(body, subtype=subtype, cte="quoted-printable")
+        msg.attach(part)
+    # `=_` never occurs in quoted-printable text (an `=` there is followed by hex digits or a line end).
+    msg.set_boundary(f"=_digest_{digest[32:64]}")
+    data = msg.as_bytes()
+    if data.count(b"--=_digest_") != 3:
+        raise InternalError(f"{edition.week}: the e-mail's boundary occurs in its content")
+    return data
+
+
+def email_files(week: DigestWeek, base_url: str | None = None) -> list[tuple[str, bytes]]:
+    """A week's three e-mail files as (site path, bytes): the HTML, the text and the message of both."""
+    edition = build_email_edition(week, base_url)
+    html, text = render_email(edition)
+    paths = email_edition_paths(week.week)
+    return [(paths[0], html.encode("utf-8")), (paths[1], text.encode("utf-8")),
+            (paths[2], email_message(edition, html, text, base_url))]
+
+
+def email_archive(weeks: Sequence[DigestWeek], base_url: str | None = None) -> tuple[tuple[str, bytes], ...]:
+    """The e-mail files of every week, for the site writer to archive beside the week pages."""
+    return tuple(f for week in weeks for f in email_files(week, base_url))
+
+
+def message_date(week: str) -> dt.datetime:
+    """The Date of a week's message: the Monday after it, 00:00 UTC (the first moment the week is over)."""
+    return dt.datetime.combine(week_start(week) + dt.timedelta(days=7), dt.time(0), tzinfo=dt.timezone.utc)
+
+
+def authors_line(authors: Sequence[str]) -> str:
+    """The first AUTHORS_SHOWN authors, then "et al." when there are more."""
+    names = [_cut(_flat(a), AUTHOR_CHARS) for a in authors[:AUTHORS_SHOWN]]
+    return ", ".join(names) + (" et al." if len(authors) > AUTHORS_SHOWN else "")
+
+
+def snippet(abstract: str | None) -> str:
+    """The start of an abstract, white space made single, cut at a word with an ellipsis ("" without one)."""
+    return _cut(_flat(abstract or ""), SNIPPET_CHARS)
+
+
+def _flat(text: str) -> str:
+    """Data as one line: every run of white space (line breaks too) one space, so the HTML file is the message's
+    HTML part exactly (a message's lines end in CRLF whatever the data held)."""
+    return " ".join(text.split())
+
+
+def _cut(text: str, most: int) -> str:
+    """`text` at most `most` characters: cut at the last space of the second half, an ellipsis where it was cut."""
+    if len(text) <= most:
+        return text
+    head = text[: most - 1]
+    space = head.rfind(" ")
+    if space >= most // 2:
+        head = head[:space]
+    return head.rstrip(" ,;:") + "…"
+
+
+def _paper_texts(week: DigestWeek) -> dict[str, tuple[tuple[str, ...], str | None]]:
+    """Each paper's authors and abstract, as the week's decisions.json holds them (empty where it has none).
+
+    Read from the document's entries, since the digest's `Decision` does not
+    carry them yet (issue 23, item 2 adds `authors` and `abstract` to it);
+    once it does, `paper()` takes `d.authors` and `d.abstract` and this goes.
+    """
+    out = {}
+    for entry in week.document.get("decisions") or ():
+        if not isinstance(entry, dict):
+            continue
+        authors = entry.get("authors")
+        abstract = entry.get("abstract")
+        out[str(entry.get("id"))] = (
+            tuple(a for a in authors if isinstance(a, str)) if isinstance(authors, list) else (),
+            abstract if isinstance(abstract, str) else None)
+    return out
+
+
+__all__ = ["AUTHORS_SHOWN", "REVIEW_SHOWN", "authors_line", "build_email_edition", "email_archive", "email_files",
+           "email_message", "message_date", "render_email", "snippet"]

@@ -1,0 +1,461 @@
+"""`reporter mail` against a real SMTP server on 127.0.0.1 that each test starts (aiosmtpd, in the test extra).
+
+A send delivers exactly the site's message (From and To added), to exactly
+the recipients of [mail]; it is recorded, so a re-run sends nothing and
+`--resend` sends again; a server that refuses (550 on RCPT, 554 on DATA) or
+drops the connection in the middle of DATA is exit 2 naming host:port, with
+nothing recorded; the login goes over STARTTLS (a throwaway certificate
+authority made with the openssl command) or over plain text to loopback only,
+the password read from the variable `password_env` names and never shown;
+two sends at once send one message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email
+import hashlib
+import json
+import os
+import shutil
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from email.policy import default as default_policy
+from pathlib import Path
+
+import pytest
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult
+
+from reporter.cli import main
+from reporter.config import load_workspace
+from reporter.errors import InputError
+from reporter.mail.config import is_loopback
+from reporter.mail.send import SENT_RECORD
+from reporter.site import render_site
+from support.digest import week_document, write_week
+
+ROOT = Path(__file__).resolve().parents[1]
+PASSWORD = "pw-Zq8!s3cret/never+shown"
+PASSWORD_ENV = "REPORTER_TEST_SMTP_PASSWORD"
+TO = ["a@example.org", "Bea Two <b@example.org>"]
+RECIPIENTS = ["a@example.org", "b@example.org"]
+
+
+@dataclass(frozen=True)
+class Received:
+    sender: str
+    recipients: tuple[str, ...]
+    content: bytes
+
+
+class Mailbox:
+    """An aiosmtpd handler that keeps what it accepts, or refuses as told."""
+
+    def __init__(self, refuse_rcpt: tuple[str, ...] = (), refuse_data: str | None = None, delay: float = 0.0):
+        self.received: list[Received] = []
+        self.refuse_rcpt, self.refuse_data, self.delay = refuse_rcpt, refuse_data, delay
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # noqa: N802 (aiosmtpd's name)
+        if address in self.refuse_rcpt:
+            return f"550 5.1.1 <{address}>: no such user here"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802
+        await asyncio.sleep(self.delay)
+        if self.refuse_data:
+            return self.refuse_data
+        self.received.append(Received(envelope.mail_from, tuple(envelope.rcpt_tos), envelope.content))
+        return "250 OK: queued"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _login(server, session, envelope, mechanism, auth_data):
+    """aiosmtpd's authenticator: bot and PASSWORD (handled=False: aiosmtpd answers a failure with 535)."""
+    return AuthResult(success=auth_data.login == b"bot" and auth_data.password == PASSWORD.encode(), handled=False)
+
+
+@contextmanager
+def smtp_server(handler: Mailbox, **options):
+    """An aiosmtpd server on 127.0.0.1 for the block; yields its port."""
+    port = _free_port()
+    controller = Controller(handler, hostname="127.0.0.1", port=port, **options)
+    controller.start()
+    try:
+        yield port
+    finally:
+        controller.stop()
+
+
+class ScriptedServer(threading.Thread):
+    """A minimal SMTP server for what aiosmtpd does not stage: a connection dropped in the middle of DATA, or
+    a refused login whose answer repeats what the client sent."""
+
+    def __init__(self, *, drop_in_data: bool = False, echo_auth: bool = False):
+        super().__init__(daemon=True)
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.drop_in_data, self.echo_auth = drop_in_data, echo_auth
+        self.data_lines = 0
+
+    def run(self):
+        conn, _ = self.sock.accept()
+        with conn, conn.makefile("rb") as lines:
+            conn.sendall(b"220 scripted ESMTP\r\n")
+            for line in lines:
+                verb = line[:4].upper()
+                if verb in (b"EHLO", b"HELO"):
+                    conn.sendall(b"250-scripted\r\n250-AUTH PLAIN\r\n250 8BITMIME\r\n")
+                elif verb == b"AUTH":
+                    conn.sendall(b"535 5.7.8 not accepted: " + line.strip()[:200] + b"\r\n" if self.echo_auth
+                                 else b"235 2.7.0 ok\r\n")
+                elif verb == b"DATA":
+                    conn.sendall(b"354 go ahead\r\n")
+                    for _ in range(5):  # a few lines of the message, then the line goes dead
+                        lines.readline()
+                        self.data_lines += 1
+                    return
+                elif verb == b"QUIT":
+                    conn.sendall(b"221 bye\r\n")
+                    return
+                else:
+                    conn.sendall(b"250 ok\r\n")
+
+    def __enter__(self):
+        self.start()
+        return self.port
+
+    def __exit__(self, *exc):
+        self.sock.close()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """A built site with the e-mail editions of 2026-W19 and 2026-W20 (hostile titles)."""
+    root = tmp_path_factory.mktemp("mail_site")
+    write_week(root / "digests", week_document("2026-W19", hostile=False, prior=()))
+    write_week(root / "digests", week_document("2026-W20"))
+    render_site(root / "releases", root / "site", digests_dir=root / "digests", progress=False)
+    return root / "site"
+
+
+def workspace(tmp_path: Path, site: Path, port: int | None, **mail) -> Path:
+    """A workspace whose `site` is the built one, with a [mail] table for the port (none when port is None)."""
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    settings = {"smtp_host": "127.0.0.1", "smtp_port": port, "starttls": False, "from": "Digest <digest@example.org>",
+                "to": TO, **mail}
+    table = "".join(f"{k} = {json.dumps(v)}\n" for k, v in settings.items() if v is not None)
+    (ws / "reporter.toml").write_text(f'pool = "p.jsonl"\nspecs = "specs"\nreleases = "releases"\n'
+                                      f'site = {json.dumps(str(site))}\n' + (f"[mail]\n{table}" if port else ""))
+    return ws
+
+
+def mail(ws: Path, *flags: str) -> int:
+    return main(["mail", "--workspace", str(ws), *flags])
+
+
+def _record(ws: Path) -> list[dict]:
+    path = ws / SENT_RECORD
+    return json.loads(path.read_text())["sent"] if path.exists() else []
+
+
+def _no_password_anywhere(ws: Path, *texts: str) -> None:
+    for text in texts:
+        assert PASSWORD not in text
+    for path in ws.rglob("*"):
+        if path.is_file():
+            assert PASSWORD.encode() not in path.read_bytes(), path
+
+
+# --- sending -------------------------------------------------------------------------------------------
+
+
+def test_a_send_delivers_exactly_the_sites_message_to_the_recipients(site, tmp_path, capsys):
+    box = Mailbox()
+    with smtp_server(box) as port:
+        ws = workspace(tmp_path, site, port)
+        assert mail(ws, "--week", "2026-W20", "--send") == 0
+    out = capsys.readouterr().out
+    assert "2026-W20: sent" in out and "to 2 recipients" in out
+    eml = (site / "digest" / "2026-W20.eml").read_bytes()
+    [got] = box.received
+    assert (got.sender, got.recipients) == ("digest@example.org", tuple(RECIPIENTS))
+    assert got.content == b"From: Digest <digest@example.org>\r\nTo: a@example.org, Bea Two <b@example.org>\r\n" + eml
+    msg = email.message_from_bytes(got.content, policy=default_policy)
+    assert msg["Subject"] == "Weekly digest 2026-W20: 3 papers kept"
+    assert msg["From"] == "Digest <digest@example.org>" and msg["To"] == ", ".join(TO)
+    plain, html = msg.get_payload()
+    assert plain.get_content().replace("\r\n", "\n") == (site / "digest" / "2026-W20.email.txt").read_text()
+    assert html.get_content().replace("\r\n", "\n") == (site / "digest" / "2026-W20.email.html").read_text()
+    [entry] = _record(ws)
+    assert entry["week"] == "2026-W20" and entry["recipients"] == RECIPIENTS
+    assert entry["sha256"] == hashlib.sha256(eml).hexdigest() and entry["message_id"] == msg["Message-ID"]
+    assert entry["server"] == f"127.0.0.1:{port}"
+
+
+def test_a_rerun_sends_nothing_and_resend_sends_again(site, tmp_path, capsys):
+    box = Mailbox()
+    with smtp_server(box) as port:
+        ws = workspace(tmp_path, site, port)
+        assert mail(ws, "--week", "2026-W20", "--send") == 0
+        assert mail(ws, "--week", "2026-W20", "--send") == 0
+        assert "nothing sent" in capsys.readouterr().out and len(box.received) == 1
+        assert mail(ws, "--week", "2026-W20") == 0
+        assert "--send sends nothing" in capsys.readouterr().out
+        assert mail(ws, "--week", "2026-W20", "--send", "--resend") == 0
+        assert mail(ws, "--week", "2026-W20", "--resend") == 0  # --resend implies --send
+    assert len(box.received) == 3 and len(_record(ws)) == 3
+
+
+@pytest.mark.parametrize("refusal, said", [
+    ({"refuse_rcpt": tuple(RECIPIENTS)}, "550 5.1.1"),
+    ({"refuse_data": "554 5.7.1 message refused: looks like spam"}, "554 5.7.1 message refused"),
+])
+def test_a_refusing_server_is_exit_2_naming_it_and_nothing_is_recorded(site, tmp_path, capsys, refusal, said):
+    box = Mailbox(**refusal)
+    with smtp_server(box) as port:
+        ws = workspace(tmp_path, site, port)
+        assert mail(ws, "--week", "2026-W20", "--send") == 2
+    err = capsys.readouterr().err
+    assert f"127.0.0.1:{port}" in err and said in err and "nothing was recorded as sent" in err
+    assert box.received == [] and _record(ws) == []
+
+
+def test_a_recipient_refused_while_another_is_accepted_is_recorded_for_the_other(site, tmp_path, capsys):
+    box = Mailbox(refuse_rcpt=("b@example.org",))
+    with smtp_server(box) as port:
+        ws = workspace(tmp_path, site, port)
+        assert mail(ws, "--week", "2026-W20", "--send") == 2
+    assert "refused b@example.org (550 5.1.1" in capsys.readouterr().err
+    [entry] = _record(ws)
+    assert entry["recipients"] == ["a@example.org"] and list(entry["refused"]) == ["b@example.org"]
+    assert [r.recipients for r in box.received] == [("a@example.org",)]
+
+
+def test_a_connection_dropped_in_the_middle_of_data_is_exit_2_and_nothing_is_recorded(site, tmp_path, capsys):
+    server = ScriptedServer(drop_in_data=True)
+    with server as port:
+        ws = workspace(tmp_path, site, port)
+        assert mail(ws, "--week", "2026-W20", "--send") == 2
+    err = capsys.readouterr().err
+    assert f"127.0.0.1:{port}" in err and "sending the message" in err and "nothing was recorded" in err
+    assert server.data_lines == 5 and _record(ws) == []
+
+
+def test_no_server_is_exit_2_naming_it(site, tmp_path, capsys):
+    ws = workspace(tmp_path, site, _free_port())
+    assert mail(ws, "--week", "2026-W20", "--send") == 2
+    assert "could not connect to 127.0.0.1:" in capsys.readouterr().err and _record(ws) == []
+
+
+# --- the login and the encryption ---------------------------------------------------------------------
+
+
+def _certificates(folder: Path) -> tuple[Path, Path, Path]:
+    """A throwaway certificate authority and a server certificate for 127.0.0.1 it signed: (ca, cert, key)."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        if os.environ.get("CI"):
+            pytest.fail("the openssl command is needed to test STARTTLS")
+        pytest.skip("no openssl command to make a test certificate")
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    run = lambda *args: subprocess.run([openssl, *args], cwd=folder, check=True, capture_output=True)  # noqa: E731
+    run("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=reporter test CA",
+        "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    run("req", "-new", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1")
+    (folder / "server.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n"
+                                       "keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n"
+                                       "subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid,issuer\n")
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+        "-out", "server.pem", "-days", "2", "-extfile", "server.ext")
+    return folder / "ca.pem", folder / "server.pem", folder / "server.key"
+
+
+def _tls(cert: Path, key: Path) -> ssl.SSLContext:
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    return context
+
+
+def test_the_login_goes_over_starttls_with_the_password_from_the_environment(site, tmp_path, capsys, monkeypatch):
+    ca, cert, key = _certificates(tmp_path)
+    monkeypatch.setenv("SSL_CERT_FILE", str(ca))  # the system's trust store, as OpenSSL reads it, holds our CA
+    monkeypatch.setenv(PASSWORD_ENV, PASSWORD)
+    box = Mailbox()
+    with smtp_server(box, tls_context=_tls(cert, key), require_starttls=True, auth_required=True,
+                     authenticator=_login) as port:
+        ws = workspace(tmp_path, site, port, starttls=True, username="bot", password_env=PASSWORD_ENV)
+        assert mail(ws, "--week", "2026-W20") == 0
+        dry = capsys.readouterr().out
+        assert "STARTTLS, login bot (password from $REPORTER_TEST_SMTP_PASSWORD: set)" in dry
+        assert mail(ws, "--week", "2026-W20", "--send", "--json") == 0
+        sent = capsys.readouterr()
+        monkeypatch.setenv(PASSWORD_ENV, PASSWORD + "-wrong")
+        assert mail(ws, "--week", "2026-W19", "--send") == 2
+        refused = capsys.readouterr()
+    assert json.loads(sent.out)["action"] == "sent" and len(box.received) == 1
+    assert f"127.0.0.1:{port} refused the login of bot (535" in refused.err
+    assert f"${PASSWORD_ENV}" in refused.err and [e["week"] for e in _record(ws)] == ["2026-W20"]
+    _no_password_anywhere(ws, dry, sent.out, sent.err, refused.out, refused.err)
+
+
+def test_a_server_whose_certificate_is_not_trusted_gets_nothing(site, tmp_path, capsys, monkeypatch):
+    _, cert, key = _certificates(tmp_path)
+    monkeypatch.setenv(PASSWORD_ENV, PASSWORD)
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "no-such-ca.pem"))
+    box = Mailbox()
+    with smtp_server(box, tls_context=_tls(cert, key), require_starttls=True, authenticator=_login) as port:
+        ws = workspace(tmp_path, site, port, starttls=True, username="bot", password_env=PASSWORD_ENV)
+        assert mail(ws, "--week", "2026-W20", "--send") == 2
+    err = capsys.readouterr().err
+    assert f"127.0.0.1:{port}: its TLS certificate could not be verified" in err and "SSL_CERT_FILE" in err
+    assert box.received == [] and _record(ws) == []
+
+
+def test_starttls_asked_but_not_offered_sends_nothing(site, tmp_path, capsys, monkeypatch):
+    box = Mailbox()
+    with smtp_server(box) as port:
+        ws = workspace(tmp_path, site, port, starttls=True)
+        assert mail(ws, "--week", "2026-W20", "--send") == 2
+    assert f"127.0.0.1:{port} does not offer STARTTLS" in capsys.readouterr().err and box.received == []
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+def test_the_login_may_go_in_plain_text_to_loopback(site, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv(PASSWORD_ENV, PASSWORD)
+    box = Mailbox()
+    with smtp_server(box, auth_required=True, auth_require_tls=False, authenticator=_login) as port:
+        ws = workspace(tmp_path, site, port, username="bot", password_env=PASSWORD_ENV)
+        assert mail(ws, "--week", "2026-W20", "--send") == 0
+    captured = capsys.readouterr()
+    assert len(box.received) == 1
+    _no_password_anywhere(ws, captured.out, captured.err)
+
+
+def test_a_password_the_server_repeats_is_masked(site, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv(PASSWORD_ENV, PASSWORD)
+    with ScriptedServer(echo_auth=True) as port:
+        ws = workspace(tmp_path, site, port, username="bot", password_env=PASSWORD_ENV)
+        assert mail(ws, "--week", "2026-W20", "--send") == 2
+    captured = capsys.readouterr()
+    assert "refused the login of bot (535 5.7.8 not accepted: AUTH PLAIN" in captured.err
+    assert "[password]" in captured.err
+    _no_password_anywhere(ws, captured.out, captured.err)
+
+
+def test_a_missing_password_variable_is_exit_2_before_connecting(site, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv(PASSWORD_ENV, raising=False)
+    ws = workspace(tmp_path, site, _free_port(), username="bot", password_env=PASSWORD_ENV)
+    assert mail(ws, "--week", "2026-W20", "--send") == 2
+    assert f"password_env names {PASSWORD_ENV}, which is not set" in capsys.readouterr().err
+
+
+def test_plain_text_to_a_host_that_is_not_loopback_is_refused_without_connecting(site, tmp_path, capsys,
+                                                                                 monkeypatch):
+    import smtplib
+    monkeypatch.setattr(smtplib, "SMTP", lambda *a, **k: pytest.fail("connected"))
+    ws = workspace(tmp_path, site, 25, smtp_host="smtp.example.org")
+    assert mail(ws, "--week", "2026-W20", "--send") == 2
+    err = capsys.readouterr().err
+    assert "starttls = false would send the password and the mail unencrypted to smtp.example.org:25" in err
+    assert "loopback" in err and _record(ws) == []
+
+
+@pytest.mark.parametrize("host, loopback", [
+    ("127.0.0.1", True), ("127.8.9.10", True), ("::1", True), ("[::1]", True), ("localhost", True),
+    ("LOCALHOST.", True), ("10.0.0.1", False), ("128.0.0.1", False), ("smtp.example.org", False),
+    ("localhost.example.org", False), ("::2", False)])
+def test_loopback_hosts(host, loopback):
+    assert is_loopback(host) is loopback
+
+
+# --- two runs at once, the dry run, the inputs ----------------------------------------------------------
+
+
+def test_two_sends_at_once_send_one_message(site, tmp_path):
+    box = Mailbox(delay=1.0)
+    with smtp_server(box) as port:
+        ws = workspace(tmp_path, site, port)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+        argv = [sys.executable, "-m", "reporter.cli", "mail", "--workspace", str(ws), "--week", "2026-W20", "--send"]
+        runs = [subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                for _ in range(2)]
+        outs = [run.communicate(timeout=120) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], outs
+    assert len(box.received) == 1 and len(_record(ws)) == 1
+    assert sorted("nothing sent" in out for out, _ in outs) == [False, True]
+
+
+def test_the_dry_run_says_what_it_would_send(site, tmp_path, capsys):
+    ws = workspace(tmp_path, site, 2525)
+    assert mail(ws, "--latest") == 0
+    out = capsys.readouterr().out
+    eml = site / "digest" / "2026-W20.eml"
+    assert f"2026-W20: would send {eml} ({eml.stat().st_size:,} bytes" in out
+    for line in ("Subject:    Weekly digest 2026-W20: 3 papers kept", "From:       Digest <digest@example.org>",
+                 "To:         a@example.org, Bea Two <b@example.org>", "sent:       not yet"):
+        assert line in out
+    assert mail(ws, "--week", "2026-W19", "--json") == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["action"] == "would send" and report["to"] == TO and report["sent"] is None
+    assert report["bytes"] == (site / "digest" / "2026-W19.eml").stat().st_size and not (ws / "state").exists()
+
+
+def test_without_a_mail_table_the_dry_run_works_and_a_send_is_refused(site, tmp_path, capsys):
+    ws = workspace(tmp_path, site, None)
+    assert mail(ws, "--week", "2026-W20") == 0
+    assert "not set: add a [mail] table" in capsys.readouterr().out
+    assert mail(ws, "--week", "2026-W20", "--send") == 2
+    assert "no [mail] table" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flags, complaint", [
+    (("--week", "2026-W18"), "the site holds no e-mail edition of 2026-W18"),
+    (("--week", "2026-W99"), "is not an ISO week"),
+])
+def test_a_week_without_a_message_is_exit_2(site, tmp_path, capsys, flags, complaint):
+    ws = workspace(tmp_path, site, 2525)
+    assert mail(ws, *flags) == 2
+    assert complaint in capsys.readouterr().err
+
+
+def test_an_edited_message_is_refused(site, tmp_path, capsys):
+    copy = tmp_path / "site"
+    shutil.copytree(site, copy)
+    eml = copy / "digest" / "2026-W20.eml"
+    eml.write_bytes(eml.read_bytes().replace(b"3 papers kept", b"4 papers kept"))
+    ws = workspace(tmp_path, copy, 2525)
+    assert mail(ws, "--week", "2026-W20") == 2
+    assert "changed since the site was built" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mail_table, complaint", [
+    ({"to": []}, "key 'to' must list at least one address"),
+    ({"to": ["not an address"]}, "key 'to' holds 'not an address'"),
+    ({"from": "a@example.org\r\nBcc: evil@example.org"}, "key 'from' must be one e-mail address"),
+    ({"from": "a@example.org, b@example.org"}, "key 'from' must be one e-mail address"),
+    ({"username": "bot"}, "key 'password_env' is missing"),
+    ({"password_env": PASSWORD_ENV}, "key 'username' is missing"),
+    ({"password_env": "NOT A NAME", "username": "bot"}, "must name an environment variable"),
+    ({"smtp_port": 70000}, "must be a port from 1 to 65535"),
+    ({"smtp_host": "smtp://example.org"}, "must be a host name or an IP address"),
+    ({"smtp_host": "smtp.example.org"}, "key 'starttls' is false for a host that is not loopback"),
+    ({"tls": True}, "unknown key 'tls'"),
+])
+def test_a_bad_mail_table_is_refused(site, tmp_path, mail_table, complaint):
+    ws = workspace(tmp_path, site, 2525, **mail_table)
+    with pytest.raises(InputError, match=None) as caught:
+        load_workspace(ws)
+    assert complaint in str(caught.value) and "[mail]" in str(caught.value)

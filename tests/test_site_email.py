@@ -1,0 +1,290 @@
+"""The digest's e-mail edition: `digest/YYYY-Www.email.html`, `.email.txt` and `.eml` beside each week page.
+
+Over the hand-made weeks of tests/support/digest.py (hostile titles, ids and
+rationales) and a generated week of 2,000 papers decided by `reporter digest`:
+the three files per week, byte-identical across builds and archived; the HTML
+self-contained (inline styles, no script, no external resource) with every
+data string escaped; the text free of markup escapes and of control and bidi
+characters; the message multipart/alternative of the two with a Subject
+naming the week and the kept count, deterministic headers, and no header a
+title could add; links absolute under `[site] base_url`; under 100 KB for
+2,000 papers.
+"""
+
+from __future__ import annotations
+
+import email
+import json
+import random
+import re
+from dataclasses import fields
+from email.policy import default as default_policy
+from pathlib import Path
+
+import jinja2.meta
+import pytest
+
+from reporter.cli import main
+from reporter.config import load_workspace
+from reporter.errors import InputError
+from reporter.hashing import dump_json
+from reporter.site import render_site
+from reporter.site.digest_pages import digest_week
+from reporter.site.email_edition import REVIEW_SHOWN, authors_line, build_email_edition, email_files, snippet
+from reporter.site.env import email_html_env, text_env
+from reporter.site.links import PAPER_PAGES
+from reporter.site.models.email import EmailEdition, EmailPaper
+from support.digest import HOSTILE, week_document, write_week
+from support.site import parse_html
+
+FILES = ("email.html", "email.txt", "eml")
+KB = 1024
+
+
+def _files(site: Path, week: str) -> dict[str, bytes]:
+    return {ext: (site / "digest" / f"{week}.{ext}").read_bytes() for ext in FILES}
+
+
+def _with_texts(doc: dict, authors: list[str], abstract: str | None) -> dict:
+    """A decisions.json document whose every decision carries authors and an abstract (issue 23, item 2)."""
+    for d in doc["decisions"]:
+        d["authors"], d["abstract"] = authors, abstract
+    return doc
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("email") / "digests"
+    write_week(folder, _with_texts(week_document("2026-W19", hostile=False, prior=()), ["Ada Lovelace"], None))
+    authors = ["Ada Lovelace", "Bob\r\nBcc: evil@example.org", "C \u202eD\u202c", "Dee Fourth"]
+    doc = _with_texts(week_document("2026-W20"), authors, "See criteria.md and benchmark* <b>x</b>\x07 " * 20)
+    doc["decisions"][0]["title"] = "Title\r\nBcc: evil@example.org\r\n\r\n<script>x</script> criteria.md"
+    write_week(folder, doc)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def site(archive, tmp_path_factory):
+    out = tmp_path_factory.mktemp("email_site") / "site"
+    render_site(out.parent / "no-releases", out, digests_dir=archive, progress=False)
+    return out
+
+
+def test_each_week_has_the_three_files_byte_identical_across_builds(site, archive, tmp_path):
+    again = tmp_path / "site"
+    render_site(tmp_path / "no-releases", again, digests_dir=archive, progress=False)
+    for week in ("2026-W19", "2026-W20"):
+        assert _files(site, week) == _files(again, week)
+    manifest = json.loads((site / "manifest.json").read_text())["files"]
+    assert all(manifest[f"digest/2026-W20.{ext}"]["archived"] for ext in FILES)
+    report = render_site(tmp_path / "no-releases", again, digests_dir=archive, progress=False)
+    assert report.written == 0
+
+
+def test_the_html_is_self_contained_with_inline_styles_only(site):
+    text = (site / "digest" / "2026-W20.email.html").read_text(encoding="utf-8")
+    tree = parse_html(text)
+    tags = {n.tag for n in tree.iter()}
+    assert not tags & {"script", "style", "link", "img", "iframe", "object", "embed", "form", "svg", "base"}
+    assert not re.search(r"@import|@font-face|url\(|\bsrc=", text)
+    assert tree.find("body").attrs["style"]
+    for a in tree.find_all("a"):
+        target = a.attrs["href"]
+        assert target.startswith("2026-W20.html") or any(
+            target.startswith(url.split("{}")[0]) for _, url in PAPER_PAGES.values()), target
+
+
+def test_data_is_escaped_in_the_html_and_plain_in_the_text(site):
+    html = (site / "digest" / "2026-W20.email.html").read_text(encoding="utf-8")
+    assert "<script>" not in html and "&lt;script&gt;" in html and "<b>x</b>" not in html
+    assert "\x07" not in html
+    text = (site / "digest" / "2026-W20.email.txt").read_text(encoding="utf-8")
+    assert HOSTILE[0] in text  # a title shown as the text it is
+    assert "criteria.md" in text and "benchmark*" in text and "<b>x</b>" in text
+    assert "\\" not in text, "no Markdown escapes in the plain text"
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", text)
+    assert max(len(line) for line in text.splitlines() if "://" not in line and "#p-" not in line) <= 76
+
+
+def test_the_message_is_both_parts_with_a_subject_naming_the_week_and_the_kept_count(site):
+    files = _files(site, "2026-W20")
+    msg = email.message_from_bytes(files["eml"], policy=default_policy)
+    assert msg["Subject"] == "Weekly digest 2026-W20: 3 papers kept"
+    assert msg["Date"] == "Mon, 18 May 2026 00:00:00 +0000"
+    assert re.fullmatch(r"<digest-2026-W20\.[0-9a-f]{24}@reporter\.invalid>", msg["Message-ID"])
+    assert msg.get_content_type() == "multipart/alternative"
+    plain, html = msg.get_payload()
+    assert plain.get_content_type() == "text/plain" and html.get_content_type() == "text/html"
+    assert plain.get_content().replace("\r\n", "\n") == files["email.txt"].decode("utf-8")
+    assert html.get_content().replace("\r\n", "\n") == files["email.html"].decode("utf-8")
+    assert msg["From"] is None and msg["To"] is None, "the site is public: `reporter mail` adds From and To"
+    assert b"\r\n" in files["eml"] and b"\n" not in files["eml"].replace(b"\r\n", b"")
+
+
+def test_a_title_or_an_author_with_cr_lf_opens_no_header(site):
+    raw = _files(site, "2026-W20")["eml"]
+    msg = email.message_from_bytes(raw, policy=default_policy)
+    assert list(msg.keys()) == ["Subject", "Date", "Message-ID", "MIME-Version", "Content-Type"]
+    for part in msg.get_payload():
+        assert list(part.keys()) == ["Content-Type", "Content-Transfer-Encoding"]
+    assert b"\r\nBcc:" not in raw
+
+
+def test_every_keep_the_first_reviews_and_the_drops_by_cause(tmp_path):
+    doc = week_document("2026-W21", hostile=False)
+    keep = doc["decisions"][0]
+    reviews = [dict(keep, id=f"doi:10.5555/review.{i:02d}", decision="REVIEW", score=60, rationale=f"REVIEW {i}")
+               for i in range(REVIEW_SHOWN + 5)]
+    doc["decisions"][3:4] = reviews
+    doc["calibration"].update(review=len(reviews), histogram=_histogram(doc))
+    keep.update(authors=["A One", "B Two", "C Three", "D Four"], abstract="word " * 200)
+    edition = build_email_edition(digest_week(dump_json(doc).encode(), "x"))
+    assert [p.id for p in edition.keep] == [d["id"] for d in doc["decisions"] if d["decision"] == "KEEP"]
+    first = edition.keep[0]
+    assert first.authors == "A One, B Two, C Three et al." and first.snippet.endswith("…")
+    assert first.why == keep["rationale"] and edition.keep[1].authors == "" and edition.keep[1].snippet == ""
+    assert [p.id for p in edition.review] == [r["id"] for r in reviews[:REVIEW_SHOWN]]
+    assert (edition.review_total, edition.review_more) == (len(reviews), 5)
+    assert [(c.label, c.count) for c in edition.dropped] == [
+        ("Already covered", 1), ("Look-alike trap", 1), ("Fails required", 1), ("Not in scope", 1), ("Weak match", 1)]
+    html, text = (data.decode() for _, data in email_files(digest_week(dump_json(doc).encode(), "x"))[:2])
+    assert "5 more papers for review" in html and "5 more papers for review" in text
+    assert "A One, B Two, C Three et al." in text
+
+
+def test_authors_and_snippets():
+    assert authors_line([]) == "" and authors_line(["A"]) == "A" and authors_line(["A", "B", "C"]) == "A, B, C"
+    assert authors_line(["A", "B", "C", "D"]) == "A, B, C et al."
+    assert snippet(None) == "" and snippet(" a\n b ") == "a b"
+    cut = snippet("word " * 100)
+    assert len(cut) <= 280 and cut.endswith("…") and not cut.endswith(" …")
+
+
+def test_links_are_absolute_under_the_site_base_url(archive, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "reporter.toml").write_text('pool = "p.jsonl"\nspecs = "specs"\nreleases = "releases"\n'
+                                      '[site]\npath = "out"\nbase_url = "https://example.org/digest-site/"\n')
+    workspace = load_workspace(ws)
+    assert (workspace.site, workspace.base_url) == (ws / "out", "https://example.org/digest-site")
+    render_site(ws / "releases", workspace.site, digests_dir=archive, workspace=workspace, progress=False)
+    html = (workspace.site / "digest" / "2026-W20.email.html").read_text()
+    text = (workspace.site / "digest" / "2026-W20.email.txt").read_text()
+    page = "https://example.org/digest-site/digest/2026-W20.html"
+    assert f'href="{page}"' in html and f'href="{page}#p-' in html and page in text
+    assert "2026-W20.html" not in html.replace(page, "")
+    msg = email.message_from_bytes((workspace.site / "digest" / "2026-W20.eml").read_bytes(), policy=default_policy)
+    assert msg["Message-ID"].endswith("@example.org>")
+
+
+@pytest.mark.parametrize("table, complaint", [
+    ('[site]\nbase_url = "ftp://example.org"\n', "http:// or https://"),
+    ('[site]\nbase_url = "https://example.org/?a=1"\n', "without a query"),
+    ('[site]\nbase = "https://example.org"\n', "unknown key 'base'"),
+])
+def test_a_bad_site_table_is_refused(tmp_path, table, complaint):
+    (tmp_path / "reporter.toml").write_text('pool = "p"\nspecs = "s"\nreleases = "r"\n' + table)
+    with pytest.raises(InputError, match=re.escape(complaint)):
+        load_workspace(tmp_path)
+
+
+def test_the_templates_use_exactly_the_documented_fields():
+    documented = {f.name for f in fields(EmailEdition)}
+    used = set()
+    for env, name in ((email_html_env(), "digest_week.html"), (text_env(), "digest_week.txt")):
+        source = env.loader.get_source(env, name)[0]
+        names = jinja2.meta.find_undeclared_variables(env.parse(source))
+        assert names <= documented, f"{name} reads undocumented {names - documented}"
+        used |= names
+        paper = set(re.findall(r"\bp\.([a-z_]+)", source))
+        assert paper <= {f.name for f in fields(EmailPaper)}, paper
+    assert used == documented
+
+
+# --- a week of 2,000 papers ---------------------------------------------------------------------------
+
+CRITERIA = """# Criteria: evaluating language models
+
+## In scope
+- Benchmarks and evaluations of language models: `benchmark*`, `evaluation`, `language model*`, `LLM*`
+
+## Out of scope
+- Clinical trials: `clinical trial`
+
+## Required
+- Reports empirical results: `we evaluate`, `results show`, `accuracy`
+
+## Reduced fit
+- Surveys: `survey`
+"""
+WATCHLIST = "language model*\nbenchmark*\nLLM-as-a-judge\t1.5\nevaluation\n"
+WORDS = ("adaptive robust sparse graph neural transformer contrastive retrieval multilingual federated causal "
+         "diffusion scalable efficient calibrated hierarchical multimodal instruction reasoning agents").split()
+
+
+def two_thousand_paper_week(folder: Path, papers: int = 2_000, seed: int = 23) -> Path:
+    """A digest archive with one week of `papers` generated records, decided by `reporter digest` (default settings),
+    its decisions carrying each record's authors and abstract as issue 23's decisions.json will."""
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    records = []
+    for i in range(papers):
+        topic = rng.choice(["a language model benchmark", "LLM-as-a-judge evaluation", "language models",
+                            "protein folding", "graph coloring", "a clinical trial of LLM triage", "a survey of LLMs"])
+        title = f"{' '.join(rng.choices(WORDS, k=rng.randint(4, 14)))} for {topic}: {'x' * rng.randint(0, 60)}"
+        abstract = " ".join(rng.choices(WORDS, k=rng.randint(150, 280))) + (
+            " We evaluate it on three benchmarks; results show higher accuracy." if rng.random() < 0.7 else "")
+        authors = [f"{rng.choice(WORDS).title()} {rng.choice(WORDS).title()}-{rng.choice(WORDS).title()}"
+                   for _ in range(rng.randint(1, 30))]
+        records.append({"id": f"arxiv:2605.{10000 + i:05d}", "title": title, "abstract": abstract, "source": "arxiv",
+                        "published": "2026-05-13", "authors": authors})
+    papers_file = folder / "2026-W20.jsonl"
+    papers_file.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    (folder / "criteria.md").write_text(CRITERIA, encoding="utf-8")
+    (folder / "watchlist.txt").write_text(WATCHLIST, encoding="utf-8")
+    archive = folder / "digests"
+    assert main(["digest", "--papers", str(papers_file), "--watchlist", str(folder / "watchlist.txt"),
+                 "--criteria", str(folder / "criteria.md"), "--archive", str(archive), "--week", "2026-W20"]) == 0
+    decisions = archive / "2026-W20" / "decisions.json"
+    doc = json.loads(decisions.read_text(encoding="utf-8"))
+    by_id = {r["id"]: r for r in records}
+    for d in doc["decisions"]:
+        d.setdefault("authors", by_id[d["id"]]["authors"])
+        d.setdefault("abstract", by_id[d["id"]]["abstract"])
+    decisions.write_text(dump_json(doc), encoding="utf-8")
+    return archive
+
+
+def test_a_week_of_2000_papers_makes_an_email_under_100_kb(tmp_path, capsys):
+    archive = two_thousand_paper_week(tmp_path / "week")
+    site = tmp_path / "site"
+    render_site(tmp_path / "no-releases", site, digests_dir=archive, progress=False)
+    files = _files(site, "2026-W20")
+    doc = json.loads((archive / "2026-W20" / "decisions.json").read_text())
+    kept = doc["calibration"]["kept"]
+    assert kept == 25 and doc["calibration"]["review"] > REVIEW_SHOWN, doc["calibration"]
+    with capsys.disabled():
+        print("\n2,000-paper week, 25 KEEPs:", ", ".join(f"{ext} {len(data):,} bytes" for ext, data in files.items()))
+    for ext, data in files.items():
+        assert len(data) < 100 * KB, f"{ext}: {len(data):,} bytes"
+
+
+def _histogram(doc: dict) -> list[int]:
+    histogram = [0] * 10
+    for d in doc["decisions"]:
+        histogram[min(d["score"] // 10, 9)] += 1
+    return histogram
+
+
+def test_every_field_at_its_cap_still_makes_an_email_under_100_kb():
+    """25 KEEPs and REVIEWs whose titles, authors, abstracts and rationales are all longer than the e-mail shows."""
+    doc = week_document("2026-W20", hostile=False)
+    long = {"title": "T" * 299 + " x" * 50, "rationale": "R " * 300, "authors": ["N" * 120] * 30,
+            "abstract": "word " * 400, "merged_ids": []}
+    doc["decisions"] = [dict(doc["decisions"][0], id=f"arxiv:2605.{10000 + i}", **long) for i in range(25)] + [
+        dict(doc["decisions"][0], id=f"arxiv:2605.{20000 + i}", decision="REVIEW", score=60, **long)
+        for i in range(300)]
+    doc["calibration"].update(kept=25, review=300, dropped=0, histogram=_histogram(doc))
+    week = digest_week(dump_json(doc).encode(), "x")
+    for path, data in email_files(week, "https://example.org/a/long/path/where/the/site/is/published"):
+        assert len(data) < 100 * KB, f"{path}: {len(data):,} bytes"
