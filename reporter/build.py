@@ -35,13 +35,13 @@ from .files import locked, remove_debris
 from .novelty.results import write_novelty_results
 from .novelty.workspace import NOVELTY_RESULTS, check_novelty, load_workspace_graph
 from .routing import release as routing_release
+from .routing.artifacts import LabelFindings, Published, ReleaseSet, load_published, load_release, load_releases
 from .routing.labels import label_stats_for, load_labels, write_label_stats
 from .routing.published import PUBLISHED_FILE
 from .routing.specs import load_rulebook
 from .routing.textscan import scan_engine
 from .site.digest_pages import DigestWeek, digest_week, load_digest_weeks
 from .site.status_page import ScreeningStatus
-from .site.load import Published, ReleaseSet, load_published, load_release, load_releases
 from .site.render import (PreparedSite, RenderReport, SiteInputs, StagePages, digest_stage, gather_screening,
                           novelty_stage, prepare_site, read_site_inputs, screening_stage)
 
@@ -147,7 +147,8 @@ def gather(ws: Workspace, as_of: date, staged: routing_release.StagedRelease, la
     """The rest of what the pages show, read under the releases folder's lock (and the archive's)."""
     found_labels = label_stats_for(staged.folder, labels, load_rulebook(ws.specs)) if labels is not None else None
     release = dataclasses.replace(load_release(ws.releases, staged.release_id, staged.folder),
-                                  labels=found_labels, published=shown_published(staged))
+                                  labels=LabelFindings.from_doc(found_labels) if found_labels is not None else None,
+                                  published=shown_published(staged))
     archive = ws.digest.archive if ws.digest is not None else None
     pending = () if digest is None or archive is None else tuple(
         digest_week(r.data, str(archive / r.week / DECISIONS_FILE), g)
@@ -186,7 +187,7 @@ def publish(g: Gathered, site: PreparedSite) -> BuildReport:
 
 
 def shown_published(staged: routing_release.StagedRelease) -> Published | None:
-    """The staged release's label and date as its pages show them: what `publish` will leave in place.
+    """The staged release's name and date as its pages show them: what `publish` will leave in place.
 
     The published.json of a release already published (never rewritten), else
     the one this run will write. Read under the releases folder's lock, so no
@@ -196,7 +197,7 @@ def shown_published(staged: routing_release.StagedRelease) -> Published | None:
     if final.exists():
         return load_published(final / PUBLISHED_FILE)
     doc = staged.published_doc()
-    return Published(label=doc["label"], first_written=doc["first_written"])
+    return Published(name=doc["label"], first_written=doc["first_written"])
 
 
 def ensure_example_data(ws: Workspace, progress: bool = True) -> None:

@@ -2,7 +2,8 @@
 
 A leaf module: routing refuses two rule ids whose pages would share a name
 (`routing/specs.py`) with the same function the site names the pages with,
-without importing the site.
+without importing the site. `is_safe_segment` is the check a release id
+read from index.json passes before it names a folder (`routing/artifacts.py`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from .hashing import sha256_text
 
 _PLAIN = re.compile(r"[a-z0-9][a-z0-9._-]{0,79}")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def slug(text: str) -> str:
@@ -27,3 +29,8 @@ def slug(text: str) -> str:
         return text
     base = _UNSAFE.sub("-", text).strip("-.")[:48].lower() or "x"
     return f"{base}-{sha256_text(text)[:8]}"
+
+
+def is_safe_segment(name: str) -> bool:
+    """Whether a name (a release id) can be used as a folder name as it is."""
+    return bool(_SEGMENT.fullmatch(name)) and ".." not in name

@@ -1,7 +1,7 @@
 """published.json beside a release: its label and the date it was first written (docs/release-format.md).
 
 Not one of the release's inputs or files. Kept apart from release.py so that reading a
-workspace (the `label` key) and the site's reader need not load the routing engine.
+workspace (the `label` key) and the release reader (artifacts.py) need not load the routing engine.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from ..errors import InputError
 
 PUBLISHED_FILE = "published.json"
 """Beside the release's files, not one of them: its label and the date it was first written
-(docs/release-format.md). The site reads it with `reporter.site.load.load_published`."""
+(docs/release-format.md). It is read with `reporter.routing.artifacts.load_published`."""
 LABEL_CHARS = 100
 """The longest label: it is a name for a list and a page title, not a description."""
 

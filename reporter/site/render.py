@@ -14,6 +14,7 @@ from ..errors import InputError
 from ..files import locked
 from ..novelty.results import load_novelty_results
 from ..progress import Progress
+from ..routing.artifacts import Release, ReleaseSet, load_releases, load_review_labels
 from .diff import compute_diff
 from .diff_page import (AGAINST_RECENT, Pair, build_diff_page, change_line, diff_files, pairs_to_render,
                         resolve_against, shown_ids)
@@ -23,7 +24,6 @@ from .feed import atom_feed, entry_id, feed_id
 from .glossary import build_glossary
 from .home_page import build_home
 from .links import href
-from .load import Release, ReleaseSet, load_releases
 from .models import Comparison
 from .novelty_page import build_novelty_page, novelty_summary
 from .page_parts import release_name
@@ -107,10 +107,10 @@ def read_site_inputs(found: ReleaseSet, pool: PoolRef | None = None, against: Se
     pairs: dict[str, list[Pair]] = {}
     for i, j in pairs_to_render(releases, resolve_against(releases, against)):
         rel, base = releases[i], releases[j]
-        pair = Pair(rel, base, j == i - 1, compute_diff(base, rel, seed=rel.samples["seed"]))
+        pair = Pair(rel, base, j == i - 1, compute_diff(base, rel, seed=rel.samples.seed))
         pairs.setdefault(rel.release_id, []).append(pair)
     wanted = {w for group in pairs.values() for p in group for w in shown_ids(p.data)}
-    wanted |= {w["work_id"] for rel in releases for w in lost_works(rel)}
+    wanted |= {w.work_id for rel in releases for w in lost_works(rel)}
     return SiteInputs({rid: tuple(group) for rid, group in pairs.items()}, gather_titles(releases, wanted, pool))
 
 
@@ -181,8 +181,7 @@ def workspace_labels(ws: Workspace) -> Any:
     """The workspace's labels (a work_id,label frame), or None when it names no labels file or it is absent."""
     if ws.labels is None or not ws.labels.exists():
         return None
-    from ..routing.labels import load_labels
-    return load_labels(ws.labels)
+    return load_review_labels(ws.labels)
 
 
 def gather_screening(ws: Workspace, release_id: str | None, release_dir: Path | None, labels: Any = None, *,
