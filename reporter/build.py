@@ -98,10 +98,10 @@ class Gathered:
 
 def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
           environ: Mapping[str, str] | None = None, rerender_archive: bool = False,
-          workers: int | None = None, progress: bool = True, label: str | None = None) -> BuildReport:
+          workers: int | None = None, progress: bool = True, release_name: str | None = None) -> BuildReport:
     """Route, check novelty, render; publish everything only after every check has passed.
 
-    `label` (default: the workspace's `label`) names the release when this build is the first to publish it.
+    `release_name` (`--label`; default: the workspace's) names the release when this build is the first to publish it.
     """
     environ = environ if environ is not None else os.environ
     as_of = as_of or build_date(environ)
@@ -112,8 +112,8 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
     ensure_example_data(ws, progress)  # makes an input (the example pool), never an output
     labels = load_labels(ws.labels) if ws.labels is not None else None
     engine = scan_engine(environ)  # REPORTER_SCAN_ENGINE, read here at the edge as `reporter route` reads it
-    with stage_release(ws, workers=workers, progress=progress, label=label or ws.label, as_of=as_of,
-                       engine=engine) as staged:
+    with stage_release(ws, workers=workers, progress=progress, release_name=release_name or ws.release_name,
+                       as_of=as_of, engine=engine) as staged:
         screening = gather_screening(ws, staged.release_id, staged.folder, labels)
         # Builds into one releases folder take turns from here (routing above runs side by side): each
         # renders the index it publishes into, so the last site written lists every published release.
@@ -130,12 +130,12 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
 
 
 @contextlib.contextmanager
-def stage_release(ws: Workspace, *, workers: int | None, progress: bool, label: str | None,
+def stage_release(ws: Workspace, *, workers: int | None, progress: bool, release_name: str | None,
                   as_of: date, engine: str | None = None) -> Iterator[routing_release.StagedRelease]:
     """Route the workspace's pool into a staged release; removed on the way out unless it was published."""
     staged = routing_release.stage_release(ws.pool, ws.specs, ws.releases, overlay=ws.overlay,
                                            sample_seed=ws.sample_seed, workers=workers, progress=progress,
-                                           label=label, as_of=as_of, engine=engine)
+                                           release_name=release_name, as_of=as_of, engine=engine)
     try:
         yield staged
     finally:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .published import LABEL_CHARS
+from .published import NAME_CHARS
 
 STATS_KEYS = ("release_id", "rows", "identity_holds", "piles", "pile_order", "pending",
               "title_only", "pool", "overlay", "rules", "overlap")
@@ -73,9 +73,9 @@ def context_chars(samples: Mapping[str, Any], manifest: Mapping[str, Any], path:
 def check_published(doc: Mapping[str, Any], path: Path) -> tuple[str | None, str]:
     """published.json's release name (stripped; None) and first-written date, refused unless well formed."""
     name, written = doc.get("label"), doc["first_written"]
-    if name is not None and not (isinstance(name, str) and name.strip() and len(name) <= LABEL_CHARS
+    if name is not None and not (isinstance(name, str) and name.strip() and len(name) <= NAME_CHARS
                                  and name.isprintable()):
-        raise InputError(f"{path}: label must be null or one line of printable text of at most {LABEL_CHARS} "
+        raise InputError(f"{path}: label must be null or one line of printable text of at most {NAME_CHARS} "
                          f"characters, not {name!r}")
     try:
         day = dt.date.fromisoformat(written) if isinstance(written, str) and len(written) == 10 else None

@@ -46,7 +46,7 @@ def _summary(rel: Release, piles: list[str], changes: str) -> ReleaseSummary:
     stats = rel.stats
     name = release_name(HOME, rel)
     return ReleaseSummary(
-        release_id=rel.release_id, short_id=name.short_id, label=name.label, written=name.written, changes=changes,
+        release_id=rel.release_id, short_id=name.short_id, given_name=name.given_name, written=name.written, changes=changes,
         href=name.href, status=href(HOME, status_path(rel.release_id)),
         diff=href(HOME, diff_path(rel.release_id)), rows=stats.rows,
         piles=tuple(stats.piles.get(p) for p in piles),

@@ -28,7 +28,7 @@ def release_name(page: str, rel: Release) -> ReleaseName:
     """How `page` names a release: `2026-W27 (3f2a9c1b2d4e)` with a name given, else its short id; and its date."""
     short = short_id(rel.release_id)
     given = rel.published.name if rel.published is not None else None
-    return ReleaseName(release_id=rel.release_id, short_id=short, label=given,
+    return ReleaseName(release_id=rel.release_id, short_id=short, given_name=given,
                        written=rel.published.first_written if rel.published is not None else None,
                        name=f"{given} ({short})" if given else short, href=href(page, release_path(rel.release_id)))
 
