@@ -12,7 +12,7 @@ import pytest
 from conftest import SITE_WORKSPACE
 
 from reporter.errors import InputError
-from reporter.routing import artifact_records, artifacts
+from reporter.routing import artifact_records, artifact_samples, artifacts
 from reporter.routing.artifacts import (INPUT_NAMES, LabelFindings, Manifest, Pile, Published, Release, RuleRows,
                                         RuleStat, RuleStats, SampleWork, Samples, load_release, load_releases)
 from reporter.routing.labels import label_stats_for, load_labels, write_label_stats
@@ -103,7 +103,7 @@ def test_the_records_are_frozen(routed):
     with pytest.raises(TypeError):
         rel.samples.piles["screen"] = ()  # type: ignore[index]
     assert isinstance(rel.stats.rules, tuple) and isinstance(rel.stats.pile_order, tuple)
-    records = [c for module in (artifacts, artifact_records) for c in vars(module).values()
+    records = [c for module in (artifacts, artifact_records, artifact_samples) for c in vars(module).values()
                if dataclasses.is_dataclass(c) and c.__module__ == module.__name__]
     assert len(records) >= 19
     assert all(c.__dataclass_params__.frozen for c in records), [c.__name__ for c in records]

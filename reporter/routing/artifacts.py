@@ -7,6 +7,8 @@ release schema is known here, beside its writers, and nowhere else. The
 site reads a release only through these records and never re-runs routing.
 Everything is checked on the way in (artifact_checks.py), so a bad folder
 is one clear error naming the file and the field, before any page is built.
+The records are those of artifact_records.py and artifact_samples.py, all
+imported from here.
 
 The records hold tuples and read-only mappings. Three fields keep JSON as
 routing wrote it, because the pages print it as JSON: a rule's `spec` and
@@ -26,9 +28,9 @@ from ..naming import is_safe_segment
 from .artifact_checks import (INPUT_NAMES, LABELS_KEYS, MANIFEST_KEYS, SAMPLES_KEYS, STATS_KEYS, check_ids,
                               check_published, check_stats, context_chars, read_doc)
 from .published import PUBLISHED_FILE
-from .artifact_records import (Context, Evidence, LabelFindings, LabelRule, LostInclude, LostIncludes, Manifest,
-                               OverlapMatrix, OverlayCounts, Pile, PoolCounts, RuleRows, RuleSamples, RuleStat,
-                               RuleStats, SampleWork, Samples)
+from .artifact_records import (LabelFindings, LabelRule, LostInclude, LostIncludes, Manifest, OverlapMatrix,
+                               OverlayCounts, Pile, PoolCounts, RuleRows, RuleStat, RuleStats)
+from .artifact_samples import Context, Evidence, RuleSamples, SampleWork, Samples
 
 __all__ = ["INPUT_NAMES", "Context", "Evidence", "LabelFindings", "LabelRule", "LostInclude", "LostIncludes",
            "Manifest", "OverlapMatrix", "OverlayCounts", "Pile", "PoolCounts", "Published", "Release", "ReleaseSet", "RuleRows",
