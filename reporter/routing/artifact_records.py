@@ -223,7 +223,8 @@ class RuleStats:
             title_only_sources=tuple(doc.get("title_only_sources") or ()),
             sources=frozen(doc["sources"]) if doc.get("sources") is not None else None,
             rules=tuple(RuleStat.from_doc(r) for r in doc["rules"]),
-            overlap=OverlapMatrix(tuple(doc["overlap"]["rules"]), tuple(tuple(row) for row in doc["overlap"]["matrix"])),
+            overlap=OverlapMatrix(tuple(doc["overlap"]["rules"]),
+                                  tuple(tuple(row) for row in doc["overlap"]["matrix"])),
             schema_version=doc.get("schema_version", 1))
 
     def live(self) -> tuple[RuleStat, ...]:

@@ -27,15 +27,15 @@ from ..hashing import sha256_file
 from ..naming import is_safe_segment
 from .artifact_checks import (INPUT_NAMES, LABELS_KEYS, MANIFEST_KEYS, SAMPLES_KEYS, STATS_KEYS, check_ids,
                               check_published, check_stats, context_chars, read_doc)
-from .published import PUBLISHED_FILE
 from .artifact_records import (LabelFindings, LabelRule, LostInclude, LostIncludes, Manifest, OverlapMatrix,
                                OverlayCounts, Pile, PoolCounts, RuleRows, RuleStat, RuleStats)
 from .artifact_samples import Context, Evidence, RuleSamples, SampleWork, Samples
+from .published import PUBLISHED_FILE
 
 __all__ = ["INPUT_NAMES", "Context", "Evidence", "LabelFindings", "LabelRule", "LostInclude", "LostIncludes",
-           "Manifest", "OverlapMatrix", "OverlayCounts", "Pile", "PoolCounts", "Published", "Release", "ReleaseSet", "RuleRows",
-           "RuleSamples", "RuleStat", "RuleStats", "SampleWork", "Samples", "check_stats", "load_published",
-           "load_release", "load_releases", "load_review_labels"]
+           "Manifest", "OverlapMatrix", "OverlayCounts", "Pile", "PoolCounts", "Published", "Release", "ReleaseSet",
+           "RuleRows", "RuleSamples", "RuleStat", "RuleStats", "SampleWork", "Samples", "check_stats",
+           "load_published", "load_release", "load_releases", "load_review_labels"]
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,8 @@ def build_home(releases: tuple[Release, ...], digest: DigestSummary | None = Non
     pending = None
     if releases:
         stats = releases[-1].stats
-        latest_piles = tuple(PileShare(p.name, PENDING_PLAIN if p.kind == "pending" else compute.plain_name(p.name, stats),
+        latest_piles = tuple(PileShare(p.name, PENDING_PLAIN if p.kind == "pending"
+                                       else compute.plain_name(p.name, stats),
                                        stats.piles[p.name], compute.share(stats.piles[p.name], stats.rows))
                              for p in stats.pile_order)
         waiting = stats.pending
@@ -46,8 +47,8 @@ def _summary(rel: Release, piles: list[str], changes: str) -> ReleaseSummary:
     stats = rel.stats
     name = release_name(HOME, rel)
     return ReleaseSummary(
-        release_id=rel.release_id, short_id=name.short_id, given_name=name.given_name, written=name.written, changes=changes,
-        href=name.href, status=href(HOME, status_path(rel.release_id)),
+        release_id=rel.release_id, short_id=name.short_id, given_name=name.given_name, written=name.written,
+        changes=changes, href=name.href, status=href(HOME, status_path(rel.release_id)),
         diff=href(HOME, diff_path(rel.release_id)), rows=stats.rows,
         piles=tuple(stats.piles.get(p) for p in piles),
         to_screen=sum(stats.piles[p] for p in compute.paying_piles(stats)),
