@@ -35,6 +35,7 @@ from .files import locked, remove_debris
 from .novelty.results import write_novelty_results
 from .novelty.workspace import NOVELTY_RESULTS, check_novelty, load_workspace_graph
 from .routing import release as routing_release
+from .routing.artifacts import LabelFindings, Published, ReleaseSet, load_published, load_release, load_releases
 from .routing.labels import label_stats_for, load_labels, write_label_stats
 from .routing.published import PUBLISHED_FILE
 from .routing.specs import load_rulebook
@@ -42,7 +43,6 @@ from .routing.textscan import scan_engine
 from .screening.report import gather_screening
 from .site.digest_pages import DigestWeek, digest_week, load_digest_weeks
 from .site.status_page import ScreeningStatus, screening_status
-from .site.load import Published, ReleaseSet, load_published, load_release, load_releases
 from .site.render import (PreparedSite, RenderReport, SiteInputs, StagePages, digest_stage, novelty_stage,
                           prepare_site, read_site_inputs, screening_stage)
 from .site.titles import PoolRef
@@ -100,10 +100,10 @@ class Gathered:
 
 def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
           environ: Mapping[str, str] | None = None, rerender_archive: bool = False,
-          workers: int | None = None, progress: bool = True, label: str | None = None) -> BuildReport:
+          workers: int | None = None, progress: bool = True, release_name: str | None = None) -> BuildReport:
     """Route, check novelty, render; publish everything only after every check has passed.
 
-    `label` (default: the workspace's `label`) names the release when this build is the first to publish it.
+    `release_name` (`--label`; default: the workspace's) names the release when this build is the first to publish it.
     """
     environ = environ if environ is not None else os.environ
     as_of = as_of or build_date(environ)
@@ -114,8 +114,8 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
     ensure_example_data(ws, progress)  # makes an input (the example pool), never an output
     labels = load_labels(ws.labels) if ws.labels is not None else None
     engine = scan_engine(environ)  # REPORTER_SCAN_ENGINE, read here at the edge as `reporter route` reads it
-    with stage_release(ws, workers=workers, progress=progress, label=label or ws.label, as_of=as_of,
-                       engine=engine) as staged:
+    with stage_release(ws, workers=workers, progress=progress, release_name=release_name or ws.release_name,
+                       as_of=as_of, engine=engine) as staged:
         screening = screening_status(gather_screening(ws, staged.release_id, staged.folder, labels),
                                      PoolRef(ws.pool, ws.overlay))  # the pool: where pages read titles
         # Builds into one releases folder take turns from here (routing above runs side by side): each
@@ -133,12 +133,12 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
 
 
 @contextlib.contextmanager
-def stage_release(ws: Workspace, *, workers: int | None, progress: bool, label: str | None,
+def stage_release(ws: Workspace, *, workers: int | None, progress: bool, release_name: str | None,
                   as_of: date, engine: str | None = None) -> Iterator[routing_release.StagedRelease]:
     """Route the workspace's pool into a staged release; removed on the way out unless it was published."""
     staged = routing_release.stage_release(ws.pool, ws.specs, ws.releases, overlay=ws.overlay,
                                            sample_seed=ws.sample_seed, workers=workers, progress=progress,
-                                           label=label, as_of=as_of, engine=engine)
+                                           release_name=release_name, as_of=as_of, engine=engine)
     try:
         yield staged
     finally:
@@ -150,7 +150,8 @@ def gather(ws: Workspace, as_of: date, staged: routing_release.StagedRelease, la
     """The rest of what the pages show, read under the releases folder's lock (and the archive's)."""
     found_labels = label_stats_for(staged.folder, labels, load_rulebook(ws.specs)) if labels is not None else None
     release = dataclasses.replace(load_release(ws.releases, staged.release_id, staged.folder),
-                                  labels=found_labels, published=shown_published(staged))
+                                  labels=LabelFindings.from_doc(found_labels) if found_labels is not None else None,
+                                  published=shown_published(staged))
     archive = ws.digest.archive if ws.digest is not None else None
     pending = () if digest is None or archive is None else tuple(
         digest_week(r.data, str(archive / r.week / DECISIONS_FILE), g)
@@ -190,7 +191,7 @@ def publish(g: Gathered, site: PreparedSite) -> BuildReport:
 
 
 def shown_published(staged: routing_release.StagedRelease) -> Published | None:
-    """The staged release's label and date as its pages show them: what `publish` will leave in place.
+    """The staged release's name and date as its pages show them: what `publish` will leave in place.
 
     The published.json of a release already published (never rewritten), else
     the one this run will write. Read under the releases folder's lock, so no
@@ -200,7 +201,7 @@ def shown_published(staged: routing_release.StagedRelease) -> Published | None:
     if final.exists():
         return load_published(final / PUBLISHED_FILE)
     doc = staged.published_doc()
-    return Published(label=doc["label"], first_written=doc["first_written"])
+    return Published(name=doc["label"], first_written=doc["first_written"])
 
 
 def ensure_example_data(ws: Workspace, progress: bool = True) -> None:

@@ -41,12 +41,12 @@ def run_build(args) -> int:
     """Parse, build, print."""
     from .build import build  # the whole pipeline: imported only when it runs, so `reporter build --help` is quick
     from .config import load_workspace
-    from .routing.published import check_label
+    from .routing.published import check_release_name
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be 1 or more, not {args.workers}")
-    label = check_label(args.label, "--label")
+    release_name = check_release_name(args.label, "--label")
     report = build(load_workspace(args.workspace), out=args.out, rerender_archive=args.rerender_archive,
-                   workers=args.workers, progress=True, label=label)
+                   workers=args.workers, progress=True, release_name=release_name)
     print(f"routed {report.rows:,} works: release {report.release_id[:12]} "
           f"({'new' if report.created else 'unchanged'})")
     if report.novelty is not None:

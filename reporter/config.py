@@ -23,7 +23,7 @@ from .fetch.config import FetchSettings, parse_fetch
 from .mail.config import MailSettings, parse_mail
 from .novelty.config import NoveltySettings, parse_novelty
 from .routing.config import RouteSettings, parse_route
-from .routing.published import check_label
+from .routing.published import check_release_name
 from .screening.config import ScreenSettings, parse_screen
 from .settings import KINDS, Table, http_url
 
@@ -58,8 +58,8 @@ class Workspace:
     """Optional citation-graph events (JSONL) for novelty."""
     sample_seed: int = 0
     """Seed of every sample the release shows (default 0)."""
-    label: str | None = None
-    """The label a release routed from this workspace is first published under (`2026-W27`), or None.
+    release_name: str | None = None
+    """The name (key `label`) a release routed from this workspace is first published under (`2026-W27`), or None.
     Not a release input: it never changes a release id (docs/release-format.md, published.json)."""
     novelty: NoveltySettings = NoveltySettings()
     """[novelty] (defaults when the table is absent)."""
@@ -122,8 +122,8 @@ def load_workspace(path: Path) -> Workspace:
         stages[name] = parse(table)
         if table is not None:
             table.done()
-    label = check_label(data.get("label"), f"{file}: key 'label'")
-    return Workspace(root=root, sample_seed=data.get("sample_seed", 0), label=label, **values, **stages)
+    release_name = check_release_name(data.get("label"), f"{file}: key 'label'")
+    return Workspace(root=root, sample_seed=data.get("sample_seed", 0), release_name=release_name, **values, **stages)
 
 
 def _site_table(data: dict[str, Any], file: Path, root: Path) -> tuple[dict[str, Any], str | None]:

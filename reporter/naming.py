@@ -4,6 +4,8 @@ A leaf module: routing refuses two rule ids whose pages would share a name
 (`routing/specs.py`) with the same function the site names the pages with,
 without importing the site. Likewise `reporter mail` finds a week's message
 in the built site by `email_edition_paths`, the names the site writes it under.
+`is_safe_segment` is the check a release id read from index.json passes
+before it names a folder (`routing/artifacts.py`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from .hashing import sha256_text
 
 _PLAIN = re.compile(r"[a-z0-9][a-z0-9._-]{0,79}")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def slug(text: str) -> str:
@@ -33,3 +36,8 @@ def slug(text: str) -> str:
 def email_edition_paths(week: str) -> tuple[str, str, str]:
     """A digest week's e-mail edition in the site: `digest/YYYY-Www.email.html`, `.email.txt` and `.eml`."""
     return f"digest/{week}.email.html", f"digest/{week}.email.txt", f"digest/{week}.eml"
+
+
+def is_safe_segment(name: str) -> bool:
+    """Whether a name (a release id) can be used as a folder name as it is."""
+    return bool(_SEGMENT.fullmatch(name)) and ".." not in name

@@ -114,7 +114,7 @@ def test_build_takes_the_scan_engine_from_its_environment_as_route_does(tmp_path
 
 def test_releases_of_the_previous_engine_still_render(tmp_path):
     """An archive outlives engine versions: a routing.1 release (no context_chars) loads with its 80-character window."""
-    from reporter.site import load_releases
+    from reporter.routing.artifacts import load_releases
     ws = _workspace(tmp_path)
     report = build(load_workspace(ws), progress=False)
     folder = ws / "releases" / report.release_id
@@ -130,4 +130,4 @@ def test_releases_of_the_previous_engine_still_render(tmp_path):
     del manifest["files"]  # routing.1 recorded no file digests
     (folder / "release.json").write_text(json.dumps(manifest))
     (release,) = load_releases(ws / "releases").releases
-    assert release.samples["context_chars"] == 80 == window
+    assert release.samples.context_chars == 80 == window

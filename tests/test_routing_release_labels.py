@@ -111,7 +111,7 @@ def test_the_workspace_label_is_read_and_a_flag_wins(tmp_path, monkeypatch):
     monkeypatch.chdir(ws)
     code, from_file = _route(["--workspace", ws], monkeypatch)
     assert code == 0 and from_file["published"]["label"] == "2026-W26"
-    assert load_workspace(ws).label == "2026-W26"
+    assert load_workspace(ws).release_name == "2026-W26"
     other = _workspace(tmp_path / "b", 'label = "2026-W26"\n')
     code, flagged = _route(["--workspace", other, "--label", "by flag"], monkeypatch)
     assert code == 0 and flagged["published"]["label"] == "by flag"

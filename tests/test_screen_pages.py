@@ -22,7 +22,7 @@ from reporter.routing.labels import load_labels
 from reporter.screening.report import screen_report
 from reporter.screening.store import open_store
 from reporter.site import env, render_site
-from reporter.site.load import load_release
+from reporter.routing.artifacts import load_release
 from reporter.site.status_page import NO_WORKSPACE, NOT_CONFIGURED, build_status_page
 from reporter.site.models import Grid, Row
 

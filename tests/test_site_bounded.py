@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from reporter.site import render_site
 from reporter.site.compute import flow_steps
 from reporter.site.diff import ABSENT, compute_diff, state_counts
-from reporter.site.load import load_releases
+from reporter.routing.artifacts import load_releases
 from support.site import toy_rules, write_release
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "render.py"

@@ -48,7 +48,7 @@ from reporter.site.diff_page import Pair, build_diff_page
 from reporter.site.digest_pages import build_index_page, build_week_page, digest_summary, digest_week
 from reporter.site.home_page import build_home
 from reporter.site.links import Href
-from reporter.site.load import Published, load_releases
+from reporter.routing.artifacts import Published, load_releases
 from reporter.site.models import CandidateRow, Comparison, GraphUsed, IdList, NoveltyPage, VerdictCount
 from reporter.site.novelty_page import novelty_summary
 from reporter.site.page_parts import meta

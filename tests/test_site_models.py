@@ -18,7 +18,7 @@ from reporter.site import compute, env, links, models
 from reporter.site.charts import flow_chart
 from reporter.csvcells import csv_bytes
 from reporter.site.page_parts import flow_rows
-from reporter.site.load import check_stats
+from reporter.routing.artifacts import RuleStats, SampleWork, check_stats
 
 PAGES = models.PAGES  # every class with a TEMPLATE, found in reporter/site/models/
 GLOBALS = {"csp", "static_style", "static_script"}
@@ -108,9 +108,10 @@ def test_links_are_relative_from_each_page():
     assert links.href(links.status_path(rid), links.status_path(rid), "lost").html == "#lost"
 
 
-def _stats():
-    return {
-        "rows": 100, "pending": {"unrouted": 10, "no_text": 5},
+def _stats_doc(**changes):
+    """rule_stats.json of a pool of 100 works (each rule's forecast, domain and spec empty)."""
+    doc = {
+        "release_id": "r" * 64, "rows": 100, "title_only": 0, "pool": {"rows": 100}, "pending": {"unrouted": 10, "no_text": 5},
         "piles": {"discard": 40, "hold": 5, "screen_cheap": 15, "screen": 25, "pending": 15},
         "pile_order": [{"name": "discard", "kind": "discard"}, {"name": "hold", "kind": "hold"},
                        {"name": "screen_cheap", "kind": "screen"}, {"name": "screen", "kind": "screen"},
@@ -123,7 +124,17 @@ def _stats():
              "outranked": 3},
             {"id": "s", "pile": "screen", "shadow": False, "matched": 30, "won": 25, "no_text": 3, "outranked": 2},
         ],
+        "overlap": {"rules": ["d", "h", "c", "s"], "matrix": [[50, 0, 0, 0], [0, 5, 0, 0], [0, 0, 20, 0], [0, 0, 0, 30]]},
     }
+    for r in doc["rules"]:
+        r.update({k: None for k in ("would_win", "would_move", "domain", "domain_rows", "domain_matched",
+                                    "domain_miss")}, precedence=1, domain_miss_winners=[], outranked_by=[], spec={})
+    return {**doc, **changes}
+
+
+def _stats(**changes) -> RuleStats:
+    """The record of `_stats_doc`."""
+    return RuleStats.from_doc(_stats_doc(**changes))
 
 
 def test_the_flow_names_what_left_at_each_step_and_ends_at_the_paying_piles():
@@ -152,16 +163,13 @@ def test_the_flow_names_what_left_at_each_step_and_ends_at_the_paying_piles():
 
 
 def test_the_flow_shows_each_source_when_the_statistics_count_them():
-    stats = dict(_stats(), sources={"pubmed": 60, "osf": 30, "arxiv": 10})
+    stats = _stats(sources={"pubmed": 60, "osf": 30, "arxiv": 10})
     lines = compute.flow_steps(stats)[0].main.lines
     assert [(x.label, x.count) for x in lines] == [("pubmed", 60), ("osf", 30), ("arxiv", 10)]
-    many = dict(_stats(), sources={f"s{i:02d}": 10 for i in range(10)})
+    many = _stats(sources={f"s{i:02d}": 10 for i in range(10)})
     lines = compute.flow_steps(many)[0].main.lines
     assert len(lines) == compute.FLOW_SOURCES + 1 and (lines[-1].label, lines[-1].count) == ("2 more sources", 20)
-    bad = dict(_stats(), sources={"pubmed": 60})
-    for r in bad["rules"]:
-        r.update({k: None for k in ("would_win", "would_move", "domain", "domain_rows", "domain_matched",
-                                    "domain_miss")}, precedence=1, domain_miss_winners=[], outranked_by=[], spec={})
+    bad = _stats_doc(sources={"pubmed": 60})
     with pytest.raises(InputError, match="sources hold 60 rows, not rows=100"):
         check_stats(bad, "rule_stats.json")
 
@@ -192,7 +200,7 @@ def test_the_flow_goes_on_through_the_screen_to_the_hand_off():
 
 
 def test_plain_names_say_what_a_pile_means():
-    stats = dict(_stats(), pile_order=[{"name": "discard", "kind": "discard", "tier": None},
+    stats = _stats(pile_order=[{"name": "discard", "kind": "discard", "tier": None},
                                        {"name": "screen_cheap", "kind": "screen", "tier": "cheap"},
                                        {"name": "screen", "kind": "screen", "tier": "expensive"}])
     assert compute.plain_name("pending/unrouted", stats) == "no rule matched"
@@ -212,15 +220,11 @@ def test_csv_cells_never_start_a_formula():
 
 def test_identity_totals_add_up_to_the_pool():
     t = compute.identity_totals(_stats())
-    assert t["won"] + t["no_text"] + t["unrouted"] == t["rows"] == 100
+    assert t.won + t.no_text + t.unrouted == t.rows == 100
 
 
 def test_broken_statistics_are_refused_with_the_rule_named():
-    stats = _stats()
-    check_stats_ok = copy.deepcopy(stats)
-    for r in check_stats_ok["rules"]:
-        r.update({k: None for k in ("would_win", "would_move", "domain", "domain_rows", "domain_matched",
-                                    "domain_miss")}, precedence=1, domain_miss_winners=[], outranked_by=[], spec={})
+    check_stats_ok = _stats_doc()
     check_stats(check_stats_ok, "rule_stats.json")
     bad = copy.deepcopy(check_stats_ok)
     bad["rules"][3]["outranked"] = 1
@@ -237,7 +241,7 @@ def test_broken_statistics_are_refused_with_the_rule_named():
 
 
 def test_overlap_pairs_are_the_off_diagonal_counts_largest_first():
-    stats = {"overlap": {"rules": ["a", "b", "c"], "matrix": [[5, 2, 0], [2, 4, 3], [0, 3, 9]]}}
+    stats = _stats(overlap={"rules": ["a", "b", "c"], "matrix": [[5, 2, 0], [2, 4, 3], [0, 3, 9]]})
     pairs, n = compute.overlap_pairs(stats)
     assert pairs == [("b", "c", 3), ("a", "b", 2)] and n == 2
 
@@ -249,8 +253,8 @@ def test_share_is_a_percentage_with_one_decimal():
 
 def test_the_context_window_is_the_one_routing_recorded():
     from reporter.site.release_page import work_view
-    w = {"work_id": "doi:1", "pile": "screen", "context": {"field": "title", "before": "abcde", "match": "trial",
-                                                          "after": "xy"}}
+    w = SampleWork.from_doc({"work_id": "doi:1", "pile": "screen",
+                             "context": {"field": "title", "before": "abcde", "match": "trial", "after": "xy"}})
     (cut,) = work_view("index.html", "r" * 64, w, set(), window=5).snippets
     assert (cut.cut_before, cut.cut_after) == (True, False)
     (whole,) = work_view("index.html", "r" * 64, w, set(), window=80).snippets
@@ -261,7 +265,7 @@ def test_every_matched_span_is_shown_when_samples_hold_several():
     from reporter.site.release_page import work_view
     spans = [{"field": "title", "before": "an ", "match": "animal", "after": " study"},
              {"field": "abstract", "before": "we ", "match": "reproduce", "after": " it"}]
-    w = {"work_id": "doi:10.1234/x", "pile": "hold", "context": spans[0], "contexts": spans}
+    w = SampleWork.from_doc({"work_id": "doi:10.1234/x", "pile": "hold", "context": spans[0], "contexts": spans})
     view = work_view("index.html", "r" * 64, w, set(), window=80)
     assert [(c.field, c.match) for c in view.snippets] == [("title", "animal"), ("abstract", "reproduce")]
     assert view.href.html == "https://doi.org/10.1234/x"
@@ -271,11 +275,11 @@ def test_a_release_without_its_context_window_is_refused(tmp_path):
     from conftest import SITE_WORKSPACE
 
     from reporter.routing import route_release
-    from reporter.site.load import load_release
+    from reporter.routing.artifacts import load_release
     result = route_release(SITE_WORKSPACE / "pool.jsonl", SITE_WORKSPACE / "specs", tmp_path, workers=1,
                            progress=False, as_of=TODAY)
     samples = json.loads((result.release_dir / "samples.json").read_text())
-    assert load_release(tmp_path, result.release_id).samples["context_chars"] == samples["context_chars"] == 80
+    assert load_release(tmp_path, result.release_id).samples.context_chars == samples["context_chars"] == 80
     del samples["context_chars"]
     (result.release_dir / "samples.json").write_text(json.dumps(samples))
     with pytest.raises(InputError, match="samples.json: lacks the field 'context_chars'"):

@@ -434,7 +434,8 @@ def test_control_characters_in_the_data_never_reach_the_html(tmp_path):
 def test_every_stage_adds_its_pages_through_stage_pages(two_releases, tmp_path):
     """One interface for every stage: screening's part of the status pages, a stage's home-page part and
     the report's counts all come through StagePages; no stage has a keyword of its own."""
-    from reporter.site import load_releases, novelty_stage, prepare_site, screening_stage
+    from reporter.routing.artifacts import load_releases
+    from reporter.site import novelty_stage, prepare_site, screening_stage
     from reporter.site.status_page import ScreeningStatus
     releases, a, b = two_releases
     note = "Screening is shown on another site of this workspace."

@@ -5,7 +5,9 @@ The public surface:
 - `load_rulebook(specs)`: load and validate a rule book folder (`RuleBook`);
 - `route_release(pool, specs, out, ...)`: route a pool into `out/<release_id>/` (`RouteResult`);
 - `match_phrases(texts, phrases)`: the `phrase` predicate over a text column (`PhraseMatches`),
-  exactly as a rule matches it: what the digest uses for watchlist and criteria terms.
+  exactly as a rule matches it: what the digest uses for watchlist and criteria terms;
+- `artifacts`: the typed reader of what a route wrote (`load_releases`, `Release`), the one
+  module of routing the site imports.
 """
 
 

@@ -94,14 +94,14 @@ def resolve_inputs(args) -> dict:
 def run_route(args) -> int:
     """Route and report."""
     from ..clock import build_date
-    from .published import check_label
+    from .published import check_release_name
     from .release import route_release
     from .specs import load_rulebook
     from .textscan import scan_engine
-    label = check_label(args.label, "--label")  # checked before anything is read or written
+    release_name = check_release_name(args.label, "--label")  # checked before anything is read or written
     v = resolve_inputs(args)
-    if label is None and v["workspace"] is not None:
-        label = v["workspace"].label
+    if release_name is None and v["workspace"] is not None:
+        release_name = v["workspace"].release_name
     as_of = build_date(os.environ)  # SOURCE_DATE_EPOCH when set, as `reporter build` dates its run
     engine = scan_engine(os.environ)  # REPORTER_SCAN_ENGINE, checked before anything is read
     seed = args.seed if args.seed is not None else v["seed"]
@@ -119,7 +119,7 @@ def run_route(args) -> int:
     no_huge_pages()
     result = route_release(v["pool"], v["specs"], v["releases"], overlay=v["overlay"],
                            sample_seed=seed, workers=args.workers, progress=not args.json or sys.stderr.isatty(),
-                           dask=dask, label=label, as_of=as_of, engine=engine)
+                           dask=dask, release_name=release_name, as_of=as_of, engine=engine)
     if labels is not None:
         found = label_stats_for(result.release_dir, labels, load_rulebook(v["specs"]))
         write_label_stats(result.release_dir, found)
@@ -133,8 +133,8 @@ def run_route(args) -> int:
     shown = result.published or {}
     if shown:
         print(f"  label {shown.get('label') or '(none)'}, first written {shown.get('first_written')}")
-    if not result.created and label is not None and shown.get("label") != label:
-        print(f"  note: label {label!r} not applied: a published release keeps its published.json "
+    if not result.created and release_name is not None and shown.get("label") != release_name:
+        print(f"  note: label {release_name!r} not applied: a published release keeps its published.json "
               f"(docs/release-format.md)", file=sys.stderr)
     print(f"  {result.rows:,} works -> {result.release_dir}")
     for pile, n in result.piles.items():

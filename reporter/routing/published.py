@@ -1,7 +1,12 @@
-"""published.json beside a release: its label and the date it was first written (docs/release-format.md).
+"""published.json beside a release: its name and the date it was first written (docs/release-format.md).
+
+A release's name (`2026-W27`) is what `--label` and reporter.toml's `label` give, and
+published.json stores it under `label`: those words are the contract. In the code it
+is the release name, so that "label" means one thing there, a review label
+(labels.csv: include or exclude).
 
 Not one of the release's inputs or files. Kept apart from release.py so that reading a
-workspace (the `label` key) and the site's reader need not load the routing engine.
+workspace (the `label` key) and the release reader (artifacts.py) need not load the routing engine.
 """
 
 from __future__ import annotations
@@ -9,22 +14,22 @@ from __future__ import annotations
 from ..errors import InputError
 
 PUBLISHED_FILE = "published.json"
-"""Beside the release's files, not one of them: its label and the date it was first written
-(docs/release-format.md). The site reads it with `reporter.site.load.load_published`."""
-LABEL_CHARS = 100
-"""The longest label: it is a name for a list and a page title, not a description."""
+"""Beside the release's files, not one of them: its name and the date it was first written
+(docs/release-format.md). It is read with `reporter.routing.artifacts.load_published`."""
+NAME_CHARS = 100
+"""The longest release name: it is a name for a list and a page title, not a description."""
 
 
-def check_label(label: str | None, where: str) -> str | None:
-    """A release label as published.json stores it: None, or one printable line of at most LABEL_CHARS.
+def check_release_name(name: str | None, where: str) -> str | None:
+    """A release name as published.json stores it: None, or one printable line of at most NAME_CHARS.
 
-    Leading and trailing spaces are dropped (the site reads the label stripped);
-    `where` names the flag or key it came from, so the message says what to fix.
+    Leading and trailing spaces are dropped (the reader strips them too);
+    `where` names the flag or key it came from (`--label`), so the message says what to fix.
     """
-    if label is None:
+    if name is None:
         return None
-    text = label.strip()
-    if not text or len(text) > LABEL_CHARS or not text.isprintable():
-        raise InputError(f"{where}: a release label must be one line of printable text of 1 to {LABEL_CHARS} "
-                         f"characters (e.g. 2026-W27), not {label!r}")
+    text = name.strip()
+    if not text or len(text) > NAME_CHARS or not text.isprintable():
+        raise InputError(f"{where}: a release label must be one line of printable text of 1 to {NAME_CHARS} "
+                         f"characters (e.g. 2026-W27), not {name!r}")
     return text

@@ -30,7 +30,7 @@ from ..progress import Progress
 from .engine import ROUTING_SCHEMA, compile_plan
 from .normalise import SETTINGS, settings_digest
 from .pieces import RULE_SAMPLE_K, SAMPLE_K, IdTally, Setup, default_workers, plan_pieces, run_local
-from .published import PUBLISHED_FILE, check_label
+from .published import PUBLISHED_FILE, check_release_name
 from .samples import CONTEXT_CHARS
 from .specs import check_columns, load_rulebook
 from .stats import add_counts, build_rule_stats, compile_empty_totals, count_sources
@@ -92,8 +92,8 @@ class StagedRelease:
     """Rows per pending reason."""
     rows: int
     """Pool rows routed."""
-    label: str | None = None
-    """The label to publish it under (checked by `check_label`), or None."""
+    release_name: str | None = None
+    """The name to publish it under (checked by `check_release_name`), or None."""
     first_written: str = ""
     """The ISO date to record as first written when this run publishes it (the run's `as_of`)."""
 
@@ -123,7 +123,7 @@ class StagedRelease:
 
     def published_doc(self) -> dict:
         """published.json as this run would write it for a release first published now."""
-        return {"label": self.label, "first_written": self.first_written}
+        return {"label": self.release_name, "first_written": self.first_written}
 
     def discard(self) -> None:
         """Remove the temporary folder (nothing happens once it was published)."""
@@ -139,7 +139,7 @@ def read_published(folder: Path) -> dict | None:
 def route_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = None,
                   sample_seed: int = 0, workers: int | None = None,
                   progress: bool = True, batch_rows: int = BATCH_ROWS, dask: str | None = None,
-                  label: str | None = None, as_of: dt.date,
+                  release_name: str | None = None, as_of: dt.date,
                   engine: str | None = None) -> RouteResult:
     """Route a pool with a rule book into out/<release_id>/ and list it in out/index.json.
 
@@ -148,12 +148,13 @@ def route_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = 
     pool's pieces instead (docs/scale.md). The release's bytes are the same
     whichever routes it, and whichever `engine` scans the literals (one of
     textscan.ENGINES, the command's choice; None: each process's default).
-    `label` and `as_of` (the date the caller runs on, read at its edge:
+    `release_name` (`--label`) and `as_of` (the date the caller runs on, read at its edge:
     reporter.clock.build_date) go into published.json when this run is the
     first to publish the release.
     """
     staged = stage_release(pool, specs, out, overlay=overlay, sample_seed=sample_seed, workers=workers,
-                           progress=progress, batch_rows=batch_rows, dask=dask, label=label, as_of=as_of, engine=engine)
+                           progress=progress, batch_rows=batch_rows, dask=dask, release_name=release_name,
+                           as_of=as_of, engine=engine)
     try:
         return staged.publish()
     finally:
@@ -163,14 +164,14 @@ def route_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = 
 def stage_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = None,
                   sample_seed: int = 0, workers: int | None = None,
                   progress: bool = True, batch_rows: int = BATCH_ROWS, dask: str | None = None,
-                  label: str | None = None, as_of: dt.date,
+                  release_name: str | None = None, as_of: dt.date,
                   engine: str | None = None) -> StagedRelease:
     """Route a pool with a rule book into a temporary folder inside out; publish it with `.publish()`.
 
-    `label` is checked before anything is routed or written; it and `as_of`
+    `release_name` is checked before anything is routed or written; it and `as_of`
     (the caller's date: nothing here reads the clock) are what `.publish()` records in published.json.
     """
-    label = check_label(label, "label")
+    release_name = check_release_name(release_name, "label")
     first_written = as_of.isoformat()
     book = load_rulebook(Path(specs))
     source = open_table(Path(pool), "pool")
@@ -218,7 +219,8 @@ def stage_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = 
             raise InputError(f"{out}: could not write the release: {cause}. Nothing was published: the "
                              f"releases folder is as it was before this run") from None
         raise
-    return StagedRelease(release_id, tmp, out, stats["piles"], stats["pending"], stats["rows"], label, first_written)
+    return StagedRelease(release_id, tmp, out, stats["piles"], stats["pending"], stats["rows"], release_name,
+                         first_written)
 
 
 def _route_all(plan, source, setup: Setup, path: Path, workers: int | None, show: bool, dask: str | None):

@@ -15,7 +15,6 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
-    "ReleaseSet": "load", "load_release": "load", "load_releases": "load",
     "PreparedSite": "render", "RenderReport": "render", "StagePages": "render", "digest_stage": "render",
     "novelty_stage": "render", "prepare_site": "render", "render_site": "render", "screening_stage": "render",
     "SiteInputs": "render", "read_site_inputs": "render",

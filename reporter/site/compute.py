@@ -1,22 +1,24 @@
 """Numbers the pages show that are not stored as such: the flow, plain names, identity sums, overlaps.
 
-Pure functions of rule_stats.json (a dict); no template and no table library here.
+Pure functions of rule_stats.json (its record, `RuleStats`); no template and no table library here.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ..plurals import count
+from ..routing.artifacts import RuleStats
 from .charts import FlowBox, FlowLine, FlowStep
 from .links import slug
 
 OVERLAP_TOP = 50
 
 
-def paying_piles(stats: dict[str, Any]) -> list[str]:
+def paying_piles(stats: RuleStats) -> list[str]:
     """Pile names of kind screen (the piles that cost money), in pile order."""
-    return [p["name"] for p in stats["pile_order"] if p["kind"] == "screen"]
+    return [p.name for p in stats.pile_order if p.kind == "screen"]
 
 
 PLAIN_KINDS = {"discard": "discarded by a rule", "hold": "set aside by a rule (hold)"}
@@ -30,20 +32,20 @@ FLOW_RULES = 10
 """Rules named in the box of works a rule discarded or set aside; the rest are one line per pile."""
 
 
-def plain_name(state: str, stats: dict[str, Any]) -> str:
+def plain_name(state: str, stats: RuleStats) -> str:
     """What a pile or pending/<reason> means in plain words (`no rule matched` for pending/unrouted)."""
     if state.startswith("pending/"):
         reason = state.split("/", 1)[1]
         return PLAIN_PENDING.get(reason, f"pending: {reason}")
-    pile = next((p for p in stats["pile_order"] if p["name"] == state), None)
+    pile = next((p for p in stats.pile_order if p.name == state), None)
     if pile is None:
         return "not in that release" if state.startswith("(") else state
-    if pile["kind"] == "screen":
-        return PLAIN_TIERS.get(pile.get("tier") or "expensive", "to screening")
-    return PLAIN_KINDS.get(pile["kind"], "not decided yet" if pile["kind"] == "pending" else pile["kind"])
+    if pile.kind == "screen":
+        return PLAIN_TIERS.get(pile.tier or "expensive", "to screening")
+    return PLAIN_KINDS.get(pile.kind, "not decided yet" if pile.kind == "pending" else pile.kind)
 
 
-def flow_steps(stats: dict[str, Any], screen: Any = None) -> list[FlowStep]:
+def flow_steps(stats: RuleStats, screen: Any = None) -> list[FlowStep]:
     """Routing as a flow diagram, in the order works travel: each box, and beside it what left it and why.
 
     pool (per source when rule_stats.json counts them; out: no rule matched)
@@ -54,23 +56,23 @@ def flow_steps(stats: dict[str, Any], screen: Any = None) -> list[FlowStep]:
     to the hand-off. Each box holds the one above it less what left it and
     what still waits in it.
     """
-    rows = stats["rows"]
-    pending = stats["pending"]
+    rows = stats.rows
+    pending = stats.pending
     unrouted = pending.get("unrouted", 0)
     no_text = pending.get("no_text", 0)
     others = [(r, n) for r, n in sorted(pending.items()) if r not in ("unrouted", "no_text")]
     paying = paying_piles(stats)
-    parked = [p["name"] for p in stats["pile_order"] if p["kind"] != "pending" and p["name"] not in paying]
+    parked = [p.name for p in stats.pile_order if p.kind != "pending" and p.name not in paying]
     routed = rows - unrouted - sum(n for _r, n in others)
-    to_paying = routed - sum(stats["piles"][p] for p in parked)
+    to_paying = routed - sum(stats.piles[p] for p in parked)
     with_text = to_paying - no_text
-    sources = sorted((stats.get("sources") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+    sources = sorted((stats.sources or {}).items(), key=lambda kv: (-kv[1], kv[0]))
     source_lines = [FlowLine(name, n, f"fl-source-{slug(name)}") for name, n in sources[:FLOW_SOURCES]]
     if len(sources) > FLOW_SOURCES:
         rest = sources[FLOW_SOURCES:]
         source_lines.append(FlowLine(f"{len(rest)} more sources", sum(n for _s, n in rest), "fl-source-more"))
     text_box = FlowBox("With text to screen", with_text, "fl-text",
-                       tuple(FlowLine(f"{p}: {plain_name(p, stats)}", stats["piles"][p], f"fl-to-{slug(p)}")
+                       tuple(FlowLine(f"{p}: {plain_name(p, stats)}", stats.piles[p], f"fl-to-{slug(p)}")
                              for p in paying))
     steps = [
         FlowStep(FlowBox("Works in the pool", rows, "fl-pool", tuple(source_lines)),
@@ -87,14 +89,13 @@ def flow_steps(stats: dict[str, Any], screen: Any = None) -> list[FlowStep]:
     return steps + _screen_steps(text_box, screen)
 
 
-def _parked_lines(stats: dict[str, Any], parked: list[str]) -> tuple[FlowLine, ...]:
+def _parked_lines(stats: RuleStats, parked: list[str]) -> tuple[FlowLine, ...]:
     """Each discard and hold pile with its rules, most wins first (at most FLOW_RULES rules named)."""
     lines: list[FlowLine] = []
     named = 0
     for pile in parked:
-        lines.append(FlowLine(f"{pile}: {plain_name(pile, stats)}", stats["piles"][pile], f"fl-pile-{slug(pile)}"))
-        rules = sorted(((r["id"], r["won"]) for r in stats["rules"]
-                        if not r["shadow"] and r["pile"] == pile and r["won"]), key=lambda x: (-x[1], x[0]))
+        lines.append(FlowLine(f"{pile}: {plain_name(pile, stats)}", stats.piles[pile], f"fl-pile-{slug(pile)}"))
+        rules = sorted(((r.id, r.won) for r in stats.live() if r.pile == pile and r.won), key=lambda x: (-x[1], x[0]))
         room = max(FLOW_RULES - named, 0)
         lines += [FlowLine(rule, n, f"fl-rule-{slug(rule)}", indent=True) for rule, n in rules[:room]]
         named += min(room, len(rules))
@@ -131,23 +132,35 @@ def _screen_steps(text_box: FlowBox, f: Any) -> list[FlowStep]:
             FlowStep(FlowBox(HANDED_OFF[0].upper() + HANDED_OFF[1:], f.hand_off, "fl-sc-handoff"))]
 
 
-def identity_totals(stats: dict[str, Any]) -> dict[str, int]:
+@dataclass(frozen=True)
+class IdentityTotals:
+    """Sums over the live (non-shadow) rules: won + no_text + unrouted = rows."""
+
+    matched: int
+    """Σ matched."""
+    won: int
+    """Σ won."""
+    no_text: int
+    """Σ no_text."""
+    outranked: int
+    """Σ outranked."""
+    unrouted: int
+    """Works no rule matched (pending/unrouted)."""
+    rows: int
+    """Works in the pool."""
+
+
+def identity_totals(stats: RuleStats) -> IdentityTotals:
     """Sums over the non-shadow rules that must add up to the pool: won + no_text + unrouted = rows."""
-    live = [r for r in stats["rules"] if not r["shadow"]]
-    return {
-        "matched": sum(r["matched"] for r in live),
-        "won": sum(r["won"] for r in live),
-        "no_text": sum(r["no_text"] for r in live),
-        "outranked": sum(r["outranked"] for r in live),
-        "unrouted": stats["pending"].get("unrouted", 0),
-        "rows": stats["rows"],
-    }
+    live = stats.live()
+    return IdentityTotals(matched=sum(r.matched for r in live), won=sum(r.won for r in live),
+                          no_text=sum(r.no_text for r in live), outranked=sum(r.outranked for r in live),
+                          unrouted=stats.pending.get("unrouted", 0), rows=stats.rows)
 
 
-def overlap_pairs(stats: dict[str, Any], top: int = OVERLAP_TOP) -> tuple[list[tuple[str, str, int]], int]:
+def overlap_pairs(stats: RuleStats, top: int = OVERLAP_TOP) -> tuple[list[tuple[str, str, int]], int]:
     """The pairs of different rules that matched the same rows, most first; and how many pairs overlap."""
-    ids = stats["overlap"]["rules"]
-    matrix = stats["overlap"]["matrix"]
+    ids, matrix = stats.overlap.rules, stats.overlap.matrix
     pairs = [(ids[i], ids[j], matrix[i][j]) for i in range(len(ids)) for j in range(i + 1, len(ids))
              if matrix[i][j]]
     pairs.sort(key=lambda p: (-p[2], p[0], p[1]))

@@ -16,6 +16,7 @@ pile and sampled.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import InputError
-from .load import Release
+from ..routing.artifacts import Release
 
 ABSENT = "(not in release)"
 COLUMNS = ["work_id", "pile", "pending_reason", "winner"]
@@ -78,25 +79,25 @@ class DiffData:
 def state_names(release: Release) -> list[str]:
     """A release's states in pile order, `pending` split into its reasons."""
     out = []
-    for pile in release.stats["pile_order"]:
-        if pile["kind"] == "pending":  # whatever piles.json names it, its states are pending/<reason>
-            out += [f"pending/{r}" for r in _reasons(release.stats["pending"])]
+    for pile in release.stats.pile_order:
+        if pile.kind == "pending":  # whatever piles.json names it, its states are pending/<reason>
+            out += [f"pending/{r}" for r in _reasons(release.stats.pending)]
         else:
-            out.append(pile["name"])
+            out.append(pile.name)
     return out
 
 
 def state_counts(release: Release) -> dict[str, int]:
     """Works per state, from rule_stats.json."""
-    pending = {p["name"] for p in release.stats["pile_order"] if p["kind"] == "pending"}
-    counts = {name: n for name, n in release.stats["piles"].items() if name not in pending}
-    counts.update({f"pending/{r}": n for r, n in release.stats["pending"].items()})
+    pending = {p.name for p in release.stats.pile_order if p.kind == "pending"}
+    counts = {name: n for name, n in release.stats.piles.items() if name not in pending}
+    counts.update({f"pending/{r}": n for r, n in release.stats.pending.items()})
     return counts
 
 
 def paying_states(release: Release) -> set[str]:
     """The paying piles (kind screen) of a release."""
-    return {p["name"] for p in release.stats["pile_order"] if p["kind"] == "screen"}
+    return {p.name for p in release.stats.pile_order if p.kind == "screen"}
 
 
 @dataclass
@@ -109,7 +110,7 @@ class _Side:
 def compute_diff(previous: Release, current: Release, *, seed: int, k: int = SAMPLE_K) -> DiffData:
     """Count the moves between two releases and sample the works that moved in or out of a paying pile."""
     states = _vocabulary(previous, current)
-    rules: list[str] = sorted({r["id"] for rel in (previous, current) for r in rel.stats["rules"]})
+    rules: list[str] = sorted({r.id for rel in (previous, current) for r in rel.stats.rules})
     old, new = _read(previous, states, rules), _read(current, states, rules)
     absent = states.index(ABSENT)
     if len(old.work_id) == len(new.work_id) and old.work_id.equals(new.work_id):
@@ -289,6 +290,6 @@ def _check_totals(transitions: dict[tuple[str, str], int], previous: Release, cu
                              f"rule_stats.json {dict(sorted(expected.items()))}")
 
 
-def _reasons(pending: dict[str, int]) -> list[str]:
+def _reasons(pending: Mapping[str, int]) -> list[str]:
     known = [r for r in ("unrouted", "no_text") if r in pending]
     return known + sorted(r for r in pending if r not in known)

@@ -11,19 +11,17 @@ with the rules deciding them before and now). Titles come from `Titles`
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ..csvcells import csv_bytes
-from . import compute
 from ..plurals import count
+from ..routing.artifacts import INPUT_NAMES, Release, RuleStat, RuleStats
+from . import compute
 from .charts import Stack, fmt, paired_chart
 from .diff import ABSENT, DiffData, MovedWork, state_counts
 from .links import (HOME, Href, against_path, diff_path, href, isolated, paper_href, release_path, rule_path, slug,
                     work_anchor)
-from .load import INPUT_NAMES, Release
 from .models import (Comparison, Count, DiffPage, InputChange, Link, Move, MovedGroup, MovedView, PoolGroup, RuleChange,
                      SpecChange, StateChange, StateCount, Transition)
 from .page_parts import download, meta, release_name, rule_link, short_id
@@ -93,7 +91,7 @@ def resolve_against(releases: Sequence[Release], names: Sequence[str]) -> list[s
     for name in names:
         hits = [r.release_id for r in releases
                 if r.release_id == name or (len(name) >= 6 and r.release_id.startswith(name))
-                or (r.published is not None and r.published.label == name)]
+                or (r.published is not None and r.published.name == name)]
         if len(set(hits)) != 1:
             known = ", ".join(short_id(r.release_id) for r in releases[-5:])
             raise InputError(f"--against {name!r}: {'names no' if not hits else 'names more than one'} release of "
@@ -113,11 +111,11 @@ def shown_ids(data: DiffData) -> set[str]:
     return ids
 
 
-def state_label(state: str, stats: dict[str, Any], other: dict[str, Any]) -> str:
+def state_label(state: str, stats: RuleStats, other: RuleStats) -> str:
     """A state with what it means: `pending/unrouted · no rule matched`."""
     if state == ABSENT:
         return ABSENT
-    plain = compute.plain_name(state, stats if any(p["name"] == state for p in stats["pile_order"]) else other)
+    plain = compute.plain_name(state, stats if any(p.name == state for p in stats.pile_order) else other)
     return state if plain == state else f"{state} · {plain}"
 
 
@@ -160,7 +158,7 @@ def build_diff_page(rel: Release, pair: Pair | None, titles: Titles,
         elif len(views) >= total:
             note = f"all {fmt(total)} works"
         else:
-            note = f"a seeded sample of {fmt(len(views))} of {fmt(total)} works (seed {rel.samples['seed']})"
+            note = f"a seeded sample of {fmt(len(views))} of {fmt(total)} works (seed {rel.samples.seed})"
         return MovedGroup(group_name, anchor, total, views, note)
 
     def pool_group(group_name: str, prefix: str, found: tuple) -> PoolGroup | None:
@@ -175,8 +173,8 @@ def build_diff_page(rel: Release, pair: Pair | None, titles: Titles,
         meta=meta(page, f"Release {name.name} against {base_name.name}", crumbs, archived=False),
         name=name, base=base_name, previous=pair.previous,
         summary=summary_lines(rel, base, data, specs, same),
-        inputs=tuple(InputChange(n, INPUT_WHAT[n], base.manifest["inputs"][n] != rel.manifest["inputs"][n],
-                                 _digest(base.manifest["inputs"][n]), _digest(rel.manifest["inputs"][n]))
+        inputs=tuple(InputChange(n, INPUT_WHAT[n], base.manifest.inputs[n] != rel.manifest.inputs[n],
+                                 _digest(base.manifest.inputs[n]), _digest(rel.manifest.inputs[n]))
                      for n in INPUT_NAMES),
         specs=specs, specs_same=same,
         new_works=pool_group("Works new in the pool", "new", data.new),
@@ -197,12 +195,11 @@ def build_diff_page(rel: Release, pair: Pair | None, titles: Titles,
 
 def _rule_in(page: str, rel: Release, rule_id: str | None) -> Link | None:
     """A rule linked to its page in the release that decided with it (None: no rule)."""
-    return rule_link(page, rel.release_id, rule_id, {r["id"] for r in rel.stats["rules"]})
+    return rule_link(page, rel.release_id, rule_id, rel.stats.rule_ids())
 
 
-def _digest(value: Any) -> str:
-    text = str(value)
-    return text if text == "none" else text[:12]
+def _digest(value: str) -> str:
+    return value if value == "none" else value[:12]
 
 
 def _transitions(data: DiffData, label) -> tuple[tuple[Transition, ...], tuple[tuple[str, int], ...]]:
@@ -243,39 +240,34 @@ def diff_files(page: DiffPage, data: DiffData | None) -> list[tuple[str, bytes]]
             (f"{page.meta.path}-moved.csv", csv_bytes(MOVED_COLUMNS, lines))]
 
 
-def spec_text(rule: dict[str, Any]) -> str:
-    """A rule's spec as written (rule_stats.json's spec_text; indented JSON of the parsed spec before it)."""
-    return rule.get("spec_text") or json.dumps(rule["spec"], indent=2, ensure_ascii=False)
-
-
 def spec_changes(page: str, rel: Release, base: Release) -> tuple[tuple[SpecChange, ...], int]:
     """Every rule added, edited or removed between base and rel, with its spec diff; and how many are the same."""
-    now = {r["id"]: r for r in rel.stats["rules"]}
-    then = {r["id"]: r for r in base.stats["rules"]}
+    now = {r.id: r for r in rel.stats.rules}
+    then = {r.id: r for r in base.stats.rules}
     out, same = [], 0
     for change, ids in (("added", sorted(set(now) - set(then))),
-                        ("edited", sorted(i for i in set(now) & set(then) if spec_text(now[i]) != spec_text(then[i]))),
+                        ("edited", sorted(i for i in set(now) & set(then) if now[i].spec_text != then[i].spec_text)),
                         ("removed", sorted(set(then) - set(now)))):
         for rid in ids:
             a, b = then.get(rid), now.get(rid)
-            lines = list(difflib.unified_diff(spec_text(a).splitlines() if a else [],
-                                              spec_text(b).splitlines() if b else [],
+            lines = list(difflib.unified_diff(a.spec_text.splitlines() if a else [],
+                                              b.spec_text.splitlines() if b else [],
                                               f"before/{rid}", f"now/{rid}", lineterm="", n=3))
             shown = lines[:SPEC_DIFF_LINES]
             home = rel if b is not None else base
             out.append(SpecChange(
                 id=rid, anchor=f"spec-{slug(rid)}", change=change,
                 rule=Link(rid, href(page, rule_path(home.release_id, rid))),
-                pile=_arrow(a["pile"] if a else None, b["pile"] if b else None),
+                pile=_arrow(a.pile if a else None, b.pile if b else None),
                 won=_arrow(_wins(a), _wins(b)), diff="\n".join(shown), cut=len(lines) - len(shown)))
     same = len(set(now) & set(then)) - sum(1 for c in out if c.change == "edited")
     return tuple(out), same
 
 
-def _wins(rule: dict[str, Any] | None) -> str:
+def _wins(rule: RuleStat | None) -> str:
     if rule is None:
         return "—"
-    return f"shadow ({fmt(rule['would_win'] or 0)} forecast)" if rule["shadow"] else fmt(rule["won"])
+    return f"shadow ({fmt(rule.would_win or 0)} forecast)" if rule.shadow else fmt(rule.won)
 
 
 def _arrow(before: str | None, after: str | None) -> str:
@@ -285,9 +277,9 @@ def _arrow(before: str | None, after: str | None) -> str:
 
 
 def _rule_changes(page: str, rel: Release, base: Release) -> tuple[RuleChange, ...]:
-    now = {r["id"]: r["won"] for r in rel.stats["rules"] if not r["shadow"]}
-    then = {r["id"]: r["won"] for r in base.stats["rules"] if not r["shadow"]}
-    known = {r["id"] for r in rel.stats["rules"]}
+    now = {r.id: r.won for r in rel.stats.live()}
+    then = {r.id: r.won for r in base.stats.live()}
+    known = rel.stats.rule_ids()
     ids = sorted(set(now) | set(then), key=lambda i: (-abs(now.get(i, 0) - then.get(i, 0)), i))
     out = []
     for i in ids[:RULE_CHANGES]:
@@ -307,7 +299,7 @@ def _names(ids: list[str]) -> str:
 def summary_lines(rel: Release, base: Release, data: DiffData, specs: tuple[SpecChange, ...],
                   same: int) -> tuple[str, ...]:
     """What changed, and why, in a few plain sentences (the top of the diff page)."""
-    changed = [n for n in INPUT_NAMES if base.manifest["inputs"][n] != rel.manifest["inputs"][n]]
+    changed = [n for n in INPUT_NAMES if base.manifest.inputs[n] != rel.manifest.inputs[n]]
     lines = [f"Inputs changed: {_inputs(changed)}; the others are the same." if changed else
              "No input changed."]
     by = {c: [s.id for s in specs if s.change == c] for c in ("added", "edited", "removed")}
@@ -328,7 +320,7 @@ def summary_lines(rel: Release, base: Release, data: DiffData, specs: tuple[Spec
     lines.append(f"{count(moved, 'work')} in both releases changed pile: {fmt(data.into_paying[0])} into a paying pile, "
                  f"{fmt(data.out_of_paying[0])} out of one." if moved else
                  "No work in both releases changed pile.")
-    then, now = (sum(r.stats["piles"][p] for p in compute.paying_piles(r.stats)) for r in (base, rel))
+    then, now = (sum(r.stats.piles[p] for p in compute.paying_piles(r.stats)) for r in (base, rel))
     lines.append(f"To screening: {fmt(then)} → {fmt(now)} ({now - then:+,}).")
     return tuple(lines)
 
@@ -337,12 +329,12 @@ def change_line(rel: Release, base: Release | None, data: DiffData | None) -> st
     """One line for the home page: what changed since the previous release."""
     if base is None or data is None:
         return "The first release."
-    changed = [n for n in INPUT_NAMES if base.manifest["inputs"][n] != rel.manifest["inputs"][n]]
+    changed = [n for n in INPUT_NAMES if base.manifest.inputs[n] != rel.manifest.inputs[n]]
     specs, _same = spec_changes(diff_path(rel.release_id), rel, base)
     counts = {c: sum(1 for s in specs if s.change == c) for c in ("added", "edited", "removed")}
     rules = ", ".join(f"{n} {c}" for c, n in counts.items() if n) or "none changed"
     new, left = (sum(n for _s, n, _w in g) for g in (data.new, data.left))
-    then, now = (sum(r.stats["piles"][p] for p in compute.paying_piles(r.stats)) for r in (base, rel))
+    then, now = (sum(r.stats.piles[p] for p in compute.paying_piles(r.stats)) for r in (base, rel))
     return (f"Changed: {_inputs(changed) or 'nothing'}. Rules: {rules}. Works: {fmt(new)} new, {fmt(left)} gone, "
             f"{fmt(data.moved.num_rows)} moved pile. To screening: {fmt(then)} → {fmt(now)}.")
 

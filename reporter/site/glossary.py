@@ -9,10 +9,10 @@ the diff page's (`INPUT_WHAT`); the verdicts are the novelty page's.
 
 from __future__ import annotations
 
+from ..routing.artifacts import INPUT_NAMES, Release
 from .compute import plain_name
 from .diff_page import INPUT_WHAT
 from .links import GLOSSARY, slug
-from .load import INPUT_NAMES, Release
 from .models import GlossaryPage, Term
 from .novelty_page import VERDICT_MEANINGS
 from .page_parts import meta
@@ -67,8 +67,8 @@ def build_glossary(releases: tuple[Release, ...]) -> GlossaryPage:
     """The glossary, with the piles of every release on the site (newest meaning first) among its terms."""
     piles: dict[str, str] = {}
     for rel in reversed(releases):
-        for p in rel.stats["pile_order"]:
-            piles.setdefault(p["name"], plain_name(p["name"], rel.stats))
+        for p in rel.stats.pile_order:
+            piles.setdefault(p.name, plain_name(p.name, rel.stats))
     pile_terms = tuple(_term(f"pile {name}", name, f"A pile: {meaning}.") for name, meaning in piles.items())
     inputs = tuple(_term(f"input {name}", name, f"A release input: {INPUT_WHAT[name]}.") for name in INPUT_NAMES)
     verdicts = tuple(_term(f"verdict {name}", name, meaning) for name, meaning in VERDICT_MEANINGS.items())

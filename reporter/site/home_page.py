@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from ..routing.artifacts import Release
 from . import compute
 from .links import HOME, diff_path, href, status_path
-from .load import Release
 from .models import DigestSummary, HomePage, NoveltySummary, PendingNote, PileShare, ReleaseSummary
 from .page_parts import meta, release_name
 
@@ -20,23 +20,23 @@ def build_home(releases: tuple[Release, ...], digest: DigestSummary | None = Non
     """
     piles: list[str] = []
     for rel in reversed(releases):
-        for p in rel.stats["pile_order"]:
-            if p["name"] not in piles:
-                piles.append(p["name"])
+        for p in rel.stats.pile_order:
+            if p.name not in piles:
+                piles.append(p.name)
     changes = changes or {}
     summaries = tuple(_summary(rel, piles, changes.get(rel.release_id, "")) for rel in reversed(releases))
     latest_piles: tuple[PileShare, ...] = ()
     pending = None
     if releases:
         stats = releases[-1].stats
-        latest_piles = tuple(PileShare(p["name"], PENDING_PLAIN if p["kind"] == "pending"
-                                       else compute.plain_name(p["name"], stats),
-                                       stats["piles"][p["name"]], compute.share(stats["piles"][p["name"]], stats["rows"]))
-                             for p in stats["pile_order"])
-        waiting = stats["pending"]
+        latest_piles = tuple(PileShare(p.name, PENDING_PLAIN if p.kind == "pending"
+                                       else compute.plain_name(p.name, stats),
+                                       stats.piles[p.name], compute.share(stats.piles[p.name], stats.rows))
+                             for p in stats.pile_order)
+        waiting = stats.pending
         total = sum(waiting.values())
         if total:
-            pending = PendingNote(total, compute.share(total, stats["rows"]), stats["rows"],
+            pending = PendingNote(total, compute.share(total, stats.rows), stats.rows,
                                   waiting.get("unrouted", 0), waiting.get("no_text", 0))
     return HomePage(meta=meta(HOME, "Releases and digests", [], archived=False),
                     latest=summaries[0] if summaries else None, latest_piles=latest_piles, pending=pending,
@@ -47,10 +47,10 @@ def _summary(rel: Release, piles: list[str], changes: str) -> ReleaseSummary:
     stats = rel.stats
     name = release_name(HOME, rel)
     return ReleaseSummary(
-        release_id=rel.release_id, short_id=name.short_id, label=name.label, written=name.written, changes=changes,
-        href=name.href, status=href(HOME, status_path(rel.release_id)),
-        diff=href(HOME, diff_path(rel.release_id)), rows=stats["rows"],
-        piles=tuple(stats["piles"].get(p) for p in piles),
-        to_screen=sum(stats["piles"][p] for p in compute.paying_piles(stats)),
-        engine_version=str(rel.manifest["engine_version"]),
-        generated=bool(rel.manifest.get("generated_pool")))
+        release_id=rel.release_id, short_id=name.short_id, given_name=name.given_name, written=name.written,
+        changes=changes, href=name.href, status=href(HOME, status_path(rel.release_id)),
+        diff=href(HOME, diff_path(rel.release_id)), rows=stats.rows,
+        piles=tuple(stats.piles.get(p) for p in piles),
+        to_screen=sum(stats.piles[p] for p in compute.paying_piles(stats)),
+        engine_version=rel.manifest.engine_version,
+        generated=bool(rel.manifest.generated_pool))

@@ -19,7 +19,6 @@ from ..naming import slug
 HOME = "index"
 GLOSSARY = "glossary"
 """The glossary page (site-relative, without extension): every page's footer links to it."""
-_SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 @dataclass(frozen=True)
@@ -30,11 +29,6 @@ class Href:
     """The href used in the HTML page (to `.html` files, fragment kept)."""
     md: str
     """The link used in the Markdown twin (to `.md` files, no fragment)."""
-
-
-def is_safe_segment(name: str) -> bool:
-    """Whether a release id can be used as a folder name as it is."""
-    return bool(_SEGMENT.fullmatch(name)) and ".." not in name
 
 
 def work_anchor(work_id: str) -> str:

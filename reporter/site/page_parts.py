@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import posixpath
 
+from ..routing.artifacts import Release
 from .links import GLOSSARY, Href, href, release_path, rule_path
-from .load import Release
 from .models import Crumb, Download, FlowRow, Link, PageMeta, ReleaseName
 
 
@@ -25,12 +25,12 @@ def meta(path: str, title: str, crumbs: list[tuple[str, str]], archived: bool) -
 
 
 def release_name(page: str, rel: Release) -> ReleaseName:
-    """How `page` names a release: `2026-W27 (3f2a9c1b2d4e)` with a label, else its short id; and its date."""
+    """How `page` names a release: `2026-W27 (3f2a9c1b2d4e)` with a name given, else its short id; and its date."""
     short = short_id(rel.release_id)
-    label = rel.published.label if rel.published is not None else None
-    return ReleaseName(release_id=rel.release_id, short_id=short, label=label,
+    given = rel.published.name if rel.published is not None else None
+    return ReleaseName(release_id=rel.release_id, short_id=short, given_name=given,
                        written=rel.published.first_written if rel.published is not None else None,
-                       name=f"{label} ({short})" if label else short, href=href(page, release_path(rel.release_id)))
+                       name=f"{given} ({short})" if given else short, href=href(page, release_path(rel.release_id)))
 
 
 def download(page: str, path: str, rows: int, note: str) -> Download:

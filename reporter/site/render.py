@@ -13,6 +13,7 @@ from ..errors import InputError
 from ..files import locked
 from ..novelty.results import load_novelty_results
 from ..progress import Progress
+from ..routing.artifacts import Release, ReleaseSet, load_releases
 from ..screening.report import gather_screening, workspace_labels
 from .diff import compute_diff
 from .diff_page import (AGAINST_RECENT, Pair, build_diff_page, change_line, diff_files, pairs_to_render,
@@ -24,7 +25,6 @@ from .feed import atom_feed, entry_id, feed_id
 from .glossary import build_glossary
 from .home_page import build_home
 from .links import href
-from .load import Release, ReleaseSet, load_releases
 from .models import Comparison
 from .novelty_page import build_novelty_page, novelty_summary
 from .page_parts import release_name
@@ -111,10 +111,10 @@ def read_site_inputs(found: ReleaseSet, pool: PoolRef | None = None, against: Se
     pairs: dict[str, list[Pair]] = {}
     for i, j in pairs_to_render(releases, resolve_against(releases, against)):
         rel, base = releases[i], releases[j]
-        pair = Pair(rel, base, j == i - 1, compute_diff(base, rel, seed=rel.samples["seed"]))
+        pair = Pair(rel, base, j == i - 1, compute_diff(base, rel, seed=rel.samples.seed))
         pairs.setdefault(rel.release_id, []).append(pair)
     wanted = {w for group in pairs.values() for p in group for w in shown_ids(p.data)}
-    wanted |= {w["work_id"] for rel in releases for w in lost_works(rel)}
+    wanted |= {w.work_id for rel in releases for w in lost_works(rel)}
     return SiteInputs({rid: tuple(group) for rid, group in pairs.items()}, gather_titles(releases, wanted, pool))
 
 

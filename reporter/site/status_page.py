@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ..money import dollars
+from ..routing.artifacts import LabelRule, LostInclude, Release
 from ..screening.report import Calibration, ReleaseScreen, ScreenReport, TierPlan, TierReport
 from . import compute
 from .charts import Stack, flow_chart, fmt, stacked_chart
 from .links import HOME, href, paper_href, release_path, rule_path, slug, status_path, work_anchor
-from .load import Release
 from .models import (CalibrationView, Fragment, Grid, GridCell, GridColumn, GridRow, LabelRow, Link, LostView,
                      LostWork, PlanView, Row, ScreeningSection, StatusPage, TierView)
 from .page_parts import flow_rows, meta, release_name, rule_link, short_id
@@ -72,28 +71,28 @@ def build_status_page(rel: Release, screening: ScreenReport | None = None, note:
     rid, stats = rel.release_id, rel.stats
     page = status_path(rid)
     titles = titles if titles is not None else Titles()
-    known = {r["id"] for r in stats["rules"]}
+    known = stats.rule_ids()
     labels = rel.labels
     label_rows: tuple[Row, ...] = ()
     label_rules: tuple[LabelRow, ...] = ()
     lost_total, lost = 0, ()
     if labels is not None:
         label_rows = (
-            Row("labels in the file", fmt(labels.get("labels", 0)), "l-labels"),
-            Row("labelled works in the pool", fmt(labels.get("labels_in_pool", 0)), "l-in_pool"),
-            Row("labelled includes in the pool", fmt(labels.get("includes_in_pool", 0)), "l-includes"),
-            Row("labels file digest", str(labels.get("labels_digest", "")), "l-digest"),
+            Row("labels in the file", fmt(labels.labels), "l-labels"),
+            Row("labelled works in the pool", fmt(labels.labels_in_pool), "l-in_pool"),
+            Row("labelled includes in the pool", fmt(labels.includes_in_pool), "l-includes"),
+            Row("labels file digest", str(labels.labels_digest), "l-digest"),
         )
-        label_rules = tuple(_label_row(page, rid, r, known) for r in labels["rules"])
-        lost_total = labels["lost_includes"]["count"]
-        lost = tuple(LostWork(w["work_id"], work_anchor(w["work_id"]), paper_href([w["work_id"]]),
-                              *titles.lookup(w["work_id"]),
-                              rule_link(page, rid, w["rule"], known) or Link("—", None))
+        label_rules = tuple(_label_row(page, rid, r, known) for r in labels.rules)
+        lost_total = labels.lost_includes.count
+        lost = tuple(LostWork(w.work_id, work_anchor(w.work_id), paper_href([w.work_id]),
+                              *titles.lookup(w.work_id),
+                              rule_link(page, rid, w.rule, known) or Link("—", None))
                      for w in lost_works(rel))
     paying = compute.paying_piles(stats)
-    funnel = [Row("works in the pool", fmt(stats["rows"]), "s-pool"),
-              Row("routed to a paying pile with text", fmt(sum(stats["piles"][p] for p in paying)), "s-paying")]
-    funnel += [Row(f"in {p}", fmt(stats["piles"][p]), f"s-{slug(p)}") for p in paying]
+    funnel = [Row("works in the pool", fmt(stats.rows), "s-pool"),
+              Row("routed to a paying pile with text", fmt(sum(stats.piles[p] for p in paying)), "s-paying")]
+    funnel += [Row(f"in {p}", fmt(stats.piles[p]), f"s-{slug(p)}") for p in paying]
     funnel += screen_funnel(screening)
     steps = compute.flow_steps(stats, screening.funnel if screening is not None else None)
     name = release_name(page, rel)
@@ -107,23 +106,23 @@ def build_status_page(rel: Release, screening: ScreenReport | None = None, note:
         screening=screening_section(screening, note))
 
 
-def lost_works(rel: Release) -> list[dict[str, Any]]:
+def lost_works(rel: Release) -> list[LostInclude]:
     """The labelled includes in discard the status page lists: the first LOST_SHOWN by work id."""
     if rel.labels is None:
         return []
-    return sorted(rel.labels["lost_includes"]["works"], key=lambda w: w["work_id"])[:LOST_SHOWN]
+    return sorted(rel.labels.lost_includes.works, key=lambda w: w.work_id)[:LOST_SHOWN]
 
 
-def _label_row(page: str, rid: str, r: dict[str, Any], known: set[str]) -> LabelRow:
-    if r.get("precision") is None:
+def _label_row(page: str, rid: str, r: LabelRule, known: set[str]) -> LabelRow:
+    if r.precision is None:
         precision = "—"
     else:
-        precision = f"{r['precision']:.2f} ({r['wilson_low']:.2f}–{r['wilson_high']:.2f})"
+        precision = f"{r.precision:.2f} ({r.wilson_low:.2f}–{r.wilson_high:.2f})"
     return LabelRow(
-        id=r["id"], href=href(page, rule_path(rid, r["id"])) if r["id"] in known else None, pile=r["pile"],
-        includes_matched=r.get("includes_matched", 0), includes_won=r.get("includes_won", 0),
-        includes_to_discard=r.get("includes_to_discard", 0), won_labelled=r.get("won_labelled", 0),
-        won_correct=r.get("won_correct", 0), precision=precision, flagged=bool(r.get("flagged")))
+        id=r.id, href=href(page, rule_path(rid, r.id)) if r.id in known else None, pile=r.pile,
+        includes_matched=r.includes_matched, includes_won=r.includes_won,
+        includes_to_discard=r.includes_to_discard, won_labelled=r.won_labelled,
+        won_correct=r.won_correct, precision=precision, flagged=r.flagged)
 
 
 # --- the screening section of the status page -------------------------------------------------------

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
-from .load import Release
+from ..routing.artifacts import Release
 
 TITLE_CHARS = 300
 
@@ -60,13 +60,9 @@ def sample_titles(releases: Iterable[Release]) -> dict[str, str | None]:
     """Every title the releases' samples.json hold (the first seen for a work), None where the work has none."""
     found: dict[str, str | None] = {}
     for rel in releases:
-        lists = list(rel.samples["piles"].values())
-        for per_rule in rel.samples["rules"].values():
-            lists += list(per_rule.values())
-        for works in lists:
-            for w in works:
-                if found.get(w["work_id"]) is None:
-                    found[w["work_id"]] = w.get("title")
+        for w in rel.samples.works():
+            if found.get(w.work_id) is None:
+                found[w.work_id] = w.title
     return found
 
 

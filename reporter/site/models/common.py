@@ -78,18 +78,18 @@ class Snippet:
 
 @dataclass(frozen=True)
 class ReleaseName:
-    """How the pages name a release: its label and first-written date (published.json) when it has them."""
+    """How the pages name a release: its given name and first-written date (published.json) when it has them."""
 
     release_id: str
     """Full id."""
     short_id: str
     """First 12 hex."""
-    label: str | None
-    """The label it was routed with (`2026-W27`), or None."""
+    given_name: str | None
+    """The name it was routed with (`--label 2026-W27`), or None."""
     written: str | None
     """The date it was first written (`2026-07-06`), or None when published.json does not say."""
     name: str
-    """What headings call it: `2026-W27 (3f2a9c1b2d4e)` with a label, else the short id."""
+    """What headings call it: `2026-W27 (3f2a9c1b2d4e)` with a given name, else the short id."""
     href: Href
     """Its release page."""
 

@@ -16,8 +16,8 @@ class ReleaseSummary:
     """Full id."""
     short_id: str
     """First 12 hex."""
-    label: str | None
-    """Its label (published.json), or None: the short id names it."""
+    given_name: str | None
+    """Its given name (published.json), or None: the short id names it."""
     written: str | None
     """The date it was first written (published.json), or None when unknown."""
     changes: str
