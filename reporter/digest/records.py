@@ -42,6 +42,9 @@ class Record:
     """Scheme-prefixed ids of other versions of the same work (e.g. its preprint, its journal DOI)."""
     version: str | None = None
     """The source's version of this text (arXiv `v2`, bioRxiv `3`), kept as a field, never part of `id`."""
+    categories: tuple[str, ...] = ()
+    """The source's subject categories in its order: arXiv's (`cs.CL`, `cs.AI`; the primary first), bioRxiv's
+    subject collection (`bioinformatics`); () when the source has none."""
     where: str = ""
     """Where the record was read: `FILE:line N` or `FILE: record N`, for error messages and the merge list."""
 
@@ -49,7 +52,8 @@ class Record:
         """The normalized-record form (one JSONL line of `reporter fetch`)."""
         return {"id": self.id, "title": self.title, "abstract": self.abstract, "source": self.source,
                 "doi": self.doi, "published": self.published, "type": self.type, "authors": list(self.authors),
-                "venue": self.venue, "related_ids": list(self.related_ids), "version": self.version}
+                "venue": self.venue, "related_ids": list(self.related_ids), "version": self.version,
+                "categories": list(self.categories)}
 
 
 @dataclass(frozen=True)
