@@ -144,7 +144,8 @@ def test_the_stricter_pass_runs_before_the_cap():
     assert by["doi:b"].decision == "KEEP" and by["doi:b"].score == 87
     assert by["doi:a"].decision == "REVIEW" and by["doi:a"].score == 73
     assert by["doi:a"].tags == ("stricter-pass", "demoted-for-cap") and by["doi:a"].axes.criteria == 0.4
-    assert "KEEP rank 3 of 3, max_kept 2" in by["doi:a"].rationale
+    assert ("KEEP rank 3 of 3 by score, relevance, id (relevance 0.4855; the last kept, doi:b: score 87, "
+            "relevance 0.4311), max_kept 2") in by["doi:a"].rationale
 
 
 def test_the_stricter_pass_alone_can_bring_the_week_under_the_ceiling():
@@ -157,11 +158,12 @@ def test_the_stricter_pass_alone_can_bring_the_week_under_the_ceiling():
     assert "demoted-for-cap" not in by["doi:p"].tags
 
 
-def test_the_cap_demotes_to_review_never_drop_by_score_then_id():
+def test_the_cap_demotes_to_review_never_drop_by_score_relevance_then_id():
     week = [rec(f"doi:{i:02d}", "ESM-2 protein language model", "We evaluate a PLM.") for i in range(10)]
     out = decide_week(week, WATCH, CRITERIA, max_kept=4)
     kept = [d.id for d in out.decisions if d.decision == "KEEP"]
-    assert kept == ["doi:00", "doi:01", "doi:02", "doi:03"]  # all 100: ties broken by id
+    assert len({d.relevance for d in out.decisions}) == 1  # the same text: the same relevance
+    assert kept == ["doi:00", "doi:01", "doi:02", "doi:03"]  # all 100, one relevance: ties broken by id
     demoted = [d for d in out.decisions if "demoted-for-cap" in d.tags]
     assert len(demoted) == 6 == out.calibration.demoted_for_cap
     assert all(d.decision == "REVIEW" and d.score == 100 and d.cause is None for d in demoted)

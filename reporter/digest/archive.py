@@ -45,7 +45,7 @@ DECISIONS_FILE = "decisions.json"
 GRAPH_FILE = "novelty.jsonl"
 """Beside a week's decisions.json: the graph's verdicts on its KEEPs, written by the build that published it."""
 PRIOR_WEEKS = 4
-RULES = "digest.1"
+RULES = "digest.2"
 """The version of the scoring rules, recorded in every decisions.json (same inputs and rules, same bytes)."""
 _WEEK = re.compile(r"([0-9]{4})-W([0-9]{2})")
 """ASCII digits only (`\\d` also matches Arabic-Indic ones), matched whole (`$` would let a trailing newline by)."""

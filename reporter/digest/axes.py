@@ -3,14 +3,15 @@
 Every axis value is an integer number of hundredths (0-100), so the score
 can be computed exactly; `Axes` carries them as two-decimal floats. Terms
 and watchlist phrases are matched only with `reporter.routing.match_phrases`,
-one call per field (title, abstract) per term list: the watchlist is one
-list, every criteria term of every concept another.
+one call per field (title, abstract) for the whole week, over one list: the
+watchlist's phrases and every criteria term of every concept (`count_terms`).
+Each axis (and the relevance measure) reads its own columns of those counts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
@@ -42,6 +43,39 @@ def hundredths(value: Decimal) -> int:
 def has_abstract(record: Record) -> bool:
     """The record has an abstract with some text in it."""
     return bool(record.abstract and record.abstract.strip())
+
+
+@dataclass(frozen=True, eq=False)
+class TermCounts:
+    """Occurrences of terms in every record's title and in its abstract, as the one phrase matcher counts them."""
+
+    terms: tuple[str, ...]
+    """The phrases, each once (the columns)."""
+    title: np.ndarray
+    """int64 (records, terms): occurrences in the title."""
+    abstract: np.ndarray
+    """int64 (records, terms): occurrences in the abstract (0 without one)."""
+    _column: dict[str, int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_column", {t: j for j, t in enumerate(self.terms)})
+
+    def of(self, terms: Sequence[str]) -> TermCounts:
+        """The counts of some of the terms, in the order given (KeyError for a term not counted)."""
+        cols = [self._column[t] for t in terms]
+        return TermCounts(tuple(terms), self.title[:, cols], self.abstract[:, cols])
+
+
+def count_terms(records: Sequence[Record], terms: Sequence[str]) -> TermCounts:
+    """Every term over every title and every abstract: one match_phrases call per field."""
+    terms = tuple(dict.fromkeys(terms))
+    return TermCounts(terms, match_phrases([r.title for r in records], terms).counts(),
+                      match_phrases([r.abstract for r in records], terms).counts())
+
+
+def week_terms(watchlist: Watchlist, criteria: Criteria) -> tuple[str, ...]:
+    """The one term list of a week: the watchlist's phrases, then every criteria term, each once."""
+    return tuple(dict.fromkeys([*watchlist.phrases, *(t for c in criteria.concepts for t in c.terms)]))
 
 
 # Axis 1: match ------------------------------------------------------------------------------------------
@@ -93,12 +127,12 @@ def match_base(in_title: bool, abstract_hits: int, distinct: int) -> int:
     return 50
 
 
-def match_axis(records: Sequence[Record], watchlist: Watchlist) -> list[MatchAxis]:
-    """Axis 1 for every record: one match_phrases call for the titles, one for the abstracts."""
+def match_axis(records: Sequence[Record], watchlist: Watchlist, counts: TermCounts | None = None) -> list[MatchAxis]:
+    """Axis 1 for every record, from `counts` (default: count_terms of the watchlist's phrases)."""
     phrases = watchlist.phrases
     weights = [Decimal(repr(e.weight)) for e in watchlist.entries]
-    title = match_phrases([r.title for r in records], phrases).counts()
-    abstract = match_phrases([r.abstract for r in records], phrases).counts()
+    counts = (count_terms(records, phrases) if counts is None else counts).of(phrases)
+    title, abstract = counts.title, counts.abstract
     out = []
     for i in range(len(records)):
         hit = (title[i] > 0) | (abstract[i] > 0)
@@ -197,13 +231,14 @@ def criteria_rule(hits: Sequence[ConceptHit], abstract_present: bool,
     return CriteriaAxis(IN_SCOPE_FIT if in_title or abstract_hits >= 2 else PARTIAL, matched, matched)
 
 
-def criteria_axis(records: Sequence[Record], criteria: Criteria) -> list[CriteriaAxis]:
-    """Axis 2 for every record: one match_phrases call for the titles, one for the abstracts."""
+def criteria_axis(records: Sequence[Record], criteria: Criteria,
+                  counts: TermCounts | None = None) -> list[CriteriaAxis]:
+    """Axis 2 for every record, from `counts` (default: count_terms of every criteria term)."""
     terms = list(dict.fromkeys(t for c in criteria.concepts for t in c.terms))
     column = {t: j for j, t in enumerate(terms)}
     cols = [[column[t] for t in dict.fromkeys(c.terms)] for c in criteria.concepts]
-    title = match_phrases([r.title for r in records], terms).counts()
-    abstract = match_phrases([r.abstract for r in records], terms).counts()
+    counts = (count_terms(records, terms) if counts is None else counts).of(terms)
+    title, abstract = counts.title, counts.abstract
     in_scope_terms = [column[t] for t in dict.fromkeys(t for c in criteria.section(IN_SCOPE) for t in c.terms)]
     out = []
     for i, record in enumerate(records):

@@ -4,9 +4,10 @@ The order is the contract's: score each paper from its three axes (exact,
 in integer hundredths); map the score to KEEP / REVIEW / DROP; apply the
 overrides (already covered: DROP; no abstract or criteria silent: never
 KEEP); then, only when more papers are KEEP than `max_kept`, re-score
-everyone with the stricter criteria pass, and if still over, keep the top
-`max_kept` KEEPs by score (ties by id) and demote the rest to REVIEW. A
-paper that was KEEP is never made DROP by the cap or the stricter pass.
+everyone with the stricter criteria pass, and if still over, keep the first
+`max_kept` KEEPs by score, then relevance (`reporter.digest.relevance`),
+then id, and demote the rest to REVIEW. A paper that was KEEP is never made
+DROP by the cap or the stricter pass.
 """
 
 from __future__ import annotations
@@ -25,14 +26,17 @@ from .axes import (
     MatchAxis,
     NoveltyAxis,
     PriorKeep,
+    count_terms,
     criteria_axis,
     has_abstract,
     match_axis,
     novelty_axis,
+    week_terms,
 )
 from .config import DEFAULT_KEEP, DEFAULT_MAX_KEPT, DEFAULT_REVIEW
 from .criteria import Criteria
 from .records import Axes, Calibration, Decision, Record
+from .relevance import DECIMALS, query_terms, relevance
 from .watchlist import Watchlist
 
 WEIGHTS = (45, 45, 10)
@@ -67,6 +71,8 @@ class PaperAxes:
     novelty: NoveltyAxis
     abstract: bool
     """The paper has an abstract."""
+    relevance: float = 0.0
+    """BM25F of the watchlist and In scope terms, the week as the corpus: orders papers of one score."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +80,7 @@ class WeekOutcome:
     """One week's decisions, their calibration and the watchlist drift they show."""
 
     decisions: tuple[Decision, ...]
-    """Every paper once: KEEP, then REVIEW, then DROP; by score (high first), then id."""
+    """Every paper once: KEEP, then REVIEW, then DROP; by score (high first), relevance (high first), id."""
     calibration: Calibration
     watchlist_drift: dict[str, Any] = field(default_factory=dict)
     """Surfaced, never applied: see `watchlist_drift`."""
@@ -88,10 +94,11 @@ def combine(match: int, criteria: int, novelty: int) -> int:
 
 def score_axes(records: Sequence[Record], watchlist: Watchlist, criteria: Criteria,
                prior: Sequence[PriorKeep]) -> list[PaperAxes]:
-    """The three axes of every record (four match_phrases calls for the whole week)."""
-    return [PaperAxes(m, c, n, has_abstract(r)) for r, m, c, n in
-            zip(records, match_axis(records, watchlist), criteria_axis(records, criteria),
-                novelty_axis(records, prior))]
+    """The three axes and the relevance of every record (two match_phrases calls for the whole week)."""
+    counts = count_terms(records, week_terms(watchlist, criteria))
+    return [PaperAxes(m, c, n, has_abstract(r), rel) for r, m, c, n, rel in
+            zip(records, match_axis(records, watchlist, counts), criteria_axis(records, criteria, counts),
+                novelty_axis(records, prior), relevance(records, query_terms(watchlist, criteria), counts))]
 
 
 def decide_week(records: Sequence[Record], watchlist: Watchlist, criteria: Criteria,
@@ -112,20 +119,28 @@ def decide(records: Sequence[Record], axes: Sequence[PaperAxes], criteria: Crite
     decisions, strict = first, False
     if _kept(first) > max_kept:
         strict = True
-        decisions = []
         decisions = [judge(r, a, criteria, thresholds, merged.get(r.id, ()), strict=True,
                            was_kept=before.decision == "KEEP") for before, r, a in zip(first, records, axes)]
     demoted = 0
     if _kept(decisions) > max_kept:
-        ranked = sorted((d for d in decisions if d.decision == "KEEP"), key=lambda d: (-d.score, d.id))
+        ranked = sorted((d for d in decisions if d.decision == "KEEP"), key=rank_key)
         cut = {d.id: k for k, d in enumerate(ranked, 1) if k > max_kept}
+        last = ranked[max_kept - 1] if max_kept else None
         demoted = len(cut)
-        decisions = [_to_review(d, f"demoted for the cap: KEEP rank {cut[d.id]} of {len(ranked)}, "
-                                   f"max_kept {max_kept}", "demoted-for-cap") if d.id in cut else d
-                     for d in decisions]
-    decisions.sort(key=lambda d: (_ORDER[d.decision], -d.score, d.id))
+        decisions = [_to_review(d, f"demoted for the cap: KEEP rank {cut[d.id]} of {len(ranked)} by score, "
+                                   f"relevance, id (relevance {d.relevance:.{DECIMALS}f}; "
+                                   + (f"the last kept, {last.id}: score {last.score}, relevance "
+                                      f"{last.relevance:.{DECIMALS}f}"
+                                      if last else "none kept") + f"), max_kept {max_kept}", "demoted-for-cap")
+                     if d.id in cut else d for d in decisions]
+    decisions.sort(key=lambda d: (_ORDER[d.decision], *rank_key(d)))
     return WeekOutcome(tuple(decisions), calibrate(decisions, axes, demoted, strict),
                        watchlist_drift(decisions, axes, records, criteria))
+
+
+def rank_key(d: Decision) -> tuple[int, float, str]:
+    """The order within one decision: score (high first), then relevance (high first), then id."""
+    return (-d.score, -(d.relevance or 0.0), d.id)
 
 
 def judge(record: Record, axes: PaperAxes, criteria: Criteria, thresholds: Thresholds,
@@ -173,7 +188,9 @@ def judge(record: Record, axes: PaperAxes, criteria: Criteria, thresholds: Thres
         id=record.id, decision=decision, score=score, axes=Axes(m / 100, c / 100, n / 100),
         rationale=head + "; ".join(parts + notes) + ".", tags=tuple(tags), title=record.title, cause=cause,
         criteria_lines=tuple(sorted({x.line for x in axes.criteria.cited})),
-        matched_terms=axes.match.entries, merged_ids=tuple(merged_ids))
+        matched_terms=axes.match.entries, merged_ids=tuple(merged_ids), relevance=axes.relevance,
+        authors=record.authors, published=record.published, venue=record.venue, categories=record.categories,
+        abstract=record.abstract)
 
 
 def drop_cause(criteria: CriteriaAxis, novelty: NoveltyAxis) -> str:
