@@ -86,7 +86,8 @@ def test_match_base_table():
 
 def test_match_rationale_names_entries_and_places():
     [m] = match_axis([rec("ESM-2 models", "We fine-tune ESM-2 and ESM-1v.")], WATCH)
-    assert m.describe() == "match 1.00: 'ESM*' in the title and 'ESM*' 2 times in the abstract (weight 1.5)"
+    assert m.value == 100
+    assert m.describe() == "'ESM*' in the title and 'ESM*' 2 times in the abstract (weight 1.5)"
 
 
 # --- Axis 2: criteria fit ------------------------------------------------------------------------------
@@ -132,10 +133,14 @@ def test_in_scope_occurrences_are_summed_over_distinct_terms():
 
 def test_criteria_rationale_quotes_the_line():
     [c] = criteria_axis([rec("Enrollment report", "A PLM helped enrollment.")], CRITERIA)
-    assert c.describe(CRITERIA) == ('criteria 0.00: out of scope criteria.md:7 "Clinical trial enrollment '
-                                    'reports", and no In scope concept in the title')
+    assert c.describe(CRITERIA) == ('out of scope criteria.md:7 "Clinical trial enrollment reports", and no In '
+                                    'scope concept in the title')
     [r] = criteria_axis([rec("A review of PLM methods", EMPIRICAL)], CRITERIA)
-    assert r.describe(CRITERIA, strict=True).startswith("criteria 0.40 (stricter pass, 0.70 before): reduced fit")
+    assert r.describe(CRITERIA, strict=True).startswith('reduced fit criteria.md:13 "Review articles"')
+    assert r.describe(CRITERIA, strict=True).endswith("(stricter pass: 0.40, 0.70 before)")
+    [silent] = criteria_axis([rec("Soil", EMPIRICAL)], CRITERIA)
+    assert silent.describe(CRITERIA) == ("silent: no In scope, Out of scope or Reduced fit concept matched (0.70 is "
+                                         "a stand-in, not a fit)")
 
 
 # --- Axis 3: novelty -----------------------------------------------------------------------------------
@@ -148,7 +153,7 @@ PRIOR = [PriorKeep("doi:10.5555/a", "Protein language models for enzymes", "2026
 def test_novelty_own_id_is_already_covered_naming_the_newest_week():
     [n] = novelty_axis([rec("Anything", id="doi:10.5555/a")], PRIOR)
     assert (n.value, n.covered_by.week, n.how) == (0, "2026-W18", "id")
-    assert n.describe() == "novelty 0.00: already covered (doi:10.5555/a kept in 2026-W18)"
+    assert n.describe() == "already covered (doi:10.5555/a kept in 2026-W18)"
 
 
 def test_novelty_a_related_id_or_a_matching_title_is_an_earlier_version():

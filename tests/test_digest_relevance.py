@@ -94,9 +94,12 @@ def test_ties_at_the_cap_keep_the_most_relevant_then_the_smallest_id():
 def test_a_demoted_paper_names_its_rank_and_relevance():
     by = {d.id: d for d in decide_week(TIED, WATCH, CRITERIA, max_kept=3).decisions}
     assert by["doi:b"].tags == ("demoted-for-cap",)
-    assert ("demoted for the cap: KEEP rank 5 of 5 by score, relevance, id (relevance 0.1291; the last kept, "
-            "doi:x: score 100, relevance 0.1323), max_kept 3") in by["doi:b"].rationale
-    assert "KEEP rank 4 of 5" in by["doi:a"].rationale
+    assert by["doi:b"].rationale.startswith(
+        "REVIEW: over the cap, KEEP rank 5 of 5 by score, relevance, id with max_kept 3 (relevance 0.1291; the last "
+        "kept, doi:x: score 100, relevance 0.1323); strong match and in scope (score 100: ")
+    assert by["doi:a"].rationale.startswith("REVIEW: over the cap, KEEP rank 4 of 5 ")
+    assert by["doi:z"].rationale.startswith("KEEP: rank 1 of 5 by score, relevance, id, within max_kept 3; strong "
+                                            "match and in scope (score 100, relevance 0.1371: match 1.00, ")
 
 
 def test_the_cap_never_drops_and_relevance_is_the_same_in_any_order():

@@ -101,16 +101,16 @@ class MatchAxis:
     """The entries found in the abstract."""
 
     def describe(self) -> str:
-        """`match 0.70: 'LLM' in the title` and the like."""
+        """Where the entries matched (`'LLM' in the title`); the value is the rationale's head's."""
         if not self.entries:
-            return "match 0.00: no watchlist phrase in the title or abstract"
+            return "no watchlist phrase in the title or abstract"
         where = []
         if self.in_title:
             where.append(f"{_quoted(self.in_title)} in the title")
         if self.abstract_hits:
             times = "once" if self.abstract_hits == 1 else f"{self.abstract_hits} times"
             where.append(f"{_quoted(self.in_abstract)} {times} in the abstract")
-        text = f"match {self.value / 100:.2f}: " + " and ".join(where)
+        text = " and ".join(where)
         if self.weight != 1.0:
             text += f" (weight {self.weight:g})"
         return text
@@ -185,13 +185,11 @@ class CriteriaAxis:
         return CRITERIA_VALUES[self.rule][strict]
 
     def describe(self, criteria: Criteria, strict: bool = False) -> str:
-        """The criteria part of a rationale, quoting the lines it came from."""
+        """The rule and the lines it came from (the value is the rationale's head's); the stricter pass's change."""
         quotes = ", ".join(criteria.cite(c) for c in self.cited)
-        head = f"criteria {self.value(strict) / 100:.2f}"
-        if strict and self.value(True) != self.value(False):
-            head += f" (stricter pass, {self.value(False) / 100:.2f} before)"
-        return head + ": " + {
-            SILENT: "criteria silent (no In scope, Out of scope or Reduced fit concept matched)",
+        text = {
+            SILENT: "silent: no In scope, Out of scope or Reduced fit concept matched (0.70 is a stand-in, "
+                    "not a fit)",
             TRAP: f"out of scope {quotes}, and no In scope concept in the title",
             NOT_IN_SCOPE: f"not in scope: no In scope concept matched, only {quotes}",
             FAILS_REQUIRED: f"fails required {quotes} (no term in the title or abstract)",
@@ -199,6 +197,9 @@ class CriteriaAxis:
             IN_SCOPE_FIT: f"in scope {quotes}",
             PARTIAL: f"partial: in scope {quotes} once, in the abstract only",
         }[self.rule]
+        if strict and self.value(True) != self.value(False):
+            text += f" (stricter pass: {self.value(True) / 100:.2f}, {self.value(False) / 100:.2f} before)"
+        return text
 
 
 def criteria_rule(hits: Sequence[ConceptHit], abstract_present: bool,
@@ -274,13 +275,13 @@ class NoveltyAxis:
     """`id`, `related id` or `title`: what tied it to that KEEP."""
 
     def describe(self) -> str:
-        """The novelty part of a rationale, naming the prior week."""
+        """The novelty part of a rationale, naming the prior week (the value is the rationale's head's)."""
         if self.covered_by is None:
-            return "novelty 1.00: not in the prior four weeks"
+            return "not in the prior four weeks"
         kept = f"{self.covered_by.id} kept in {self.covered_by.week}"
         if self.value == 0:
-            return f"novelty 0.00: already covered ({kept})"
-        return f"novelty 0.50: an earlier version was covered ({kept}, matched by {self.how})"
+            return f"already covered ({kept})"
+        return f"an earlier version was covered ({kept}, matched by {self.how})"
 
 
 def titles_match(a: str, b: str) -> bool:

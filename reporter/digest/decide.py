@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from .axes import (
@@ -36,13 +36,12 @@ from .axes import (
 from .config import DEFAULT_KEEP, DEFAULT_MAX_KEPT, DEFAULT_REVIEW
 from .criteria import Criteria
 from .records import Axes, Calibration, Decision, Record
-from .relevance import DECIMALS, query_terms, relevance
+from .rationale import COVERED, CRITERIA_CAUSES, NEVER_KEEP, RESCUED, CapRank, Outcome, rationale
+from .relevance import query_terms, relevance
 from .watchlist import Watchlist
 
 WEIGHTS = (45, 45, 10)
 """Weights of match, criteria and novelty, in hundredths: score = 100 * (0.45 m + 0.45 c + 0.10 n)."""
-CRITERIA_CAUSES = ("look-alike-trap", "not-in-scope", "fails-required")
-"""The drop causes that are the criteria's doing."""
 DRIFT_MIN = 2
 """A watchlist entry or a criteria concept is surfaced as drift from this many papers on."""
 DRIFT_EXAMPLES = 5
@@ -124,15 +123,12 @@ def decide(records: Sequence[Record], axes: Sequence[PaperAxes], criteria: Crite
     demoted = 0
     if _kept(decisions) > max_kept:
         ranked = sorted((d for d in decisions if d.decision == "KEEP"), key=rank_key)
-        cut = {d.id: k for k, d in enumerate(ranked, 1) if k > max_kept}
-        last = ranked[max_kept - 1] if max_kept else None
-        demoted = len(cut)
-        decisions = [_to_review(d, f"demoted for the cap: KEEP rank {cut[d.id]} of {len(ranked)} by score, "
-                                   f"relevance, id (relevance {d.relevance:.{DECIMALS}f}; "
-                                   + (f"the last kept, {last.id}: score {last.score}, relevance "
-                                      f"{last.relevance:.{DECIMALS}f}"
-                                      if last else "none kept") + f"), max_kept {max_kept}", "demoted-for-cap")
-                     if d.id in cut else d for d in decisions]
+        last = ranked[max_kept - 1]
+        caps = {d.id: CapRank(k, len(ranked), max_kept, d.relevance, last.id, last.score, last.relevance)
+                for k, d in enumerate(ranked, 1)}
+        demoted = len(ranked) - max_kept
+        decisions = [judge(r, a, criteria, thresholds, merged.get(r.id, ()), strict=True, cap=caps[d.id])
+                     if d.id in caps else d for d, r, a in zip(decisions, records, axes)]
     decisions.sort(key=lambda d: (_ORDER[d.decision], *rank_key(d)))
     return WeekOutcome(tuple(decisions), calibrate(decisions, axes, demoted, strict),
                        watchlist_drift(decisions, axes, records, criteria))
@@ -144,17 +140,19 @@ def rank_key(d: Decision) -> tuple[int, float, str]:
 
 
 def judge(record: Record, axes: PaperAxes, criteria: Criteria, thresholds: Thresholds,
-          merged_ids: Sequence[str] = (), *, strict: bool = False, was_kept: bool = False) -> Decision:
-    """One paper's decision before the cap: its score, band and overrides, with rationale and tags.
+          merged_ids: Sequence[str] = (), *, strict: bool = False, was_kept: bool = False,
+          cap: CapRank | None = None) -> Decision:
+    """One paper's decision: its score, band and overrides, with rationale and tags.
 
     `strict`: the stricter criteria pass; `was_kept`: the paper was KEEP in the
-    first pass, so the stricter pass may make it REVIEW but never DROP.
+    first pass, so the stricter pass may make it REVIEW but never DROP; `cap`:
+    the paper is a KEEP ranked under the cap (beyond `max_kept`, it is REVIEW).
     """
     m, c, n = axes.match.value, axes.criteria.value(strict), axes.novelty.value
     score = combine(m, c, n)
-    decision = thresholds.band(score)
+    band = decision = thresholds.band(score)
+    override = None
     tags: list[str] = []
-    notes: list[str] = []
     rule = axes.criteria.rule
     if rule in (SILENT, TRAP, FAILS_REQUIRED):
         tags.append(rule)
@@ -165,28 +163,21 @@ def judge(record: Record, axes: PaperAxes, criteria: Criteria, thresholds: Thres
     if not axes.abstract:
         tags.append("no-abstract")
     if n == 0:
-        decision = "DROP"
+        decision, override = "DROP", COVERED
         tags.append("already-covered")
-        notes.append("already covered: DROP whatever the score")
     elif decision == "KEEP" and (not axes.abstract or rule == SILENT):
-        decision = "REVIEW"
-        if not axes.abstract:
-            notes.append("no abstract: REVIEW, never KEEP")
-        if rule == SILENT:
-            notes.append("criteria silent: REVIEW, never KEEP")
+        decision, override = "REVIEW", NEVER_KEEP
     elif decision == "DROP" and was_kept:
+        decision, override = "REVIEW", RESCUED
+    elif cap is not None and cap.demoted:
         decision = "REVIEW"
-        notes.append("KEEP before the stricter pass: REVIEW, never DROP")
+        tags.append("demoted-for-cap")
     cause = drop_cause(axes.criteria, axes.novelty) if decision == "DROP" else None
-    parts = [axes.match.describe(), axes.criteria.describe(criteria, strict), axes.novelty.describe()]
-    if cause == "already-covered":
-        parts.insert(0, parts.pop(2))
-    elif cause in CRITERIA_CAUSES:
-        parts.insert(0, parts.pop(1))
-    head = f"DROP ({cause}): " if cause else ""
+    line = rationale(Outcome(decision, score, band, cause, override, cap, strict), axes.match, axes.criteria,
+                     axes.novelty, criteria, keep=thresholds.keep, review=thresholds.review, abstract=axes.abstract)
     return Decision(
         id=record.id, decision=decision, score=score, axes=Axes(m / 100, c / 100, n / 100),
-        rationale=head + "; ".join(parts + notes) + ".", tags=tuple(tags), title=record.title, cause=cause,
+        rationale=line, tags=tuple(tags), title=record.title, cause=cause,
         criteria_lines=tuple(sorted({x.line for x in axes.criteria.cited})),
         matched_terms=axes.match.entries, merged_ids=tuple(merged_ids), relevance=axes.relevance,
         authors=record.authors, published=record.published, venue=record.venue, categories=record.categories,
@@ -259,8 +250,3 @@ def watchlist_drift(decisions: Sequence[Decision], axes: Sequence[PaperAxes], re
 
 def _kept(decisions: Sequence[Decision]) -> int:
     return sum(d.decision == "KEEP" for d in decisions)
-
-
-def _to_review(d: Decision, note: str, tag: str | None = None) -> Decision:
-    return replace(d, decision="REVIEW", rationale=d.rationale.removesuffix(".") + f"; {note}.",
-                   tags=d.tags + ((tag,) if tag else ()), cause=None)
