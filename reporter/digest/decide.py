@@ -36,7 +36,7 @@ from .axes import (
 from .config import DEFAULT_KEEP, DEFAULT_MAX_KEPT, DEFAULT_REVIEW
 from .criteria import Criteria
 from .records import Axes, Calibration, Decision, Record
-from .rationale import COVERED, CRITERIA_CAUSES, NEVER_KEEP, RESCUED, CapRank, Outcome, rationale
+from .rationale import COVERED, NEVER_KEEP, RESCUED, CapRank, Outcome, rationale
 from .relevance import query_terms, relevance
 from .watchlist import Watchlist
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from .axes import FAILS_REQUIRED, IN_SCOPE_FIT, NOT_IN_SCOPE, PARTIAL, REDUCED, SILENT, TRAP, CriteriaAxis, \
     MatchAxis, NoveltyAxis
 from .criteria import Criteria
+from .records import CRITERIA_CAUSES
 from .relevance import DECIMALS
 
 COVERED, NEVER_KEEP, RESCUED = "already-covered", "never-keep", "rescued"
@@ -36,8 +37,6 @@ _CRITERIA_WORDS = {
     IN_SCOPE_FIT: "in scope",
     PARTIAL: "in scope only once, in the abstract",
 }
-CRITERIA_CAUSES = ("look-alike-trap", "not-in-scope", "fails-required")
-"""The drop causes that are the criteria's doing."""
 _QUOTED = (TRAP, NOT_IN_SCOPE, FAILS_REQUIRED)
 """The rules that score 0: the head quotes the line that decided."""
 
@@ -146,4 +145,4 @@ def _sides(m: int, fit: CriteriaAxis, c: int, novelty: NoveltyAxis) -> tuple[lis
     return strong, weak
 
 
-__all__ = ["COVERED", "CRITERIA_CAUSES", "NEVER_KEEP", "RESCUED", "CapRank", "Outcome", "head", "rationale"]
+__all__ = ["COVERED", "NEVER_KEEP", "RESCUED", "CapRank", "Outcome", "head", "rationale"]

@@ -15,6 +15,8 @@ from typing import Any
 DECISIONS = ("KEEP", "REVIEW", "DROP")
 DROP_CAUSES = ("already-covered", "look-alike-trap", "fails-required", "not-in-scope", "weak-match")
 """Why a paper was dropped, in the order the digest page groups them."""
+CRITERIA_CAUSES = ("look-alike-trap", "not-in-scope", "fails-required")
+"""The drop causes that are the criteria's doing (a rationale quotes the criteria line)."""
 
 
 @dataclass(frozen=True)
