@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from reporter.digest.axes import PriorKeep
 from reporter.digest.criteria import load_criteria
-from reporter.digest.decide import CRITERIA_CAUSES, Thresholds, combine, decide_week
-from reporter.digest.records import DROP_CAUSES, Record
+from reporter.digest.decide import Thresholds, combine, decide_week
+from reporter.digest.records import CRITERIA_CAUSES, DROP_CAUSES, Record
 from reporter.digest.watchlist import parse_watchlist
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "digest"
@@ -80,7 +80,9 @@ def test_already_covered_is_drop_whatever_the_score_naming_the_week():
     d = one(rec("doi:old", "A protein language model", "A protein language model; we evaluate ESM-2."), PRIOR)
     assert d.score == 90 and d.decision == "DROP" and d.cause == "already-covered"
     assert "already-covered" in d.tags
-    assert d.rationale.startswith("DROP (already-covered): novelty 0.00: already covered (doi:old kept in 2026-W18)")
+    assert d.rationale.startswith("DROP (already-covered): already kept in 2026-W18, so DROP whatever the score "
+                                  "(score 90: match 1.00, criteria 1.00, novelty 0.00); ")
+    assert d.rationale.endswith("; novelty: already covered (doi:old kept in 2026-W18).")
 
 
 def test_a_journal_version_of_a_covered_preprint_is_tagged_with_the_week():
@@ -91,7 +93,7 @@ def test_a_journal_version_of_a_covered_preprint_is_tagged_with_the_week():
 def test_no_abstract_is_never_keep():
     d = one(rec("doi:1", "ESM-2 protein language model", None))
     assert d.score == 100 and d.decision == "REVIEW" and "no-abstract" in d.tags
-    assert "no abstract: REVIEW, never KEEP" in d.rationale
+    assert d.rationale.startswith("REVIEW: no abstract, so never KEEP; strong match and in scope (score 100: ")
     low = one(rec("doi:2", "Nothing we follow", None))
     assert low.decision == "DROP" and "no-abstract" in low.tags
 
@@ -99,7 +101,8 @@ def test_no_abstract_is_never_keep():
 def test_criteria_silent_is_never_keep():
     d = one(rec("doi:1", "Protein design", "protein design, we evaluate"))
     assert d.axes.criteria == 0.7 and d.decision == "REVIEW" and "criteria-silent" in d.tags
-    assert "criteria silent: REVIEW, never KEEP" in d.rationale
+    assert d.rationale.startswith("REVIEW: the criteria are silent, so never KEEP; strong match (score 87: match "
+                                  "1.00, criteria silent 0.70, novelty 1.00); ")
 
 
 def test_criteria_silent_below_review_stays_drop_naming_both():
@@ -144,7 +147,11 @@ def test_the_stricter_pass_runs_before_the_cap():
     assert by["doi:b"].decision == "KEEP" and by["doi:b"].score == 87
     assert by["doi:a"].decision == "REVIEW" and by["doi:a"].score == 73
     assert by["doi:a"].tags == ("stricter-pass", "demoted-for-cap") and by["doi:a"].axes.criteria == 0.4
-    assert "KEEP rank 3 of 3, max_kept 2" in by["doi:a"].rationale
+    assert by["doi:a"].rationale.startswith(
+        "REVIEW: over the cap, KEEP rank 3 of 3 by score, relevance, id with max_kept 2 (relevance 0.4855; the last "
+        "kept, doi:b: score 87, relevance 0.4311); strong match, but a reduced fit (score 73: match 1.00, "
+        "criteria 0.40, novelty 1.00); ")
+    assert by["doi:b"].rationale.startswith("KEEP: rank 2 of 3 by score, relevance, id, within max_kept 2; ")
 
 
 def test_the_stricter_pass_alone_can_bring_the_week_under_the_ceiling():
@@ -157,11 +164,12 @@ def test_the_stricter_pass_alone_can_bring_the_week_under_the_ceiling():
     assert "demoted-for-cap" not in by["doi:p"].tags
 
 
-def test_the_cap_demotes_to_review_never_drop_by_score_then_id():
+def test_the_cap_demotes_to_review_never_drop_by_score_relevance_then_id():
     week = [rec(f"doi:{i:02d}", "ESM-2 protein language model", "We evaluate a PLM.") for i in range(10)]
     out = decide_week(week, WATCH, CRITERIA, max_kept=4)
     kept = [d.id for d in out.decisions if d.decision == "KEEP"]
-    assert kept == ["doi:00", "doi:01", "doi:02", "doi:03"]  # all 100: ties broken by id
+    assert len({d.relevance for d in out.decisions}) == 1  # the same text: the same relevance
+    assert kept == ["doi:00", "doi:01", "doi:02", "doi:03"]  # all 100, one relevance: ties broken by id
     demoted = [d for d in out.decisions if "demoted-for-cap" in d.tags]
     assert len(demoted) == 6 == out.calibration.demoted_for_cap
     assert all(d.decision == "REVIEW" and d.score == 100 and d.cause is None for d in demoted)
@@ -175,7 +183,9 @@ def test_a_keep_is_never_made_drop_by_the_stricter_pass():
     out = decide_week([weak, strong], WATCH, CRITERIA, max_kept=1, thresholds=Thresholds(51, 50))
     by = {d.id: d for d in out.decisions}
     assert by["doi:w"].score == 42 and by["doi:w"].decision == "REVIEW" and by["doi:w"].cause is None
-    assert "KEEP before the stricter pass: REVIEW, never DROP" in by["doi:w"].rationale
+    assert by["doi:w"].rationale.startswith("REVIEW: KEEP before the stricter pass, and a KEEP is never made DROP; "
+                                            "the watchlist barely matched, and in scope only once, in the abstract "
+                                            "(score 42, below the REVIEW threshold 50: ")
 
 
 # --- the guardrails as properties ----------------------------------------------------------------------
@@ -209,8 +219,10 @@ def test_every_guardrail_holds_on_any_week(rows, max_kept):
             assert d.cause is None and d.rationale
         if not (record.abstract and record.abstract.strip()):
             assert d.decision != "KEEP" and "no-abstract" in d.tags
+        assert d.rationale.startswith(f"{d.decision}") and "\n" not in d.rationale  # one line, the decision first
         if "criteria-silent" in d.tags:
             assert d.decision != "KEEP"
+            assert "criteria silent 0.70" in d.rationale and "criteria 0.70" not in d.rationale  # never as a fit
         if d.axes.novelty == 0.0:
             assert d.decision == "DROP" and d.cause == "already-covered"
         if "demoted-for-cap" in d.tags:

@@ -62,6 +62,7 @@ def test_every_week_is_decided_and_its_counts_printed(catch_up):
               f"{len(r.document['merges'])} merges)")
         assert c.kept + c.review + c.dropped == len(r.outcome.decisions) > 0
         assert c.kept <= 25
+        assert all(d.relevance is not None and d.categories and d.authors for d in r.outcome.decisions)
     assert sum(r.outcome.calibration.kept for r in results) > 0
 
 

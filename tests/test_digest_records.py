@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -28,7 +29,8 @@ NORMALIZED = [
     {"id": "arxiv:2401.01234v2", "title": "Protein language models", "abstract": "We evaluate.",
      "source": "arxiv", "doi": "https://doi.org/10.48550/ARXIV.2401.01234", "published": "2024-01-02",
      "type": "preprint", "authors": ["Ada Lovelace", "Charles Babbage"], "venue": "arXiv",
-     "related_ids": ["DOI:10.1101/2024.01.01.000001", "arxiv:2401.01234"], "version": None},
+     "related_ids": ["DOI:10.1101/2024.01.01.000001", "arxiv:2401.01234"], "version": None,
+     "categories": ["q-bio.BM", "cs.LG", "q-bio.BM"]},
     {"id": "pmid:39000000", "title": "A journal article", "abstract": "", "source": "pubmed"},
 ]
 
@@ -39,7 +41,9 @@ def check_normalized(records: list[Record]) -> None:
     assert a.doi == "10.48550/arxiv.2401.01234"
     assert a.related_ids == ("doi:10.1101/2024.01.01.000001",)  # its own id is not related to itself
     assert a.authors == ("Ada Lovelace", "Charles Babbage") and a.published == "2024-01-02"
+    assert a.categories == ("q-bio.BM", "cs.LG")  # in order, each once
     assert b.id == "pmid:39000000" and b.abstract is None and b.authors == () and b.source == "pubmed"
+    assert b.categories == ()
 
 
 def test_normalized_jsonl_and_gz(tmp_path):
@@ -48,6 +52,14 @@ def test_normalized_jsonl_and_gz(tmp_path):
     gz.write_bytes(gzip.compress((tmp_path / "papers.jsonl").read_bytes()))
     check_normalized(read_papers(gz))
     assert read_papers(gz)[0].where == f"{gz}: line 1"
+
+
+def test_a_record_written_by_to_json_reads_back_the_same(tmp_path):
+    record = Record(id="arxiv:2401.01234", title="T", abstract="A.", source="arxiv", published="2024-01-02",
+                    type="preprint", authors=("Ada Lovelace",), venue="arXiv", version="v2",
+                    categories=("cs.CL", "cs.AI"))
+    [back] = read_papers(write_jsonl(tmp_path / "papers.jsonl", [record.to_json()]))
+    assert replace(back, where="") == record
 
 
 def test_normalized_parquet(tmp_path):
@@ -59,11 +71,12 @@ def test_normalized_parquet(tmp_path):
 def test_normalized_csv_lists_are_semicolon_separated(tmp_path):
     path = tmp_path / "papers.csv"
     path.write_text(
-        "id,title,abstract,source,doi,published,type,authors,venue,related_ids,version\n"
+        "id,title,abstract,source,doi,published,type,authors,venue,related_ids,version,categories\n"
         "arxiv:2401.01234v2,Protein language models,We evaluate.,arxiv,https://doi.org/10.48550/ARXIV.2401.01234,"
-        '2024-01-02,preprint,"Ada Lovelace; Charles Babbage",arXiv,DOI:10.1101/2024.01.01.000001;arxiv:2401.01234,\n'
+        '2024-01-02,preprint,"Ada Lovelace; Charles Babbage",arXiv,DOI:10.1101/2024.01.01.000001;arxiv:2401.01234,,'
+        "q-bio.BM; cs.LG;q-bio.BM\n"
         "\n"
-        "pmid:39000000,A journal article,,pubmed,,,,,,,\n", encoding="utf-8")
+        "pmid:39000000,A journal article,,pubmed,,,,,,,,\n", encoding="utf-8")
     records = read_papers(path)
     check_normalized(records)
     assert records[1].where == f"{path}: line 4"
@@ -77,6 +90,7 @@ def test_normalized_csv_lists_are_semicolon_separated(tmp_path):
     ({"id": "pmid:1", "title": "t", "abstarct": "x"}, "line 2: unknown field(s) 'abstarct'"),
     ({"id": "pmid:1", "title": "t", "published": "2024-02-30"}, "'published' must be a date (YYYY-MM-DD)"),
     ({"id": "pmid:1", "title": "t", "authors": "A; B"}, "'authors' must be a list of strings"),
+    ({"id": "pmid:1", "title": "t", "categories": "cs.CL"}, "'categories' must be a list of strings"),
     ({"id": "pmid:1", "title": 5}, "'title' must be a string or null"),
 ])
 def test_normalized_errors_name_file_and_line(tmp_path, row, message):
@@ -202,6 +216,7 @@ def test_biorxiv_versions_fold_into_the_newest():
     assert preprint.related_ids == ("doi:10.1038/s41586-024-07001-x",)  # `published`: the journal DOI
     assert preprint.authors == ("Zhang, Z.", "Ovchinnikov, S.") and preprint.source == "biorxiv"
     assert medrxiv.source == "medrxiv" and medrxiv.venue == "medRxiv" and medrxiv.related_ids == ()  # "NA"
+    assert preprint.categories == ("bioinformatics",) and medrxiv.categories == ("epidemiology",)
 
 
 def test_biorxiv_pages_as_a_list_and_as_jsonl(tmp_path):
@@ -225,6 +240,7 @@ def test_arxiv_atom_versions_and_old_style_ids():
     assert new.authors == ("Ada Lovelace", "Charles Babbage") and new.published == "2024-01-02"
     assert new.related_ids == ("doi:10.1000/journal.2024.1",)  # arxiv:doi and the doi link, once
     assert (old.id, old.version) == ("arxiv:hep-th/9901001", "v1")
+    assert new.categories == ("q-bio.BM", "cs.LG") and old.categories == ("hep-th",)  # the primary first, once
 
 
 def test_arxiv_listing_repeats_are_one_record():
@@ -233,6 +249,7 @@ def test_arxiv_listing_repeats_are_one_record():
     assert scaling.published == "2024-01-03"  # first listed
     assert scaling.where == f"{fixture('arxiv_listing.jsonl')}: line 3"  # the text kept is the last listing's
     assert compilers.id == "arxiv:2401.05678"
+    assert scaling.categories == ("q-bio.BM", "cs.LG") and compilers.categories == ("cs.CL",)
 
 
 @pytest.mark.parametrize("raw, expected", [

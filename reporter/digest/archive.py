@@ -143,7 +143,7 @@ class WeekHead:
     """What a week's decisions.json says it was decided from: the rules version, the settings, the inputs."""
 
     rules: str
-    """The version of the scoring rules (`digest.1`)."""
+    """The version of the scoring rules (`digest.1`, `digest.2`)."""
     settings: WeekSettings
     """The thresholds, the cap and the prior's origin."""
     papers: InputFile | None

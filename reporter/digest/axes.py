@@ -3,14 +3,15 @@
 Every axis value is an integer number of hundredths (0-100), so the score
 can be computed exactly; `Axes` carries them as two-decimal floats. Terms
 and watchlist phrases are matched only with `reporter.routing.match_phrases`,
-one call per field (title, abstract) per term list: the watchlist is one
-list, every criteria term of every concept another.
+one call per field (title, abstract) for the whole week, over one list: the
+watchlist's phrases and every criteria term of every concept (`count_terms`).
+Each axis (and the relevance measure) reads its own columns of those counts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
@@ -44,6 +45,39 @@ def has_abstract(record: Record) -> bool:
     return bool(record.abstract and record.abstract.strip())
 
 
+@dataclass(frozen=True, eq=False)
+class TermCounts:
+    """Occurrences of terms in every record's title and in its abstract, as the one phrase matcher counts them."""
+
+    terms: tuple[str, ...]
+    """The phrases, each once (the columns)."""
+    title: np.ndarray
+    """int64 (records, terms): occurrences in the title."""
+    abstract: np.ndarray
+    """int64 (records, terms): occurrences in the abstract (0 without one)."""
+    _column: dict[str, int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_column", {t: j for j, t in enumerate(self.terms)})
+
+    def of(self, terms: Sequence[str]) -> TermCounts:
+        """The counts of some of the terms, in the order given (KeyError for a term not counted)."""
+        cols = [self._column[t] for t in terms]
+        return TermCounts(tuple(terms), self.title[:, cols], self.abstract[:, cols])
+
+
+def count_terms(records: Sequence[Record], terms: Sequence[str]) -> TermCounts:
+    """Every term over every title and every abstract: one match_phrases call per field."""
+    terms = tuple(dict.fromkeys(terms))
+    return TermCounts(terms, match_phrases([r.title for r in records], terms).counts(),
+                      match_phrases([r.abstract for r in records], terms).counts())
+
+
+def week_terms(watchlist: Watchlist, criteria: Criteria) -> tuple[str, ...]:
+    """The one term list of a week: the watchlist's phrases, then every criteria term, each once."""
+    return tuple(dict.fromkeys([*watchlist.phrases, *(t for c in criteria.concepts for t in c.terms)]))
+
+
 # Axis 1: match ------------------------------------------------------------------------------------------
 
 
@@ -67,16 +101,16 @@ class MatchAxis:
     """The entries found in the abstract."""
 
     def describe(self) -> str:
-        """`match 0.70: 'LLM' in the title` and the like."""
+        """Where the entries matched (`'LLM' in the title`); the value is the rationale's head's."""
         if not self.entries:
-            return "match 0.00: no watchlist phrase in the title or abstract"
+            return "no watchlist phrase in the title or abstract"
         where = []
         if self.in_title:
             where.append(f"{_quoted(self.in_title)} in the title")
         if self.abstract_hits:
             times = "once" if self.abstract_hits == 1 else f"{self.abstract_hits} times"
             where.append(f"{_quoted(self.in_abstract)} {times} in the abstract")
-        text = f"match {self.value / 100:.2f}: " + " and ".join(where)
+        text = " and ".join(where)
         if self.weight != 1.0:
             text += f" (weight {self.weight:g})"
         return text
@@ -93,12 +127,12 @@ def match_base(in_title: bool, abstract_hits: int, distinct: int) -> int:
     return 50
 
 
-def match_axis(records: Sequence[Record], watchlist: Watchlist) -> list[MatchAxis]:
-    """Axis 1 for every record: one match_phrases call for the titles, one for the abstracts."""
+def match_axis(records: Sequence[Record], watchlist: Watchlist, counts: TermCounts | None = None) -> list[MatchAxis]:
+    """Axis 1 for every record, from `counts` (default: count_terms of the watchlist's phrases)."""
     phrases = watchlist.phrases
     weights = [Decimal(repr(e.weight)) for e in watchlist.entries]
-    title = match_phrases([r.title for r in records], phrases).counts()
-    abstract = match_phrases([r.abstract for r in records], phrases).counts()
+    counts = (count_terms(records, phrases) if counts is None else counts).of(phrases)
+    title, abstract = counts.title, counts.abstract
     out = []
     for i in range(len(records)):
         hit = (title[i] > 0) | (abstract[i] > 0)
@@ -151,13 +185,11 @@ class CriteriaAxis:
         return CRITERIA_VALUES[self.rule][strict]
 
     def describe(self, criteria: Criteria, strict: bool = False) -> str:
-        """The criteria part of a rationale, quoting the lines it came from."""
+        """The rule and the lines it came from (the value is the rationale's head's); the stricter pass's change."""
         quotes = ", ".join(criteria.cite(c) for c in self.cited)
-        head = f"criteria {self.value(strict) / 100:.2f}"
-        if strict and self.value(True) != self.value(False):
-            head += f" (stricter pass, {self.value(False) / 100:.2f} before)"
-        return head + ": " + {
-            SILENT: "criteria silent (no In scope, Out of scope or Reduced fit concept matched)",
+        text = {
+            SILENT: "silent: no In scope, Out of scope or Reduced fit concept matched (0.70 is a stand-in, "
+                    "not a fit)",
             TRAP: f"out of scope {quotes}, and no In scope concept in the title",
             NOT_IN_SCOPE: f"not in scope: no In scope concept matched, only {quotes}",
             FAILS_REQUIRED: f"fails required {quotes} (no term in the title or abstract)",
@@ -165,6 +197,9 @@ class CriteriaAxis:
             IN_SCOPE_FIT: f"in scope {quotes}",
             PARTIAL: f"partial: in scope {quotes} once, in the abstract only",
         }[self.rule]
+        if strict and self.value(True) != self.value(False):
+            text += f" (stricter pass: {self.value(True) / 100:.2f}, {self.value(False) / 100:.2f} before)"
+        return text
 
 
 def criteria_rule(hits: Sequence[ConceptHit], abstract_present: bool,
@@ -197,13 +232,14 @@ def criteria_rule(hits: Sequence[ConceptHit], abstract_present: bool,
     return CriteriaAxis(IN_SCOPE_FIT if in_title or abstract_hits >= 2 else PARTIAL, matched, matched)
 
 
-def criteria_axis(records: Sequence[Record], criteria: Criteria) -> list[CriteriaAxis]:
-    """Axis 2 for every record: one match_phrases call for the titles, one for the abstracts."""
+def criteria_axis(records: Sequence[Record], criteria: Criteria,
+                  counts: TermCounts | None = None) -> list[CriteriaAxis]:
+    """Axis 2 for every record, from `counts` (default: count_terms of every criteria term)."""
     terms = list(dict.fromkeys(t for c in criteria.concepts for t in c.terms))
     column = {t: j for j, t in enumerate(terms)}
     cols = [[column[t] for t in dict.fromkeys(c.terms)] for c in criteria.concepts]
-    title = match_phrases([r.title for r in records], terms).counts()
-    abstract = match_phrases([r.abstract for r in records], terms).counts()
+    counts = (count_terms(records, terms) if counts is None else counts).of(terms)
+    title, abstract = counts.title, counts.abstract
     in_scope_terms = [column[t] for t in dict.fromkeys(t for c in criteria.section(IN_SCOPE) for t in c.terms)]
     out = []
     for i, record in enumerate(records):
@@ -239,13 +275,13 @@ class NoveltyAxis:
     """`id`, `related id` or `title`: what tied it to that KEEP."""
 
     def describe(self) -> str:
-        """The novelty part of a rationale, naming the prior week."""
+        """The novelty part of a rationale, naming the prior week (the value is the rationale's head's)."""
         if self.covered_by is None:
-            return "novelty 1.00: not in the prior four weeks"
+            return "not in the prior four weeks"
         kept = f"{self.covered_by.id} kept in {self.covered_by.week}"
         if self.value == 0:
-            return f"novelty 0.00: already covered ({kept})"
-        return f"novelty 0.50: an earlier version was covered ({kept}, matched by {self.how})"
+            return f"already covered ({kept})"
+        return f"an earlier version was covered ({kept}, matched by {self.how})"
 
 
 def titles_match(a: str, b: str) -> bool:

@@ -15,6 +15,7 @@ from ..progress import Progress
 from .archive import parse_week, week_range
 from .weeks import WeekResult, run_weeks
 from .config import DEFAULT_MAX_KEPT, DigestSettings
+from .decide import rank_key
 
 EXAMPLES = "--watchlist examples/digest/watchlist.txt --criteria examples/digest/criteria.md"
 DIGEST_EPILOG = f"""\
@@ -126,10 +127,10 @@ def run_digest(args: argparse.Namespace) -> int:
 
 
 def ranking(result: WeekResult) -> list[dict[str, Any]]:
-    """Every paper by score (high first), ties by id: the full ranked list of pattern C."""
-    ranked = sorted(result.outcome.decisions, key=lambda d: (-d.score, d.id))
-    return [{"rank": k, "id": d.id, "decision": d.decision, "score": d.score, "title": d.title}
-            for k, d in enumerate(ranked, 1)]
+    """Every paper by score (high first), then relevance (high first), then id: the full ranked list of pattern C."""
+    ranked = sorted(result.outcome.decisions, key=rank_key)
+    return [{"rank": k, "id": d.id, "decision": d.decision, "score": d.score, "relevance": d.relevance,
+             "title": d.title} for k, d in enumerate(ranked, 1)]
 
 
 def _json_line(result: WeekResult, full: bool) -> dict[str, Any]:
@@ -155,8 +156,14 @@ def _summary(result: WeekResult) -> str:
     return line
 
 
+def _relevance(value: float | None) -> str:
+    """A relevance for the ranking table, 4 decimals, right-aligned ("-" for a week of rules digest.1)."""
+    return f"{'-' if value is None else f'{value:.4f}':>9}"
+
+
 def _ranking_table(result: WeekResult) -> str:
-    rows = [f"  {r['rank']:>4}  {r['score']:>3}  {r['decision']:<6}  {r['id']}  {_one_line(r['title'])}"
+    rows = [f"  {r['rank']:>4}  {r['score']:>3}  {_relevance(r['relevance'])}  {r['decision']:<6}  {r['id']}  "
+            f"{_one_line(r['title'])}"
             for r in ranking(result)]
     return "\n".join(rows)
 

@@ -4,16 +4,17 @@ The order is the contract's: score each paper from its three axes (exact,
 in integer hundredths); map the score to KEEP / REVIEW / DROP; apply the
 overrides (already covered: DROP; no abstract or criteria silent: never
 KEEP); then, only when more papers are KEEP than `max_kept`, re-score
-everyone with the stricter criteria pass, and if still over, keep the top
-`max_kept` KEEPs by score (ties by id) and demote the rest to REVIEW. A
-paper that was KEEP is never made DROP by the cap or the stricter pass.
+everyone with the stricter criteria pass, and if still over, keep the first
+`max_kept` KEEPs by score, then relevance (`reporter.digest.relevance`),
+then id, and demote the rest to REVIEW. A paper that was KEEP is never made
+DROP by the cap or the stricter pass.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from .axes import (
@@ -25,20 +26,22 @@ from .axes import (
     MatchAxis,
     NoveltyAxis,
     PriorKeep,
+    count_terms,
     criteria_axis,
     has_abstract,
     match_axis,
     novelty_axis,
+    week_terms,
 )
 from .config import DEFAULT_KEEP, DEFAULT_MAX_KEPT, DEFAULT_REVIEW
 from .criteria import Criteria
 from .records import Axes, Calibration, Decision, Record
+from .rationale import COVERED, NEVER_KEEP, RESCUED, CapRank, Outcome, rationale
+from .relevance import query_terms, relevance
 from .watchlist import Watchlist
 
 WEIGHTS = (45, 45, 10)
 """Weights of match, criteria and novelty, in hundredths: score = 100 * (0.45 m + 0.45 c + 0.10 n)."""
-CRITERIA_CAUSES = ("look-alike-trap", "not-in-scope", "fails-required")
-"""The drop causes that are the criteria's doing."""
 DRIFT_MIN = 2
 """A watchlist entry or a criteria concept is surfaced as drift from this many papers on."""
 DRIFT_EXAMPLES = 5
@@ -67,6 +70,8 @@ class PaperAxes:
     novelty: NoveltyAxis
     abstract: bool
     """The paper has an abstract."""
+    relevance: float = 0.0
+    """BM25F of the watchlist and In scope terms, the week as the corpus: orders papers of one score."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +79,7 @@ class WeekOutcome:
     """One week's decisions, their calibration and the watchlist drift they show."""
 
     decisions: tuple[Decision, ...]
-    """Every paper once: KEEP, then REVIEW, then DROP; by score (high first), then id."""
+    """Every paper once: KEEP, then REVIEW, then DROP; by score (high first), relevance (high first), id."""
     calibration: Calibration
     watchlist_drift: dict[str, Any] = field(default_factory=dict)
     """Surfaced, never applied: see `watchlist_drift`."""
@@ -88,10 +93,11 @@ def combine(match: int, criteria: int, novelty: int) -> int:
 
 def score_axes(records: Sequence[Record], watchlist: Watchlist, criteria: Criteria,
                prior: Sequence[PriorKeep]) -> list[PaperAxes]:
-    """The three axes of every record (four match_phrases calls for the whole week)."""
-    return [PaperAxes(m, c, n, has_abstract(r)) for r, m, c, n in
-            zip(records, match_axis(records, watchlist), criteria_axis(records, criteria),
-                novelty_axis(records, prior))]
+    """The three axes and the relevance of every record (two match_phrases calls for the whole week)."""
+    counts = count_terms(records, week_terms(watchlist, criteria))
+    return [PaperAxes(m, c, n, has_abstract(r), rel) for r, m, c, n, rel in
+            zip(records, match_axis(records, watchlist, counts), criteria_axis(records, criteria, counts),
+                novelty_axis(records, prior), relevance(records, query_terms(watchlist, criteria), counts))]
 
 
 def decide_week(records: Sequence[Record], watchlist: Watchlist, criteria: Criteria,
@@ -112,34 +118,41 @@ def decide(records: Sequence[Record], axes: Sequence[PaperAxes], criteria: Crite
     decisions, strict = first, False
     if _kept(first) > max_kept:
         strict = True
-        decisions = []
         decisions = [judge(r, a, criteria, thresholds, merged.get(r.id, ()), strict=True,
                            was_kept=before.decision == "KEEP") for before, r, a in zip(first, records, axes)]
     demoted = 0
     if _kept(decisions) > max_kept:
-        ranked = sorted((d for d in decisions if d.decision == "KEEP"), key=lambda d: (-d.score, d.id))
-        cut = {d.id: k for k, d in enumerate(ranked, 1) if k > max_kept}
-        demoted = len(cut)
-        decisions = [_to_review(d, f"demoted for the cap: KEEP rank {cut[d.id]} of {len(ranked)}, "
-                                   f"max_kept {max_kept}", "demoted-for-cap") if d.id in cut else d
-                     for d in decisions]
-    decisions.sort(key=lambda d: (_ORDER[d.decision], -d.score, d.id))
+        ranked = sorted((d for d in decisions if d.decision == "KEEP"), key=rank_key)
+        last = ranked[max_kept - 1]
+        caps = {d.id: CapRank(k, len(ranked), max_kept, d.relevance, last.id, last.score, last.relevance)
+                for k, d in enumerate(ranked, 1)}
+        demoted = len(ranked) - max_kept
+        decisions = [judge(r, a, criteria, thresholds, merged.get(r.id, ()), strict=True, cap=caps[d.id])
+                     if d.id in caps else d for d, r, a in zip(decisions, records, axes)]
+    decisions.sort(key=lambda d: (_ORDER[d.decision], *rank_key(d)))
     return WeekOutcome(tuple(decisions), calibrate(decisions, axes, demoted, strict),
                        watchlist_drift(decisions, axes, records, criteria))
 
 
+def rank_key(d: Decision) -> tuple[int, float, str]:
+    """The order within one decision: score (high first), then relevance (high first), then id."""
+    return (-d.score, -(d.relevance or 0.0), d.id)
+
+
 def judge(record: Record, axes: PaperAxes, criteria: Criteria, thresholds: Thresholds,
-          merged_ids: Sequence[str] = (), *, strict: bool = False, was_kept: bool = False) -> Decision:
-    """One paper's decision before the cap: its score, band and overrides, with rationale and tags.
+          merged_ids: Sequence[str] = (), *, strict: bool = False, was_kept: bool = False,
+          cap: CapRank | None = None) -> Decision:
+    """One paper's decision: its score, band and overrides, with rationale and tags.
 
     `strict`: the stricter criteria pass; `was_kept`: the paper was KEEP in the
-    first pass, so the stricter pass may make it REVIEW but never DROP.
+    first pass, so the stricter pass may make it REVIEW but never DROP; `cap`:
+    the paper is a KEEP ranked under the cap (beyond `max_kept`, it is REVIEW).
     """
     m, c, n = axes.match.value, axes.criteria.value(strict), axes.novelty.value
     score = combine(m, c, n)
-    decision = thresholds.band(score)
+    band = decision = thresholds.band(score)
+    override = None
     tags: list[str] = []
-    notes: list[str] = []
     rule = axes.criteria.rule
     if rule in (SILENT, TRAP, FAILS_REQUIRED):
         tags.append(rule)
@@ -150,30 +163,25 @@ def judge(record: Record, axes: PaperAxes, criteria: Criteria, thresholds: Thres
     if not axes.abstract:
         tags.append("no-abstract")
     if n == 0:
-        decision = "DROP"
+        decision, override = "DROP", COVERED
         tags.append("already-covered")
-        notes.append("already covered: DROP whatever the score")
     elif decision == "KEEP" and (not axes.abstract or rule == SILENT):
-        decision = "REVIEW"
-        if not axes.abstract:
-            notes.append("no abstract: REVIEW, never KEEP")
-        if rule == SILENT:
-            notes.append("criteria silent: REVIEW, never KEEP")
+        decision, override = "REVIEW", NEVER_KEEP
     elif decision == "DROP" and was_kept:
+        decision, override = "REVIEW", RESCUED
+    elif cap is not None and cap.demoted:
         decision = "REVIEW"
-        notes.append("KEEP before the stricter pass: REVIEW, never DROP")
+        tags.append("demoted-for-cap")
     cause = drop_cause(axes.criteria, axes.novelty) if decision == "DROP" else None
-    parts = [axes.match.describe(), axes.criteria.describe(criteria, strict), axes.novelty.describe()]
-    if cause == "already-covered":
-        parts.insert(0, parts.pop(2))
-    elif cause in CRITERIA_CAUSES:
-        parts.insert(0, parts.pop(1))
-    head = f"DROP ({cause}): " if cause else ""
+    line = rationale(Outcome(decision, score, band, cause, override, cap, strict), axes.match, axes.criteria,
+                     axes.novelty, criteria, keep=thresholds.keep, review=thresholds.review, abstract=axes.abstract)
     return Decision(
         id=record.id, decision=decision, score=score, axes=Axes(m / 100, c / 100, n / 100),
-        rationale=head + "; ".join(parts + notes) + ".", tags=tuple(tags), title=record.title, cause=cause,
+        rationale=line, tags=tuple(tags), title=record.title, cause=cause,
         criteria_lines=tuple(sorted({x.line for x in axes.criteria.cited})),
-        matched_terms=axes.match.entries, merged_ids=tuple(merged_ids))
+        matched_terms=axes.match.entries, merged_ids=tuple(merged_ids), relevance=axes.relevance,
+        authors=record.authors, published=record.published, venue=record.venue, categories=record.categories,
+        abstract=record.abstract)
 
 
 def drop_cause(criteria: CriteriaAxis, novelty: NoveltyAxis) -> str:
@@ -242,8 +250,3 @@ def watchlist_drift(decisions: Sequence[Decision], axes: Sequence[PaperAxes], re
 
 def _kept(decisions: Sequence[Decision]) -> int:
     return sum(d.decision == "KEEP" for d in decisions)
-
-
-def _to_review(d: Decision, note: str, tag: str | None = None) -> Decision:
-    return replace(d, decision="REVIEW", rationale=d.rationale.removesuffix(".") + f"; {note}.",
-                   tags=d.tags + ((tag,) if tag else ()), cause=None)

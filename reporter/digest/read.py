@@ -14,9 +14,9 @@
    formats read.
 
 Normalized records have exactly the fields of `Record.to_json` (id, title, abstract, source, doi,
-published, type, authors, venue, related_ids, version); an unknown field is an error (it is most
-often a misspelt one, which would otherwise silently lose its value). In CSV, `authors` and
-`related_ids` are `;`-separated and an empty cell is null.
+published, type, authors, venue, related_ids, version, categories); an unknown field is an error (it
+is most often a misspelt one, which would otherwise silently lose its value). In CSV, `authors`,
+`related_ids` and `categories` are `;`-separated and an empty cell is null.
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ from .sources.files import decode, head, iso_date, json_items, read_bytes, text_
 from .sources.kinds import SOURCE_READERS, json_kind, xml_kind
 
 FIELDS = ("id", "title", "abstract", "source", "doi", "published", "type", "authors", "venue",
-          "related_ids", "version")
+          "related_ids", "version", "categories")
+LIST_FIELDS = ("authors", "related_ids", "categories")
+"""The fields that hold a list (`;`-separated in CSV)."""
 TEXT_FIELDS = ("abstract", "source", "type", "venue")
 CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz")
 
@@ -137,7 +139,7 @@ def read_csv(path: Path) -> list[Record]:
             if len(row) != len(header):
                 raise InputError(f"{where}: {len(row)} cells for {len(header)} columns")
             item: dict[str, Any] = {k: (v if v.strip() else None) for k, v in zip(header, row)}
-            for key in ("authors", "related_ids"):
+            for key in LIST_FIELDS:
                 if item.get(key) is not None:
                     item[key] = [part.strip() for part in item[key].split(";") if part.strip()]
             records.append(normalized_record(item, where))
@@ -219,4 +221,5 @@ def normalized_record(item: Any, where: str) -> Record:
     texts = {key: text_field(item, key, where_id) for key in TEXT_FIELDS}
     return Record(id=rid, title=title, abstract=texts["abstract"], source=texts["source"] or "", doi=doi,
                   published=published, type=texts["type"], authors=tuple(_id_list(item, "authors", where_id)),
-                  venue=texts["venue"], related_ids=tuple(related), version=version, where=where)
+                  venue=texts["venue"], related_ids=tuple(related), version=version,
+                  categories=tuple(dict.fromkeys(_id_list(item, "categories", where_id))), where=where)

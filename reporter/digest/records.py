@@ -8,12 +8,15 @@ them and nothing else.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 DECISIONS = ("KEEP", "REVIEW", "DROP")
 DROP_CAUSES = ("already-covered", "look-alike-trap", "fails-required", "not-in-scope", "weak-match")
 """Why a paper was dropped, in the order the digest page groups them."""
+CRITERIA_CAUSES = ("look-alike-trap", "not-in-scope", "fails-required")
+"""The drop causes that are the criteria's doing (a rationale quotes the criteria line)."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,9 @@ class Record:
     """Scheme-prefixed ids of other versions of the same work (e.g. its preprint, its journal DOI)."""
     version: str | None = None
     """The source's version of this text (arXiv `v2`, bioRxiv `3`), kept as a field, never part of `id`."""
+    categories: tuple[str, ...] = ()
+    """The source's subject categories in its order: arXiv's (`cs.CL`, `cs.AI`; the primary first), bioRxiv's
+    subject collection (`bioinformatics`); () when the source has none."""
     where: str = ""
     """Where the record was read: `FILE:line N` or `FILE: record N`, for error messages and the merge list."""
 
@@ -49,7 +55,8 @@ class Record:
         """The normalized-record form (one JSONL line of `reporter fetch`)."""
         return {"id": self.id, "title": self.title, "abstract": self.abstract, "source": self.source,
                 "doi": self.doi, "published": self.published, "type": self.type, "authors": list(self.authors),
-                "venue": self.venue, "related_ids": list(self.related_ids), "version": self.version}
+                "venue": self.venue, "related_ids": list(self.related_ids), "version": self.version,
+                "categories": list(self.categories)}
 
 
 @dataclass(frozen=True)
@@ -96,24 +103,70 @@ class Decision:
     """Watchlist entries that matched, for the pages."""
     merged_ids: tuple[str, ...] = ()
     """Other ids folded into this paper by the cross-source merge."""
+    relevance: float | None = None
+    """BM25F of the watchlist and In scope terms over title and abstract, the week as the corpus, rounded to 4
+    decimals (docs/digest.md, "Relevance"): what orders papers of one score. None in a decisions.json written
+    before it was recorded (rules `digest.1`)."""
+    authors: tuple[str, ...] = ()
+    """The record's authors, in order."""
+    published: str | None = None
+    """The record's date (`YYYY-MM-DD`: when it first appeared), or None."""
+    venue: str | None = None
+    """The record's journal, server or listing, or None."""
+    categories: tuple[str, ...] = ()
+    """The record's subject categories (arXiv's, the primary first), or ()."""
+    abstract: str | None = None
+    """The record's abstract, or None."""
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "decision": self.decision, "score": self.score, "axes": self.axes.to_json(),
                 "rationale": self.rationale, "tags": list(self.tags), "title": self.title, "cause": self.cause,
                 "criteria_lines": list(self.criteria_lines), "matched_terms": list(self.matched_terms),
-                "merged_ids": list(self.merged_ids)}
+                "merged_ids": list(self.merged_ids), "relevance": self.relevance, "authors": list(self.authors),
+                "published": self.published, "venue": self.venue, "categories": list(self.categories),
+                "abstract": self.abstract}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Decision:
-        """The inverse of to_json (KeyError, TypeError or ValueError on a malformed entry)."""
+        """The inverse of to_json (KeyError, TypeError or ValueError on a malformed entry); a decisions.json
+        written before `relevance`, `authors`, `published`, `venue`, `categories` and `abstract` were recorded
+        reads as None or () for them."""
         if data["decision"] not in DECISIONS or (data.get("cause") is not None and data["cause"] not in DROP_CAUSES):
             raise ValueError(f"decision {data['decision']!r} or cause {data.get('cause')!r} unknown")
+        relevance = data.get("relevance")
         return cls(id=str(data["id"]), decision=data["decision"], score=int(data["score"]),
                    axes=Axes.from_json(data["axes"]), rationale=str(data["rationale"]),
                    tags=tuple(data["tags"]), title=str(data.get("title", "")), cause=data.get("cause"),
                    criteria_lines=tuple(int(x) for x in data.get("criteria_lines", ())),
                    matched_terms=tuple(data.get("matched_terms", ())),
-                   merged_ids=tuple(data.get("merged_ids", ())))
+                   merged_ids=tuple(data.get("merged_ids", ())),
+                   relevance=None if relevance is None else _finite(relevance, "relevance"),
+                   authors=_strings(data.get("authors"), "authors"), published=_text(data.get("published")),
+                   venue=_text(data.get("venue")), categories=_strings(data.get("categories"), "categories"),
+                   abstract=_text(data.get("abstract")))
+
+
+def _finite(value: Any, name: str) -> float:
+    """A JSON number that is a finite float (a bool, a string or NaN is refused)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, not {value!r:.40}")
+    return float(value)
+
+
+def _strings(value: Any, name: str) -> tuple[str, ...]:
+    """A JSON list of strings as a tuple (absent or null: ())."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TypeError(f"{name} must be a list of strings")
+    return tuple(value)
+
+
+def _text(value: Any) -> str | None:
+    """A JSON string or null."""
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"expected a string or null, not {type(value).__name__}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -152,7 +205,8 @@ class WeekDecisions:
     week: str
     """The ISO week, `YYYY-Www`."""
     decisions: tuple[Decision, ...]
-    """Every paper once: KEEP, then REVIEW, then DROP; by score (high first), then id."""
+    """Every paper once: KEEP, then REVIEW, then DROP; by score (high first), then relevance (high first),
+    then id."""
     calibration: Calibration
     watchlist_drift: dict[str, Any] = field(default_factory=dict)
     """Surfaced, never applied: watchlist entries the criteria keep dropping, concepts the watchlist misses."""

@@ -33,7 +33,7 @@ from .read import read_papers
 from .records import Record, WeekDecisions
 from .watchlist import Watchlist, load_watchlist
 
-RULES = "digest.1"
+RULES = "digest.2"
 """The version of the scoring rules, recorded in every decisions.json (same inputs and rules, same bytes)."""
 
 

@@ -1,4 +1,8 @@
-"""arXiv into digest records: the API's Atom feed and the daily listing JSONL (crawl_date, id, ..., summary)."""
+"""arXiv into digest records: the API's Atom feed and the daily listing JSONL (crawl_date, id, ..., summary).
+
+Both carry the paper's arXiv categories (`categories`, the primary one first): the listing's `categories`
+list, the feed's `arxiv:primary_category` and `category` terms.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,8 @@ from typing import Any
 from ...errors import InputError
 from ...ids import doi_id, split_arxiv
 from ..records import Record
-from .files import clean, iso_date, json_items, json_object, parse_xml, read_bytes, required, text_field, xml_text
+from .files import (clean, iso_date, json_items, json_object, parse_xml, read_bytes, required, text_field, text_list,
+                    xml_text)
 from .fold import folded_records
 
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -40,13 +45,12 @@ def arxiv_listing_record(item: Any, where: str) -> Record:
         raise InputError(f"{where}: 'id' must be an arXiv id (2401.01234 or hep-th/9901001), got {raw_id!r:.60}")
     rid, title = required(where, found[0] if found else None, clean(text_field(row, "title", where)), "an 'id'")
     where_id = f"{where} (id {rid})"
-    authors = row.get("authors") or []
-    if not isinstance(authors, list) or not all(isinstance(a, str) for a in authors):
-        raise InputError(f"{where_id}: 'authors' must be a list of names, got {authors!r:.60}")
     return Record(id=rid, title=title, abstract=clean(text_field(row, "summary", where_id)), source="arxiv",
                   published=iso_date(text_field(row, "crawl_date", where_id), where_id, "crawl_date"), type="preprint",
-                  authors=tuple(a.strip() for a in authors if a.strip()), venue="arXiv",
-                  version=found[1] if found else None, where=where)
+                  authors=text_list(row, "authors", where_id, "names"), venue="arXiv",
+                  version=found[1] if found else None,
+                  categories=tuple(dict.fromkeys(text_list(row, "categories", where_id, "arXiv categories"))),
+                  where=where)
 
 # --- arXiv API Atom -------------------------------------------------------------------------------
 
@@ -79,7 +83,11 @@ def arxiv_atom_record(entry: ET.Element, where: str) -> Record:
     dois += [link.get("href") for link in entry.findall(f"{ATOM}link") if link.get("title") == "doi"]
     related = dict.fromkeys(f"doi:{d}" for d in (doi_id(x) for x in dois if x) if d)
     authors = tuple(n for n in (xml_text(a.find(f"{ATOM}name")) for a in entry.findall(f"{ATOM}author")) if n)
+    primary = entry.find(f"{ARXIV}primary_category")
+    terms = [primary.get("term")] if primary is not None else []
+    terms += [c.get("term") for c in entry.findall(f"{ATOM}category")]
+    categories = tuple(dict.fromkeys(t.strip() for t in terms if t and t.strip()))  # the primary first, each once
     return Record(id=rid, title=title, abstract=xml_text(entry.find(f"{ATOM}summary")), source="arxiv",
                   published=iso_date(xml_text(entry.find(f"{ATOM}published")), where_id, "published"), type="preprint",
                   authors=authors, venue="arXiv", related_ids=tuple(related), version=found[1] if found else None,
-                  where=where)
+                  categories=categories, where=where)

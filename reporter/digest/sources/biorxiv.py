@@ -42,8 +42,10 @@ def biorxiv_record(item: Any, where: str) -> Record:
     related = () if published is None or published.upper() == "NA" else (f"doi:{doi_id(published)}",)
     server = text_field(post, "server", where_id) or ""
     authors = tuple(a.strip() for a in (text_field(post, "authors", where_id) or "").split(";") if a.strip())
+    category = text_field(post, "category", where_id)
     return Record(id=rid, title=title, abstract=clean(text_field(post, "abstract", where_id)),
                   source=server.lower() or "biorxiv", doi=doi,
                   published=iso_date(text_field(post, "date", where_id), where_id, "date"),
                   type=text_field(post, "type", where_id), authors=authors, venue=server or None, related_ids=related,
-                  version=text_field({"version": version}, "version", where_id), where=where)
+                  version=text_field({"version": version}, "version", where_id),
+                  categories=(category,) if category else (), where=where)

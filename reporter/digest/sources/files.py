@@ -189,6 +189,15 @@ def text_field(item: Mapping[str, Any], key: str, where: str) -> str | None:
     return value.strip() or None
 
 
+def text_list(item: Mapping[str, Any], key: str, where: str, what: str) -> tuple[str, ...]:
+    """A list-of-strings field of a JSON record, each trimmed, blanks left out (() when absent or null);
+    InputError naming `what` the list should hold otherwise."""
+    value = item.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InputError(f"{where}: {key!r} must be a list of {what}, got {value!r:.60}")
+    return tuple(v.strip() for v in value if v.strip())
+
+
 def iso_date(value: str | None, where: str, key: str) -> str | None:
     """The ISO date (YYYY-MM-DD) of a date or a timestamp that starts with one; InputError when it is neither."""
     if value is None:

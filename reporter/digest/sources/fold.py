@@ -24,7 +24,7 @@ def fold_same_id(records: Iterable[Record]) -> list[tuple[Record, tuple[Record, 
     """Records sharing an id folded into one, in the order ids first appear: (folded, its members).
 
     The newest member (highest version number, then latest `published`, then
-    last read) gives the text, authors, venue, type and version; `published`
+    last read) gives the text, authors, venue, type, version and categories; `published`
     is the earliest member's (when the paper first appeared); `doi` is the
     newest member's that has one; related ids are the union.
     """
@@ -44,7 +44,8 @@ def fold_same_id(records: Iterable[Record]) -> list[tuple[Record, tuple[Record, 
         related = dict.fromkeys(i for r in ordered for i in r.related_ids if i != newest.id)
         folded = Record(id=newest.id, title=newest.title, abstract=newest.abstract, source=newest.source, doi=doi,
                         published=min(dates) if dates else None, type=newest.type, authors=newest.authors,
-                        venue=newest.venue, related_ids=tuple(related), version=newest.version, where=newest.where)
+                        venue=newest.venue, related_ids=tuple(related), version=newest.version,
+                        categories=newest.categories, where=newest.where)
         out.append((folded, tuple(r for _, r in members)))
     return out
 
