@@ -27,9 +27,8 @@ from collections import Counter
 from collections.abc import Sequence
 from email.message import EmailMessage, MIMEPart
 from email.policy import SMTP
-from typing import Any
 
-from ..digest.archive import week_start
+from ..digest.archive import Decision, week_start
 from ..errors import InternalError
 from ..naming import email_edition_paths
 from ..plurals import count
@@ -54,8 +53,7 @@ MESSAGE_DOMAIN = "reporter.invalid"
 
 def build_email_edition(week: DigestWeek, base_url: str | None = None) -> EmailEdition:
     """One week as an e-mail; links to the week page absolute under `base_url` (`[site] base_url`), else relative."""
-    w, ds = week.week, week.decisions.decisions
-    texts = _paper_texts(week)
+    w, ds = week.week, week.archived.decisions.decisions
     html_path = email_edition_paths(w)[0]
 
     def entry(anchor: str = "") -> str:
@@ -63,12 +61,11 @@ def build_email_edition(week: DigestWeek, base_url: str | None = None) -> EmailE
             return f"{base_url}/{week_path(w)}.html" + (f"#{anchor}" if anchor else "")
         return href(html_path.removesuffix(".html"), week_path(w), anchor).html
 
-    def paper(d: Any, with_snippet: bool = True) -> EmailPaper:
-        authors, abstract = texts.get(d.id, ((), None))
+    def paper(d: Decision, with_snippet: bool = True) -> EmailPaper:
         link = paper_href((d.id, *d.merged_ids))
         return EmailPaper(id=_flat(d.id), title=_cut(_flat(d.title), TITLE_CHARS), href=link.html if link else None,
-                          entry=entry(paper_anchor(d.id)), score=d.score, authors=authors_line(authors),
-                          snippet=snippet(abstract) if with_snippet else "", why=_cut(_flat(d.rationale), RATIONALE_CHARS))
+                          entry=entry(paper_anchor(d.id)), score=d.score, authors=authors_line(d.authors),
+                          snippet=snippet(d.abstract) if with_snippet else "", why=_cut(_flat(d.rationale), RATIONALE_CHARS))
 
     keep = tuple(paper(d) for d in ds if d.decision == "KEEP")
     reviews = [d for d in ds if d.decision == "REVIEW"]
@@ -156,24 +153,6 @@ def _cut(text: str, most: int) -> str:
         head = head[:space]
     return head.rstrip(" ,;:") + "…"
 
-
-def _paper_texts(week: DigestWeek) -> dict[str, tuple[tuple[str, ...], str | None]]:
-    """Each paper's authors and abstract, as the week's decisions.json holds them (empty where it has none).
-
-    Read from the document's entries, since the digest's `Decision` does not
-    carry them yet (issue 23, item 2 adds `authors` and `abstract` to it);
-    once it does, `paper()` takes `d.authors` and `d.abstract` and this goes.
-    """
-    out = {}
-    for entry in week.document.get("decisions") or ():
-        if not isinstance(entry, dict):
-            continue
-        authors = entry.get("authors")
-        abstract = entry.get("abstract")
-        out[str(entry.get("id"))] = (
-            tuple(a for a in authors if isinstance(a, str)) if isinstance(authors, list) else (),
-            abstract if isinstance(abstract, str) else None)
-    return out
 
 
 __all__ = ["AUTHORS_SHOWN", "REVIEW_SHOWN", "authors_line", "build_email_edition", "email_archive", "email_files",
