@@ -11,7 +11,7 @@ from typing import Any
 
 from ..config import load_workspace
 from ..errors import InputError
-from ..files import check_output_file, read_index
+from ..files import check_output_file
 
 TIER_CHOICES = ("cheap", "expensive", "all")
 
@@ -86,22 +86,15 @@ def register(sub: Any) -> None:
 def _where(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workspace", type=Path, default=Path("."), metavar="DIR",
                    help="a folder with reporter.toml holding a [screen] table (default .)")
-    p.add_argument("--release", type=Path, metavar="DIR",
-                   help="a release folder (default: the newest in the workspace's releases folder)")
+    p.add_argument("--release", metavar="ID",
+                   help="a release: its folder, id, a unique prefix of 6 or more characters, or its label "
+                        "(default: the newest in the workspace's releases folder)")
 
 
-def release_dir_for(ws: Any, release: Path | None) -> Path:
-    """The release folder named (a path, or a release id in the releases folder), else the newest one."""
-    if release is None:
-        ids = read_index(ws.releases)
-        if not ids:
-            raise InputError(f"{ws.releases}: no releases yet; run `reporter build` (or `reporter route`) first")
-        return ws.releases / ids[-1]
-    for candidate in (Path(release), ws.releases / str(release)):
-        if (candidate / "routing.parquet").is_file():
-            return candidate
-    raise InputError(f"{release}: not a release folder (no routing.parquet); name a folder of {ws.releases}, "
-                     f"or leave --release out for the newest")
+def release_dir_for(ws: Any, release: Path | str | None) -> Path:
+    """The release `--release` names (a folder, an id, a unique prefix or a label), else the newest one."""
+    from ..routing.published import find_release
+    return find_release(ws.releases, release)
 
 
 def _tiers(choice: str) -> tuple[str, ...]:

@@ -104,7 +104,8 @@ def screen_piles(release_dir: Path) -> dict[str, tuple[str, ...]]:
     return {tier: tuple(names) for tier, names in piles.items()}
 
 
-def _routing(release_dir: Path, columns: list[str]) -> pl.DataFrame:
+def read_routing(release_dir: Path, columns: list[str]) -> pl.DataFrame:
+    """Columns of the release's routing.parquet (one row per pool row, pool order), refused clearly when unreadable."""
     path = Path(release_dir) / ROUTING_FILE
     try:
         return pl.read_parquet(path, columns=columns)
@@ -114,7 +115,7 @@ def _routing(release_dir: Path, columns: list[str]) -> pl.DataFrame:
 
 def pile_works(release_dir: Path, piles: Iterable[str]) -> pl.DataFrame:
     """work_id, pile and title_only of the release's works in `piles`, in release order."""
-    return _routing(release_dir, ["work_id", "pile", "title_only"]).filter(pl.col("pile").is_in(list(piles)))
+    return read_routing(release_dir, ["work_id", "pile", "title_only"]).filter(pl.col("pile").is_in(list(piles)))
 
 
 def tier_scope(ws: Any, release_dir: Path, tier: str, *, cheap_generation: str | None, store: Any) -> TierScope:
@@ -180,7 +181,7 @@ def load_works(ws: Any, release_dir: Path, work_ids: Iterable[str], *, check: bo
         return {}
     if check:
         check_text_inputs(ws, release_dir)
-    flags = _routing(release_dir, ["work_id", "title_only"]).filter(pl.col("work_id").is_in(wanted))
+    flags = read_routing(release_dir, ["work_id", "title_only"]).filter(pl.col("work_id").is_in(wanted))
     title_only = dict(zip(flags["work_id"].to_list(), flags["title_only"].to_list()))
     found: dict[str, ScopeWork] = {}
     for batch in pool_batches(ws.pool, ws.overlay, wanted, ("title", "abstract")):
