@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "reporter.digest.commands",
     "reporter.screening.commands",
     "reporter.fetch.commands",
+    "reporter.certify.commands",
 )
 # The module that registers each command. A command line naming one imports
 # only that module: importing every stage (the site, the digest, screening's
@@ -37,6 +38,7 @@ COMMAND_MODULE = {
     "digest": "reporter.digest.commands",
     "screen": "reporter.screening.commands", "export": "reporter.screening.commands",
     "fetch": "reporter.fetch.commands",
+    "certify": "reporter.certify.commands",
 }
 
 # Settings a command gives its own process before any library loads. `reporter route` keeps the

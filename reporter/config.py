@@ -1,7 +1,7 @@
 """The workspace: a folder with a reporter.toml naming its inputs and settings.
 
 The top-level keys name the routing inputs. Each later stage owns one table
-(`[novelty]`, `[screen]`, `[digest]`, `[fetch]`, `[example]`) and parses it
+(`[novelty]`, `[screen]`, `[digest]`, `[fetch]`, `[example]`, `[certify]`) and parses it
 once, in its own `config.py`, into a frozen settings object through
 `Table`, so every error names the file, the table and the key.
 """
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .certify.config import CertifySettings, parse_certify
 from .digest.config import DigestSettings, parse_digest
 from .errors import InputError
 from .example.config import ExampleSettings, parse_example
@@ -29,7 +30,7 @@ WORKSPACE_FILE = "reporter.toml"
 PATH_KEYS = {"pool": True, "specs": True, "releases": True, "site": True,
              "overlay": False, "labels": False, "graph": False}
 OTHER_KEYS = {"schema_version": int, "sample_seed": int, "label": str}
-TABLES = ("novelty", "screen", "digest", "fetch", "example", "route")
+TABLES = ("novelty", "screen", "digest", "fetch", "example", "route", "certify")
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ class Workspace:
     """[example], or None when absent."""
     route: RouteSettings | None = None
     """[route], or None when absent."""
+    certify: CertifySettings = CertifySettings()
+    """[certify] (defaults when the table is absent: no target)."""
 
     @property
     def file(self) -> Path:
@@ -105,7 +108,7 @@ def load_workspace(path: Path) -> Workspace:
         if key in data and (not isinstance(data[key], kind) or isinstance(data[key], bool)):
             raise InputError(f"{file}: key {key!r} must be {KINDS[kind]}")
     parsers = {"novelty": parse_novelty, "screen": parse_screen, "digest": parse_digest,
-               "fetch": parse_fetch, "example": parse_example, "route": parse_route}
+               "fetch": parse_fetch, "example": parse_example, "route": parse_route, "certify": parse_certify}
     stages: dict[str, Any] = {}
     for name, parse in parsers.items():
         table = Table(file, name, data[name], root) if name in data else None

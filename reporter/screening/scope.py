@@ -162,7 +162,8 @@ def check_text_inputs(ws: Any, release_dir: Path) -> None:
     pool = open_table(ws.pool, "pool")
     if inputs.get("pool") is not None and pool.digest() != inputs["pool"]:
         raise InputError(f"{ws.pool}: the pool differs from the one release {release_id_of(release_dir)[:12]} "
-                         f"was routed with; build a new release (reporter build) before screening it")
+                         f"was routed with, so its text is not what routing saw; build a new release (reporter build) "
+                         f"first")
     overlay = load_overlay(ws.overlay).digest if ws.overlay is not None else "none"
     if inputs.get("overlay") is not None and overlay != inputs["overlay"]:
         raise InputError(f"{ws.overlay or ws.file}: the overlay differs from the one release "
