@@ -52,7 +52,10 @@ One row per work of the release that the expensive screen admitted in the
 current generation, rebuilt from the pool (every pool column, the overlay
 applied), with its pile, the winning rule, the outcome and each voter's
 vote. Works screened by half are held back; verdicts follow a work across
-releases. Same inputs, same bytes.
+releases. Same inputs, same bytes. With --require-certified nothing is
+written while a discarding stratum of the release (a discard pile, what a
+tier discarded) lacks a certificate that meets [certify] max_missed_fraction
+(reporter certify, docs/certify.md).
 """
 
 
@@ -80,6 +83,10 @@ def register(sub: Any) -> None:
         epilog=EXPORT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     _where(e)
     e.add_argument("--out", type=Path, required=True, metavar="FILE", help="FILE.csv or FILE.parquet")
+    e.add_argument("--require-certified", action="store_true",
+                   help="refuse the hand-off while a discarding stratum of the release (a discard pile, what "
+                        "a tier discarded) has no certificate meeting [certify] max_missed_fraction "
+                        "(reporter certify; docs/certify.md)")
     e.set_defaults(func=run_export_command)
 
 
@@ -142,6 +149,9 @@ def run_export_command(args: argparse.Namespace) -> int:
     ws = load_workspace(args.workspace)
     screen_settings(ws)
     release_dir = release_dir_for(ws, args.release)
+    if args.require_certified:
+        from ..certify.gate import require_certified
+        require_certified(ws, release_dir)
     n = export_release(ws, release_dir, args.out)
     print(f"{n:,} admitted works -> {args.out}")
     return 0
