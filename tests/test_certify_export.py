@@ -88,7 +88,7 @@ def test_export_refuses_until_every_discarding_stratum_is_certified_and_meets_th
     out.unlink()
     code, _, err = run(capsys, *export)
     assert code == 2 and not out.exists()
-    assert "discard (1 work): misses the target: at most 100%, above 50%" in err
+    assert "discard (1 work): misses the target: at most 100% relevant, above 50%" in err
 
 
 def test_a_partial_or_weak_certificate_never_counts(ws, capsys):

@@ -110,8 +110,9 @@ class Certificate:
         if target is None:
             return None, "no target set ([certify] max_missed_fraction)"
         if self.max_missed_fraction <= target:
-            return True, f"meets the target: at most {percent(self.max_missed_fraction)} of at most {percent(target)}"
-        return False, f"misses the target: at most {percent(self.max_missed_fraction)}, above {percent(target)}"
+            return True, (f"meets the target: at most {percent(self.max_missed_fraction)} relevant, within "
+                          f"{percent(target)}")
+        return False, f"misses the target: at most {percent(self.max_missed_fraction)} relevant, above {percent(target)}"
 
     def to_json(self) -> dict[str, Any]:
         """The state file's document."""
