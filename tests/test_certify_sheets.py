@@ -317,3 +317,15 @@ def test_a_spreadsheets_byte_order_mark_and_neutralised_cells_are_read_back(ws, 
     read_back = read_sheet(sheet)
     assert len(read_back.rows) == 40 and read_back.labels()["doi:10.5555/c003"] == "exclude"
     assert run(capsys, ws, "--sheet", sheet)[0] == 0
+
+
+def test_fill_labels_changes_the_label_cells_alone(ws, tmp_path, capsys):
+    from reporter.certify.sheet import fill_labels
+    sheet = tmp_path / "s.csv"
+    run(capsys, ws, "--pile", "discard", "--n", 40, "--out", sheet)
+    ids = [r["work_id"] for r in read(sheet)]
+    assert fill_labels(sheet, {ids[0]: "include", "doi:10.5555/elsewhere": "exclude"}) == 1
+    assert fill_labels(sheet, {ids[0]: "exclude", ids[1]: "unsure"}) == 1, "a label given is never overwritten"
+    assert [r["label"] for r in read(sheet)][:3] == ["include", "unsure", ""]
+    run(capsys, ws, "--pile", "discard", "--n", 40, "--out", tmp_path / "again.csv", "--from", sheet)
+    assert (tmp_path / "again.csv").read_bytes() == sheet.read_bytes(), "the writer's own bytes, the hostile title too"

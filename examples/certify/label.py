@@ -1,14 +1,14 @@
 """Label a sheet of the example workspace from the example generator's hidden truth (examples/certify/README.md).
 
-    .venv/bin/python examples/certify/label.py SHEET.csv [--pool data/pool.parquet]
+    .venv/bin/python examples/certify/label.py SHEET.csv [--pool data/pool.parquet] [--labels data/labels.csv]
 
-Every row's label is the truth the generator drew the work from: `include`
-for a replication, reproduction or reanalysis study or the OSF registration
-of one, `exclude` for everything else (docs/example-workspace.md, "Labels: a
-hidden truth"). data/labels.csv is a noisy subset of the same truth (half the
-includes, 2% of the rest); it is printed how the sheet's rows it labels agree.
-The sheet is rewritten in place with the project's CSV writer, label column
-filled, every other cell as it was.
+Every empty label becomes the truth the generator drew the work from:
+`include` for a replication, reproduction or reanalysis study or the OSF
+registration of one, `exclude` for everything else (docs/example-workspace.md,
+"Labels: a hidden truth"). data/labels.csv is a noisy subset of the same
+truth (half the includes, 2% of the rest); it is printed how the sheet's
+rows it labels agree. The sheet is rewritten in place with
+`reporter.certify.sheet.fill_labels`: every other cell as it was.
 """
 
 from __future__ import annotations
@@ -21,10 +21,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from reporter.certify.sheet import SHEET_COLUMNS
-from reporter.csvcells import csv_bytes, uncell
+from reporter.certify.sheet import fill_labels, read_sheet
 from reporter.example.generate import INCLUDE_KINDS, KINDS, pool_truth
-from reporter.files import write_bytes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,21 +35,15 @@ def main(argv: list[str] | None = None) -> int:
     include = np.isin(kinds, [KINDS.index(k) for k in INCLUDE_KINDS])
     ids = pq.read_table(args.pool, columns=["work_id"]).column(0).to_pylist()
     truth = {w: "include" if inc else "exclude" for w, inc in zip(ids, include.tolist())}
-    with open(args.sheet, newline="", encoding="utf-8") as f:  # newline="": a cell's own CRLF kept as it is
-        records = list(csv.reader(f))
-    assert tuple(records[0]) == SHEET_COLUMNS, f"{args.sheet}: not a sheet"
-    at = SHEET_COLUMNS.index("work_id")
-    rows = [[uncell(c) for c in r[:-1]] + [truth[uncell(r[at])]] for r in records[1:]]
-    for r in rows:  # numbers as the writer wrote them
-        r[2], r[3] = int(r[2]), int(r[3])
-    write_bytes(args.sheet, csv_bytes(SHEET_COLUMNS, rows))
+    filled = fill_labels(args.sheet, truth)
+    labels = read_sheet(args.sheet).labels()
     given = {}
     if args.labels.exists():
         with open(args.labels, newline="", encoding="utf-8") as f:
             given = {r["work_id"]: r["label"] for r in csv.DictReader(f)}
-    shared = [(r[at], r[-1]) for r in rows if r[at] in given]
-    agree = sum(given[w] == label for w, label in shared)
-    print(f"{args.sheet}: {len(rows)} rows labelled, {sum(r[-1] == 'include' for r in rows)} include; "
+    shared = [w for w in labels if w in given]
+    agree = sum(given[w] == labels[w] for w in shared)
+    print(f"{args.sheet}: {filled} rows labelled, {sum(v == 'include' for v in labels.values())} include; "
           f"{args.labels} labels {len(shared)} of them and agrees on {agree}")
     return 0
 

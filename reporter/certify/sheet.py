@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..csvcells import csv_bytes, uncell
 from ..errors import InputError
+from ..files import write_bytes
 from ..hashing import sha256_file
 from ..ids import paper_url
 from ..screening.scope import ScopeWork
@@ -73,6 +74,20 @@ def sheet_bytes(release: str, stratum: str, seed: int, n: int, works: Sequence[S
     return csv_bytes(SHEET_COLUMNS, [
         (release, stratum, seed, n, w.work_id, w.title, w.abstract, paper_url(w.work_id), labels.get(w.work_id))
         for w in works])
+
+
+def fill_labels(path: Path, labels: Mapping[str, str]) -> int:
+    """Write `labels` (work_id -> label) into a sheet's empty label cells, every other cell as it was (the same
+    bytes the writer gave them); returns how many rows were labelled. What a labelling script does."""
+    read_sheet(path, "sheet")  # a sheet, whole, before anything is rewritten
+    with open(path, newline="", encoding="utf-8-sig") as f:  # newline="": a cell's own CRLF kept as it is
+        records = [[uncell(c) for c in r] for r in csv.reader(f)][1:]
+    at, filled = SHEET_COLUMNS.index("work_id"), 0
+    for record in records:
+        if not record[-1].strip() and record[at] in labels:
+            record[-1], filled = labels[record[at]], filled + 1
+    write_bytes(path, csv_bytes(SHEET_COLUMNS, records))
+    return filled
 
 
 def read_sheet(path: Path, flag: str = "--sheet") -> Sheet:
