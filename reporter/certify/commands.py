@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,8 @@ def run_certify_command(args: argparse.Namespace) -> int:
 
 
 def _draw(args: argparse.Namespace) -> int:
+    from ..pool.reader import open_table
+    from ..progress import Progress
     from ..routing.published import find_release
     from .sample import draw_sheet
     from .sheet import read_sheet
@@ -103,7 +106,12 @@ def _draw(args: argparse.Namespace) -> int:
         raise InputError(f"{stratum.name}: release {works.release_id[:12]} holds no work in it, so there is nothing "
                          f"to sample or certify")
     seed = ws.sample_seed if args.seed is None else args.seed
-    drawn = draw_sheet(ws, release_dir, works, n=args.n, seed=seed, out=args.out, old=old)
+    bar = Progress("certify: the sample's text from the pool", total=open_table(ws.pool, "pool").num_rows,
+                   enabled=not args.json or sys.stderr.isatty())
+    try:
+        drawn = draw_sheet(ws, release_dir, works, n=args.n, seed=seed, out=args.out, old=old, progress=bar)
+    finally:
+        bar.close()
     result = {"release": works.release_id, "stratum": stratum.name, "N": len(works.work_ids),
               "n": args.n, "n_drawn": len(drawn.sample), "seed": seed, "out": str(args.out),
               "carried_over": drawn.carried if old is not None else None}

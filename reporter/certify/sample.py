@@ -59,10 +59,12 @@ class Drawn:
 
 
 def draw_sheet(ws: Any, release_dir: Path, works: StratumWorks, *, n: int, seed: int, out: Path,
-               old: Sheet | None = None) -> Drawn:
-    """Write the sheet of the stratum's bottom-n sample to `out` (atomically), labels carried over from `old`."""
+               old: Sheet | None = None, progress: Any = None) -> Drawn:
+    """Write the sheet of the stratum's bottom-n sample to `out` (atomically), labels carried over from `old`;
+    `progress` (a `reporter.progress.Progress`) counts the pool rows read for the sample's text."""
     sample = bottom_k(works.work_ids, seed, n)
-    texts = load_works(ws, release_dir, sample)  # the text routing saw; refuses a pool or overlay that changed
+    # the text routing saw; refuses a pool or overlay that changed
+    texts = load_works(ws, release_dir, sample, progress=progress)
     carried = {w: label for w, label in (old.labels() if old is not None else {}).items() if w in texts}
     write_bytes(out, sheet_bytes(works.release_id, works.stratum.name, seed, n, [texts[w] for w in sample], carried))
     return Drawn(works, seed, n, sample, len(carried), Path(out))

@@ -170,12 +170,13 @@ def check_text_inputs(ws: Any, release_dir: Path) -> None:
                          f"{release_id_of(release_dir)[:12]} was routed with; build a new release first")
 
 
-def load_works(ws: Any, release_dir: Path, work_ids: Iterable[str], *, check: bool = True) -> dict[str, ScopeWork]:
+def load_works(ws: Any, release_dir: Path, work_ids: Iterable[str], *, check: bool = True,
+               progress: Any = None) -> dict[str, ScopeWork]:
     """The text routing saw for `work_ids`: the pool's title and abstract with the overlay applied.
 
     `check` first refuses a pool or overlay that differs from the release's
     inputs (its text would not be what routing saw). `title_only` comes from
-    routing.parquet. A work the pool lacks is refused.
+    routing.parquet. A work the pool lacks is refused. `progress` counts the pool rows read (pool_batches).
     """
     wanted = sorted(set(work_ids))
     if not wanted:
@@ -185,7 +186,7 @@ def load_works(ws: Any, release_dir: Path, work_ids: Iterable[str], *, check: bo
     flags = read_routing(release_dir, ["work_id", "title_only"]).filter(pl.col("work_id").is_in(wanted))
     title_only = dict(zip(flags["work_id"].to_list(), flags["title_only"].to_list()))
     found: dict[str, ScopeWork] = {}
-    for batch in pool_batches(ws.pool, ws.overlay, wanted, ("title", "abstract")):
+    for batch in pool_batches(ws.pool, ws.overlay, wanted, ("title", "abstract"), progress):
         for wid, title, abstract in zip(*(batch.column(c).to_pylist() for c in ("work_id", "title", "abstract"))):
             found[wid] = ScopeWork(wid, title or "", abstract if abstract and abstract.strip() else None,
                                    bool(title_only.get(wid, False)))
