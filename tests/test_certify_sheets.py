@@ -329,3 +329,28 @@ def test_fill_labels_changes_the_label_cells_alone(ws, tmp_path, capsys):
     assert [r["label"] for r in read(sheet)][:3] == ["include", "unsure", ""]
     run(capsys, ws, "--pile", "discard", "--n", 40, "--out", tmp_path / "again.csv", "--from", sheet)
     assert (tmp_path / "again.csv").read_bytes() == sheet.read_bytes(), "the writer's own bytes, the hostile title too"
+
+
+def test_a_bad_confidence_and_a_bad_state_file_are_refused_by_name(ws, tmp_path, capsys):
+    from reporter.certify.results import read_certificate
+    from reporter.errors import InputError
+    sheet = tmp_path / "s.csv"
+    run(capsys, ws, "--pile", "discard", "--n", 5, "--out", sheet)
+    label(sheet, lambda i, r: "exclude")
+    for bad in ("95%", "1", "0", "nan", "1/0"):
+        code, _, err = run(capsys, ws, "--sheet", sheet, "--confidence", bad)
+        assert code == 2 and f"--confidence {bad}: must be above 0 and below 1" in err, bad
+    assert not (ws / "state").exists()
+    assert run(capsys, ws, "--sheet", sheet)[0] == 0
+    rid = release_ids(ws)[0]
+    path = certificate_path(ws / "state", rid, "discard")
+    doc = json.loads(path.read_text())
+    path.write_text(json.dumps({**doc, "max_relevant": "3"}))
+    with pytest.raises(InputError, match="field 'max_relevant' must be int, not '3'"):
+        load_certificates(ws / "state", rid)
+    path.write_text(json.dumps({**doc, "stratum": "hold"}))
+    with pytest.raises(InputError, match="holds the certificate of 'hold'"):
+        load_certificates(ws / "state", rid)
+    path.write_text(json.dumps(doc))
+    assert load_certificates(ws / "state", rid) == (read_certificate(path),)
+    assert load_certificates(ws / "state", "0" * 64) == ()

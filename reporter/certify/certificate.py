@@ -63,7 +63,10 @@ def check_sample(sheet: Sheet, works: StratumWorks, sample: tuple[str, ...]) -> 
 
 def certify(ws: Any, sheet: Sheet, confidence: float | str | Fraction) -> Certificate:
     """The certificate of a labelled sheet (nothing written): the sample checked, the labels counted, the bound."""
-    conf = as_fraction(confidence)
+    try:
+        conf = as_fraction(confidence)
+    except (ValueError, ZeroDivisionError):
+        conf = Fraction(0)
     if not 0 < conf < 1:
         raise InputError(f"--confidence {confidence}: must be above 0 and below 1 (e.g. 0.95)")
     release_dir, works = sheet_works(ws, sheet)
