@@ -31,6 +31,9 @@ setup-test: $(VENV)/.installed-test
 # 2026-W26, a snapshot of the pool without the 10,000 works week 27 adds and with 2,000 it no longer has,
 # routed with last week's rule book; then 2026-W27, the workspace itself. Dated by SOURCE_DATE_EPOCH
 # (the Mondays after the two weeks), so every run writes the same bytes; a second run changes nothing.
+# Then the newest release's discard pile is certified from the labelled sheet the repository ships
+# (examples/certify/README.md): its sample drawn with the labels carried over, and the certificate
+# written to state/certify/ for the pages.
 DEMO_W26_POOL  := data/2026-W26.parquet
 DEMO_W26_SPECS := examples/demo/specs-2026-W26
 
@@ -40,6 +43,9 @@ demo: setup
 	SOURCE_DATE_EPOCH=1782734400 $(BIN)/reporter route --pool $(DEMO_W26_POOL) --specs $(DEMO_W26_SPECS) \
 		--out releases --label 2026-W26
 	SOURCE_DATE_EPOCH=1783339200 $(BIN)/reporter build --label 2026-W27
+	$(BIN)/reporter certify --pile discard --n 400 --seed 0 --from examples/certify/discard.csv \
+		--out state/discard-sheet.csv
+	$(BIN)/reporter certify --sheet state/discard-sheet.csv
 
 test: setup-test
 	$(BIN)/python -m pytest -q

@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "reporter.screening.commands",
     "reporter.fetch.commands",
     "reporter.mail.commands",
+    "reporter.certify.commands",
 )
 # The module that registers each command. A command line naming one imports
 # only that module: importing every stage (the site, the digest, screening's
@@ -39,6 +40,7 @@ COMMAND_MODULE = {
     "screen": "reporter.screening.commands", "export": "reporter.screening.commands",
     "fetch": "reporter.fetch.commands",
     "mail": "reporter.mail.commands",
+    "certify": "reporter.certify.commands",
 }
 
 # Settings a command gives its own process before any library loads. `reporter route` keeps the

@@ -1,7 +1,8 @@
 """The workspace: a folder with a reporter.toml naming its inputs and settings.
 
 The top-level keys name the routing inputs. Each later stage owns one table
-(`[novelty]`, `[screen]`, `[digest]`, `[fetch]`, `[example]`, `[mail]`) and
+(`[novelty]`, `[screen]`, `[digest]`, `[fetch]`, `[example]`, `[mail]`,
+`[certify]`) and
 parses it once, in its own `config.py`, into a frozen settings object through
 `Table`, so every error names the file, the table and the key. `site` is the
 site's folder, or a `[site]` table with its `path` and the `base_url` it is
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .certify.config import CertifySettings, parse_certify
 from .digest.config import DigestSettings, parse_digest
 from .errors import InputError
 from .example.config import ExampleSettings, parse_example
@@ -33,7 +35,7 @@ WORKSPACE_FILE = "reporter.toml"
 PATH_KEYS = {"pool": True, "specs": True, "releases": True, "site": True,
              "overlay": False, "labels": False, "graph": False}
 OTHER_KEYS = {"schema_version": int, "sample_seed": int, "label": str}
-TABLES = ("novelty", "screen", "digest", "fetch", "example", "route", "mail")
+TABLES = ("novelty", "screen", "digest", "fetch", "example", "route", "mail", "certify")
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,8 @@ class Workspace:
     """[example], or None when absent."""
     route: RouteSettings | None = None
     """[route], or None when absent."""
+    certify: CertifySettings = CertifySettings()
+    """[certify] (defaults when the table is absent: no target)."""
     mail: MailSettings | None = None
     """[mail], or None when absent (the e-mail edition is built either way; `reporter mail --send` needs it)."""
     base_url: str | None = None
@@ -115,7 +119,8 @@ def load_workspace(path: Path) -> Workspace:
         if key in data and (not isinstance(data[key], kind) or isinstance(data[key], bool)):
             raise InputError(f"{file}: key {key!r} must be {KINDS[kind]}")
     parsers = {"novelty": parse_novelty, "screen": parse_screen, "digest": parse_digest,
-               "fetch": parse_fetch, "example": parse_example, "route": parse_route, "mail": parse_mail}
+               "fetch": parse_fetch, "example": parse_example, "route": parse_route, "mail": parse_mail,
+               "certify": parse_certify}
     stages: dict[str, Any] = {}
     for name, parse in parsers.items():
         table = Table(file, name, data[name], root) if name in data else None

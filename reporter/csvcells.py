@@ -11,6 +11,8 @@ injection), and with the apostrophe it shows the text. Numbers are written
 as numbers. Lines end in CRLF (RFC 4180), the encoding is UTF-8 without a
 byte order mark, fields are quoted only where they must be. A lone
 surrogate, which no UTF-8 file can hold, is written as its escape (`\\ud800`).
+A sheet read back (a certification sheet a person labelled) takes the
+apostrophe off again with `uncell`.
 """
 
 from __future__ import annotations
@@ -33,6 +35,11 @@ def cell(value: str | int | float | None) -> str | int | float:
         return value
     text = str(value)
     return "'" + text if text.startswith(FORMULA_START) else text
+
+
+def uncell(text: str) -> str:
+    """A text cell as `cell` was given it: the apostrophe `cell` put in front of a formula-like text taken off."""
+    return text[1:] if text.startswith("'") and text[1:].startswith(FORMULA_START) else text
 
 
 def utf8_text(text: str) -> str:

@@ -9,6 +9,7 @@ it imports nothing of reporter, so every layer may use it.
 from __future__ import annotations
 
 import re
+import urllib.parse
 
 # The schemes a paper can be matched on (s2 never names a lom_id: it is only ever a key to match on).
 SCHEMES = ("doi", "arxiv", "openalex", "s2")
@@ -129,3 +130,26 @@ def arxiv_doi_id(doi: str | None) -> str | None:
         found = split_arxiv(doi[len("10.48550/arxiv."):])
         return found[0] if found else None
     return None
+
+
+# A paper's own page, from its id only: the value must be well-formed for its scheme, and is percent-encoded.
+PAPER_PAGES = {
+    "doi": (re.compile(r"10\.\d{4,9}/\S+"), "https://doi.org/{}"),
+    "arxiv": (re.compile(r"(?:\d{4}\.\d{4,5}|[a-z][a-z-]*(?:\.[A-Z]{2})?/\d{7})(?:v\d{1,3})?"),
+              "https://arxiv.org/abs/{}"),
+    "pmid": (re.compile(r"[1-9]\d{0,9}"), "https://pubmed.ncbi.nlm.nih.gov/{}/"),
+    "openalex": (re.compile(r"W[1-9]\d{0,12}"), "https://openalex.org/{}"),
+    "osf": (re.compile(r"[a-z0-9]{4,12}(?:_v\d{1,3})?"), "https://osf.io/{}/"),
+}
+
+
+def paper_url(work_id: str) -> str | None:
+    """The paper's own page built from its id alone (doi.org, arxiv.org/abs, PubMed, OpenAlex, OSF), or None.
+
+    Never from a URL in the data: an id that is not well-formed for its scheme gets no link.
+    """
+    scheme, _, value = work_id.partition(":")
+    found = PAPER_PAGES.get(scheme)
+    if found is None or not found[0].fullmatch(value):
+        return None
+    return found[1].format(urllib.parse.quote(value, safe="/"))

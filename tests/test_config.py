@@ -48,8 +48,14 @@ def test_every_table_parses_into_typed_settings(tmp_path):
     assert ws.screen.expensive[0].max_concurrency == 8 and ws.screen.expensive[1].price_out_per_mtok == 0.6
 
 
+def test_the_certify_table(tmp_path):
+    ws = _load(tmp_path, "[certify]\nmax_missed_fraction = 0.01\nconfidence = 0.99\n")
+    assert (ws.certify.max_missed_fraction, ws.certify.confidence) == (0.01, 0.99)
+
+
 def test_absent_tables_take_their_defaults(tmp_path):
     ws = _load(tmp_path, "")
+    assert ws.certify.max_missed_fraction is None and ws.certify.confidence == 0.95
     assert ws.novelty.resolvers == () and ws.novelty.candidates is None
     assert ws.screen is None and ws.digest is None and ws.fetch is None and ws.example is None
 
@@ -105,6 +111,11 @@ def test_a_sqlite_database_is_resolved_against_the_workspace(tmp_path):
     ("[screen]\nbatch_size = 0\n", "[screen]: key 'batch_size' must be positive, not 0"),
     ("[screen]\ncriteria = \"\"\n", "[screen]: key 'criteria' must be a non-empty path"),
     ("[screen]\ncriteria = 3\n", "[screen]: key 'criteria' must be a string, not 3"),
+    ("[certify]\nmax_missed_fraction = 0\n",
+     "[certify]: key 'max_missed_fraction' must be above 0 and at most 1 (0.01 is 1%), not 0.0"),
+    ("[certify]\nmax_missed_fraction = 1.5\n", "[certify]: key 'max_missed_fraction' must be above 0 and at most 1"),
+    ("[certify]\nconfidence = 1\n", "[certify]: key 'confidence' must be above 0 and below 1 (e.g. 0.95), not 1.0"),
+    ("[certify]\ntarget = 0.01\n", "[certify]: unknown key 'target'; allowed: confidence, max_missed_fraction"),
 ])
 def test_errors_name_the_file_the_table_and_the_key(tmp_path, extra, message):
     with pytest.raises(InputError) as caught:

@@ -1,11 +1,15 @@
 """`reporter build` end to end on a small copy of the example workspace: generated pool, route, site."""
 
+import itertools
 import json
+import shlex
 import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
+
+from reporter.certify.results import load_certificates
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -113,6 +117,24 @@ def test_the_demo_recipe_small_two_weeks_and_what_changed(tmp_path):
     diff = _plain((ws / "site" / "releases" / ids[1] / "diff.html").read_text())
     assert "1 added (reanalysis-reproduction); 1 edited (osf-preregistration)" in diff
     assert '+ "analysis plan",' in diff
+    # The Makefile's certify steps, as written there: the discard pile's sheet drawn from the shipped one,
+    # whose labels are of the 200,000-row release (none of these 3,000 works: a partial certificate)
+    steps = [shlex.split(line.strip().removeprefix("$(BIN)/reporter "))
+             for line in _recipe("demo") if line.strip().startswith("$(BIN)/reporter certify")]
+    assert len(steps) == 2
+    for step in steps:
+        done = _cli(step, ws, "1783339200")
+        assert done.returncode == 0, done.stderr
+    assert "carried over 0 labels from examples/certify/discard.csv" in _cli(steps[0], ws, "1783339200").stdout
+    (cert,) = load_certificates(ws / "state", ids[1])
+    assert (cert.stratum, cert.partial, cert.n_labelled, cert.max_relevant) == ("discard", True, 0, cert.N)
+
+
+def _recipe(target: str) -> list[str]:
+    """The Makefile's recipe lines of a target, continuation lines joined."""
+    text = (ROOT / "Makefile").read_text().replace("\\\n", " ")
+    lines = text.split(f"\n{target}:", 1)[1].split("\n")[1:]
+    return [line for line in itertools.takewhile(lambda x: x.startswith("\t"), lines)]
 
 
 def _plain(page: str) -> str:

@@ -95,6 +95,31 @@ def test_a_label_of_100_characters_is_kept(ws, monkeypatch):
     assert code == 0 and _published(root / "releases", result["release_id"])["label"] == "é" * 100
 
 
+def test_a_release_is_found_by_its_folder_id_prefix_or_label(ws, monkeypatch):
+    from reporter.routing.published import find_release
+    root, pool, specs = ws
+    out = root / "releases"
+    _, first = _route(["--pool", pool, "--specs", specs, "--out", out, "--label", "week one"], monkeypatch)
+    write_specs(root, {**RULES, "screen.json": RULES["screen.json"][:-1]})  # a rule fewer: another id
+    _, second = _route(["--pool", pool, "--specs", specs, "--out", out], monkeypatch)
+    one, two = out / first["release_id"], out / second["release_id"]
+    assert find_release(out, None) == two, "the newest of index.json"
+    assert find_release(out, "week one") == find_release(out, first["release_id"]) == one
+    assert find_release(out, first["release_id"][:6]) == find_release(out, one) == one
+    copy = root / "copy"
+    shutil.copytree(one, copy)
+    assert find_release(out, copy) == copy, "a release folder anywhere"
+    for name, why in ((first["release_id"][:5], "names no release"), ("week two", "names no release")):
+        with pytest.raises(InputError, match=why):
+            find_release(out, name, flag="--release")
+    common = next(i for i in range(64) if first["release_id"][i] != second["release_id"][i])
+    if common >= 6:  # two ids that share a prefix of 6 or more: the prefix names neither
+        with pytest.raises(InputError, match="names more than one release"):
+            find_release(out, first["release_id"][:common])
+    with pytest.raises(InputError, match="no releases yet"):
+        find_release(root / "none", None)
+
+
 def _workspace(tmp_path: Path, extra: str = "") -> Path:
     """The site fixture workspace (40 works), with `extra` top-level keys in its reporter.toml."""
     ws = tmp_path / "ws"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -88,11 +89,12 @@ def load_overlay(path: Path) -> Overlay:
 
 
 def pool_batches(pool: Path, overlay: Path | None, work_ids: Iterable[str],
-                 columns: Sequence[str]) -> Iterator[pa.RecordBatch]:
+                 columns: Sequence[str], progress: Any = None) -> Iterator[pa.RecordBatch]:
     """The pool's rows of `work_ids` (their `columns`, work_id first), the overlay applied, batch by batch.
 
     The pool reader routing uses, filtered with `is_in` before the overlay, so a
     large pool costs one pass over the columns asked for. Rows come in pool order.
+    `progress` (a `reporter.progress.Progress`, or None) advances by the pool rows read.
     The one "these works from the pool" reader: diagnose, the screen, the export
     and the site's titles all read through it.
     """
@@ -104,6 +106,8 @@ def pool_batches(pool: Path, overlay: Path | None, work_ids: Iterable[str],
     require_columns(source, tuple(names), "pool")
     ov = load_overlay(overlay) if overlay is not None else None
     for batch in source.batches(names):
+        if progress is not None:
+            progress.advance(batch.num_rows)
         keep = pc.is_in(batch.column("work_id"), value_set=wanted)
         if not pc.any(keep).as_py():
             continue

@@ -11,11 +11,16 @@ workspace (the `label` key) and the release reader (artifacts.py) need not load 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..errors import InputError
+from ..files import parse_json, read_index
 
 PUBLISHED_FILE = "published.json"
 """Beside the release's files, not one of them: its name and the date it was first written
 (docs/release-format.md). It is read with `reporter.routing.artifacts.load_published`."""
+PREFIX_CHARS = 6
+"""The shortest prefix of a release id that names a release (`--release 3f2a9c`)."""
 NAME_CHARS = 100
 """The longest release name: it is a name for a list and a page title, not a description."""
 
@@ -33,3 +38,37 @@ def check_release_name(name: str | None, where: str) -> str | None:
         raise InputError(f"{where}: a release label must be one line of printable text of 1 to {NAME_CHARS} "
                          f"characters (e.g. 2026-W27), not {name!r}")
     return text
+
+
+def read_published(folder: Path) -> dict | None:
+    """A published release's published.json as written (None for a release published without one)."""
+    path = Path(folder) / PUBLISHED_FILE
+    return parse_json(path.read_bytes(), str(path)) if path.exists() else None
+
+
+def find_release(releases: Path, name: str | Path | None, flag: str = "--release") -> Path:
+    """The release folder a command names: the newest of index.json when `name` is None, else a release folder
+    (a path holding routing.parquet), or a release of index.json by its id, a unique prefix of PREFIX_CHARS or
+    more characters, or its label (published.json). Anything else is an InputError naming `flag`."""
+    releases = Path(releases)
+    ids = read_index(releases)
+    if name is None:
+        if not ids:
+            raise InputError(f"{releases}: no releases yet; run `reporter build` (or `reporter route`) first")
+        return releases / ids[-1]
+    text = str(name)
+    if (Path(name) / "routing.parquet").is_file():
+        return Path(name)  # a release folder, perhaps outside the releases folder (a copy, a test's)
+    hits = [rid for rid in ids if rid == text or (len(text) >= PREFIX_CHARS and rid.startswith(text))]
+    if not hits:
+        hits = [rid for rid in ids if ((read_published(releases / rid) or {}).get("label") or "").strip() == text]
+    if len(hits) == 1:
+        if not (releases / hits[0] / "routing.parquet").is_file():
+            raise InputError(f"{releases / hits[0]}: index.json lists release {hits[0][:12]} but its folder holds "
+                             f"no routing.parquet; restore the folder")
+        return releases / hits[0]
+    newest = ", ".join(rid[:12] for rid in ids[-3:]) or "none yet"
+    why = "names more than one release" if hits else "names no release"
+    raise InputError(f"{flag} {text!r}: not a release folder, and {why} of {releases / 'index.json'}; give a "
+                     f"release folder, a release id, a unique prefix of {PREFIX_CHARS} or more characters, or a "
+                     f"label (the newest: {newest}), or leave {flag} out for the newest")

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..errors import InputError, InternalError
-from ..files import (append_index, locked, make_temp_dir, parse_json, read_index, remove_debris, remove_tree,
+from ..files import (append_index, locked, make_temp_dir, read_index, remove_debris, remove_tree,
                      resource_error, start_index, write_json)
 from ..hashing import sha256_file, sha256_json, sha256_text
 from ..pool.overlay import Overlay, load_overlay
@@ -30,7 +30,7 @@ from ..progress import Progress
 from .engine import ROUTING_SCHEMA, compile_plan
 from .normalise import SETTINGS, settings_digest
 from .pieces import RULE_SAMPLE_K, SAMPLE_K, IdTally, Setup, default_workers, plan_pieces, run_local
-from .published import PUBLISHED_FILE, check_release_name
+from .published import PUBLISHED_FILE, check_release_name, read_published
 from .samples import CONTEXT_CHARS
 from .specs import check_columns, load_rulebook
 from .stats import add_counts, build_rule_stats, compile_empty_totals, count_sources
@@ -128,12 +128,6 @@ class StagedRelease:
     def discard(self) -> None:
         """Remove the temporary folder (nothing happens once it was published)."""
         remove_tree(self.folder)
-
-
-def read_published(folder: Path) -> dict | None:
-    """A published release's published.json as written (None for a release published without one)."""
-    path = Path(folder) / PUBLISHED_FILE
-    return parse_json(path.read_bytes(), str(path)) if path.exists() else None
 
 
 def route_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = None,

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..config import load_workspace
 from ..errors import InputError
-from ..files import check_output_file, read_index
+from ..files import check_output_file
 
 TIER_CHOICES = ("cheap", "expensive", "all")
 
@@ -52,7 +52,10 @@ One row per work of the release that the expensive screen admitted in the
 current generation, rebuilt from the pool (every pool column, the overlay
 applied), with its pile, the winning rule, the outcome and each voter's
 vote. Works screened by half are held back; verdicts follow a work across
-releases. Same inputs, same bytes.
+releases. Same inputs, same bytes. With --require-certified nothing is
+written while a discarding stratum of the release (a discard pile, what a
+tier discarded) lacks a certificate that meets [certify] max_missed_fraction
+(reporter certify, docs/certify.md).
 """
 
 
@@ -80,28 +83,25 @@ def register(sub: Any) -> None:
         epilog=EXPORT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     _where(e)
     e.add_argument("--out", type=Path, required=True, metavar="FILE", help="FILE.csv or FILE.parquet")
+    e.add_argument("--require-certified", action="store_true",
+                   help="refuse the hand-off while a discarding stratum of the release (a discard pile, what "
+                        "a tier discarded) has no certificate meeting [certify] max_missed_fraction "
+                        "(reporter certify; docs/certify.md)")
     e.set_defaults(func=run_export_command)
 
 
 def _where(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workspace", type=Path, default=Path("."), metavar="DIR",
                    help="a folder with reporter.toml holding a [screen] table (default .)")
-    p.add_argument("--release", type=Path, metavar="DIR",
-                   help="a release folder (default: the newest in the workspace's releases folder)")
+    p.add_argument("--release", metavar="ID",
+                   help="a release: its folder, id, a unique prefix of 6 or more characters, or its label "
+                        "(default: the newest in the workspace's releases folder)")
 
 
-def release_dir_for(ws: Any, release: Path | None) -> Path:
-    """The release folder named (a path, or a release id in the releases folder), else the newest one."""
-    if release is None:
-        ids = read_index(ws.releases)
-        if not ids:
-            raise InputError(f"{ws.releases}: no releases yet; run `reporter build` (or `reporter route`) first")
-        return ws.releases / ids[-1]
-    for candidate in (Path(release), ws.releases / str(release)):
-        if (candidate / "routing.parquet").is_file():
-            return candidate
-    raise InputError(f"{release}: not a release folder (no routing.parquet); name a folder of {ws.releases}, "
-                     f"or leave --release out for the newest")
+def release_dir_for(ws: Any, release: Path | str | None) -> Path:
+    """The release `--release` names (a folder, an id, a unique prefix or a label), else the newest one."""
+    from ..routing.published import find_release
+    return find_release(ws.releases, release)
 
 
 def _tiers(choice: str) -> tuple[str, ...]:
@@ -149,6 +149,9 @@ def run_export_command(args: argparse.Namespace) -> int:
     ws = load_workspace(args.workspace)
     screen_settings(ws)
     release_dir = release_dir_for(ws, args.release)
+    if args.require_certified:
+        from ..certify.gate import require_certified
+        require_certified(ws, release_dir)
     n = export_release(ws, release_dir, args.out)
     print(f"{n:,} admitted works -> {args.out}")
     return 0

@@ -29,7 +29,7 @@ from .config import VoterSettings
 from .prompt import generation_for, load_prompt
 from .runner import screen_settings
 from ..pool.overlay import pool_batches
-from .scope import ROUTING_FILE, check_text_inputs, screen_piles
+from .scope import check_text_inputs, read_routing, screen_piles
 
 ROUTE_COLUMNS = ("pile", "winner")
 """What the release says of each exported work: its pile and the rule that won it."""
@@ -83,11 +83,7 @@ def admitted_works(ws: Any, release_dir: Path, *, store: Any) -> pl.DataFrame:
 def _paying(release_dir: Path) -> pl.DataFrame:
     piles = screen_piles(release_dir)
     paying = list(piles["cheap"] + piles["expensive"])
-    path = Path(release_dir) / ROUTING_FILE
-    try:
-        routing = pl.read_parquet(path, columns=["work_id", *ROUTE_COLUMNS])
-    except (OSError, pl.exceptions.PolarsError) as exc:
-        raise InputError(f"{path}: cannot read the routing table ({exc})") from None
+    routing = read_routing(release_dir, ["work_id", *ROUTE_COLUMNS])
     return routing.filter(pl.col("pile").is_in(paying))
 
 

@@ -24,9 +24,10 @@ from typing import Any
 from ..errors import InputError
 from ..routing.labels import load_labels, wilson
 from .config import TIERS
-from .plan import TierPlan, generations, plan_screen, readonly_store, scopes, tier_voters
+from ..errors import InputError
+from .plan import HOW_TO_CONFIGURE, TierPlan, generations, plan_screen, readonly_store, scopes, tier_voters
 from .prompt import EXAMPLE_WORK, load_prompt, messages_for
-from .scope import TierScope, load_works, pile_works, screen_piles
+from .scope import TierScope, load_works, pile_works, screen_piles, tier_scope
 from .store_connect import redact_url
 from .votes import ANSWERS, INVALID_CAUSES, TIER_OUTCOMES
 
@@ -288,6 +289,34 @@ def workspace_report(ws: Any, release_dir: Path, labels: Any = None) -> ScreenRe
         return None
     with readonly_store(ws) as store:
         return screen_report(ws, release_dir, store=store, labels=labels)
+
+
+@dataclass(frozen=True)
+class TierDiscards:
+    """The works of one release that one tier discarded in its current generation."""
+
+    tier: str
+    """`cheap` or `expensive`."""
+    generation: str | None
+    """The tier's current generation (None when it has no voters: it discarded nothing)."""
+    work_ids: tuple[str, ...]
+    """The works its gate discarded, in release (pool) order."""
+
+
+def tier_discards(ws: Any, release_dir: Path, tier: str, *, store: Any = None) -> TierDiscards:
+    """What `tier` discarded of the release's scope in its current generation (the store opened read-only when
+    not given; no database yet: nothing). A certificate of the screen's discards samples these works."""
+    if ws.screen is None:
+        raise InputError(f"{ws.file}: screening is not configured, so it discarded nothing; {HOW_TO_CONFIGURE}")
+    gens = generations(ws, load_prompt(ws.screen))
+    if gens[tier] is None:
+        return TierDiscards(tier, None, ())
+    with readonly_store(ws, store) as db:
+        if db is None:
+            return TierDiscards(tier, gens[tier], ())
+        scope = tier_scope(ws, release_dir, tier, cheap_generation=gens["cheap"], store=db)
+        verdicts = db.verdicts(tier, gens[tier], scope.work_ids) if scope.work_ids else {}
+    return TierDiscards(tier, gens[tier], tuple(w for w in scope.work_ids if verdicts.get(w) == "discard"))
 
 
 def _database_label(ws: Any) -> str:

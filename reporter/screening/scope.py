@@ -104,7 +104,8 @@ def screen_piles(release_dir: Path) -> dict[str, tuple[str, ...]]:
     return {tier: tuple(names) for tier, names in piles.items()}
 
 
-def _routing(release_dir: Path, columns: list[str]) -> pl.DataFrame:
+def read_routing(release_dir: Path, columns: list[str]) -> pl.DataFrame:
+    """Columns of the release's routing.parquet (one row per pool row, pool order), refused clearly when unreadable."""
     path = Path(release_dir) / ROUTING_FILE
     try:
         return pl.read_parquet(path, columns=columns)
@@ -114,7 +115,7 @@ def _routing(release_dir: Path, columns: list[str]) -> pl.DataFrame:
 
 def pile_works(release_dir: Path, piles: Iterable[str]) -> pl.DataFrame:
     """work_id, pile and title_only of the release's works in `piles`, in release order."""
-    return _routing(release_dir, ["work_id", "pile", "title_only"]).filter(pl.col("pile").is_in(list(piles)))
+    return read_routing(release_dir, ["work_id", "pile", "title_only"]).filter(pl.col("pile").is_in(list(piles)))
 
 
 def tier_scope(ws: Any, release_dir: Path, tier: str, *, cheap_generation: str | None, store: Any) -> TierScope:
@@ -161,29 +162,31 @@ def check_text_inputs(ws: Any, release_dir: Path) -> None:
     pool = open_table(ws.pool, "pool")
     if inputs.get("pool") is not None and pool.digest() != inputs["pool"]:
         raise InputError(f"{ws.pool}: the pool differs from the one release {release_id_of(release_dir)[:12]} "
-                         f"was routed with; build a new release (reporter build) before screening it")
+                         f"was routed with, so its text is not what routing saw; build a new release (reporter build) "
+                         f"first")
     overlay = load_overlay(ws.overlay).digest if ws.overlay is not None else "none"
     if inputs.get("overlay") is not None and overlay != inputs["overlay"]:
         raise InputError(f"{ws.overlay or ws.file}: the overlay differs from the one release "
                          f"{release_id_of(release_dir)[:12]} was routed with; build a new release first")
 
 
-def load_works(ws: Any, release_dir: Path, work_ids: Iterable[str], *, check: bool = True) -> dict[str, ScopeWork]:
+def load_works(ws: Any, release_dir: Path, work_ids: Iterable[str], *, check: bool = True,
+               progress: Any = None) -> dict[str, ScopeWork]:
     """The text routing saw for `work_ids`: the pool's title and abstract with the overlay applied.
 
     `check` first refuses a pool or overlay that differs from the release's
     inputs (its text would not be what routing saw). `title_only` comes from
-    routing.parquet. A work the pool lacks is refused.
+    routing.parquet. A work the pool lacks is refused. `progress` counts the pool rows read (pool_batches).
     """
     wanted = sorted(set(work_ids))
     if not wanted:
         return {}
     if check:
         check_text_inputs(ws, release_dir)
-    flags = _routing(release_dir, ["work_id", "title_only"]).filter(pl.col("work_id").is_in(wanted))
+    flags = read_routing(release_dir, ["work_id", "title_only"]).filter(pl.col("work_id").is_in(wanted))
     title_only = dict(zip(flags["work_id"].to_list(), flags["title_only"].to_list()))
     found: dict[str, ScopeWork] = {}
-    for batch in pool_batches(ws.pool, ws.overlay, wanted, ("title", "abstract")):
+    for batch in pool_batches(ws.pool, ws.overlay, wanted, ("title", "abstract"), progress):
         for wid, title, abstract in zip(*(batch.column(c).to_pylist() for c in ("work_id", "title", "abstract"))):
             found[wid] = ScopeWork(wid, title or "", abstract if abstract and abstract.strip() else None,
                                    bool(title_only.get(wid, False)))

@@ -1,0 +1,122 @@
+"""A labelled sheet made a certificate: the sample re-drawn and compared, the labels counted, the bound computed.
+
+Only the seeded sample counts. The sheet's release, stratum, seed and n
+are read off the sheet, the sample is drawn again from the release as it
+is now, and the sheet's ids must be exactly that sample: a stray id (a
+hand-picked row, a row of another sheet, a sheet whose release was
+changed, or a stratum that has changed since: the screen discarded more)
+is refused naming the first, before anything is written.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..hashing import sha256_json
+from ..plurals import count
+from ..routing.published import find_release
+from ..screening.scope import release_id_of
+from .bound import as_fraction, max_relevant
+from .results import Certificate
+from .sample import bottom_k
+from .sheet import RELEVANT, Sheet
+from .strata import StratumWorks, parse_stratum, stratum_works
+
+STATE_DIR = "state"
+"""The workspace's state folder (beside reporter.toml): certificates go to state/certify/."""
+
+
+def state_dir(ws: Any) -> Path:
+    """The workspace's state folder."""
+    return Path(ws.root) / STATE_DIR
+
+
+def sheet_works(ws: Any, sheet: Sheet) -> tuple[Path, StratumWorks]:
+    """The release folder and the stratum's works now, for the release and stratum a sheet names."""
+    release_dir = find_release(ws.releases, sheet.release, flag=f"{sheet.path}: release")
+    if release_id_of(release_dir) != sheet.release:
+        raise InputError(f"{sheet.path}: release {sheet.release!r} is not a release id as `reporter certify --out` "
+                         f"writes it (64 hex); the sheet was edited")
+    return release_dir, stratum_works(ws, release_dir, parse_stratum(sheet.stratum, f"{sheet.path}: stratum"))
+
+
+def check_sample(sheet: Sheet, works: StratumWorks, sample: tuple[str, ...]) -> None:
+    """Refuse a sheet whose ids are not exactly the seeded sample: name the first stray id, else the first missing."""
+    wanted = set(sample)
+    what = (f"the sample of {works.stratum.name} in release {works.release_id[:12]} (seed {sheet.seed}, "
+            f"n {sheet.n}: {len(sample):,} of its {count(len(works.work_ids), 'work')})")
+    for row in sheet.rows:
+        if row.work_id not in wanted:
+            raise InputError(f"{sheet.path}: row {row.row}: work {row.work_id!r} is not in {what}. Only the seeded "
+                             f"sample makes a certificate: this row was added or changed by hand, comes from another "
+                             f"sheet, or the stratum changed since the sheet was drawn; draw the sheet again "
+                             f"(reporter certify --pile ... --from {sheet.path.name} carries the labels over)")
+    listed = {row.work_id for row in sheet.rows}
+    missing = [w for w in sample if w not in listed]
+    if missing:
+        raise InputError(f"{sheet.path}: lacks work {missing[0]!r} of {what}, and {len(missing) - 1:,} more; a sheet "
+                         f"keeps every row it was drawn with (leave a row's label empty instead of deleting it)")
+
+
+def certify(ws: Any, sheet: Sheet, confidence: float | str | Fraction) -> Certificate:
+    """The certificate of a labelled sheet (nothing written): the sample checked, the labels counted, the bound."""
+    try:
+        conf = as_fraction(confidence)
+    except (ValueError, ZeroDivisionError):
+        conf = Fraction(0)
+    if not 0 < conf < 1:
+        raise InputError(f"--confidence {confidence}: must be above 0 and below 1 (e.g. 0.95)")
+    release_dir, works = sheet_works(ws, sheet)
+    sample = bottom_k(works.work_ids, sheet.seed, sheet.n)
+    check_sample(sheet, works, sample)
+    labels = sheet.labels()
+    order = {w: i for i, w in enumerate(sample)}
+    labelled = sorted(order[w] for w in labels)
+    n_labelled, k = len(labels), sum(label in RELEVANT for label in labels.values())
+    big_n = len(works.work_ids)
+    most = max_relevant(big_n, n_labelled, k, conf)
+    admitted = admitted_relevant(ws, release_dir)
+    recall = None if admitted is None or admitted + most == 0 else admitted / (admitted + most)
+    stratum = works.stratum
+    return Certificate(
+        release=works.release_id, stratum=stratum.name, kind=stratum.kind, pile=stratum.pile, rule=stratum.rule,
+        tier=stratum.tier, generation=works.generation, N=big_n, seed=sheet.seed, n=sheet.n, n_drawn=len(sample),
+        n_labelled=n_labelled, k_relevant=k, includes=sum(v == "include" for v in labels.values()),
+        unsure=sum(v == "unsure" for v in labels.values()), confidence=float(conf), max_relevant=most,
+        max_missed_fraction=most / big_n, partial=n_labelled < len(sample),
+        labelled_prefix=labelled == list(range(n_labelled)), admitted_relevant=admitted, recall_low=recall,
+        stratum_sha256=stratum_digest(works), sheet=shown_path(ws, sheet.path), sheet_sha256=sheet.sha256)
+
+
+def stratum_digest(works: StratumWorks) -> str:
+    """sha256 of the stratum's sorted work ids (canonical JSON)."""
+    return sha256_json(sorted(works.work_ids))
+
+
+def admitted_relevant(ws: Any, release_dir: Path) -> int | None:
+    """Labelled includes among the works the expensive screen admitted in the current generation (what
+    `reporter export` hands on); None without a labels file, screening, or any verdict."""
+    if ws.labels is None or ws.screen is None or not ws.screen.expensive:
+        return None
+    from ..routing.labels import load_labels
+    from ..screening.export import admitted_works
+    from ..screening.plan import readonly_store
+    with readonly_store(ws) as store:
+        if store is None:
+            return None
+        admitted = admitted_works(ws, release_dir, store=store)["work_id"].to_list()
+    if not admitted:
+        return None
+    labels = load_labels(ws.labels)
+    includes = set(labels.filter(labels["label"] == "include")["work_id"].to_list())
+    return sum(w in includes for w in admitted)
+
+
+def shown_path(ws: Any, path: Path) -> str:
+    """A path as a certificate records it: relative to the workspace when inside it."""
+    full = Path(path).resolve()
+    root = Path(ws.root).resolve()
+    return full.relative_to(root).as_posix() if full.is_relative_to(root) else str(full)

@@ -1,0 +1,42 @@
+"""[certify] of reporter.toml: the target a certificate of a discarding stratum must meet."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..settings import Table
+
+DEFAULT_CONFIDENCE = 0.95
+"""The confidence of a certificate when `--confidence` is not given, and the least one that counts."""
+
+
+@dataclass(frozen=True)
+class CertifySettings:
+    """The [certify] table; every key has a default, so an absent table means no target."""
+
+    max_missed_fraction: float | None = None
+    """The most of a discarding stratum that may be relevant (`0.01`: 1%): a certificate whose
+    `max_missed_fraction` is at most this meets the target; None: no target (any complete certificate does)."""
+    confidence: float = DEFAULT_CONFIDENCE
+    """The confidence `reporter certify --sheet` computes at by default, and the least confidence a
+    certificate must have to meet the target (`reporter export --require-certified`)."""
+
+
+def fraction(value: float) -> str | None:
+    """A check for `Table.get`: a share above zero and at most one."""
+    return None if 0 < value <= 1 else f"must be above 0 and at most 1 (0.01 is 1%), not {value}"
+
+
+def open_fraction(value: float) -> str | None:
+    """A check for `Table.get`: a probability strictly between zero and one."""
+    return None if 0 < value < 1 else f"must be above 0 and below 1 (e.g. 0.95), not {value}"
+
+
+def parse_certify(table: Table | None) -> CertifySettings:
+    """Parse [certify]; defaults when the workspace has none."""
+    if table is None:
+        return CertifySettings()
+    return CertifySettings(
+        max_missed_fraction=table.get("max_missed_fraction", float, None, check=fraction),
+        confidence=table.get("confidence", float, DEFAULT_CONFIDENCE, check=open_fraction),
+    )

@@ -1,0 +1,158 @@
+"""The strata a certificate is about: what routing or the screen set aside in one release, by name.
+
+A stratum is named by what `--pile` (and `--rule`) say, and the name is
+written on every row of its sheet and in its certificate:
+
+| name | `reporter certify` | the works |
+| --- | --- | --- |
+| `discard` | `--pile discard` | every work routing put in the pile (any pile of the release) |
+| `discard/rule:ID` | `--pile discard --rule ID` | the works rule ID won into that pile |
+| `domain-misses/rule:ID` | `--pile domain-misses --rule ID` | rule ID's domain misses (in its domain, not |
+|  |  | matched by it, routed to a paying pile: the release page's count) |
+| `screen:discarded` | `--pile screen:discarded` | the works the expensive screen discarded, current generation |
+| `screen_cheap:discarded` | `--pile screen_cheap:discarded` | the works the cheap tier discarded, current generation |
+
+A pile's name never holds `/` (the rule book refuses it), so the names
+cannot be confused; `domain-misses`, `screen:discarded` and
+`screen_cheap:discarded` are kept for these strata (a pile so named would
+have to be renamed to be certified). The works come in release (pool) order,
+read through the stages' own readers: routing.parquet (`screening.scope.
+read_routing`), the domain through `routing.diagnose.select_rows` with the
+rule book the release was routed with, the screen's verdicts through
+`screening.report.tier_discards`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ..errors import InputError
+from ..screening.scope import STATS_FILE, check_text_inputs, read_release_doc, read_routing
+
+RULE_PART = "/rule:"
+"""Joins a pile (or `domain-misses`) and a rule id in a stratum's name."""
+DOMAIN_MISSES = "domain-misses"
+"""`--pile domain-misses --rule ID`: a rule's domain misses."""
+SCREEN_STRATA = {"screen_cheap:discarded": "cheap", "screen:discarded": "expensive"}
+"""The screen's strata and the tier whose discards each holds."""
+
+
+@dataclass(frozen=True)
+class Stratum:
+    """One stratum of a release, as named on a sheet."""
+
+    name: str
+    """The name (`discard`, `discard/rule:ID`, `domain-misses/rule:ID`, `screen:discarded`, ...)."""
+    kind: str
+    """`pile`, `wins`, `domain-misses` or `screen`."""
+    pile: str | None = None
+    """The routing pile (`pile` and `wins`)."""
+    rule: str | None = None
+    """The rule (`wins` and `domain-misses`)."""
+    tier: str | None = None
+    """The screening tier (`screen`): `expensive` or `cheap`."""
+
+
+@dataclass(frozen=True)
+class StratumWorks:
+    """The works of a stratum in one release, now."""
+
+    stratum: Stratum
+    """Which stratum."""
+    release_id: str
+    """The release."""
+    work_ids: tuple[str, ...]
+    """Its works, in release (pool) order."""
+    generation: str | None = None
+    """For the screen's strata: the tier's generation whose verdicts these are (else None)."""
+
+
+def stratum_named(pile: str, rule: str | None = None) -> Stratum:
+    """The stratum `--pile PILE [--rule ID]` names (checked against a release by `stratum_works`)."""
+    if not pile:
+        raise InputError("--pile: name a pile of the release, domain-misses (with --rule), screen:discarded or "
+                         "screen_cheap:discarded")
+    if pile in SCREEN_STRATA:
+        if rule is not None:
+            raise InputError(f"--rule goes with a routing pile or domain-misses, not with {pile}: the screen's "
+                             f"discards are certified whole")
+        return Stratum(pile, "screen", tier=SCREEN_STRATA[pile])
+    if pile == DOMAIN_MISSES:
+        if rule is None:
+            raise InputError("--pile domain-misses needs --rule ID: the domain misses of which rule?")
+        return Stratum(f"{DOMAIN_MISSES}{RULE_PART}{rule}", "domain-misses", rule=rule)
+    if rule is None:
+        return Stratum(pile, "pile", pile=pile)
+    return Stratum(f"{pile}{RULE_PART}{rule}", "wins", pile=pile, rule=rule)
+
+
+def parse_stratum(name: str, where: str) -> Stratum:
+    """The stratum a sheet names (`where`: the file and row, for the message)."""
+    base, sep, rule = name.partition(RULE_PART)
+    if not base or (sep and not rule):
+        raise InputError(f"{where}: stratum {name!r} is not a stratum's name (discard, discard/rule:ID, "
+                         f"domain-misses/rule:ID, screen:discarded, screen_cheap:discarded); the sheet was edited")
+    return stratum_named(base, rule if sep else None)
+
+
+def stratum_works(ws: Any, release_dir: Path, stratum: Stratum, *, store: Any = None) -> StratumWorks:
+    """The works of `stratum` in the release now (the screen's state read-only; `store` when already open)."""
+    stats = read_release_doc(release_dir, STATS_FILE)
+    release_id = stats["release_id"]
+    piles = {p["name"]: p for p in stats["pile_order"]}
+    if stratum.kind == "screen":
+        from ..screening.report import tier_discards
+        found = tier_discards(ws, release_dir, stratum.tier, store=store)
+        if found.generation is None:
+            raise InputError(f"{ws.file}: [screen] configures no {stratum.tier} voters, so {stratum.name} is "
+                             f"empty; certify a pile, or configure the tier")
+        return StratumWorks(stratum, release_id, found.work_ids, found.generation)
+    if stratum.kind == "domain-misses":
+        return StratumWorks(stratum, release_id, _domain_misses(ws, release_dir, stratum.rule, stats))
+    if stratum.pile not in piles:
+        raise InputError(f"--pile {stratum.pile!r}: release {release_id[:12]} has no such pile; its piles: "
+                         f"{', '.join(piles)} (or domain-misses with --rule, screen:discarded, screen_cheap:discarded)")
+    routing = read_routing(release_dir, ["work_id", "pile", "winner"])
+    chosen = pl.col("pile") == stratum.pile
+    if stratum.kind == "wins":
+        rule = _rule(stats, stratum.rule, release_id)
+        if rule["shadow"]:
+            raise InputError(f"--rule {stratum.rule!r} is a shadow rule: it wins nothing; certify its pile")
+        if rule["pile"] != stratum.pile:
+            raise InputError(f"--rule {stratum.rule!r} wins into {rule['pile']!r}, not {stratum.pile!r}; "
+                             f"name --pile {rule['pile']}")
+        chosen = chosen & (pl.col("winner") == stratum.rule)
+    ids = routing.filter(chosen.fill_null(False))["work_id"]
+    return StratumWorks(stratum, release_id, tuple(ids.to_list()))
+
+
+def _rule(stats: dict, rule_id: str, release_id: str) -> dict:
+    rule = next((r for r in stats["rules"] if r["id"] == rule_id), None)
+    if rule is None:
+        raise InputError(f"--rule {rule_id!r}: release {release_id[:12]} has no such rule")
+    return rule
+
+
+def _domain_misses(ws: Any, release_dir: Path, rule_id: str, stats: dict) -> tuple[str, ...]:
+    """The rule's domain misses, its domain evaluated over the pool with the release's own rule book."""
+    from ..routing.diagnose import select_rows
+    from ..routing.specs import load_rulebook
+    rule = _rule(stats, rule_id, stats["release_id"])
+    if rule["domain"] is None:
+        raise InputError(f"--rule {rule_id!r} has no domain, so it has no domain misses")
+    book = load_rulebook(ws.specs)
+    inputs = read_release_doc(release_dir, "release.json")["inputs"]
+    piles = [[p["name"], p["kind"], p.get("tier")] for p in stats["pile_order"]]
+    if book.specs_digest() != inputs["specs"] or [[p.name, p.kind, p.tier] for p in book.piles] != piles:
+        raise InputError(f"{ws.specs}: the rule book differs from the one release {stats['release_id'][:12]} was "
+                         f"routed with, so its domains would not be the release's; certify the newest release "
+                         f"(reporter build), or restore the book")
+    check_text_inputs(ws, release_dir)
+    routing = Path(release_dir) / "routing.parquet"
+    rows = select_rows(routing, book, rule=rule_id, kind="domain-misses", pool=ws.pool, overlay=ws.overlay)
+    ids = read_routing(release_dir, ["work_id"])["work_id"]
+    return tuple(ids.gather(rows).to_list()) if len(rows) else ()
