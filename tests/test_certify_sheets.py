@@ -54,7 +54,7 @@ def make(root: Path, pool_rows: list[dict], rules=RULES, extra: str = "") -> Pat
     (root / "reporter.toml").write_text('pool = "pool.parquet"\nspecs = "specs"\nreleases = "releases"\n'
                                         'site = "site"\n' + extra)
     route_release(root / "pool.parquet", root / "specs", root / "releases", workers=1, progress=False,
-                  as_of=TODAY, label="week-1" if not (root / "releases").exists() else None)
+                  as_of=TODAY, release_name="week-1" if not (root / "releases").exists() else None)
     return root
 
 
