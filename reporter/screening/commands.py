@@ -92,15 +92,16 @@ def _where(p: argparse.ArgumentParser) -> None:
 
 def release_dir_for(ws: Any, release: Path | None) -> Path:
     """The release folder named (a path, or a release id in the releases folder), else the newest one."""
+    releases = ws.routing("the screen").releases  # a digest-only workspace has no release to screen
     if release is None:
-        ids = read_index(ws.releases)
+        ids = read_index(releases)
         if not ids:
-            raise InputError(f"{ws.releases}: no releases yet; run `reporter build` (or `reporter route`) first")
-        return ws.releases / ids[-1]
-    for candidate in (Path(release), ws.releases / str(release)):
+            raise InputError(f"{releases}: no releases yet; run `reporter build` (or `reporter route`) first")
+        return releases / ids[-1]
+    for candidate in (Path(release), releases / str(release)):
         if (candidate / "routing.parquet").is_file():
             return candidate
-    raise InputError(f"{release}: not a release folder (no routing.parquet); name a folder of {ws.releases}, "
+    raise InputError(f"{release}: not a release folder (no routing.parquet); name a folder of {releases}, "
                      f"or leave --release out for the newest")
 
 
