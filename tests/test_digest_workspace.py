@@ -141,3 +141,18 @@ def test_the_routing_accessor_is_the_one_message(tmp_path):
     ws = load_workspace(workspace(tmp_path))
     with pytest.raises(InputError, match=r"reporter.toml: missing key 'pool' .* reporter route needs the routing side"):
         ws.routing("reporter route")
+
+
+def test_the_home_page_says_why_the_digest_week_and_the_release_can_differ_only_when_both_exist(
+        site_build, tmp_path):
+    """Issue 23, item 9: one sentence, shown when the site has a release and a digest."""
+    from reporter.site import render_site
+    ws = workspace(tmp_path / "digest")
+    build(load_workspace(ws), progress=False, as_of=AFTER_W26)
+    render_site(site_build["releases"], tmp_path / "both", digests_dir=ws / "digests", progress=False)
+    note = parse_html((tmp_path / "both" / "index.html").read_text(encoding="utf-8")).find("p", id="digest-weeks-note")
+    assert "a digest week is published only once it has ended" in note.text()
+    assert "a release is routed whenever the pool is" in (tmp_path / "both" / "index.md").read_text(encoding="utf-8")
+    assert not home(ws).find_all("p", id="digest-weeks-note")  # a digest alone
+    routing_only = parse_html((site_build["site"] / "index.html").read_text(encoding="utf-8"))
+    assert not routing_only.find_all("p", id="digest-weeks-note")  # a release alone
