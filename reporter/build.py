@@ -10,7 +10,9 @@ gathered alone, in memory. Then, only once the site writer's checks have
 passed, publish: the release and its index, the digest weeks, the label
 findings, the state files, and the site. A refused build (bad input, or an
 archived page that would change) leaves the releases folder, its index, the
-digest archive, the state files and the site as they were.
+digest archive, the state files and the site as they were. A digest-only
+workspace (no pool, specs or releases) has no routing side: nothing is
+routed or screened, and the site shows the digest.
 """
 
 from __future__ import annotations
@@ -52,8 +54,8 @@ from .site.titles import PoolRef
 class BuildReport:
     """What a build did."""
 
-    release_id: str
-    """The release routed from the workspace's pool and rule book."""
+    release_id: str | None
+    """The release routed from the workspace's pool and rule book (None: a digest-only workspace routes none)."""
     created: bool
     """False when an identical release was already published."""
     rows: int
@@ -78,8 +80,8 @@ class Gathered:
     """The workspace's settings."""
     as_of: date
     """The day the build takes as today."""
-    staged: routing_release.StagedRelease
-    """The release routed into a temporary folder, published only in the last step."""
+    staged: routing_release.StagedRelease | None
+    """The release routed into a temporary folder, published only in the last step (None without a routing side)."""
     releases: ReleaseSet
     """The published releases with the staged one as the newest, its label findings and published.json."""
     labels: dict | None
@@ -92,8 +94,9 @@ class Gathered:
     """The digest archive's published weeks as their pages read them."""
     digest_pending: tuple[DigestWeek, ...]
     """The weeks of `digest` as their pages will read them once published."""
-    screening: ScreeningStatus
-    """What the screen has done and would do for the staged release (its state read, never written)."""
+    screening: ScreeningStatus | None
+    """What the screen has done and would do for the staged release (its state read, never written); None
+    without a release."""
     site: SiteInputs
     """The comparisons the rebuilt pages show (read from routing.parquet) and the titles they need."""
 
@@ -115,13 +118,9 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
     labels = load_labels(ws.labels) if ws.labels is not None else None
     engine = scan_engine(environ)  # REPORTER_SCAN_ENGINE, read here at the edge as `reporter route` reads it
     with stage_release(ws, workers=workers, progress=progress, release_name=release_name or ws.release_name,
-                       as_of=as_of, engine=engine) as staged:
-        screening = screening_status(gather_screening(ws, staged.release_id, staged.folder, labels),
-                                     PoolRef(ws.pool, ws.overlay))  # the pool: where pages read titles
-        # Builds into one releases folder take turns from here (routing above runs side by side): each
-        # renders the index it publishes into, so the last site written lists every published release.
-        # The digest archive likewise, taken after the releases folder (the one order every build takes them in).
-        with locked(ws.releases), locked(ws.digest.archive) if ws.digest is not None else contextlib.nullcontext():
+                       as_of=as_of, engine=engine) as staged:  # None in a digest-only workspace
+        screening = screen_status(ws, staged, labels)
+        with locked_outputs(ws):
             if digest is not None and digest.published != archive_snapshot(ws.digest.archive):
                 digest = gather_digest(ws, as_of, graph, environ)  # another run published a week meanwhile
             gathered = gather(ws, as_of, staged, labels, novelty, digest, screening)
@@ -134,9 +133,16 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
 
 @contextlib.contextmanager
 def stage_release(ws: Workspace, *, workers: int | None, progress: bool, release_name: str | None,
-                  as_of: date, engine: str | None = None) -> Iterator[routing_release.StagedRelease]:
-    """Route the workspace's pool into a staged release; removed on the way out unless it was published."""
-    staged = routing_release.stage_release(ws.pool, ws.specs, ws.releases, overlay=ws.overlay,
+                  as_of: date, engine: str | None = None) -> Iterator[routing_release.StagedRelease | None]:
+    """Route the workspace's pool into a staged release; removed on the way out unless it was published.
+
+    A digest-only workspace has nothing to route: None.
+    """
+    if not ws.has_routing:
+        yield None
+        return
+    side = ws.routing("a build's release")
+    staged = routing_release.stage_release(side.pool, side.specs, side.releases, overlay=ws.overlay,
                                            sample_seed=ws.sample_seed, workers=workers, progress=progress,
                                            release_name=release_name, as_of=as_of, engine=engine)
     try:
@@ -145,21 +151,56 @@ def stage_release(ws: Workspace, *, workers: int | None, progress: bool, release
         staged.discard()  # nothing happens once it was published
 
 
-def gather(ws: Workspace, as_of: date, staged: routing_release.StagedRelease, labels: Any,
-           novelty: list[dict[str, Any]] | None, digest: DigestRun | None, screening: ScreeningStatus) -> Gathered:
+def screen_status(ws: Workspace, staged: routing_release.StagedRelease | None, labels: Any) -> ScreeningStatus | None:
+    """What the screen has done and would do for the staged release (None without one)."""
+    if staged is None:
+        return None
+    return screening_status(gather_screening(ws, staged.release_id, staged.folder, labels),
+                            PoolRef(ws.routing().pool, ws.overlay))  # the pool: where pages read titles
+
+
+@contextlib.contextmanager
+def locked_outputs(ws: Workspace) -> Iterator[None]:
+    """The releases folder's lock, then the digest archive's (each one the workspace has).
+
+    Builds into one releases folder take turns from here (routing runs side by
+    side before it): each renders the index it publishes into, so the last
+    site written lists every published release. The digest archive likewise,
+    taken after the releases folder: the one order every build takes them in.
+    """
+    with contextlib.ExitStack() as stack:
+        for folder in (ws.releases, ws.digest.archive if ws.digest is not None else None):
+            if folder is not None:
+                stack.enter_context(locked(folder))
+        yield
+
+
+def gather(ws: Workspace, as_of: date, staged: routing_release.StagedRelease | None, labels: Any,
+           novelty: list[dict[str, Any]] | None, digest: DigestRun | None,
+           screening: ScreeningStatus | None) -> Gathered:
     """The rest of what the pages show, read under the releases folder's lock (and the archive's)."""
-    found_labels = label_stats_for(staged.folder, labels, load_rulebook(ws.specs)) if labels is not None else None
-    release = dataclasses.replace(load_release(ws.releases, staged.release_id, staged.folder),
-                                  labels=LabelFindings.from_doc(found_labels) if found_labels is not None else None,
-                                  published=shown_published(staged))
+    found_labels, releases = gather_releases(ws, staged, labels)
     archive = ws.digest.archive if ws.digest is not None else None
     pending = () if digest is None or archive is None else tuple(
         digest_week(r.data, str(archive / r.week / DECISIONS_FILE), g)
         for r, g in zip(digest.results, digest.graph_rows))
-    releases = load_releases(ws.releases, staged=release)
     return Gathered(ws=ws, as_of=as_of, staged=staged, releases=releases, labels=found_labels, novelty=novelty,
                     digest=digest, digest_weeks=tuple(load_digest_weeks(archive)) if archive is not None else (),
-                    digest_pending=pending, screening=screening, site=read_site_inputs(releases, screening.pool))
+                    digest_pending=pending, screening=screening,
+                    site=read_site_inputs(releases, screening.pool if screening is not None else None))
+
+
+def gather_releases(ws: Workspace, staged: routing_release.StagedRelease | None,
+                    labels: Any) -> tuple[dict | None, ReleaseSet]:
+    """The staged release's label findings, and the published releases with it as the newest (none without it)."""
+    if staged is None:
+        return None, ReleaseSet(folder=None, releases=(), unlisted=())
+    side = ws.routing()
+    found_labels = label_stats_for(staged.folder, labels, load_rulebook(side.specs)) if labels is not None else None
+    release = dataclasses.replace(load_release(side.releases, staged.release_id, staged.folder),
+                                  labels=LabelFindings.from_doc(found_labels) if found_labels is not None else None,
+                                  published=shown_published(staged))
+    return found_labels, load_releases(side.releases, staged=release)
 
 
 def stage_pages(g: Gathered) -> list[StagePages]:
@@ -168,15 +209,16 @@ def stage_pages(g: Gathered) -> list[StagePages]:
     if g.ws.digest is not None:
         stages.append(digest_stage(g.ws.digest.archive, published=g.digest_weeks, pending=g.digest_pending,
                                    base_url=g.ws.base_url))
-    return [*stages, screening_stage(g.screening)]
+    return [*stages, *([screening_stage(g.screening)] if g.screening is not None else [])]
 
 
 def publish(g: Gathered, site: PreparedSite) -> BuildReport:
     """Publish the release, the digest weeks, the label findings, the novelty results and the site, in order."""
-    routed = g.staged.publish()
+    routed = g.staged.publish() if g.staged is not None else None
     if g.digest is not None and g.ws.digest is not None:
         publish_digest(g.ws.digest, g.digest)
-    write_label_stats(routed.release_dir, g.labels)
+    if routed is not None:
+        write_label_stats(routed.release_dir, g.labels)
     if g.novelty is not None:
         remove_debris((g.ws.root / NOVELTY_RESULTS).parent)  # temporaries of killed builds
         write_novelty_results(g.ws.root / NOVELTY_RESULTS, g.novelty)
@@ -184,8 +226,8 @@ def publish(g: Gathered, site: PreparedSite) -> BuildReport:
     verdicts = None
     if g.novelty is not None:
         verdicts = dict(sorted(Counter(row["result"]["verdict"] for row in g.novelty).items()))
-    return BuildReport(release_id=routed.release_id, created=routed.created, rows=routed.rows,
-                       novelty=verdicts, site=report, as_of=g.as_of,
+    return BuildReport(release_id=routed.release_id if routed else None, created=bool(routed and routed.created),
+                       rows=routed.rows if routed else 0, novelty=verdicts, site=report, as_of=g.as_of,
                        digest=g.digest.weeks if g.digest is not None else (),
                        digest_later=g.digest.later if g.digest is not None else ())
 
@@ -206,8 +248,8 @@ def shown_published(staged: routing_release.StagedRelease) -> Published | None:
 
 def ensure_example_data(ws: Workspace, progress: bool = True) -> None:
     """Generate the seeded example pool (and labels) when the workspace's [example] asks and they are absent."""
-    if ws.pool.exists():
-        return
+    if ws.pool is None or ws.pool.exists():
+        return  # a digest-only workspace has no pool to make
     if ws.example is None:
         raise InputError(f"{ws.pool}: the pool does not exist ({ws.file} `pool`); add an [example] table "
                          f"to generate made-up works, or point `pool` at your data")

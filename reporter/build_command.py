@@ -20,7 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "workspace's graph (results in state/novelty.jsonl), decide the [digest] weeks not yet "
                     "published (each KEEP checked against the graph when there is one) and render the site "
                     "with their pages. Everything is checked before anything is written: a refused build "
-                    "changes nothing.",
+                    "changes nothing. A digest-only workspace (site and [digest], no pool) routes nothing and "
+                    "publishes its digest weeks.",
         epilog="Example (in the repository, the example workspace):\n  reporter build\n"
                "  reporter build --workspace . --label 2026-W27\n"
                "  reporter build --workspace . --out preview-site --rerender-archive",
@@ -47,8 +48,11 @@ def run_build(args) -> int:
     release_name = check_release_name(args.label, "--label")
     report = build(load_workspace(args.workspace), out=args.out, rerender_archive=args.rerender_archive,
                    workers=args.workers, progress=True, release_name=release_name)
-    print(f"routed {report.rows:,} works: release {report.release_id[:12]} "
-          f"({'new' if report.created else 'unchanged'})")
+    if report.release_id is not None:
+        print(f"routed {report.rows:,} works: release {report.release_id[:12]} "
+              f"({'new' if report.created else 'unchanged'})")
+    else:
+        print("routed nothing: a digest-only workspace (no pool, specs or releases)")
     if report.novelty is not None:
         print(f"novelty: checked {count(sum(report.novelty.values()), 'candidate')}: "
               + ", ".join(f"{v} {n}" for v, n in report.novelty.items()))

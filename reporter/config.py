@@ -1,6 +1,9 @@
 """The workspace: a folder with a reporter.toml naming its inputs and settings.
 
-The top-level keys name the routing inputs. Each later stage owns one table
+The top-level keys name the routing inputs: `pool`, `specs` and `releases`
+are the routing side, needed unless the workspace has `[digest]` (a
+digest-only workspace has none of them; `Workspace.routing()` is the one
+place a command asks for them). Each later stage owns one table
 (`[novelty]`, `[screen]`, `[digest]`, `[fetch]`, `[example]`, `[mail]`,
 `[certify]`) and
 parses it once, in its own `config.py`, into a frozen settings object through
@@ -31,11 +34,27 @@ from .settings import KINDS, Table, http_url
 
 WORKSPACE_FILE = "reporter.toml"
 
-# Top-level path keys and whether routing needs them.
-PATH_KEYS = {"pool": True, "specs": True, "releases": True, "site": True,
+# Top-level path keys and whether every workspace needs them (the routing side: see ROUTING_KEYS).
+PATH_KEYS = {"pool": False, "specs": False, "releases": False, "site": True,
              "overlay": False, "labels": False, "graph": False}
+ROUTING_KEYS = ("pool", "specs", "releases")
+"""The routing side: all three, or (in a workspace with [digest]) none of them."""
+ROUTING_ONLY = ("overlay", "labels", "example", "route")
+"""Keys and tables only the routing side reads: refused in a digest-only workspace, where they would do nothing."""
 OTHER_KEYS = {"schema_version": int, "sample_seed": int, "label": str}
 TABLES = ("novelty", "screen", "digest", "fetch", "example", "route", "mail", "certify")
+
+
+@dataclass(frozen=True)
+class Routing:
+    """The routing side of a workspace: what `reporter route`, the screen and a build's release read and write."""
+
+    pool: Path
+    """The pool of works: a Parquet file or folder, JSONL or CSV."""
+    specs: Path
+    """The rule book folder: rules/*.json and piles.json."""
+    releases: Path
+    """Where release folders are written (with index.json)."""
 
 
 @dataclass(frozen=True)
@@ -44,12 +63,12 @@ class Workspace:
 
     root: Path
     """The folder holding reporter.toml."""
-    pool: Path
-    """The pool of works: a Parquet file or folder, JSONL or CSV."""
-    specs: Path
-    """The rule book folder: rules/*.json and piles.json."""
-    releases: Path
-    """Where release folders are written (with index.json)."""
+    pool: Path | None
+    """The pool of works: a Parquet file or folder, JSONL or CSV (None in a digest-only workspace)."""
+    specs: Path | None
+    """The rule book folder: rules/*.json and piles.json (None in a digest-only workspace)."""
+    releases: Path | None
+    """Where release folders are written, with index.json (None in a digest-only workspace)."""
     site: Path
     """Where the site is rendered."""
     overlay: Path | None = None
@@ -88,6 +107,19 @@ class Workspace:
         """The reporter.toml itself."""
         return self.root / WORKSPACE_FILE
 
+    @property
+    def has_routing(self) -> bool:
+        """Whether the workspace has a routing side (pool, specs, releases); False: digest-only."""
+        return self.pool is not None and self.specs is not None and self.releases is not None
+
+    def routing(self, needed_by: str = "this command") -> Routing:
+        """The routing side; for a digest-only workspace, the one InputError naming the keys and what to add."""
+        if self.pool is None or self.specs is None or self.releases is None:
+            raise InputError(f"{self.file}: missing key 'pool' (and 'specs', 'releases'): {needed_by} needs the "
+                             f"routing side, and this workspace is digest-only; add pool = \"PATH\" (the works to "
+                             f"route), specs = \"DIR\" (the rule book) and releases = \"DIR\" (where releases go)")
+        return Routing(self.pool, self.specs, self.releases)
+
 
 def load_workspace(path: Path) -> Workspace:
     """Read DIR/reporter.toml (or the file itself), resolve its paths and parse every stage's table."""
@@ -95,7 +127,7 @@ def load_workspace(path: Path) -> Workspace:
     file = path / WORKSPACE_FILE if path.is_dir() else path
     if not file.is_file():
         raise InputError(f"{file}: no workspace file here; create {WORKSPACE_FILE} "
-                         f"naming at least pool, specs, releases and site")
+                         f"naming at least pool, specs, releases and site (or site and a [digest] table)")
     try:
         data = tomllib.loads(file.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -105,8 +137,9 @@ def load_workspace(path: Path) -> Workspace:
     for key in sorted(data):
         if key not in known:
             raise InputError(f"{file}: unknown key {key!r}; allowed: {', '.join(sorted(known))}")
-    values: dict[str, Any] = {}
+    values: dict[str, Any] = dict.fromkeys(ROUTING_KEYS)  # None until given: a digest-only workspace has none
     data, values["base_url"] = _site_table(data, file, root)
+    _check_routing_side(data, file)
     for key, required in PATH_KEYS.items():
         if key not in data:
             if required:
@@ -129,6 +162,25 @@ def load_workspace(path: Path) -> Workspace:
             table.done()
     release_name = check_release_name(data.get("label"), f"{file}: key 'label'")
     return Workspace(root=root, sample_seed=data.get("sample_seed", 0), release_name=release_name, **values, **stages)
+
+
+def _check_routing_side(data: dict[str, Any], file: Path) -> None:
+    """The routing side is all of ROUTING_KEYS, or none of them in a workspace with [digest] (digest-only)."""
+    missing = [k for k in ROUTING_KEYS if k not in data]
+    if not missing:
+        return
+    if "digest" not in data:
+        raise InputError(f"{file}: missing key {missing[0]!r} (a path relative to the file); a workspace routes a "
+                         f"pool (pool, specs, releases), or publishes a digest ([digest]), or both")
+    if len(missing) < len(ROUTING_KEYS):
+        given = [k for k in ROUTING_KEYS if k in data]
+        raise InputError(f"{file}: missing key {missing[0]!r}: {', '.join(ROUTING_KEYS)} go together (the routing "
+                         f"side); add {' and '.join(map(repr, missing))}, or leave out {' and '.join(map(repr, given))} "
+                         f"for a digest-only workspace")
+    for key in ROUTING_ONLY:
+        if key in data:
+            raise InputError(f"{file}: key {key!r} is for the routing side (pool, specs, releases), which this "
+                             f"digest-only workspace does not have; remove it, or add pool, specs and releases")
 
 
 def _site_table(data: dict[str, Any], file: Path, root: Path) -> tuple[dict[str, Any], str | None]:

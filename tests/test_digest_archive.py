@@ -13,8 +13,11 @@ from reporter.cli import main
 from reporter.digest.archive import load_week, parse_week, published_weeks, shift_week, week_of, week_range
 from reporter.digest.axes import PriorKeep
 from reporter.digest.config import DigestSettings
+from reporter.digest.read import read_papers
+from reporter.digest.records import ListedAgain
 from reporter.digest.weeks import pending_weeks, prepare_weeks, publish_week, run_week, run_weeks
 from reporter.errors import InputError
+from reporter.hashing import canonical_json
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "digest"
 EXAMPLES = Path(__file__).resolve().parent / "fixtures" / "digest" / "made-up"
@@ -101,7 +104,10 @@ def test_decisions_json_has_the_seed_shape_and_the_inputs_digests(weeks):
     assert set(data["calibration"]) >= {"kept", "review", "dropped", "force_dropped_already_covered",
                                         "demoted_for_cap", "stricter_pass_applied"}
     sha = lambda p: hashlib.sha256(Path(p).read_bytes()).hexdigest()
-    assert data["inputs"]["papers"] == {"file": "2026-W19.jsonl", "sha256": sha(s.papers / "2026-W19.jsonl")}
+    # The week's listings, one canonical line each (docs/digest.md, "One paper, one week"), not the file's bytes.
+    lines = "".join(canonical_json({"record": r.to_json(), "where": f"2026-W19.jsonl: line {n}"}) + "\n"
+                    for n, r in enumerate(read_papers(s.papers / "2026-W19.jsonl"), 1))
+    assert data["inputs"]["papers"] == {"file": "2026-W19.jsonl", "sha256": hashlib.sha256(lines.encode()).hexdigest()}
     assert data["inputs"]["watchlist"]["sha256"] == sha(s.watchlist)
     assert data["inputs"]["criteria"]["sha256"] == sha(s.criteria)
     assert published_weeks(s.archive) == ["2026-W19"]
@@ -124,14 +130,17 @@ def test_catch_up_feeds_each_weeks_keeps_into_the_next_prior(weeks):
     w19, w20, w21 = run_weeks(s, ["2026-W19", "2026-W20", "2026-W21"])
     [journal] = [d for d in w20.outcome.decisions if d.id == "pmid:9"]
     assert journal.decision == "KEEP" and "journal-version-of:2026-W19" in journal.tags
+    # Listed again after a KEEP: decided again, and dropped as the seed says (already covered).
     [again] = w21.outcome.decisions
     assert again.decision == "DROP" and again.cause == "already-covered" and "kept in 2026-W19" in again.rationale
-    assert w21.document["prior_weeks"] == ["2026-W19", "2026-W20"]
+    assert w21.document["prior_weeks"] == ["2026-W19", "2026-W20"] and w21.document["listed_again"] == []
     assert w21.document["inputs"]["prior"] == {w: hashlib.sha256(r.path.read_bytes()).hexdigest()
                                                for w, r in (("2026-W19", w19), ("2026-W20", w20))}
-    # Five weeks on, 2026-W19 is outside the four-week prior: the paper is novel again.
+    # W25 lists it again; W21, one of its four prior weeks, decided it (DROP): it is not decided a third time.
     [w25] = run_weeks(s, ["2026-W25"])
-    assert w25.document["prior_weeks"] == ["2026-W21"] and w25.outcome.decisions[0].decision == "KEEP"
+    assert w25.document["prior_weeks"] == ["2026-W21"] and w25.outcome.decisions == ()
+    assert w25.document["listed_again"] == [{"id": "doi:10.5555/keep", "week": "2026-W21", "decision": "DROP"}]
+    assert load_week(s.archive, "2026-W25").listed_again == (ListedAgain("doi:10.5555/keep", "2026-W21", "DROP"),)
 
 
 def test_catch_up_equals_the_weeks_run_one_by_one(weeks, tmp_path_factory):
@@ -145,8 +154,8 @@ def test_catch_up_equals_the_weeks_run_one_by_one(weeks, tmp_path_factory):
 def test_no_prior_and_a_given_prior(weeks):
     s = settings(weeks)
     run_week(s, "2026-W19")
-    [free] = prepare_weeks(s, ["2026-W21"], prior_override=[])
-    assert free.outcome.decisions[0].decision == "KEEP"
+    [free] = prepare_weeks(s, ["2026-W21"], prior_override=[])  # no prior week decided the paper: decided here
+    assert free.outcome.decisions[0].decision == "KEEP" and free.listed_again == ()
     assert free.document["prior_weeks"] == [] and free.document["settings"]["prior"] == "none"
     [given] = prepare_weeks(s, ["2026-W20"], prior_override=[PriorKeep("pmid:9", "x", "2026-W18")])
     assert {d.id: d.cause for d in given.outcome.decisions}["pmid:9"] == "already-covered"
@@ -164,7 +173,10 @@ def test_a_refused_catch_up_writes_nothing(weeks):
     (s.papers / "2026-W21.jsonl").write_text('{"id": "no-scheme", "title": "x"}\n')
     with pytest.raises(InputError, match="2026-W21.jsonl"):
         run_weeks(s, ["2026-W19", "2026-W21"])
-    with pytest.raises(InputError, match="no papers file for 2026-W22"):
+    with pytest.raises(InputError, match="2026-W21.jsonl"):  # every file is read: it could list a W19 paper
+        run_weeks(s, ["2026-W19"])
+    (s.papers / "2026-W21.jsonl").unlink()
+    with pytest.raises(InputError, match="no paper is listed in 2026-W22"):
         run_weeks(s, ["2026-W19", "2026-W22"])
     assert sorted(p.relative_to(s.archive) for p in s.archive.rglob("*")) == before
 
@@ -230,7 +242,7 @@ def test_command_catch_up_full_ranking_and_no_prior(weeks, capsys):
     (["--from", "2026-W19"], "--from needs --to"),
     (["--week", "2026-W19", "--to", "2026-W20"], "--to goes with --from"),
     (["--week", "2026-W19", "--max-kept", "0"], "--max-kept must be 1 or more"),
-    (["--week", "2026-W30"], "no papers file for 2026-W30"),
+    (["--week", "2026-W30"], "no paper is listed in 2026-W30 (they cover 2026-W19 to 2026-W25)"),
 ])
 def test_command_bad_input_exits_2_with_a_message(weeks, capsys, extra, message):
     assert main(cli(weeks, *extra)) == 2

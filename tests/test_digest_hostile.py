@@ -281,8 +281,9 @@ def test_a_decisions_json_that_is_not_a_file_is_exit_2_and_never_read(tmp_path, 
     target = archive / "2026-W19" / "decisions.json"
     {"folder": target.mkdir, "fifo": lambda: os.mkfifo(target),
      "device": lambda: target.symlink_to("/dev/zero")}[kind]()
-    papers = tmp_path / "p.jsonl"
-    papers.write_text(json.dumps({"id": "doi:10.5555/1", "title": "A protein language model"}) + "\n")
+    papers = tmp_path / "p.jsonl"  # a paper in each week (a file of any dates: each record on its `published`)
+    papers.write_text("".join(json.dumps({"id": f"doi:10.5555/{n}", "title": "A protein language model",
+                                          "published": day}) + "\n" for n, day in ((1, "2026-05-08"), (2, "2026-05-12"))))
     for week, extra in (("2026-W20", ()), ("2026-W19", ("--force",))):  # as a prior, and re-published
         assert main(digest(papers, archive, "--week", week, *extra)) == 2
         assert f"{target}: cannot read it (not a regular file)" in capsys.readouterr().err

@@ -98,6 +98,7 @@ def _draw(args: argparse.Namespace) -> int:
         raise InputError(f"--n {args.n}: the sample size must be 1 or more")
     check_output_file(args.out, "--out")
     ws = load_workspace(args.workspace)
+    ws.routing("reporter certify")  # a digest-only workspace has no release to certify
     stratum = stratum_named(args.pile, args.rule)
     old = read_sheet(args.old, "--from") if args.old is not None else None
     release_dir = find_release(ws.releases, args.release)
@@ -131,6 +132,7 @@ def _certify(args: argparse.Namespace) -> int:
     from .results import percent, write_certificate
     from .sheet import read_sheet
     ws = load_workspace(args.workspace)
+    ws.routing("reporter certify")
     sheet = read_sheet(args.sheet)
     cert = certify(ws, sheet, ws.certify.confidence if args.confidence is None else args.confidence)
     path = write_certificate(state_dir(ws), cert)

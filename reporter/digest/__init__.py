@@ -1,7 +1,8 @@
 """The weekly digest (docs/digest.md): a week's papers in, KEEP / REVIEW / DROP decisions out, archived per week.
 
 - `config.py`: the [digest] settings; `records.py`: a paper record in, a decision out;
-- `read.py` and `sources/`: a week's papers file, normalized or in a source's own format, as records;
+- `read.py` and `sources/`: a papers file, normalized or in a source's own format, as records;
+- `listings.py`: one paper, one week: every listing of the papers (any dates), which papers a week decides;
 - `merge.py`: one paper listed by several sources becomes one record;
 - `watchlist.py`, `criteria.py`: the phrases followed and the relevance criteria;
 - `axes.py`, `decide.py`: the three axes (match, criteria, novelty against the prior) and the week's decisions;

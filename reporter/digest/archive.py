@@ -30,7 +30,7 @@ from typing import Any
 from ..errors import InputError
 from ..files import parse_json
 from ..text import json_without_surrogates, may_hold_surrogates
-from .records import DROP_CAUSES, Decision, WeekDecisions
+from .records import DROP_CAUSES, Decision, ListedAgain, WeekDecisions
 
 DECISIONS_FILE = "decisions.json"
 GRAPH_FILE = "novelty.jsonl"
@@ -143,7 +143,7 @@ class WeekHead:
     """What a week's decisions.json says it was decided from: the rules version, the settings, the inputs."""
 
     rules: str
-    """The version of the scoring rules (`digest.1`, `digest.2`)."""
+    """The version of the scoring rules (`digest.1`, `digest.2`, `digest.3`)."""
     settings: WeekSettings
     """The thresholds, the cap and the prior's origin."""
     papers: InputFile | None
@@ -243,6 +243,11 @@ class ArchivedWeek:
         """The ISO week."""
         return self.decisions.week
 
+    @property
+    def listed_again(self) -> tuple[ListedAgain, ...]:
+        """The papers listed again this week, not decided again: each with the prior week and its decision."""
+        return self.decisions.listed_again
+
 
 # The archive ----------------------------------------------------------------------------------------------
 
@@ -315,6 +320,7 @@ def read_week(data: bytes, source: str) -> ArchivedWeek:
     _check_counts(decisions, source)
     head = _head(document, source)
     _check_decisions(decisions.decisions, source)
+    _check_listed_again(decisions, source)
     try:
         drift, merges = _drift(_dict(decisions.watchlist_drift)), tuple(_merge(m) for m in decisions.merges)
     except (TypeError, ValueError, AttributeError, OverflowError) as exc:
@@ -373,6 +379,16 @@ def _check_decisions(ds: tuple[Decision, ...], source: str) -> None:
         if not 0 <= d.score <= 100 or (d.decision == "DROP") != (d.cause is not None):
             raise InputError(f"{source}: {d.id}: score {d.score} or cause {d.cause!r} does not fit "
                              f"decision {d.decision}; restore the file")
+
+
+def _check_listed_again(decisions: WeekDecisions, source: str) -> None:
+    """Refuse a paper listed again that the week also decides, or listed again from a week not among its prior."""
+    ids = {d.id for d in decisions.decisions}
+    before = set(prior_weeks(decisions.week)) if is_week(decisions.week) else set()
+    for again in decisions.listed_again:
+        if again.id in ids or again.week not in before:
+            raise InputError(f"{source}: listed_again {again.id}: decided this week too, or week {again.week!r} is "
+                             f"not one of the four before {decisions.week}; restore the file")
 
 
 def _head(document: dict[str, Any], source: str) -> WeekHead:
@@ -438,6 +454,6 @@ def _score(settings: dict[str, Any], name: str, default: int, source: str) -> in
 
 
 __all__ = ["DECISIONS_FILE", "DROP_CAUSES", "GRAPH_FILE", "ArchivedWeek", "Decision", "Drift", "InputFile",
-           "MergeEntry", "MissedConcept", "RejectedEntry", "WeekDecisions", "WeekHead", "WeekSettings", "archive_state", "archived_weeks", "is_week", "load_week", "parse_week",
+           "ListedAgain", "MergeEntry", "MissedConcept", "RejectedEntry", "WeekDecisions", "WeekHead", "WeekSettings", "archive_state", "archived_weeks", "is_week", "load_week", "parse_week",
            "prior_weeks", "published_weeks", "read_decisions", "read_published", "read_week", "sha256_bytes",
            "shift_week", "week_bytes", "week_of", "week_range", "week_start"]

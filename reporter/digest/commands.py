@@ -32,10 +32,14 @@ is kept beside the new one as decisions.superseded-<sha12>.json. The third
 (patterns C and D) decides 2026-W26 with no prior, at most 100 KEEPs, and
 prints every paper ranked.
 
---papers is one week's records file, or a folder of YYYY-Www.jsonl (one per
-ISO week; needed for --from/--to). With --workspace DIR the paths and the
-thresholds come from the [digest] table of DIR/reporter.toml (flags win),
-e.g. reporter digest --workspace . --week 2026-W26.
+--papers is a records file or a folder of them, of any dates (a whole arXiv
+listing, several fetches, one YYYY-Www.jsonl per week): each paper is
+decided in the ISO week it is first listed in (a file named YYYY-Www.jsonl
+lists its week; any other record is listed on its `published` date). A paper
+a prior week decided, listed again in the same version, is not decided
+again: the week lists it under listed_again. With --workspace DIR the paths
+and the thresholds come from the [digest] table of DIR/reporter.toml (flags
+win), e.g. reporter digest --workspace . --week 2026-W26.
 
 A week already published with the same inputs (papers, watchlist,
 criteria, prior weeks, settings) is left as it is, so re-running a catch-up
@@ -58,7 +62,8 @@ def register(subparsers: Any) -> None:
                     "rationale each, and publish DIR/YYYY-Www/decisions.json (docs/digest.md).",
         epilog=DIGEST_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--papers", type=Path, metavar="PATH",
-                   help="the week's records file, or a folder of YYYY-Www.jsonl")
+                   help="a records file or a folder of them, of any dates (each paper decided in the week it "
+                        "is first listed in)")
     p.add_argument("--watchlist", type=Path, metavar="PATH", help="watchlist: one phrase a line (TAB weight)")
     p.add_argument("--criteria", type=Path, metavar="PATH", help="the relevance-criteria Markdown document")
     p.add_argument("--archive", type=Path, metavar="DIR", help="the digest archive: a folder per ISO week")
@@ -108,8 +113,6 @@ def run_digest(args: argparse.Namespace) -> int:
     if args.first is not None:
         if args.last is None:
             raise InputError("--from needs --to (the last week of the catch-up, included)")
-        if not Path(settings.papers).is_dir():
-            raise InputError(f"{settings.papers}: --from/--to needs --papers to be a folder of YYYY-Www.jsonl")
         weeks = week_range(parse_week(args.first, "--from"), parse_week(args.last, "--to"))
     else:
         if args.last is not None:
@@ -136,7 +139,7 @@ def ranking(result: WeekResult) -> list[dict[str, Any]]:
 def _json_line(result: WeekResult, full: bool) -> dict[str, Any]:
     out = {"week": result.week, "path": str(result.path), "calibration": result.outcome.calibration.to_json(),
            "superseded": None if result.superseded is None else str(result.superseded),
-           "unchanged": result.unchanged}
+           "unchanged": result.unchanged, "listed_again": len(result.listed_again)}
     if full:
         out["ranking"] = ranking(result)
     return out
@@ -147,6 +150,8 @@ def _summary(result: WeekResult) -> str:
     extra = [f"{c.force_dropped_already_covered} already covered", f"{c.demoted_for_cap} demoted for the cap"]
     if c.stricter_pass_applied:
         extra.append("stricter pass applied")
+    if result.listed_again:
+        extra.append(f"{len(result.listed_again)} listed again")
     line = (f"{result.week}: {c.kept} kept, {c.review} review, {c.dropped} dropped ({', '.join(extra)}) "
             f"-> {result.path}")
     if result.superseded is not None:

@@ -17,7 +17,8 @@ class DigestSettings:
     """The [digest] table (digest.md)."""
 
     papers: Path
-    """A records file (JSONL, Parquet, CSV) or a folder of `YYYY-Www.jsonl`, one file per ISO week."""
+    """A records file or a folder of them, of any dates; each paper is decided in the week it is first listed in
+    (a file named `YYYY-Www.jsonl` lists its week; reporter.digest.listings)."""
     watchlist: Path
     """The watchlist: one phrase a line with an optional tab and weight, or a JSON list."""
     criteria: Path

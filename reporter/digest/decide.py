@@ -103,23 +103,33 @@ def score_axes(records: Sequence[Record], watchlist: Watchlist, criteria: Criter
 def decide_week(records: Sequence[Record], watchlist: Watchlist, criteria: Criteria,
                 prior: Sequence[PriorKeep] = (), *, max_kept: int = DEFAULT_MAX_KEPT,
                 thresholds: Thresholds = Thresholds(),
-                merged: Mapping[str, Sequence[str]] | None = None) -> WeekOutcome:
-    """Decide every record of a week; `merged` maps a surviving id to the ids folded into it."""
+                merged: Mapping[str, Sequence[str]] | None = None,
+                new_versions: Mapping[str, str] | None = None) -> WeekOutcome:
+    """Decide every record of a week; `merged` maps a surviving id to the ids folded into it; `new_versions` maps
+    the id of a paper listed again in a newer version to the prior week that decided it (tag `new-version-of:`)."""
     axes = score_axes(records, watchlist, criteria, prior)
-    return decide(records, axes, criteria, max_kept=max_kept, thresholds=thresholds, merged=merged)
+    return decide(records, axes, criteria, max_kept=max_kept, thresholds=thresholds, merged=merged,
+                  new_versions=new_versions)
 
 
 def decide(records: Sequence[Record], axes: Sequence[PaperAxes], criteria: Criteria, *,
            max_kept: int = DEFAULT_MAX_KEPT, thresholds: Thresholds = Thresholds(),
-           merged: Mapping[str, Sequence[str]] | None = None) -> WeekOutcome:
+           merged: Mapping[str, Sequence[str]] | None = None,
+           new_versions: Mapping[str, str] | None = None) -> WeekOutcome:
     """Score, band, override, then the stricter pass and the cap when over `max_kept`."""
-    merged = merged or {}
-    first = [judge(r, a, criteria, thresholds, merged.get(r.id, ())) for r, a in zip(records, axes)]
+    merged, new_versions = merged or {}, new_versions or {}
+    earlier = {r.id: next((new_versions[i] for i in (r.id, *merged.get(r.id, ())) if i in new_versions), None)
+               for r in records}  # a merged paper is a new version when any of its ids is
+
+    def judged(r: Record, a: PaperAxes, **kw: Any) -> Decision:
+        return judge(r, a, criteria, thresholds, merged.get(r.id, ()), new_version_of=earlier[r.id], **kw)
+
+    first = [judged(r, a) for r, a in zip(records, axes)]
     decisions, strict = first, False
     if _kept(first) > max_kept:
         strict = True
-        decisions = [judge(r, a, criteria, thresholds, merged.get(r.id, ()), strict=True,
-                           was_kept=before.decision == "KEEP") for before, r, a in zip(first, records, axes)]
+        decisions = [judged(r, a, strict=True, was_kept=before.decision == "KEEP")
+                     for before, r, a in zip(first, records, axes)]
     demoted = 0
     if _kept(decisions) > max_kept:
         ranked = sorted((d for d in decisions if d.decision == "KEEP"), key=rank_key)
@@ -127,8 +137,8 @@ def decide(records: Sequence[Record], axes: Sequence[PaperAxes], criteria: Crite
         caps = {d.id: CapRank(k, len(ranked), max_kept, d.relevance, last.id, last.score, last.relevance)
                 for k, d in enumerate(ranked, 1)}
         demoted = len(ranked) - max_kept
-        decisions = [judge(r, a, criteria, thresholds, merged.get(r.id, ()), strict=True, cap=caps[d.id])
-                     if d.id in caps else d for d, r, a in zip(decisions, records, axes)]
+        decisions = [judged(r, a, strict=True, cap=caps[d.id]) if d.id in caps else d
+                     for d, r, a in zip(decisions, records, axes)]
     decisions.sort(key=lambda d: (_ORDER[d.decision], *rank_key(d)))
     return WeekOutcome(tuple(decisions), calibrate(decisions, axes, demoted, strict),
                        watchlist_drift(decisions, axes, records, criteria))
@@ -141,12 +151,13 @@ def rank_key(d: Decision) -> tuple[int, float, str]:
 
 def judge(record: Record, axes: PaperAxes, criteria: Criteria, thresholds: Thresholds,
           merged_ids: Sequence[str] = (), *, strict: bool = False, was_kept: bool = False,
-          cap: CapRank | None = None) -> Decision:
+          cap: CapRank | None = None, new_version_of: str | None = None) -> Decision:
     """One paper's decision: its score, band and overrides, with rationale and tags.
 
     `strict`: the stricter criteria pass; `was_kept`: the paper was KEEP in the
     first pass, so the stricter pass may make it REVIEW but never DROP; `cap`:
-    the paper is a KEEP ranked under the cap (beyond `max_kept`, it is REVIEW).
+    the paper is a KEEP ranked under the cap (beyond `max_kept`, it is REVIEW);
+    `new_version_of`: the prior week that decided an earlier version of it.
     """
     m, c, n = axes.match.value, axes.criteria.value(strict), axes.novelty.value
     score = combine(m, c, n)
@@ -160,6 +171,8 @@ def judge(record: Record, axes: PaperAxes, criteria: Criteria, thresholds: Thres
         tags.append("stricter-pass")
     if n == 50:
         tags.append(f"journal-version-of:{axes.novelty.covered_by.week}")
+    if new_version_of is not None:
+        tags.append(f"new-version-of:{new_version_of}")
     if not axes.abstract:
         tags.append("no-abstract")
     if n == 0:
@@ -181,7 +194,7 @@ def judge(record: Record, axes: PaperAxes, criteria: Criteria, thresholds: Thres
         criteria_lines=tuple(sorted({x.line for x in axes.criteria.cited})),
         matched_terms=axes.match.entries, merged_ids=tuple(merged_ids), relevance=axes.relevance,
         authors=record.authors, published=record.published, venue=record.venue, categories=record.categories,
-        abstract=record.abstract)
+        abstract=record.abstract, version=record.version)
 
 
 def drop_cause(criteria: CriteriaAxis, novelty: NoveltyAxis) -> str:

@@ -22,9 +22,8 @@ from ..novelty.verdict import check_candidate
 from ..novelty.workspace import graph_name
 from .archive import GRAPH_FILE, archive_state, published_weeks, week_start
 from .config import DigestSettings
-from .merge import merge_records
-from .read import read_papers
-from .weeks import WeekResult, papers_file, pending_weeks, prepare_weeks, publish, sweep_archive
+from .listings import load_papers
+from .weeks import WeekResult, pending_weeks, prepare_weeks, publish, sweep_archive
 
 if TYPE_CHECKING:
     from ..config import Workspace
@@ -53,21 +52,24 @@ def gather_digest(ws: Workspace, as_of: date, graph: Graph | None,
                   environ: Mapping[str, str] | None = None) -> DigestRun | None:
     """Decide every pending week of [digest] that has ended (in order, each feeding the next one's prior).
 
-    A week is due once its Sunday is before `as_of`: its page is archived, so a
-    week still running (whose papers file may still grow) waits. Nothing is
-    written. When the workspace names a `graph`, each KEEP is checked against it
-    (the novelty check, evidence beside the paper; it never changes a score or a
-    decision). None without [digest].
+    The pending weeks are the weeks the papers cover (a file or a folder of
+    files of any dates) that are not published yet. A week is due once its
+    Sunday is before `as_of`: its page is archived, so a week still running
+    (whose papers may still grow) waits. Nothing is written. When the workspace
+    names a `graph`, each KEEP is checked against it (the novelty check,
+    evidence beside the paper; it never changes a score or a decision). None
+    without [digest].
     """
     settings = ws.digest
     if settings is None:
         return None
     published = archive_snapshot(settings.archive)
-    pending = pending_weeks(settings)
+    papers = load_papers(settings.papers) if Path(settings.papers).exists() else None
+    pending = pending_weeks(settings, papers) if papers is not None else []
     due = [w for w in pending if week_start(w) + timedelta(days=6) < as_of]
-    results = prepare_weeks(settings, due, as_of=as_of) if due else []
+    results = prepare_weeks(settings, due, as_of=as_of, papers=papers) if due else []
     resolvers = ws.novelty.make_resolvers(environ or {}) if graph is not None else ()
-    rows = tuple(tuple(check_keeps(settings, r, graph, graph_name(ws), resolvers)) if graph is not None else None
+    rows = tuple(tuple(check_keeps(r, graph, graph_name(ws), resolvers)) if graph is not None else None
                  for r in results)
     return DigestRun(published=published, results=tuple(results), graph_rows=rows,
                      later=tuple(w for w in pending if w not in due))
@@ -78,19 +80,19 @@ def archive_snapshot(archive: Path) -> tuple[tuple[str, str | None], ...]:
     return tuple(archive_state(archive, published_weeks(archive)).items())
 
 
-def check_keeps(settings: DigestSettings, result: WeekResult, graph: Graph, graph_path: str,
+def check_keeps(result: WeekResult, graph: Graph, graph_path: str,
                 resolvers: Sequence[Resolver] = ()) -> list[dict[str, Any]]:
     """A week's KEEPs checked against the citation graph: one novelty results line per KEEP with a key.
 
-    The candidate is built from the paper's record: its id, its DOI and its
-    related ids (every DOI, arXiv and OpenAlex id it has; the first of each
-    scheme). A KEEP without one is not checked (the page says so). `line` is
-    the KEEP's place in the week's KEEP list.
+    The candidate is built from the paper's record as the week decided it: its
+    id, its DOI and its related ids (every DOI, arXiv and OpenAlex id it has;
+    the first of each scheme). A KEEP without one is not checked (the page says
+    so). `line` is the KEEP's place in the week's KEEP list.
     """
     keeps = [d for d in result.outcome.decisions if d.decision == "KEEP"]
     if not keeps:
         return []
-    records = {r.id: r for r in merge_records(read_papers(papers_file(settings.papers, result.week)))[0]}
+    records = {r.id: r for r in result.records}
     rows = []
     for line, d in enumerate(keeps, 1):
         record = records.get(d.id)

@@ -13,6 +13,11 @@
    An empty file (or only white space) has no records; any other content is refused, naming the
    formats read.
 
+A source's own format may list one paper several times (the arXiv listing on several days, bioRxiv's
+versions): `read_papers` folds those into one record; `read_listed` gives them as listed, for the
+digest to fold within each week (reporter.digest.listings). `paper_files` names the files of a papers
+folder.
+
 Normalized records have exactly the fields of `Record.to_json` (id, title, abstract, source, doi,
 published, type, authors, venue, related_ids, version, categories); an unknown field is an error (it
 is most often a misspelt one, which would otherwise silently lose its value). In CSV, `authors`,
@@ -32,6 +37,7 @@ from ..errors import InputError
 from ..ids import doi_id, normalize_lom_id, split_arxiv
 from .records import Record
 from .sources.files import decode, head, iso_date, json_items, read_bytes, text_field
+from .sources.fold import folded_records
 from .sources.kinds import SOURCE_READERS, json_kind, xml_kind
 
 FIELDS = ("id", "title", "abstract", "source", "doi", "published", "type", "authors", "venue",
@@ -40,25 +46,52 @@ LIST_FIELDS = ("authors", "related_ids", "categories")
 """The fields that hold a list (`;`-separated in CSV)."""
 TEXT_FIELDS = ("abstract", "source", "type", "venue")
 CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz")
+PAPER_SUFFIXES = tuple(s + gz for s in (".jsonl", ".json", ".xml", ".csv", ".tsv", ".parquet", ".pq")
+                       for gz in ("", ".gz"))
+"""The names of the files a papers folder is read from; any other file in it (a README) is not papers."""
 
 
 def read_papers(path: Path) -> list[Record]:
-    """The records of a papers file in any format detect_format names (module docstring), in file order."""
+    """The records of a papers file in any format detect_format names (module docstring), in file order; a
+    source format's repeated listings of one paper folded into one record."""
+    records, folds = read_listed(path)
+    return folded_records(records) if folds else records
+
+
+def read_listed(path: Path) -> tuple[list[Record], bool]:
+    """A papers file's records as it lists them, and whether its format's repeated listings are folded.
+
+    True for a source's own format (read_papers folds a paper listed on
+    several days into one record); False for normalized records, which the
+    merge's `same id` step folds and lists.
+    """
     path = Path(path)
     name = path.name.lower()
     if name.endswith((".parquet", ".pq")):
-        return read_parquet(path)
+        return read_parquet(path), False
     if name.endswith(CSV_SUFFIXES):
-        return read_csv(path)
+        return read_csv(path), False
     data = read_bytes(path)
     if not head(data):
-        return []  # an empty file: a week without papers
+        return [], False  # an empty file: a week without papers
     kind = detect_format(path, data)
     if kind == "parquet":
-        return read_parquet(path)
+        return read_parquet(path), False
     if kind == "jsonl":
-        return [normalized_record(item, where) for where, item in json_items(path, data)]
-    return SOURCE_READERS[kind](path, data)
+        return [normalized_record(item, where) for where, item in json_items(path, data)], False
+    return SOURCE_READERS[kind](path, data), True
+
+
+def paper_files(path: Path) -> list[Path]:
+    """The files of a papers path: the file itself, or the papers files of a folder (PAPER_SUFFIXES, not hidden:
+    a run's temporaries are), by name; InputError when the path does not exist."""
+    path = Path(path)
+    if path.is_dir():
+        return sorted(p for p in path.iterdir()
+                      if not p.name.startswith(".") and p.name.lower().endswith(PAPER_SUFFIXES) and not p.is_dir())
+    if not path.exists():
+        raise InputError(f"{path}: papers file or folder not found")
+    return [path]
 
 
 def detect_format(path: Path, data: bytes | None = None) -> str:

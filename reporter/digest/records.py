@@ -117,6 +117,9 @@ class Decision:
     """The record's subject categories (arXiv's, the primary first), or ()."""
     abstract: str | None = None
     """The record's abstract, or None."""
+    version: str | None = None
+    """The version of the text decided (arXiv `v2`, bioRxiv `3`), or None when the source gives none: a later
+    week that lists the paper again in a newer version decides it again (docs/digest.md, "One paper, one week")."""
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "decision": self.decision, "score": self.score, "axes": self.axes.to_json(),
@@ -124,13 +127,13 @@ class Decision:
                 "criteria_lines": list(self.criteria_lines), "matched_terms": list(self.matched_terms),
                 "merged_ids": list(self.merged_ids), "relevance": self.relevance, "authors": list(self.authors),
                 "published": self.published, "venue": self.venue, "categories": list(self.categories),
-                "abstract": self.abstract}
+                "abstract": self.abstract, "version": self.version}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Decision:
         """The inverse of to_json (KeyError, TypeError or ValueError on a malformed entry); a decisions.json
-        written before `relevance`, `authors`, `published`, `venue`, `categories` and `abstract` were recorded
-        reads as None or () for them."""
+        written before `relevance`, `authors`, `published`, `venue`, `categories`, `abstract` and `version` were
+        recorded reads as None or () for them."""
         if data["decision"] not in DECISIONS or (data.get("cause") is not None and data["cause"] not in DROP_CAUSES):
             raise ValueError(f"decision {data['decision']!r} or cause {data.get('cause')!r} unknown")
         relevance = data.get("relevance")
@@ -143,7 +146,30 @@ class Decision:
                    relevance=None if relevance is None else _finite(relevance, "relevance"),
                    authors=_strings(data.get("authors"), "authors"), published=_text(data.get("published")),
                    venue=_text(data.get("venue")), categories=_strings(data.get("categories"), "categories"),
-                   abstract=_text(data.get("abstract")))
+                   abstract=_text(data.get("abstract")), version=_text(data.get("version")))
+
+
+@dataclass(frozen=True)
+class ListedAgain:
+    """A paper a week lists again after one of its four prior weeks decided it, in the same version: not decided
+    again (`listed_again` of decisions.json)."""
+
+    id: str
+    """The paper's id, as the earlier week decided it (or one of the ids merged into that decision)."""
+    week: str
+    """The prior week that decided it (the newest of the four, when several did)."""
+    decision: str
+    """What that week decided: REVIEW or DROP (a prior KEEP is decided again, and dropped as already covered)."""
+
+    def to_json(self) -> dict[str, str]:
+        return {"id": self.id, "week": self.week, "decision": self.decision}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ListedAgain:
+        """The inverse of to_json (KeyError, TypeError or ValueError on a malformed entry)."""
+        if not all(isinstance(data[k], str) for k in ("id", "week", "decision")) or data["decision"] not in DECISIONS:
+            raise ValueError(f"listed_again entry {data!r:.80} is not an id, a week and a decision")
+        return cls(data["id"], data["week"], data["decision"])
 
 
 def _finite(value: Any, name: str) -> float:
@@ -216,6 +242,8 @@ class WeekDecisions:
     """sha256 of the papers file, the watchlist, the criteria and each prior week's decisions.json."""
     prior_weeks: tuple[str, ...] = ()
     """The weeks whose KEEPs were the prior (oldest first)."""
+    listed_again: tuple[ListedAgain, ...] = ()
+    """The papers listed again this week that a prior week decided in the same version, by id: not decided again."""
 
     def kept(self) -> tuple[Decision, ...]:
         """The KEEP decisions."""
@@ -228,4 +256,5 @@ class WeekDecisions:
                    calibration=Calibration.from_json(data["calibration"]),
                    watchlist_drift=dict(data.get("watchlist_drift", {})),
                    merges=tuple(data.get("merges", ())), inputs=dict(data.get("inputs", {})),
-                   prior_weeks=tuple(data.get("prior_weeks", ())))
+                   prior_weeks=tuple(data.get("prior_weeks", ())),
+                   listed_again=tuple(ListedAgain.from_json(x) for x in data.get("listed_again") or ()))

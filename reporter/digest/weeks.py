@@ -6,14 +6,14 @@ gathered and decided before any is written, so a refusal writes nothing);
 C, a high `max_kept` (the command prints the full ranking); D, no prior.
 The prior of week W is the KEEPs of W-1 .. W-4 as published, read through
 the archive's reader (`reporter.digest.archive`); this module is the only
-one that writes the archive.
+one that writes the archive. Which papers a week decides, and which it
+lists again, is `reporter.digest.listings` (one paper, one week).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,13 +28,14 @@ from .axes import PriorKeep
 from .config import DigestSettings
 from .criteria import Criteria, load_criteria
 from .decide import Thresholds, WeekOutcome, decide_week
+from .listings import Papers, check_covered, given_decisions, load_papers, prior_decisions, week_papers
 from .merge import Merge, merge_records
-from .read import read_papers
-from .records import Record, WeekDecisions
+from .records import ListedAgain, Record, WeekDecisions
 from .watchlist import Watchlist, load_watchlist
 
-RULES = "digest.2"
-"""The version of the scoring rules, recorded in every decisions.json (same inputs and rules, same bytes)."""
+RULES = "digest.3"
+"""The version of the scoring rules, recorded in every decisions.json (same inputs and rules, same bytes):
+`digest.3` since a paper is decided in the week it is first listed in (`listed_again`, `version`)."""
 
 
 # Writing the archive ------------------------------------------------------------------------------------
@@ -103,6 +104,10 @@ class WeekResult:
     """The archive as this decision saw it: (week, sha256 of its decisions.json or None) per week consulted."""
     stored: bytes | None = None
     """The published bytes of an unchanged week."""
+    records: tuple[Record, ...] = ()
+    """The records decided, merged across sources (() for a week read back): what the graph check reads."""
+    listed_again: tuple[ListedAgain, ...] = ()
+    """The papers listed again, not decided again (`listed_again` of decisions.json)."""
 
     @property
     def data(self) -> bytes:
@@ -110,31 +115,15 @@ class WeekResult:
         return self.stored if self.stored is not None else dump_json(self.document).encode("utf-8")
 
 
-def papers_file(papers: Path, week: str) -> Path:
-    """The papers of a week: FOLDER/YYYY-Www.jsonl when `papers` is a folder, else the file itself."""
-    papers = Path(papers)
-    if papers.is_dir():
-        path = papers / f"{week}.jsonl"
-        if not path.is_file():
-            raise InputError(f"{path}: no papers file for {week} in {papers}; add one (an empty file for a "
-                             f"week without papers)")
-        return path
-    if not papers.is_file():
-        raise InputError(f"{papers}: papers file not found")
-    return papers
-
-
-def pending_weeks(settings: DigestSettings) -> list[str]:
-    """Weeks with a papers file (`YYYY-Www.jsonl` in the papers folder) not yet published, in order."""
-    folder = Path(settings.papers)
-    if not folder.is_dir():
-        return []
-    weeks = []
-    for path in folder.glob("*.jsonl"):
-        if re.fullmatch(r"[0-9]{4}-W[0-9]{2}", path.stem):
-            weeks.append(parse_week(path.stem, str(path)))
+def pending_weeks(settings: DigestSettings, papers: Papers | None = None) -> list[str]:
+    """The weeks the papers cover (`reporter.digest.listings`) not yet published, in order; [] when the papers
+    path does not exist yet. `papers`: the papers already read."""
+    if papers is None:
+        if not Path(settings.papers).exists():
+            return []
+        papers = load_papers(settings.papers)
     done = set(published_weeks(settings.archive))
-    return sorted((w for w in weeks if w not in done), key=week_start)
+    return [w for w in papers.weeks() if w not in done]
 
 
 def run_week(settings: DigestSettings, week: str, *, prior_override: Sequence[PriorKeep] | None = None,
@@ -183,12 +172,14 @@ def is_stale(archive: Path, results: Sequence[WeekResult]) -> bool:
 
 def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
                   prior_override: Sequence[PriorKeep] | None = None, force: bool = False,
-                  as_of: dt.date | None = None) -> list[WeekResult]:
+                  as_of: dt.date | None = None, papers: Papers | None = None) -> list[WeekResult]:
     """Gather and decide every week, writing nothing (what `run_weeks` and a build publish afterwards).
 
     A week already published with the same inputs (`identity`) is read back,
     not decided again, and marked `unchanged`; one published with other inputs
-    is refused, naming what changed, unless `force`.
+    is refused, naming what changed, unless `force`. `papers`: the papers
+    path already read (`load_papers`); each week decides the papers first
+    listed in it and lists again those its prior decided (`week_papers`).
     """
     weeks = [parse_week(w) for w in weeks]
     if len(set(weeks)) != len(weeks) or weeks != sorted(weeks, key=week_start):
@@ -200,19 +191,22 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
             raise InputError(f"--week {week}: starts after {as_of.isoformat()}; a future week has no papers yet")
     watchlist, criteria = load_watchlist(settings.watchlist), load_criteria(settings.criteria)
     inputs = {"watchlist": _digest(settings.watchlist), "criteria": _digest(settings.criteria)}
-    papers = {week: papers_file(settings.papers, week) for week in weeks}
+    papers = papers if papers is not None else load_papers(settings.papers)
+    check_covered(papers, weeks)
     archive = Path(settings.archive)
     decided: dict[str, WeekResult] = {}
     for week in weeks:
         seen: dict[str, str | None] = {}
         if prior_override is not None:
             prior, used = list(prior_override), {}
+            listed = week_papers(papers, week, given_decisions(prior))
         else:
             used = _prior_documents(archive, week, decided, seen)
             prior = prior_keeps({w: doc for w, (doc, _) in used.items()})
+            listed = week_papers(papers, week, prior_decisions({w: doc for w, (doc, _) in used.items()}))
         head = document_head(
             week, settings, watchlist, criteria,
-            inputs={**inputs, "papers": _digest(papers[week]), "prior": {w: sha for w, (_, sha) in used.items()}},
+            inputs={**inputs, "papers": listed.digest, "prior": {w: sha for w, (_, sha) in used.items()}},
             prior_weeks=sorted(used) if prior_override is None else sorted({p.week for p in prior}),
             prior="archive" if prior_override is None else "given" if prior_override else "none")
         target = archive / week / DECISIONS_FILE
@@ -224,15 +218,17 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
                 raise _published(target, changes)
             outcome = WeekOutcome(old.decisions, old.calibration, old.watchlist_drift)
             decided[week] = WeekResult(week, document, outcome, path=target, unchanged=True,
-                                       seen=tuple(seen.items()), stored=data)
+                                       seen=tuple(seen.items()), stored=data, listed_again=old.listed_again)
             continue
         seen[week] = None if not force else archive_state(archive, [week])[week]
-        records, merges = _read_week(papers[week])
+        records, merges = merge_records(listed.records)
         outcome = decide_week(records, watchlist, criteria, prior, max_kept=settings.max_kept,
                               thresholds=Thresholds(settings.keep_threshold, settings.review_threshold),
-                              merged=_merged_ids(merges))
-        document = decisions_document(head, outcome, [merge_json(m, papers[week]) for m in merges])
-        decided[week] = WeekResult(week, document, outcome, seen=tuple(seen.items()))
+                              merged=_merged_ids(merges), new_versions=listed.new_versions)
+        document = decisions_document(head, outcome, [merge_json(m, papers.root) for m in merges],
+                                      listed.listed_again)
+        decided[week] = WeekResult(week, document, outcome, seen=tuple(seen.items()), records=tuple(records),
+                                   listed_again=listed.listed_again)
     return [decided[w] for w in weeks]
 
 
@@ -303,15 +299,17 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def decisions_document(head: dict[str, Any], outcome: WeekOutcome,
-                       merges: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The decisions.json document: the seed's `decisions` and `calibration`, and what they came from (`head`)."""
+def decisions_document(head: dict[str, Any], outcome: WeekOutcome, merges: Sequence[dict[str, Any]],
+                       listed_again: Sequence[ListedAgain] = ()) -> dict[str, Any]:
+    """The decisions.json document: the seed's `decisions` and `calibration`, the papers listed again without
+    being decided again, and what they came from (`head`)."""
     return {
         **head,
         "decisions": [d.to_json() for d in outcome.decisions],
         "calibration": outcome.calibration.to_json(),
         "watchlist_drift": outcome.watchlist_drift,
         "merges": list(merges),
+        "listed_again": [a.to_json() for a in listed_again],
     }
 
 
@@ -334,11 +332,6 @@ def _prior_documents(archive: Path, week: str, decided: dict[str, WeekResult],
     return out
 
 
-def _read_week(path: Path) -> tuple[list[Record], list[Merge]]:
-    """A week's records, merged across sources (read_papers, then merge_records)."""
-    return merge_records(read_papers(path))
-
-
 def _merged_ids(merges: Sequence[Merge]) -> dict[str, tuple[str, ...]]:
     """Surviving id -> the other ids folded into it (a repeated listing of its own id is not one)."""
     out: dict[str, set[str]] = {}
@@ -348,11 +341,12 @@ def _merged_ids(merges: Sequence[Merge]) -> dict[str, tuple[str, ...]]:
 
 
 def merge_json(merge: Merge, papers: Path) -> dict[str, Any]:
-    """One merge as decisions.json lists it; where it was read names the papers file by its name only."""
-    prefix = str(papers)
+    """One merge as decisions.json lists it; where it was read names the papers file by its name only (a file
+    of the papers folder by its name in the folder)."""
+    prefix = f"{papers if Path(papers).is_dir() else Path(papers).parent}/"
     return {"survivor": merge.survivor, "merged_ids": list(merge.merged_ids), "reason": merge.reason,
             "similarity": merge.similarity, "via": merge.via,
-            "where": [Path(prefix).name + w[len(prefix):] if w.startswith(prefix) else w for w in merge.where]}
+            "where": [w[len(prefix):] if w.startswith(prefix) else w for w in merge.where]}
 
 
 def _digest(path: Path) -> dict[str, str]:
@@ -360,5 +354,5 @@ def _digest(path: Path) -> dict[str, str]:
 
 
 __all__ = ["IDENTITY", "RULES", "WeekResult", "decisions_document", "document_head", "identity_changes",
-           "is_stale", "merge_json", "papers_file", "pending_weeks", "prepare_weeks", "prior_keeps", "publish",
+           "is_stale", "merge_json", "pending_weeks", "prepare_weeks", "prior_keeps", "publish",
            "publish_week", "run_week", "run_weeks", "sweep_archive"]

@@ -88,8 +88,8 @@ class Release:
 class ReleaseSet:
     """Every release of a releases folder, oldest first (index.json order)."""
 
-    folder: Path
-    """The releases folder."""
+    folder: Path | None
+    """The releases folder (None: a digest-only workspace has none, and so no release)."""
     releases: tuple[Release, ...]
     """Releases in first-written order; the last is the latest."""
     unlisted: tuple[str, ...]

@@ -83,6 +83,8 @@ def resolve_inputs(args) -> dict:
         "releases": pick(getattr(args, "out", None) or getattr(args, "releases", None), "releases"),
         "seed": ws.sample_seed if ws else 0, "workspace": ws,
     }
+    if (values["pool"] is None or values["specs"] is None) and ws is not None:
+        ws.routing("routing")  # a digest-only workspace: the one message naming the keys to add
     if values["pool"] is None or values["specs"] is None:
         raise InputError("name the pool and the rule book: --pool PATH --specs DIR, or --workspace DIR "
                          "with a reporter.toml")

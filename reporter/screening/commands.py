@@ -101,7 +101,7 @@ def _where(p: argparse.ArgumentParser) -> None:
 def release_dir_for(ws: Any, release: Path | str | None) -> Path:
     """The release `--release` names (a folder, an id, a unique prefix or a label), else the newest one."""
     from ..routing.published import find_release
-    return find_release(ws.releases, release)
+    return find_release(ws.routing("the screen").releases, release)  # a digest-only workspace has none
 
 
 def _tiers(choice: str) -> tuple[str, ...]:

@@ -25,15 +25,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "render", help="render the site from existing release folders",
         description="Render every release folder under --releases (as written by `reporter route --out`) "
                     "into --out, without re-running anything. Archived release and rule pages are never "
-                    "rewritten; a build that would change one stops with exit 2.",
+                    "rewritten; a build that would change one stops with exit 2. Without --releases (and "
+                    "without a workspace that has one) the site has no release: a digest-only site, whose home "
+                    "page shows the digest of --digests.",
         epilog="Examples (in the example workspace, after `reporter build`):\n"
                "  reporter render --releases releases --out site\n"
                "  reporter render --releases releases --out site --novelty state/novelty.jsonl\n"
                "  reporter render --releases releases --digests digests --out site\n"
-               "  reporter render --releases releases --out site --workspace .",
+               "  reporter render --releases releases --out site --workspace .\n"
+               "  reporter render --digests digests --out site",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--releases", type=Path, required=True, metavar="DIR",
-                   help="the releases folder (index.json and one folder per release)")
+    p.add_argument("--releases", type=Path, metavar="DIR",
+                   help="the releases folder (index.json and one folder per release; default: the --workspace's, "
+                        "else none: a digest-only site)")
     p.add_argument("--digests", type=Path, metavar="ARCHIVE",
                    help="a digest archive (`reporter digest --archive`): renders every published week's page "
                         "(digest/YYYY-Www.html, archived), the week index, digest/feed.xml and the home page's "
@@ -85,7 +89,13 @@ def run_render(args: argparse.Namespace) -> int:
         pool = PoolRef(args.pool, args.overlay)
     elif args.overlay is not None:
         raise InputError("--overlay goes with --pool")
-    report = render_site(args.releases, args.out, digests_dir=args.digests,
+    releases = args.releases
+    if releases is None and workspace is not None and workspace.has_routing:
+        releases = workspace.routing().releases
+    if releases is None and args.digests is None and args.novelty is None:
+        raise InputError("nothing to render: give --releases DIR (the releases folder), --digests ARCHIVE (a digest "
+                         "archive: a digest-only site) or --novelty PATH, or --workspace DIR with a releases folder")
+    report = render_site(releases, args.out, digests_dir=args.digests,
                          rerender_archive=args.rerender_archive, progress=not (args.quiet or args.json),
                          novelty=args.novelty, workspace=workspace, against=args.against, pool=pool)
     if args.json:
@@ -108,7 +118,7 @@ def run_render(args: argparse.Namespace) -> int:
         print(f"left {count(len(report.kept), 'archived file')} of an earlier site version as they were published "
               f"(--rerender-archive re-renders them in this version's layout)")
     for rid in report.unlisted:
-        print(f"note: {args.releases / rid} is not listed in index.json and was not rendered", file=sys.stderr)
+        print(f"note: {releases / rid} is not listed in index.json and was not rendered", file=sys.stderr)
     return 0
 
 

@@ -16,7 +16,8 @@ def build_home(releases: tuple[Release, ...], digest: DigestSummary | None = Non
                novelty: NoveltySummary | None = None, changes: dict[str, str] | None = None) -> HomePage:
     """The home page: the latest release and digest week, then every release, newest first (and novelty checks).
 
-    `changes` is each release's line saying what changed since the previous one (by release id).
+    `changes` is each release's line saying what changed since the previous one (by release id). A site with a
+    digest and no release (a digest-only workspace) shows the digest alone.
     """
     piles: list[str] = []
     for rel in reversed(releases):
@@ -38,9 +39,10 @@ def build_home(releases: tuple[Release, ...], digest: DigestSummary | None = Non
         if total:
             pending = PendingNote(total, compute.share(total, stats.rows), stats.rows,
                                   waiting.get("unrouted", 0), waiting.get("no_text", 0))
-    return HomePage(meta=meta(HOME, "Releases and digests", [], archived=False),
+    digest_only = not releases and digest is not None
+    return HomePage(meta=meta(HOME, "The weekly digest" if digest_only else "Releases and digests", [], archived=False),
                     latest=summaries[0] if summaries else None, latest_piles=latest_piles, pending=pending,
-                    releases=summaries, piles=tuple(piles), digest=digest, novelty=novelty)
+                    releases=summaries, piles=tuple(piles), digest=digest, novelty=novelty, digest_only=digest_only)
 
 
 def _summary(rel: Release, piles: list[str], changes: str) -> ReleaseSummary:

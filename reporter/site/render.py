@@ -141,11 +141,13 @@ class PreparedSite:
                             superseded=done.superseded, kept=done.kept, largest_page=done.largest, **counted)
 
 
-def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = None,
+def render_site(releases_dir: Path | None, out: Path, *, digests_dir: Path | None = None,
                 rerender_archive: bool = False, progress: bool = True,
                 novelty: Path | None = None, workspace: Workspace | None = None, against: Sequence[str] = (),
                 pool: PoolRef | None = None) -> RenderReport:
     """Render every release under releases_dir (and the digest weeks and novelty results, when given) into out.
+
+    `releases_dir` None: no release (a digest-only site: its home page shows the digest).
 
     `digests_dir` is a digest archive (`reporter digest --archive`): every week
     published in it gets its archived page (`digest/YYYY-Www.html` and `.md`) and e-mail edition,
@@ -167,13 +169,14 @@ def render_site(releases_dir: Path, out: Path, *, digests_dir: Path | None = Non
     if digests_dir is not None:
         stages.append(digest_stage(Path(digests_dir), base_url=workspace.base_url if workspace is not None else None))
     # Under the releases folder's lock (as a build publishes), so the site written shows the index as it is.
-    with locked(releases_dir) if Path(releases_dir).is_dir() else contextlib.nullcontext():
-        found = load_releases(Path(releases_dir))
+    with locked(releases_dir) if releases_dir is not None and Path(releases_dir).is_dir() else contextlib.nullcontext():
+        found = load_releases(Path(releases_dir)) if releases_dir is not None else ReleaseSet(None, (), ())
         if workspace is not None:
             latest = found.releases[-1] if found.releases else None
             screen = gather_screening(workspace, latest.release_id if latest else None,
                                       latest.folder if latest else None, workspace_labels(workspace), strict=False)
-            stages.append(screening_stage(screening_status(screen, PoolRef(workspace.pool, workspace.overlay))))
+            titles = PoolRef(workspace.pool, workspace.overlay) if workspace.pool is not None else None
+            stages.append(screening_stage(screening_status(screen, titles)))
         elif pool is not None:
             stages.append(screening_stage(ScreeningStatus(None, None, NO_WORKSPACE, pool)))
         site = prepare_site(found, out, stages=stages, rerender_archive=rerender_archive, progress=progress,

@@ -28,12 +28,12 @@ def read_arxiv_listing(path: Path) -> list[Record]:
     Repeated listings of one id are one record (fold_same_id): the last
     listing's text, the first listing's `crawl_date` as `published`.
     """
-    return arxiv_listing_records(path, read_bytes(path))
+    return folded_records(arxiv_listing_records(path, read_bytes(path)))
 
 
 def arxiv_listing_records(path: Path, data: bytes) -> list[Record]:
-    """read_arxiv_listing over bytes already read."""
-    return folded_records(arxiv_listing_record(item, where) for where, item in json_items(path, data))
+    """The listing's rows over bytes already read, as listed: a paper listed on three days is three records."""
+    return [arxiv_listing_record(item, where) for where, item in json_items(path, data)]
 
 
 def arxiv_listing_record(item: Any, where: str) -> Record:
@@ -56,16 +56,16 @@ def arxiv_listing_record(item: Any, where: str) -> Record:
 
 def read_arxiv_atom(path: Path) -> list[Record]:
     """The arXiv API's Atom feed (feed/entry) as records: `arxiv:ID` without version, the version kept."""
-    return arxiv_atom_records(path, read_bytes(path))
+    return folded_records(arxiv_atom_records(path, read_bytes(path)))
 
 
 def arxiv_atom_records(path: Path, data: bytes) -> list[Record]:
-    """read_arxiv_atom over bytes already read."""
+    """The feed's entries over bytes already read, as listed (an id given twice is two records)."""
     root = parse_xml(path, data)
     if root.tag != f"{ATOM}feed":
         raise InputError(f"{path}: the root element is <{root.tag}>, not an Atom <feed> (the arXiv API's answer)")
-    return folded_records(arxiv_atom_record(entry, f"{path}: record {n}")
-                   for n, entry in enumerate(root.findall(f"{ATOM}entry"), start=1))
+    return [arxiv_atom_record(entry, f"{path}: record {n}")
+            for n, entry in enumerate(root.findall(f"{ATOM}entry"), start=1)]
 
 
 def arxiv_atom_record(entry: ET.Element, where: str) -> Record:

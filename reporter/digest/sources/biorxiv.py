@@ -15,18 +15,19 @@ from .fold import folded_records
 
 def read_biorxiv(path: Path) -> list[Record]:
     """bioRxiv/medRxiv `details` API JSON (a page, a list of pages, or JSONL of pages): versions of a DOI folded."""
-    return biorxiv_records(path, read_bytes(path))
+    return folded_records(biorxiv_records(path, read_bytes(path)))
 
 
 def biorxiv_records(path: Path, data: bytes) -> list[Record]:
-    """read_biorxiv over bytes already read. Items are `FILE: record N`, N counting across the pages."""
+    """The versions over bytes already read, as listed (one record per version). Items are `FILE: record N`, N
+    counting across the pages."""
     items = []
     for where, page in json_items(path, data, list_key="pages"):
         collection = json_object(page, where, "a bioRxiv/medRxiv details page").get("collection")
         if not isinstance(collection, list):
             raise InputError(f"{where}: a details page needs a 'collection' list, got {collection!r:.60}")
         items.extend(collection)
-    return folded_records(biorxiv_record(item, f"{path}: record {n}") for n, item in enumerate(items, start=1))
+    return [biorxiv_record(item, f"{path}: record {n}") for n, item in enumerate(items, start=1)]
 
 
 def biorxiv_record(item: Any, where: str) -> Record:

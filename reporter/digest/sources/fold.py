@@ -10,7 +10,7 @@ from ..records import Record
 
 # --- one paper seen several times: fold into one record -------------------------------------------
 
-def _version_number(version: str | None) -> tuple[int, int, str]:
+def version_key(version: str | None) -> tuple[int, int, str]:
     """A version's number as a sort key, compared as a number of any length (no int(): Python refuses to
     convert more than 4,300 digits); a version without digits sorts first."""
     digits = "".join(str(unicodedata.decimal(c)) for c in re.findall(r"\d", version or ""))
@@ -36,7 +36,7 @@ def fold_same_id(records: Iterable[Record]) -> list[tuple[Record, tuple[Record, 
         if len(members) == 1:
             out.append((members[0][1], (members[0][1],)))
             continue
-        ordered = [r for _, r in sorted(members, key=lambda m: (_version_number(m[1].version),
+        ordered = [r for _, r in sorted(members, key=lambda m: (version_key(m[1].version),
                                                                  m[1].published or "", m[0]))]
         newest = ordered[-1]
         dates = [r.published for r in ordered if r.published]

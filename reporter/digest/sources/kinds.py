@@ -57,4 +57,6 @@ SOURCE_READERS: dict[str, Callable[[Path, bytes], list[Record]]] = {
     "arxiv-atom": arxiv_atom_records,
     "arxiv-listing": arxiv_listing_records,
 }
-"""Format name -> reader over (path, bytes); reporter.digest.read.detect_format names the format."""
+"""Format name -> reader over (path, bytes), giving the records as the file lists them (a paper listed on three
+days, or in two versions, is three or two records: reporter.digest.read folds them); reporter.digest.read.detect_format
+names the format."""

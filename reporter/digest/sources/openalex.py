@@ -17,12 +17,12 @@ from .fold import folded_records
 
 def read_openalex(path: Path) -> list[Record]:
     """OpenAlex works (a JSON list, an API page with `results`, one work, or JSONL) as records."""
-    return openalex_records(path, read_bytes(path))
+    return folded_records(openalex_records(path, read_bytes(path)))
 
 
 def openalex_records(path: Path, data: bytes) -> list[Record]:
-    """read_openalex over bytes already read; a work listed twice is folded (fold_same_id)."""
-    return folded_records(openalex_record(item, where) for where, item in json_items(path, data, "results"))
+    """The works over bytes already read, as listed (a work listed twice is two records; read_openalex folds them)."""
+    return [openalex_record(item, where) for where, item in json_items(path, data, "results")]
 
 
 def openalex_record(item: Any, where: str) -> Record:

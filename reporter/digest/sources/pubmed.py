@@ -21,11 +21,11 @@ MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", 
 
 def read_pubmed(path: Path) -> list[Record]:
     """PubMed E-utilities efetch XML (PubmedArticleSet of PubmedArticle) as records."""
-    return pubmed_records(path, read_bytes(path))
+    return folded_records(pubmed_records(path, read_bytes(path)))
 
 
 def pubmed_records(path: Path, data: bytes) -> list[Record]:
-    """read_pubmed over bytes already read."""
+    """The articles over bytes already read, as listed (a PMID given twice is two records; read_pubmed folds them)."""
     root = parse_xml(path, data)
     if root.tag != "PubmedArticleSet":
         raise InputError(f"{path}: the root element is <{root.tag}>, not <PubmedArticleSet> (efetch db=pubmed, "
@@ -37,7 +37,7 @@ def pubmed_records(path: Path, data: bytes) -> list[Record]:
             records.append(pubmed_record(article, where))
         elif article.tag != "DeleteCitation":  # a delete notice carries no paper
             raise InputError(f"{where}: <{article.tag}> is not read (only PubmedArticle); fetch journal articles")
-    return folded_records(records)
+    return records
 
 
 def pubmed_record(article: ET.Element, where: str) -> Record:
