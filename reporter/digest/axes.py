@@ -243,8 +243,9 @@ def criteria_axis(records: Sequence[Record], criteria: Criteria,
     in_scope_terms = [column[t] for t in dict.fromkeys(t for c in criteria.section(IN_SCOPE) for t in c.terms)]
     out = []
     for i, record in enumerate(records):
+        # A concept of prose alone (a criteria judge reads it) is not the keyword rule's: it never matches.
         hits = [ConceptHit(c, bool(title[i, js].any()), int(abstract[i, js].sum()))
-                for c, js in zip(criteria.concepts, cols)]
+                for c, js in zip(criteria.concepts, cols) if c.terms]
         # Summed over the distinct In scope terms, so a term two concepts share counts once.
         out.append(criteria_rule(hits, has_abstract(record), int(abstract[i, in_scope_terms].sum())))
     return out

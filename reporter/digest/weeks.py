@@ -198,7 +198,8 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
     for week in weeks:
         if as_of is not None and week_start(week) > as_of:
             raise InputError(f"--week {week}: starts after {as_of.isoformat()}; a future week has no papers yet")
-    watchlist, criteria = load_watchlist(settings.watchlist), load_criteria(settings.criteria)
+    watchlist = load_watchlist(settings.watchlist)
+    criteria = load_criteria(settings.criteria, need_terms=settings.judge is None)
     inputs = {"watchlist": _digest(settings.watchlist), "criteria": _digest(settings.criteria)}
     papers = {week: papers_file(settings.papers, week) for week in weeks}
     archive = Path(settings.archive)
