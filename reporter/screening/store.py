@@ -41,7 +41,8 @@ from ..hashing import canonical_json
 from .store_connect import connect_postgres, connect_sqlite, is_postgres_url, redact_url, scrub
 from .store_rows import FailureRow, Job, Recorded, RunRow, ScopeCounts, VerdictRow, VoteRow
 from .store_sql import (
-    POSTGRES, REQUESTS_TABLE, SCHEMA, SQLITE, VOTE_COLUMNS, Dialect, StoredCursor, store_param, store_text,
+    POSTGRES, REQUESTS_TABLE, SCHEMA, SQLITE, VOTE_COLUMNS, VOTE_DETAILS_TABLE, Dialect, StoredCursor, store_param,
+    store_text,
 )
 from .votes import Vote
 
@@ -101,6 +102,7 @@ class Store:
         self._lock = threading.RLock()
         self._written = 0
         self._refresh_at = _FIRST_REFRESH
+        self._details: bool | None = None  # whether the database has the vote_details table (known once seen)
         self.where = where
         """The database, as messages name it (a path, or the URL without its password)."""
 
@@ -181,6 +183,8 @@ class Store:
                 self._run("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             if not self._run(self._d.has_table, ("requests",)).fetchone()[0]:
                 self._run(REQUESTS_TABLE)
+            if not self._run(self._d.has_table, ("vote_details",)).fetchone()[0]:
+                self._run(VOTE_DETAILS_TABLE)
 
         self._write(work)
         self._check_version()
@@ -376,6 +380,10 @@ class Store:
                 [(v.tier, v.generation, v.work_id, v.voter, v.vote.answer, v.vote.invalid_cause, v.vote.reason,
                   v.input_tokens, v.output_tokens, float(v.cost_usd), v.raw_file, int(v.raw_offset), runner)
                  for v in kept_votes])
+            self._many("INSERT INTO vote_details (tier, generation, work_id, voter, detail) VALUES (?, ?, ?, ?, ?) "
+                       "ON CONFLICT DO NOTHING",
+                       [(v.tier, v.generation, v.work_id, v.voter, v.vote.detail) for v in kept_votes
+                        if v.vote.detail is not None])
             n_verdicts = self._many(
                 f"INSERT INTO verdicts (tier, generation, work_id, outcome, runner, recorded_at) "
                 f"VALUES (?, ?, ?, ?, ?, {d.now}) ON CONFLICT DO NOTHING",
@@ -402,21 +410,31 @@ class Store:
 
     def _vote_rows(self, tier: str, generation: str,
                    work_ids: Sequence[str] | None) -> dict[str, dict[str, VoteRow]]:
-        sql = f"SELECT {VOTE_COLUMNS} FROM votes WHERE tier = ? AND generation = ?"
+        where = "WHERE tier = ? AND generation = ?"
         params: list[Any] = [tier, generation]
         if work_ids is not None:
             if not work_ids:
                 return {}
-            sql += f" AND {self._d.among_ids}"
+            where += f" AND {self._d.among_ids}"
             params.append(self._ids(list(work_ids)))
+        details = self._vote_details(f"SELECT work_id, voter, detail FROM vote_details {where}", params)
         out: dict[str, dict[str, VoteRow]] = {}
         for (t, g, w, voter, answer, cause, reason, tin, tout, cost, raw_file, raw_offset) in \
-                self._run(sql, params).fetchall():
+                self._run(f"SELECT {VOTE_COLUMNS} FROM votes {where}", params).fetchall():
             out.setdefault(w, {})[voter] = VoteRow(
-                tier=t, generation=g, work_id=w, voter=voter, vote=Vote(answer, cause, reason),
+                tier=t, generation=g, work_id=w, voter=voter,
+                vote=Vote(answer, cause, reason, details.get((w, voter))),
                 input_tokens=tin, output_tokens=tout, cost_usd=float(cost), raw_file=raw_file,
                 raw_offset=int(raw_offset))
         return out
+
+    def _vote_details(self, sql: str, params: Sequence[Any]) -> dict[tuple[str, str], str]:
+        """(work_id, voter) -> detail, by the same query as the votes' over vote_details ({} without the table)."""
+        if not self._details:
+            self._details = bool(self._run(self._d.has_table, ("vote_details",)).fetchone()[0])
+            if not self._details:
+                return {}
+        return {(w, voter): detail for w, voter, detail in self._run(sql, params).fetchall()}
 
     def votes(self, tier: str, generation: str,
               work_ids: Sequence[str] | None = None) -> dict[str, dict[str, VoteRow]]:
