@@ -195,3 +195,141 @@ def test_a_refused_or_cut_reply_is_a_failure_too():
     assert _read("", finish="content_filter").invalid_cause == "refusal"
     assert _read('{"fit": "in_scope", "criteria_lines": [4], "reason": "r"}', finish="length").invalid_cause \
         == "truncated"
+
+
+# --- Axis 2 from the judges ------------------------------------------------------------------------------
+
+from itertools import product  # noqa: E402
+
+from reporter.digest.decide import Thresholds, decide_week, judge, score_axes  # noqa: E402
+from reporter.digest.judge.axis import fits_disagree, judged_axis  # noqa: E402
+from reporter.digest.records import JudgeEntry, Record  # noqa: E402
+from reporter.digest.watchlist import parse_watchlist  # noqa: E402
+
+FITS = ("in_scope", "borderline", "partial", "out_of_scope", "silent")
+KEYWORD_CRITERIA = parse_criteria("""# Criteria
+
+## In scope
+- Models as judges: `LLM judge*`, `judge model`
+
+## Out of scope
+- Vision-only benchmarks: `image benchmark`
+
+## Required
+- Must involve language models: `language model*`, `LLM*`
+
+## Reduced fit
+- Surveys: `survey`
+""", "criteria.md", need_terms=False)
+"""Lines: In scope 4, Out of scope 7, Required 10, Reduced fit 13."""
+LINE = {"in_scope": 4, "borderline": 4, "partial": 4, "out_of_scope": 7, "silent": None}
+WATCH = parse_watchlist("judge*\n", "w.txt")
+PAPER = Record(id="arxiv:1", title="A judge for evaluation", abstract="We study judges of language models.")
+"""Match 1.0 (the watchlist in the title and the abstract); the keyword rule: silent (no In scope term)."""
+VALUES = {"in_scope": (1.0, 1.0), "borderline": (0.7, 0.4), "partial": (0.4, 0.2), "out_of_scope": (0.0, 0.0),
+          "silent": (0.7, 0.7)}
+
+
+def entry(fit: str | None, voter: str = "a", *, lines: tuple[int, ...] | None = None, failure: str | None = None,
+          reason: str = "It fits. More words.") -> JudgeEntry:
+    if lines is None:
+        lines = () if fit in (None, "silent") else (LINE[fit],)
+    return JudgeEntry(voter, f"model-{voter}", fit, lines, reason, failure)
+
+
+def decided(*entries: JudgeEntry, record: Record = PAPER, criteria=KEYWORD_CRITERIA, **kw):
+    [d] = decide_week([record], WATCH, criteria, judged={record.id: entries}, **kw).decisions
+    return d
+
+
+@pytest.mark.parametrize("fit", FITS)
+def test_each_fit_maps_to_its_value_in_both_passes(fit):
+    d = decided(entry(fit))
+    assert d.axes.criteria == VALUES[fit][0] and d.criteria_source == "judge"
+    assert d.judges == (entry(fit),)
+    [axes] = score_axes([PAPER], WATCH, KEYWORD_CRITERIA, (), {PAPER.id: (entry(fit),)})
+    assert judge(PAPER, axes, KEYWORD_CRITERIA, Thresholds(), strict=True).axes.criteria == VALUES[fit][1]
+    assert ("criteria-silent" in d.tags) == (fit == "silent")
+    if fit == "silent":
+        assert d.decision == "REVIEW" and "the criteria are silent, so never KEEP" in d.rationale
+        assert "criteria silent 0.70" in d.rationale
+    else:
+        assert d.decision == ("KEEP" if VALUES[fit][0] >= 0.4 else "REVIEW")
+
+
+def test_out_of_scope_names_its_cause_by_the_section_it_cites():
+    w = parse_watchlist("judge*\n", "w.txt")
+    weak = Record(id="arxiv:2", title="Judges", abstract="A note.")  # match 0.7: out of scope 0.0 gives 42, DROP
+    for lines, cause in (((7,), "look-alike-trap"), ((10,), "fails-required"), ((4,), "not-in-scope"),
+                         ((4, 7), "look-alike-trap")):
+        [d] = decide_week([weak], w, KEYWORD_CRITERIA, judged={weak.id: (entry("out_of_scope", lines=lines),)}
+                          ).decisions
+        assert (d.decision, d.cause) == ("DROP", cause), lines
+        quoted = {"look-alike-trap": 'criteria.md:7 "Vision-only benchmarks"',
+                  "fails-required": 'criteria.md:10 "Must involve language models"',
+                  "not-in-scope": 'criteria.md:4 "Models as judges"'}[cause]
+        assert d.rationale.startswith(f"DROP ({cause}): judged out of scope") and f"({quoted}; score" in d.rationale
+
+
+@pytest.mark.parametrize("a, b", list(product(FITS, FITS)))
+def test_two_judges_the_lower_value_counts_and_apart_they_disagree(a, b):
+    d = decided(entry(a, "a"), entry(b, "b"))
+    assert d.axes.criteria == min(VALUES[a][0], VALUES[b][0])
+    scale = ("out_of_scope", "partial", "borderline", "in_scope")
+    apart = (a == "silent") != (b == "silent") or ("silent" not in (a, b)
+                                                   and abs(scale.index(a) - scale.index(b)) >= 2)
+    assert fits_disagree(a, b) == apart
+    assert ("judges-disagree" in d.tags) == apart
+    if apart or min((a, b), key=lambda f: VALUES[f]) == "silent":
+        assert d.decision != "KEEP"
+    [axes] = score_axes([PAPER], WATCH, KEYWORD_CRITERIA, (), {PAPER.id: (entry(a, "a"), entry(b, "b"))})
+    assert axes.criteria.value(True) == 100 * min(VALUES[a][1], VALUES[b][1]), "the lower in the stricter pass too"
+    assert [j.voter for j in d.judges] == ["a", "b"]
+
+
+def test_disagreeing_judges_never_keep_and_say_so():
+    d = decided(entry("in_scope", "a"), entry("partial", "b"))
+    assert d.score == 73 and d.decision == "REVIEW" and d.tags == ("judges-disagree",)
+    assert d.rationale.startswith("REVIEW: the judges disagree, so never KEEP; ")
+    assert ('criteria: judged by a (model-a) in scope per criteria.md:4 "Models as judges" ("It fits."), and by '
+            'b (model-b) partial per criteria.md:4 "Models as judges" ("It fits."), the lower (partial) counts, '
+            'and the judges disagree') in d.rationale
+    assert decided(entry("in_scope", "a"), entry("borderline", "b")).decision == "KEEP", "one step apart: agree"
+
+
+@pytest.mark.parametrize("cause", ["uncited", "unknown_fit", "unparseable", "refusal", "schema", "truncated"])
+def test_a_judges_failure_lets_the_keyword_rule_decide_never_keep(cause):
+    keyword_keep = Record(id="arxiv:3", title="An LLM judge", abstract="A judge model of language models.")
+    d = decided(entry(None, "a", failure=cause, reason="what was wrong"), entry("in_scope", "b"),
+                record=keyword_keep)
+    assert d.criteria_source == "keyword" and d.axes.criteria == 1.0 and d.score == 100
+    assert d.decision == "REVIEW" and "judge-failed" in d.tags
+    assert d.rationale.startswith("REVIEW: a judge failed, so never KEEP; ")
+    assert f"criteria: the keyword rule decided, as judge a (model-a) failed ({cause}: what was wrong): in scope" \
+        in d.rationale
+    assert d.judges[0] == JudgeEntry("a", "model-a", None, (), "what was wrong", cause)
+
+
+def test_with_no_terms_a_failed_judge_leaves_the_criteria_silent():
+    prose = parse_criteria("## In scope\n- Models as judges\n## Required\n- Must involve language models\n",
+                           "criteria.md", need_terms=False)
+    d = decided(entry(None, failure="refusal"), criteria=prose)
+    assert d.axes.criteria == 0.7 and d.tags == ("criteria-silent", "judge-failed") and d.decision == "REVIEW"
+    assert d.criteria_source == "keyword"
+
+
+def test_a_missing_answer_with_the_fallback_is_the_keyword_rule_tagged_judge_missing():
+    keyword_keep = Record(id="arxiv:3", title="An LLM judge", abstract="A judge model of language models.")
+    d = decided(entry(None, failure="missing", reason=""), record=keyword_keep)
+    assert (d.decision, d.criteria_source, d.tags) == ("KEEP", "keyword", ("judge-missing",))
+    assert "the keyword rule decided, as judge a (model-a) has not answered yet (--keyword-fallback)" in d.rationale
+
+
+def test_the_cited_lines_are_quoted_with_the_reason_cut_to_a_sentence():
+    long = "The paper proposes an LLM judge, e.g. for code.\n It also " + "x" * 400
+    d = decided(entry("in_scope", reason=long))
+    assert len(decided(entry("in_scope", reason="y" * 400)).rationale) < 600, "at most 200 characters quoted"
+    assert d.criteria_lines == (4,)
+    assert ('judged by a (model-a) in scope per criteria.md:4 "Models as judges" ("The paper proposes an LLM judge, '
+            'e.g. for code.")') in d.rationale
+    assert d.rationale.startswith("KEEP: strong match and judged in scope (score 100: ")

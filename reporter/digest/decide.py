@@ -35,7 +35,7 @@ from .axes import (
 )
 from .config import DEFAULT_KEEP, DEFAULT_MAX_KEPT, DEFAULT_REVIEW
 from .criteria import Criteria
-from .records import Axes, Calibration, Decision, Record
+from .records import Axes, Calibration, Decision, JudgeEntry, Record
 from .rationale import COVERED, NEVER_KEEP, RESCUED, CapRank, Outcome, rationale
 from .relevance import query_terms, relevance
 from .watchlist import Watchlist
@@ -92,20 +92,30 @@ def combine(match: int, criteria: int, novelty: int) -> int:
 
 
 def score_axes(records: Sequence[Record], watchlist: Watchlist, criteria: Criteria,
-               prior: Sequence[PriorKeep]) -> list[PaperAxes]:
-    """The three axes and the relevance of every record (two match_phrases calls for the whole week)."""
+               prior: Sequence[PriorKeep], judged: Mapping[str, Sequence[JudgeEntry]] | None = None) -> list[PaperAxes]:
+    """The three axes and the relevance of every record (two match_phrases calls for the whole week).
+
+    `judged`: each record's judge entries (a criteria judge is configured): Axis 2 is the judges'
+    (`reporter.digest.judge.axis`), the keyword rule's for a paper a judge failed or has not answered.
+    """
     counts = count_terms(records, week_terms(watchlist, criteria))
+    fits = criteria_axis(records, criteria, counts)
+    if judged is not None:
+        from .judge.axis import judged_axis
+        fits = [judged_axis(k, judged[r.id], criteria) for r, k in zip(records, fits)]
     return [PaperAxes(m, c, n, has_abstract(r), rel) for r, m, c, n, rel in
-            zip(records, match_axis(records, watchlist, counts), criteria_axis(records, criteria, counts),
+            zip(records, match_axis(records, watchlist, counts), fits,
                 novelty_axis(records, prior), relevance(records, query_terms(watchlist, criteria), counts))]
 
 
 def decide_week(records: Sequence[Record], watchlist: Watchlist, criteria: Criteria,
                 prior: Sequence[PriorKeep] = (), *, max_kept: int = DEFAULT_MAX_KEPT,
                 thresholds: Thresholds = Thresholds(),
-                merged: Mapping[str, Sequence[str]] | None = None) -> WeekOutcome:
-    """Decide every record of a week; `merged` maps a surviving id to the ids folded into it."""
-    axes = score_axes(records, watchlist, criteria, prior)
+                merged: Mapping[str, Sequence[str]] | None = None,
+                judged: Mapping[str, Sequence[JudgeEntry]] | None = None) -> WeekOutcome:
+    """Decide every record of a week; `merged` maps a surviving id to the ids folded into it; `judged` gives each
+    record's judge entries when a criteria judge is configured (`score_axes`)."""
+    axes = score_axes(records, watchlist, criteria, prior, judged)
     return decide(records, axes, criteria, max_kept=max_kept, thresholds=thresholds, merged=merged)
 
 
@@ -156,6 +166,7 @@ def judge(record: Record, axes: PaperAxes, criteria: Criteria, thresholds: Thres
     rule = axes.criteria.rule
     if rule in (SILENT, TRAP, FAILS_REQUIRED):
         tags.append(rule)
+    tags.extend(axes.criteria.flags)
     if strict and axes.criteria.value(True) != axes.criteria.value(False):
         tags.append("stricter-pass")
     if n == 50:
@@ -165,7 +176,7 @@ def judge(record: Record, axes: PaperAxes, criteria: Criteria, thresholds: Thres
     if n == 0:
         decision, override = "DROP", COVERED
         tags.append("already-covered")
-    elif decision == "KEEP" and (not axes.abstract or rule == SILENT):
+    elif decision == "KEEP" and (not axes.abstract or rule == SILENT or axes.criteria.never_keep):
         decision, override = "REVIEW", NEVER_KEEP
     elif decision == "DROP" and was_kept:
         decision, override = "REVIEW", RESCUED
@@ -181,7 +192,7 @@ def judge(record: Record, axes: PaperAxes, criteria: Criteria, thresholds: Thres
         criteria_lines=tuple(sorted({x.line for x in axes.criteria.cited})),
         matched_terms=axes.match.entries, merged_ids=tuple(merged_ids), relevance=axes.relevance,
         authors=record.authors, published=record.published, venue=record.venue, categories=record.categories,
-        abstract=record.abstract)
+        abstract=record.abstract, criteria_source=axes.criteria.source, judges=axes.criteria.judges)
 
 
 def drop_cause(criteria: CriteriaAxis, novelty: NoveltyAxis) -> str:
