@@ -59,21 +59,23 @@ _FIRST_REFRESH = 500
 T = TypeVar("T")
 
 
-def open_store(database: str, *, readonly: bool = False) -> Store | None:
+def open_store(database: str, *, readonly: bool = False, where: str = "[screen] database") -> Store | None:
     """The store at `database` (a SQLite path or a postgresql:// URL), with its schema made when absent.
 
     `readonly` never creates or writes anything: it returns None when the SQLite
     file does not exist or the database holds no screening schema yet (a dry
     run must not create it). A database holding another schema version, or one
-    that cannot be reached, raises `InputError` naming it (never its password).
+    that cannot be reached, raises `InputError` naming it (never its password) as `where` says it (the setting:
+    `[screen] database`, `[digest.judge] database`).
     """
+    setting = where
     if is_postgres_url(database):
-        conn, dialect, where = connect_postgres(database, readonly), POSTGRES, redact_url(database)
+        conn, dialect, where = connect_postgres(database, readonly, setting), POSTGRES, redact_url(database)
     else:
         if readonly and not Path(database).is_file():
             return None
-        conn, dialect, where = connect_sqlite(database, readonly), SQLITE, database
-    store = Store(conn, dialect, where)
+        conn, dialect, where = connect_sqlite(database, readonly, setting), SQLITE, database
+    store = Store(conn, dialect, where, setting)
     try:
         if readonly:
             if not store._has_schema():
@@ -86,7 +88,7 @@ def open_store(database: str, *, readonly: bool = False) -> Store | None:
         store.close()
         if isinstance(exc, InputError):
             raise
-        raise InputError(f"[screen] database {where}: cannot be used as the screening state "
+        raise InputError(f"{setting} {where}: cannot be used as the screening state "
                          f"({scrub(str(exc), database)}); name another database") from None
     return store
 
@@ -96,7 +98,7 @@ def open_store(database: str, *, readonly: bool = False) -> Store | None:
 class Store:
     """One interface over the state database; every method is one transaction and safe from any thread."""
 
-    def __init__(self, conn: Any, dialect: Dialect, where: str) -> None:
+    def __init__(self, conn: Any, dialect: Dialect, where: str, setting: str = "[screen] database") -> None:
         self._conn = conn
         self._d = dialect
         self._lock = threading.RLock()
@@ -105,6 +107,8 @@ class Store:
         self._details: bool | None = None  # whether the database has the vote_details table (known once seen)
         self.where = where
         """The database, as messages name it (a path, or the URL without its password)."""
+        self.setting = setting
+        """The setting that names it (`[screen] database`)."""
 
     # -- plumbing
 
@@ -169,7 +173,7 @@ class Store:
         rows = self._read("SELECT value FROM meta WHERE key = 'schema_version'")
         found = rows[0][0] if rows else None
         if found != str(SCHEMA_VERSION):
-            raise InputError(f"[screen] database {self.where}: holds screening schema version {found}, "
+            raise InputError(f"{self.setting} {self.where}: holds screening schema version {found}, "
                              f"this reporter knows version {SCHEMA_VERSION}; use a matching reporter "
                              f"or another database")
 
