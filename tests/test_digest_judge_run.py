@@ -4,6 +4,7 @@ ask a judge twice for one paper, and the digest reads only recorded answers (iss
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import signal
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,8 @@ from test_screen_runners import Gated
 from reporter.cli import main
 from reporter.config import load_workspace
 from reporter.digest.judge.run import run_judge
+from reporter.digest.publish import gather_digest
+from reporter.errors import InputError
 from reporter.screening.rawlog import orphans
 
 W1, W2 = "2026-W20", "2026-W21"
@@ -130,7 +134,7 @@ def test_a_provider_failure_is_asked_again_by_the_next_run_and_only_it(tmp_path)
 
     def script(work, model, attempt):
         if work == "P002" and model == MODELS[1] and not down.is_set():
-            return Status(503)
+            return Status(400)
         return judgement("partial")
 
     with FakeOpenAI(script) as server:
@@ -245,3 +249,100 @@ def test_a_runner_killed_between_its_raw_lines_and_its_rows_loses_no_paid_reply(
     raw = {(r.file, r.offset) for r in orphans(w["root"] / "state" / "judge-raw", {})}
     assert raw == set(rows(w, "SELECT raw_file, raw_offset FROM votes")), "every raw reply is a row, once"
 
+
+
+# --- the digest reads recorded answers only --------------------------------------------------------------
+
+
+def decisions(w: dict, week: str = W1) -> dict:
+    return json.loads((w["root"] / "digests" / week / "decisions.json").read_text())
+
+
+def test_the_digest_refuses_an_unjudged_week_naming_the_count_and_the_command(tmp_path, capsys):
+    with FakeOpenAI(default=judgement()) as server:
+        w = judge_workspace(tmp_path / "ws", server.base_url, {W1: 3})
+        assert main(["digest", "--workspace", str(w["root"]), "--week", W1]) == 2
+        err = capsys.readouterr().err
+        assert server.total == 0, "the digest sent a request"
+    assert f"week {W1}: 3 of 3 papers are not judged yet" in err
+    assert "not answered by judge-a (3), judge-b (3)" in err
+    assert f"run `reporter judge --workspace {w['root'].resolve()} --week {W1} --run` first" in err
+    assert "--keyword-fallback" in err
+    assert not (w["root"] / "digests" / W1).exists() and not (w["root"] / "state").exists()
+
+
+def test_keyword_fallback_decides_the_unjudged_papers_by_the_keyword_rule(tmp_path, capsys):
+    up = threading.Event()
+
+    def script(work, model, attempt):
+        return Status(400) if work == "P002" and not up.is_set() else judgement("borderline", reason="Close. But no.")
+
+    with FakeOpenAI(script) as server:
+        w = judge_workspace(tmp_path / "ws", server.base_url, {W1: 3}, judges=2)
+        server.titles = w["titles"]
+        judge(w)  # P002 fails at the provider: no answer recorded
+        asked = server.total
+        assert main(["digest", "--workspace", str(w["root"]), "--week", W1]) == 2
+        assert "1 of 3 papers are not judged yet" in capsys.readouterr().err
+        assert main(["digest", "--workspace", str(w["root"]), "--week", W1, "--keyword-fallback"]) == 0
+        assert server.total == asked, "the digest sent a request"
+        doc = decisions(w)
+        up.set()
+        judge(w)
+        capsys.readouterr()
+        assert main(["digest", "--workspace", str(w["root"]), "--week", W1, "--keyword-fallback"]) == 2
+        assert "the judge's recorded answers changed" in capsys.readouterr().err
+
+    by_id = {d["id"]: d for d in doc["decisions"]}
+    missing = by_id["arxiv:2605.00002"]
+    assert missing["criteria_source"] == "keyword" and "judge-missing" in missing["tags"]
+    assert [j["failure"] for j in missing["judges"]] == ["missing", "missing"]
+    # The keyword rule, as without a judge: `LLM judge*` once in the abstract is partial (0.4), and it may KEEP.
+    assert missing["axes"]["criteria"] == 0.4 and missing["decision"] == "KEEP"
+    judged = by_id["arxiv:2605.00001"]
+    assert judged["criteria_source"] == "judge" and judged["axes"]["criteria"] == 0.7
+    assert judged["judges"] == [{"voter": "judge-a", "model": MODELS[0], "fit": "borderline", "criteria_lines": [4],
+                                 "reason": "Close. But no.", "failure": None},
+                                {"voter": "judge-b", "model": MODELS[1], "fit": "borderline", "criteria_lines": [4],
+                                 "reason": "Close. But no.", "failure": None}]
+    assert 'judged by judge-a (judge-model-a) borderline per criteria.md:4 "Models as judges of other models" ' \
+           '("Close.")' in judged["rationale"]
+    assert doc["inputs"]["judge"]["generation"] and doc["inputs"]["judge"]["answers_sha256"]
+
+
+def test_a_judged_week_is_decided_from_the_answers_and_a_new_answer_changes_its_identity(tmp_path, capsys):
+    with FakeOpenAI(default=judgement("out_of_scope", reason="Vision only.")) as server:
+        w = judge_workspace(tmp_path / "ws", server.base_url, {W1: 2}, judges=1)
+        server.titles = w["titles"]
+        judge(w)
+        assert main(["digest", "--workspace", str(w["root"]), "--week", W1]) == 0
+        first = decisions(w)
+        # Match 1.0, criteria 0.0 (out of scope, citing the Out of scope line), novelty 1.0: 55, REVIEW.
+        assert {(d["decision"], d["score"], d["tags"][0]) for d in first["decisions"]} == {
+            ("REVIEW", 55, "look-alike-trap")}
+        capsys.readouterr()
+        assert main(["digest", "--workspace", str(w["root"]), "--week", W1]) == 0
+        assert "already published with the same inputs" in capsys.readouterr().out
+        assert main(["digest", "--workspace", str(w["root"]), "--week", W1, "--force"]) == 0
+        assert decisions(w) == first, "the same answers, the same bytes"
+        (w["root"] / "criteria.md").write_text((w["root"] / "criteria.md").read_text() + "- Also this\n")
+        capsys.readouterr()
+        assert main(["digest", "--workspace", str(w["root"]), "--week", W1]) == 2
+        err = capsys.readouterr().err
+        assert "already published with other inputs" in err and "the judge's generation changed" in err
+        assert main(["digest", "--workspace", str(w["root"]), "--week", W1, "--force"]) == 2
+        assert "2 of 2 papers are not judged yet" in capsys.readouterr().err, "the old answers do not count"
+        judge(w)
+        assert main(["digest", "--workspace", str(w["root"]), "--week", W1, "--force"]) == 0
+    assert decisions(w)["inputs"]["judge"]["generation"] != first["inputs"]["judge"]["generation"]
+
+
+def test_the_build_never_sends_and_refuses_an_unjudged_week(tmp_path):
+    with FakeOpenAI(default=judgement()) as server:
+        w = judge_workspace(tmp_path / "ws", server.base_url, {"2026-W10": 2})
+        ws = load_workspace(w["root"])
+        with pytest.raises(InputError, match="2 of 2 papers are not judged yet"):
+            gather_digest(ws, dt.date(2026, 6, 1), None)
+        run = gather_digest(replace(ws, digest=replace(ws.digest, keyword_fallback=True)), dt.date(2026, 6, 1), None)
+        assert server.total == 0
+    assert [d.criteria_source for d in run.results[0].outcome.decisions] == ["keyword", "keyword"]

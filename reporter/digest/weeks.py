@@ -28,6 +28,8 @@ from .axes import PriorKeep
 from .config import DigestSettings
 from .criteria import Criteria, load_criteria
 from .decide import Thresholds, WeekOutcome, decide_week
+from .judge.answers import recorded_answers, refuse_unjudged
+from .judge.prompt import JudgeSetup, judge_setup
 from .merge import Merge, merge_records
 from .read import read_papers
 from .records import Record, WeekDecisions
@@ -204,8 +206,13 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
     papers = {week: papers_file(settings.papers, week) for week in weeks}
     archive = Path(settings.archive)
     decided: dict[str, WeekResult] = {}
+    judged = _judge(settings)
     for week in weeks:
         seen: dict[str, str | None] = {}
+        read = answers = None
+        if judged is not None:  # the answers are part of the week's identity: read before it is compared
+            read = _read_week(papers[week])
+            answers = recorded_answers(settings.judge, judged, read[0])
         if prior_override is not None:
             prior, used = list(prior_override), {}
         else:
@@ -213,7 +220,8 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
             prior = prior_keeps({w: doc for w, (doc, _) in used.items()})
         head = document_head(
             week, settings, watchlist, criteria,
-            inputs={**inputs, "papers": _digest(papers[week]), "prior": {w: sha for w, (_, sha) in used.items()}},
+            inputs={**inputs, "papers": _digest(papers[week]), "prior": {w: sha for w, (_, sha) in used.items()},
+                    **({"judge": answers.identity()} if answers is not None else {})},
             prior_weeks=sorted(used) if prior_override is None else sorted({p.week for p in prior}),
             prior="archive" if prior_override is None else "given" if prior_override else "none")
         target = archive / week / DECISIONS_FILE
@@ -228,13 +236,20 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
                                        seen=tuple(seen.items()), stored=data)
             continue
         seen[week] = None if not force else archive_state(archive, [week])[week]
-        records, merges = _read_week(papers[week])
+        records, merges = read or _read_week(papers[week])
+        if answers is not None and answers.unjudged and not settings.keyword_fallback:
+            raise refuse_unjudged(week, answers, settings.judge)
         outcome = decide_week(records, watchlist, criteria, prior, max_kept=settings.max_kept,
                               thresholds=Thresholds(settings.keep_threshold, settings.review_threshold),
-                              merged=_merged_ids(merges))
+                              merged=_merged_ids(merges), judged=None if answers is None else answers.entries)
         document = decisions_document(head, outcome, [merge_json(m, papers[week]) for m in merges])
         decided[week] = WeekResult(week, document, outcome, seen=tuple(seen.items()))
     return [decided[w] for w in weeks]
+
+
+def _judge(settings: DigestSettings) -> JudgeSetup | None:
+    """The criteria judge's prompt and generation for the week's criteria (None without `[digest.judge]`)."""
+    return None if settings.judge is None else judge_setup(settings.judge, settings.criteria)
 
 
 def publish(settings: DigestSettings, result: WeekResult, *, force: bool = False) -> WeekResult:
@@ -283,6 +298,8 @@ def identity_changes(old: Any, new: dict[str, Any]) -> list[str]:
                            f"{_shown(then.get('sha256'))[:14]} then, {now[name]['sha256'][:12]} now)"
                            if then.get("file") == now[name]["file"] else
                            f"the {name} file was {_shown(then.get('file'))}, now {_shown(now[name]['file'])}")
+    if was.get("judge") != now.get("judge"):
+        changes.append(_judge_change(was.get("judge"), now.get("judge")))
     before = was.get("prior") if isinstance(was.get("prior"), dict) else {}
     for w in sorted(set(before) | set(now["prior"]), key=str):
         if w not in now["prior"]:
@@ -296,6 +313,19 @@ def identity_changes(old: Any, new: dict[str, Any]) -> list[str]:
         if old_settings.get(key) != value:
             changes.append(f"setting {key} {_shown(old_settings.get(key))} then, {_shown(value)} now")
     return changes or ["the inputs it records differ"]
+
+
+def _judge_change(then: Any, now: Any) -> str:
+    """What changed of the criteria judge a week was decided with, in words."""
+    if not isinstance(now, dict):
+        return "it was decided with a criteria judge, and none is configured now"
+    if not isinstance(then, dict):
+        return "a criteria judge is configured now, and the week was decided without one"
+    if then.get("generation") != now["generation"]:
+        return (f"the judge's generation changed ({_shown(then.get('generation'))[:14]} then, "
+                f"{now['generation'][:12]} now: its prompt, models or criteria)")
+    return (f"the judge's recorded answers changed (sha256 {_shown(then.get('answers_sha256'))[:14]} then, "
+            f"{now['answers_sha256'][:12]} now)")
 
 
 def _shown(value: Any) -> str:

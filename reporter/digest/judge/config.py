@@ -13,6 +13,8 @@ JUDGES = (1, 2)
 """How many `[[digest.judge.voters]]` a judge may have."""
 TABLE = "[digest.judge]"
 """How messages name the table."""
+WHERE = f"{TABLE} database"
+"""How messages name the judge's database."""
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,9 @@ from ...money import dollars
 from ...screening.plan import (TokenStats, VoterCost, cost_lines, open_readonly, prompt_lengths, token_stats,
                                tokens_json, voter_cost)
 from ..config import DigestSettings
+from .config import WHERE
 from .prompt import TASK_NAME, judge_setup
-from .run import WHERE, paper_work, week_papers
+from .run import paper_work, week_papers
 
 
 @dataclass(frozen=True)

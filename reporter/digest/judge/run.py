@@ -29,11 +29,8 @@ from ..merge import merge_records
 from ..read import read_papers
 from ..records import Record
 from ..weeks import papers_file
-from .config import TABLE, JudgeSettings
+from .config import TABLE, WHERE, JudgeSettings
 from .prompt import TASK_NAME, JudgeSetup, judge_setup
-
-WHERE = f"{TABLE} database"
-"""How messages name the judge's database."""
 
 
 def judge_settings(digest: DigestSettings | None, file: Any) -> JudgeSettings:
