@@ -346,3 +346,57 @@ def test_the_build_never_sends_and_refuses_an_unjudged_week(tmp_path):
         run = gather_digest(replace(ws, digest=replace(ws.digest, keyword_fallback=True)), dt.date(2026, 6, 1), None)
         assert server.total == 0
     assert [d.criteria_source for d in run.results[0].outcome.decisions] == ["keyword", "keyword"]
+
+
+# --- what the reader sees -------------------------------------------------------------------------------
+
+
+def test_decisions_json_carries_the_source_the_judges_the_weeks_cost_and_the_disagreements(tmp_path):
+    from reporter.digest.archive import archived_weeks
+    script = {("P001", m): judgement("in_scope") for m in MODELS} | {
+        ("P002", m): judgement("borderline") for m in MODELS} | {("P003", m): judgement("silent") for m in MODELS}
+    with FakeOpenAI(script) as server:
+        w = judge_workspace(tmp_path / "ws", server.base_url, {W1: 3})
+        server.titles = w["titles"]
+        spent = judge(w).spend_usd
+        assert main(["digest", "--workspace", str(w["root"]), "--week", W1]) == 0
+    doc = decisions(w)
+    assert doc["rules"] == "digest.3"
+    assert all(d["criteria_source"] == "judge" and len(d["judges"]) == 2 for d in doc["decisions"])
+    block = doc["judge"]
+    assert block["cost_usd"] == pytest.approx(spent, abs=1e-6) and block["cost_usd"] > 0
+    assert [(j["voter"], j["answered"], j["failed"], j["missing"]) for j in block["judges"]] == [
+        ("judge-a", 3, 0, 0), ("judge-b", 3, 0, 0)]
+    # The keyword rule reads each paper as partial (`LLM judge*` once in its abstract): in_scope is two steps
+    # from it, silent is apart from any fit, borderline is one step.
+    table = block["keyword_disagreements"]
+    assert [(r["id"], r["keyword"]["fit"], r["judge"]["fit"]) for r in table["papers"]] == [
+        ("arxiv:2605.00001", "partial", "in_scope"), ("arxiv:2605.00003", "partial", "silent")]
+    assert table["note"].startswith("surfaced, never applied")
+    [week] = archived_weeks(w["root"] / "digests")
+    assert week.judge.cost_usd == pytest.approx(block["cost_usd"])
+    assert [(j.voter, j.model, j.answered) for j in week.judge.judges] == [("judge-a", MODELS[0], 3),
+                                                                          ("judge-b", MODELS[1], 3)]
+    assert [(d.id, d.keyword_fit, d.keyword_lines, d.judge_fit, d.judge_lines) for d in week.judge.disagreements] \
+        == [("arxiv:2605.00001", "partial", (4,), "in_scope", (4,)), ("arxiv:2605.00003", "partial", (4,), "silent", ())]
+    keep = next(d for d in week.decisions.decisions if d.id == "arxiv:2605.00001")
+    assert keep.criteria_source == "judge" and keep.judges[1].fit == "in_scope" and keep.judges[1].voter == "judge-b"
+
+
+def test_a_week_without_a_judge_says_keyword_and_older_weeks_read_as_keyword(tmp_path):
+    from reporter.digest.archive import read_week
+    from reporter.hashing import dump_json
+    with FakeOpenAI(default=judgement()) as server:
+        w = judge_workspace(tmp_path / "ws", server.base_url, {W1: 2})
+    toml = w["root"] / "reporter.toml"
+    toml.write_text(toml.read_text().split("[digest.judge]")[0])
+    (w["root"] / "criteria.md").write_text("## In scope\n- Models as judges: `LLM judge*`\n")  # terms: no judge
+    assert main(["digest", "--workspace", str(w["root"]), "--week", W1]) == 0
+    doc = decisions(w)
+    assert doc["judge"] is None and "judge" not in doc["inputs"]
+    assert {(d["criteria_source"], len(d["judges"])) for d in doc["decisions"]} == {("keyword", 0)}
+    for d in doc["decisions"]:
+        del d["criteria_source"], d["judges"]
+    del doc["judge"]
+    older = read_week(dump_json({**doc, "rules": "digest.2"}).encode(), "old.json")
+    assert older.judge is None and {d.criteria_source for d in older.decisions.decisions} == {"keyword"}

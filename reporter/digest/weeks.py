@@ -28,15 +28,18 @@ from .axes import PriorKeep
 from .config import DigestSettings
 from .criteria import Criteria, load_criteria
 from .decide import Thresholds, WeekOutcome, decide_week
-from .judge.answers import recorded_answers, refuse_unjudged
+from .judge.answers import WeekAnswers, recorded_answers, refuse_unjudged, week_judge
+from .judge.axis import keyword_disagreements
 from .judge.prompt import JudgeSetup, judge_setup
 from .merge import Merge, merge_records
 from .read import read_papers
 from .records import Record, WeekDecisions
 from .watchlist import Watchlist, load_watchlist
 
-RULES = "digest.2"
-"""The version of the scoring rules, recorded in every decisions.json (same inputs and rules, same bytes)."""
+RULES = "digest.3"
+"""The version of the scoring rules, recorded in every decisions.json (same inputs and rules, same bytes).
+`digest.3`: Axis 2 may come from the criteria judge; every decision says which (`criteria_source`, `judges`)
+and the document has `judge`."""
 
 
 # Writing the archive ------------------------------------------------------------------------------------
@@ -242,7 +245,8 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
         outcome = decide_week(records, watchlist, criteria, prior, max_kept=settings.max_kept,
                               thresholds=Thresholds(settings.keep_threshold, settings.review_threshold),
                               merged=_merged_ids(merges), judged=None if answers is None else answers.entries)
-        document = decisions_document(head, outcome, [merge_json(m, papers[week]) for m in merges])
+        document = decisions_document(head, outcome, [merge_json(m, papers[week]) for m in merges],
+                                      None if answers is None else judge_block(records, criteria, answers, outcome))
         decided[week] = WeekResult(week, document, outcome, seen=tuple(seen.items()))
     return [decided[w] for w in weeks]
 
@@ -334,16 +338,26 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def decisions_document(head: dict[str, Any], outcome: WeekOutcome,
-                       merges: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The decisions.json document: the seed's `decisions` and `calibration`, and what they came from (`head`)."""
+def decisions_document(head: dict[str, Any], outcome: WeekOutcome, merges: Sequence[dict[str, Any]],
+                       judge: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The decisions.json document: the seed's `decisions` and `calibration`, and what they came from (`head`);
+    `judge`: the criteria judge's week (its cost, where it and the keyword rule disagree), None without one."""
     return {
         **head,
         "decisions": [d.to_json() for d in outcome.decisions],
         "calibration": outcome.calibration.to_json(),
         "watchlist_drift": outcome.watchlist_drift,
         "merges": list(merges),
+        "judge": judge,
     }
+
+
+def judge_block(records: Sequence[Record], criteria: Criteria, answers: WeekAnswers,
+                outcome: WeekOutcome) -> dict[str, Any]:
+    """decisions.json's `judge`: the generation, what each judge answered and cost this week, and the papers where
+    the keyword rule and the judge disagree (surfaced, never applied; None without keyword terms)."""
+    return {**week_judge(answers),
+            "keyword_disagreements": keyword_disagreements(records, criteria, answers.entries, outcome.decisions)}
 
 
 def _prior_documents(archive: Path, week: str, decided: dict[str, WeekResult],

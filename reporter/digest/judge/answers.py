@@ -19,35 +19,9 @@ from ...errors import InputError
 from ...hashing import sha256_json
 from ...screening.plan import open_readonly
 from ..records import MISSING, JudgeEntry, Record
+from .archived import JudgeSpend
 from .config import WHERE, JudgeSettings
 from .prompt import TASK_NAME, JudgeSetup, cited_lines
-
-
-@dataclass(frozen=True)
-class JudgeCost:
-    """What one judge's recorded answers on a week's papers are and cost."""
-
-    voter: str
-    """The judge's name."""
-    model: str
-    """Its model."""
-    answered: int
-    """Papers it gave a fit."""
-    failed: int
-    """Papers whose reply was a failure (recorded with its cause)."""
-    missing: int
-    """Papers it has not answered in the current generation."""
-    input_tokens: int
-    """The prompt tokens of its recorded replies."""
-    output_tokens: int
-    """Their completion tokens."""
-    cost_usd: float
-    """What they cost, at the prices configured when they were recorded."""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"voter": self.voter, "model": self.model, "answered": self.answered, "failed": self.failed,
-                "missing": self.missing, "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "cost_usd": round(self.cost_usd, 6)}
 
 
 @dataclass(frozen=True)
@@ -58,7 +32,7 @@ class WeekAnswers:
     """The judge's current generation (answers of another one do not count)."""
     entries: Mapping[str, tuple[JudgeEntry, ...]]
     """Paper id -> one entry per judge, in configured order."""
-    costs: tuple[JudgeCost, ...]
+    costs: tuple[JudgeSpend, ...]
     """Per judge, in configured order."""
 
     @property
@@ -89,7 +63,7 @@ def recorded_answers(judge: JudgeSettings, setup: JudgeSetup, records: Sequence[
     for k, v in enumerate(judge.voters):
         rows = [votes[pid][v.name] for pid in ids if v.name in votes.get(pid, {})]
         mine = [e[k] for e in entries.values()]
-        costs.append(JudgeCost(v.name, v.model, sum(e.fit is not None for e in mine),
+        costs.append(JudgeSpend(v.name, v.model, sum(e.fit is not None for e in mine),
                                sum(e.failure not in (None, MISSING) for e in mine),
                                sum(e.failure == MISSING for e in mine), sum(r.input_tokens or 0 for r in rows),
                                sum(r.output_tokens or 0 for r in rows), sum(r.cost_usd for r in rows)))
@@ -121,4 +95,4 @@ def week_judge(answers: WeekAnswers) -> dict[str, Any]:
             "cost_usd": round(sum(c.cost_usd for c in answers.costs), 6)}
 
 
-__all__ = ["JudgeCost", "WeekAnswers", "recorded_answers", "refuse_unjudged", "week_judge"]
+__all__ = ["WeekAnswers", "recorded_answers", "refuse_unjudged", "week_judge"]

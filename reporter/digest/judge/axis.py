@@ -25,13 +25,13 @@ the keyword rule decides, tagged `judge-missing`.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..axes import (FAILS_REQUIRED, IN_SCOPE_FIT, JUDGE_FAILED, JUDGE_MISSING, JUDGES_DISAGREE, NOT_IN_SCOPE, PARTIAL,
-                    REDUCED, SILENT, TRAP, CriteriaAxis)
+                    REDUCED, SILENT, TRAP, CriteriaAxis, criteria_axis)
 from ..criteria import IN_SCOPE, OUT_OF_SCOPE, REQUIRED, Concept, Criteria
-from ..records import MISSING, JudgeEntry
+from ..records import MISSING, Decision, JudgeEntry, Record
 
 SCALE = ("out_of_scope", "partial", "borderline", "in_scope")
 """The fits other than silent, in order: two judges two or more steps apart disagree."""
@@ -149,3 +149,27 @@ def _failure(j: JudgeEntry) -> str:
         return f"judge {j.voter} ({j.model}) has not answered yet (--keyword-fallback)"
     return f"judge {j.voter} ({j.model}) failed ({j.failure}: {first_sentence(j.reason)})"
 
+
+
+DISAGREEMENT_NOTE = ("surfaced, never applied: papers the judge decided where the keyword rule's fit is silent and "
+                     "the judge's is not, or the other way round, or the two are two or more steps apart")
+
+
+def keyword_disagreements(records: Sequence[Record], criteria: Criteria, entries: Mapping[str, Sequence[JudgeEntry]],
+                          decisions: Sequence[Decision]) -> dict | None:
+    """Where the keyword rule and the judge disagree (`fits_disagree`) on the papers the judge decided: surfaced in
+    decisions.json, never applied. None when the document has no backticked terms (no keyword rule to compare)."""
+    if not any(c.terms for c in criteria.concepts):
+        return None
+    decided = {d.id: d for d in decisions}
+    rows = []
+    for record, keyword in zip(records, criteria_axis(records, criteria)):
+        judged = judged_axis(keyword, entries[record.id], criteria)
+        if judged.source != "judge" or not fits_disagree(rule_fit(keyword.rule), judged.fit):
+            continue
+        d = decided[record.id]
+        rows.append({"id": record.id, "title": record.title, "decision": d.decision,
+                     "keyword": {"fit": rule_fit(keyword.rule),
+                                 "criteria_lines": sorted({c.line for c in keyword.cited})},
+                     "judge": {"fit": judged.fit, "criteria_lines": list(d.criteria_lines)}})
+    return {"note": DISAGREEMENT_NOTE, "papers": sorted(rows, key=lambda r: r["id"])}
