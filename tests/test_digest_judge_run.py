@@ -368,17 +368,19 @@ def test_decisions_json_carries_the_source_the_judges_the_weeks_cost_and_the_dis
     assert [(j["voter"], j["answered"], j["failed"], j["missing"]) for j in block["judges"]] == [
         ("judge-a", 3, 0, 0), ("judge-b", 3, 0, 0)]
     # The keyword rule reads each paper as partial (`LLM judge*` once in its abstract): in_scope is two steps
-    # from it, silent is apart from any fit, borderline is one step.
+    # from it (a row), borderline one (none); the judge silent where the keyword rule speaks is counted.
     table = block["keyword_disagreements"]
     assert [(r["id"], r["keyword"]["fit"], r["judge"]["fit"]) for r in table["papers"]] == [
-        ("arxiv:2605.00001", "partial", "in_scope"), ("arxiv:2605.00003", "partial", "silent")]
+        ("arxiv:2605.00001", "partial", "in_scope")]
+    assert (table["keyword_silent"], table["judge_silent"]) == (0, 1)
     assert table["note"].startswith("surfaced, never applied")
     [week] = archived_weeks(w["root"] / "digests")
     assert week.judge.cost_usd == pytest.approx(block["cost_usd"])
     assert [(j.voter, j.model, j.answered) for j in week.judge.judges] == [("judge-a", MODELS[0], 3),
                                                                           ("judge-b", MODELS[1], 3)]
     assert [(d.id, d.keyword_fit, d.keyword_lines, d.judge_fit, d.judge_lines) for d in week.judge.disagreements] \
-        == [("arxiv:2605.00001", "partial", (4,), "in_scope", (4,)), ("arxiv:2605.00003", "partial", (4,), "silent", ())]
+        == [("arxiv:2605.00001", "partial", (4,), "in_scope", (4,))]
+    assert (week.judge.keyword_silent, week.judge.judge_silent) == (0, 1)
     keep = next(d for d in week.decisions.decisions if d.id == "arxiv:2605.00001")
     assert keep.criteria_source == "judge" and keep.judges[1].fit == "in_scope" and keep.judges[1].voter == "judge-b"
 

@@ -71,9 +71,14 @@ class WeekJudge:
     cost_usd: float
     """The week's judge cost: every judge's recorded answers on its papers."""
     disagreements: tuple[Disagreement, ...] | None
-    """Keyword rule against judge, by paper id; None when the document has no keyword terms (no table)."""
+    """Keyword rule against judge, by paper id: both speak, two or more steps apart; None when the document has no
+    keyword terms (no table)."""
     note: str
     """What the disagreements are for ("" without them)."""
+    keyword_silent: int = 0
+    """Papers the judge decided where the keyword rule is silent and the judge is not."""
+    judge_silent: int = 0
+    """Papers where the judge is silent and the keyword rule is not."""
 
 
 def read_judge(value: Any) -> WeekJudge | None:
@@ -93,4 +98,6 @@ def read_judge(value: Any) -> WeekJudge | None:
         judges=tuple(JudgeSpend(str(j["voter"]), str(j.get("model", "")), int(j["answered"]), int(j["failed"]),
                                 int(j["missing"]), int(j["input_tokens"]), int(j["output_tokens"]),
                                 float(j["cost_usd"])) for j in value["judges"]),
-        cost_usd=float(value["cost_usd"]), disagreements=rows, note="" if table is None else str(table["note"]))
+        cost_usd=float(value["cost_usd"]), disagreements=rows, note="" if table is None else str(table["note"]),
+        keyword_silent=0 if table is None else int(table["keyword_silent"]),
+        judge_silent=0 if table is None else int(table["judge_silent"]))

@@ -25,6 +25,7 @@ the keyword rule decides, tagged `judge-missing`.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -151,25 +152,32 @@ def _failure(j: JudgeEntry) -> str:
 
 
 
-DISAGREEMENT_NOTE = ("surfaced, never applied: papers the judge decided where the keyword rule's fit is silent and "
-                     "the judge's is not, or the other way round, or the two are two or more steps apart")
+DISAGREEMENT_NOTE = ("surfaced, never applied: papers the judge decided where the keyword rule and the judge both "
+                     "speak and are two or more steps apart on out_of_scope < partial < borderline < in_scope; "
+                     "the papers where only one of them speaks are counted")
 
 
 def keyword_disagreements(records: Sequence[Record], criteria: Criteria, entries: Mapping[str, Sequence[JudgeEntry]],
                           decisions: Sequence[Decision]) -> dict | None:
-    """Where the keyword rule and the judge disagree (`fits_disagree`) on the papers the judge decided: surfaced in
+    """Where the keyword rule and the judge disagree on the papers the judge decided: both speak (neither is
+    silent) and their fits are two or more steps apart; where only one speaks, counted. Surfaced in
     decisions.json, never applied. None when the document has no backticked terms (no keyword rule to compare)."""
     if not any(c.terms for c in criteria.concepts):
         return None
     decided = {d.id: d for d in decisions}
-    rows = []
+    rows, silent = [], Counter()
     for record, keyword in zip(records, criteria_axis(records, criteria)):
         judged = judged_axis(keyword, entries[record.id], criteria)
-        if judged.source != "judge" or not fits_disagree(rule_fit(keyword.rule), judged.fit):
+        if judged.source != "judge":
+            continue
+        fit = rule_fit(keyword.rule)
+        if (fit == "silent") != (judged.fit == "silent"):
+            silent["keyword_silent" if fit == "silent" else "judge_silent"] += 1
+        if "silent" in (fit, judged.fit) or not fits_disagree(fit, judged.fit):
             continue
         d = decided[record.id]
         rows.append({"id": record.id, "title": record.title, "decision": d.decision,
-                     "keyword": {"fit": rule_fit(keyword.rule),
-                                 "criteria_lines": sorted({c.line for c in keyword.cited})},
+                     "keyword": {"fit": fit, "criteria_lines": sorted({c.line for c in keyword.cited})},
                      "judge": {"fit": judged.fit, "criteria_lines": list(d.criteria_lines)}})
-    return {"note": DISAGREEMENT_NOTE, "papers": sorted(rows, key=lambda r: r["id"])}
+    return {"note": DISAGREEMENT_NOTE, "papers": sorted(rows, key=lambda r: r["id"]),
+            "keyword_silent": silent["keyword_silent"], "judge_silent": silent["judge_silent"]}
