@@ -333,3 +333,17 @@ def test_the_cited_lines_are_quoted_with_the_reason_cut_to_a_sentence():
     assert ('judged by a (model-a) in scope per criteria.md:4 "Models as judges" ("The paper proposes an LLM judge, '
             'e.g. for code.")') in d.rationale
     assert d.rationale.startswith("KEEP: strong match and judged in scope (score 100: ")
+
+
+def test_a_judge_entry_reads_back_and_a_malformed_one_is_refused():
+    from reporter.digest.records import Decision
+    e = entry("partial", lines=(4, 11))
+    assert JudgeEntry.from_json(e.to_json()) == e
+    failed = entry(None, failure="uncited", reason="cites nothing")
+    assert JudgeEntry.from_json(failed.to_json()) == failed
+    with pytest.raises(ValueError, match="either a fit or a failure"):
+        JudgeEntry.from_json({**e.to_json(), "failure": "schema"})
+    d = decided(entry("in_scope", "a"), failed)
+    assert Decision.from_json(d.to_json()) == d
+    with pytest.raises(ValueError, match="criteria_source"):
+        Decision.from_json({**d.to_json(), "criteria_source": "oracle"})
