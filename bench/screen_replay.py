@@ -77,8 +77,9 @@ def criteria_text(kind: str, name: str) -> str:
             f"Exclusion criteria:\n{flat(crit['exclusion_criteria'])}\n")
 
 
-def read_review(file: Path, kind: str, name: str) -> list[dict]:
-    """One row per work: id, title, abstract, human label, and the two recorded answers."""
+def read_review(file: Path, kind: str, name: str, answer=label_of) -> list[dict]:
+    """One row per work: id, title, abstract, human label, and the two recorded answers (each score read by
+    `answer`: the screen's label by default; bench/digest_judge_replay.py keeps the score)."""
     csv.field_size_limit(sys.maxsize)
     rows, seen = [], set()
     with gzip.open(file, "rt", encoding="utf-8", newline="") as f:
@@ -95,7 +96,7 @@ def read_review(file: Path, kind: str, name: str) -> list[dict]:
             seen.add(wid)
             rows.append({"work_id": wid, "title": r["title"] or None, "abstract": r["abstract"] or None,
                          "included": included,
-                         "answers": {MODELS[a]: (label_of(r[f"{a}_evaluation"]), r[f"{a}_reasoning"] or "")
+                         "answers": {MODELS[a]: (answer(r[f"{a}_evaluation"]), r[f"{a}_reasoning"] or "")
                                      for a in MODELS}})
     return rows
 

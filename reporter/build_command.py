@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from .errors import InputError
@@ -35,6 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--label", default=None,
                    help="name the release when this build first publishes it (e.g. 2026-W27; default: `label` in "
                         "reporter.toml); never changes its id, never renames a published release")
+    p.add_argument("--keyword-fallback", action="store_true",
+                   help="with a digest criteria judge: decide papers it has not answered yet by the keyword rule "
+                        "(tagged judge-missing) instead of refusing the week")
     p.set_defaults(func=run_build)
 
 
@@ -46,7 +50,10 @@ def run_build(args) -> int:
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be 1 or more, not {args.workers}")
     release_name = check_release_name(args.label, "--label")
-    report = build(load_workspace(args.workspace), out=args.out, rerender_archive=args.rerender_archive,
+    ws = load_workspace(args.workspace)
+    if args.keyword_fallback and ws.digest is not None:  # a flag of this run, carried by the digest's settings
+        ws = replace(ws, digest=replace(ws.digest, keyword_fallback=True))
+    report = build(ws, out=args.out, rerender_archive=args.rerender_archive,
                    workers=args.workers, progress=True, release_name=release_name)
     if report.release_id is not None:
         print(f"routed {report.rows:,} works: release {report.release_id[:12]} "

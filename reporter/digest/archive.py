@@ -30,7 +30,8 @@ from typing import Any
 from ..errors import InputError
 from ..files import parse_json
 from ..text import json_without_surrogates, may_hold_surrogates
-from .records import DROP_CAUSES, Decision, ListedAgain, WeekDecisions
+from .judge.archived import Disagreement, JudgeSpend, WeekJudge, read_judge
+from .records import DROP_CAUSES, Decision, JudgeEntry, ListedAgain, WeekDecisions
 
 DECISIONS_FILE = "decisions.json"
 GRAPH_FILE = "novelty.jsonl"
@@ -237,6 +238,8 @@ class ArchivedWeek:
     """sha256 of the decisions.json bytes."""
     source: str
     """Where it was read (for messages)."""
+    judge: WeekJudge | None = None
+    """The criteria judge's week (its cost, where it and the keyword rule disagree); None without a judge."""
 
     @property
     def week(self) -> str:
@@ -323,10 +326,11 @@ def read_week(data: bytes, source: str) -> ArchivedWeek:
     _check_listed_again(decisions, source)
     try:
         drift, merges = _drift(_dict(decisions.watchlist_drift)), tuple(_merge(m) for m in decisions.merges)
-    except (TypeError, ValueError, AttributeError, OverflowError) as exc:
+        judge = read_judge(document.get("judge"))
+    except (TypeError, ValueError, AttributeError, OverflowError, KeyError) as exc:
         raise InputError(f"{source}: not a decisions.json this tool wrote ({type(exc).__name__}: {exc}); "
                          f"restore it, or re-publish the week with --force") from None
-    return ArchivedWeek(decisions, head, drift, merges, sha256_bytes(data), source)
+    return ArchivedWeek(decisions, head, drift, merges, sha256_bytes(data), source, judge)
 
 
 def archived_weeks(archive: Path) -> list[ArchivedWeek]:
@@ -453,7 +457,8 @@ def _score(settings: dict[str, Any], name: str, default: int, source: str) -> in
     return value
 
 
-__all__ = ["DECISIONS_FILE", "DROP_CAUSES", "GRAPH_FILE", "ArchivedWeek", "Decision", "Drift", "InputFile",
-           "ListedAgain", "MergeEntry", "MissedConcept", "RejectedEntry", "WeekDecisions", "WeekHead", "WeekSettings", "archive_state", "archived_weeks", "is_week", "load_week", "parse_week",
+__all__ = ["DECISIONS_FILE", "DROP_CAUSES", "GRAPH_FILE", "ArchivedWeek", "Decision", "Disagreement", "Drift",
+           "InputFile", "JudgeEntry", "JudgeSpend", "ListedAgain", "WeekJudge",
+           "MergeEntry", "MissedConcept", "RejectedEntry", "WeekDecisions", "WeekHead", "WeekSettings", "archive_state", "archived_weeks", "is_week", "load_week", "parse_week",
            "prior_weeks", "published_weeks", "read_decisions", "read_published", "read_week", "sha256_bytes",
            "shift_week", "week_bytes", "week_of", "week_range", "week_start"]

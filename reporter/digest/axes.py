@@ -21,7 +21,7 @@ from rapidfuzz.distance import Levenshtein
 from ..routing import match_phrases
 from .criteria import IN_SCOPE, OUT_OF_SCOPE, REDUCED_FIT, REQUIRED, Concept, Criteria
 from .merge import normalize_title
-from .records import Record
+from .records import JudgeEntry, Record
 from .watchlist import Watchlist
 
 TITLE_MATCH = 0.9
@@ -152,6 +152,11 @@ SILENT, TRAP, NOT_IN_SCOPE, FAILS_REQUIRED, REDUCED, IN_SCOPE_FIT, PARTIAL = (
 CRITERIA_VALUES = {SILENT: (70, 70), TRAP: (0, 0), NOT_IN_SCOPE: (0, 0), FAILS_REQUIRED: (0, 0),
                    REDUCED: (70, 40), IN_SCOPE_FIT: (100, 100), PARTIAL: (40, 20)}
 """Per rule: (hundredths in the first pass, hundredths in the stricter pass)."""
+JUDGES_DISAGREE, JUDGE_FAILED, JUDGE_MISSING = "judges-disagree", "judge-failed", "judge-missing"
+"""The criteria judge's tags (reporter.digest.judge.axis): two judges apart, a judge's failure (the keyword rule
+decided), a judge that has not answered (`--keyword-fallback`: the keyword rule decided)."""
+NEVER_KEEP_FLAGS = (JUDGES_DISAGREE, JUDGE_FAILED)
+"""The judge's tags that keep a paper from KEEP."""
 
 
 @dataclass(frozen=True)
@@ -179,6 +184,17 @@ class CriteriaAxis:
     """The concepts the score came from (quoted by the rationale, their lines in `criteria_lines`)."""
     in_scope: tuple[Concept, ...] = ()
     """Every In scope concept matched anywhere (what watchlist drift counts), whatever the rule."""
+    source: str = "keyword"
+    """What decided: `keyword` (this rule) or `judge` (the criteria judge's answers, `judge.axis`)."""
+    flags: tuple[str, ...] = ()
+    """The judge's tags: JUDGES_DISAGREE, JUDGE_FAILED, JUDGE_MISSING."""
+    judges: tuple[JudgeEntry, ...] = ()
+    """Each configured judge's answer or failure (() without a judge)."""
+
+    @property
+    def never_keep(self) -> bool:
+        """The judges disagree, or one failed: the paper is never KEEP."""
+        return any(f in NEVER_KEEP_FLAGS for f in self.flags)
 
     def value(self, strict: bool = False) -> int:
         """Hundredths, in the first pass or the stricter pass."""
@@ -243,8 +259,9 @@ def criteria_axis(records: Sequence[Record], criteria: Criteria,
     in_scope_terms = [column[t] for t in dict.fromkeys(t for c in criteria.section(IN_SCOPE) for t in c.terms)]
     out = []
     for i, record in enumerate(records):
+        # A concept of prose alone (a criteria judge reads it) is not the keyword rule's: it never matches.
         hits = [ConceptHit(c, bool(title[i, js].any()), int(abstract[i, js].sum()))
-                for c, js in zip(criteria.concepts, cols)]
+                for c, js in zip(criteria.concepts, cols) if c.terms]
         # Summed over the distinct In scope terms, so a term two concepts share counts once.
         out.append(criteria_rule(hits, has_abstract(record), int(abstract[i, in_scope_terms].sum())))
     return out

@@ -46,9 +46,15 @@ criteria, prior weeks, settings) is left as it is, so re-running a catch-up
 that was killed finishes it; a week published with other inputs is refused
 (the message names the week and what changed) unless --force.
 
+With a criteria judge ([digest.judge], docs/digest.md) the criteria axis
+comes from the answers `reporter judge --run` recorded; nothing is sent
+here. A week with papers not judged yet is refused, naming the count and
+the command to run, unless --keyword-fallback.
+
 Exit status: 0 whatever the decisions; 2 for bad input (the message names
-the file, the line and what to fix) or a week already published with other
-inputs (without --force). Nothing is written unless every week given could
+the file, the line and what to fix), a week already published with other
+inputs (without --force), or a week with papers the judge has not answered
+(without --keyword-fallback). Nothing is written unless every week given could
 be decided.
 """
 
@@ -81,6 +87,9 @@ def register(subparsers: Any) -> None:
                    help="judge novelty against nothing (pattern D: a watchlist sanity check)")
     p.add_argument("--force", action="store_true",
                    help="re-publish a week that exists, keeping the old decisions.json beside the new one")
+    p.add_argument("--keyword-fallback", action="store_true",
+                   help="with a criteria judge: decide papers it has not answered yet by the keyword rule (tagged "
+                        "judge-missing) instead of refusing the week")
     p.add_argument("--json", action="store_true", help="print each week's path and calibration as a JSON line")
     p.set_defaults(func=run_digest)
 
@@ -94,7 +103,8 @@ def settings_from(args: argparse.Namespace) -> DigestSettings:
             raise InputError(f"{args.workspace}: reporter.toml has no [digest] table; add one (papers, watchlist, "
                              f"criteria, archive) or give --papers, --watchlist, --criteria and --archive")
     flags = {"papers": args.papers, "watchlist": args.watchlist, "criteria": args.criteria,
-             "archive": args.archive, "max_kept": args.max_kept}
+             "archive": args.archive, "max_kept": args.max_kept,
+             "keyword_fallback": True if args.keyword_fallback else None}
     if base is None:
         missing = [f"--{k}" for k in ("papers", "watchlist", "criteria", "archive") if flags[k] is None]
         if missing:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..settings import Table
+from .judge.config import JudgeSettings, parse_judge
 
 DEFAULT_MAX_KEPT = 25
 DEFAULT_KEEP = 70
@@ -31,6 +32,11 @@ class DigestSettings:
     """The lowest score that is KEEP (default 70)."""
     review_threshold: int = DEFAULT_REVIEW
     """The lowest score that is REVIEW (default 50); below it, DROP."""
+    judge: JudgeSettings | None = None
+    """`[digest.judge]`: Axis 2 read by one or two models from their recorded answers; None: the keyword rule."""
+    keyword_fallback: bool = False
+    """`--keyword-fallback` (a flag of the run, never a key): papers the judge has not answered yet are decided
+    by the keyword rule, tagged `judge-missing`, instead of the week being refused."""
 
 
 def parse_digest(table: Table | None) -> DigestSettings | None:
@@ -47,6 +53,7 @@ def parse_digest(table: Table | None) -> DigestSettings | None:
                            check=lambda v: None if v >= 1 else f"must be 1 or more, not {v}"),
         keep_threshold=table.get("keep_threshold", int, DEFAULT_KEEP, check=score),
         review_threshold=table.get("review_threshold", int, DEFAULT_REVIEW, check=score),
+        judge=parse_judge(table.table("judge")),
     )
     if settings.review_threshold > settings.keep_threshold:
         raise table.error("review_threshold", f"({settings.review_threshold}) must not be above "

@@ -11,7 +11,9 @@ what is matched (phrases of the rule language, through
 
 Refused, naming the file and the line: no In scope section (or one without
 a bullet); a bullet in one of the four sections without a backticked term
-(it could never match); a bullet with backticked terms under any other
+(it could never match; with a criteria judge configured, `need_terms=False`,
+such a bullet is a concept of prose alone, which the judge reads and the
+keyword rule never matches); a bullet with backticked terms under any other
 heading or before the first one (a misspelt section name would otherwise
 match nothing, silently); a term the rule language refuses. Paragraphs,
 code blocks and bullets without terms elsewhere are prose: kept for the
@@ -68,9 +70,12 @@ class Criteria:
         return f'{self.name}:{concept.line} "{concept.prose}"'
 
 
-def load_criteria(path: Path) -> Criteria:
-    """Read and check a criteria document; InputError naming the file and line."""
-    return parse_criteria(read_text(path, "criteria document"), str(path))
+def load_criteria(path: Path, *, need_terms: bool = True) -> Criteria:
+    """Read and check a criteria document; InputError naming the file and line.
+
+    `need_terms=False` (a criteria judge is configured): a concept needs no backticked term.
+    """
+    return parse_criteria(read_text(path, "criteria document"), str(path), need_terms=need_terms)
 
 
 def section_name(heading: str) -> str:
@@ -78,8 +83,9 @@ def section_name(heading: str) -> str:
     return " ".join(re.sub(r"[-_]", " ", heading).lower().split()).rstrip(":").strip()
 
 
-def parse_criteria(text: str, where: str) -> Criteria:
-    """Parse a criteria document's Markdown; `where` names the file in errors."""
+def parse_criteria(text: str, where: str, *, need_terms: bool = True) -> Criteria:
+    """Parse a criteria document's Markdown; `where` names the file in errors; `need_terms`: every concept needs a
+    backticked term (False with a criteria judge, which reads the prose)."""
     tokens = MarkdownIt("commonmark").parse(text.removeprefix("\ufeff"))
     section, heading, heading_line = None, None, 0
     items: list[dict] = []  # the open list items, innermost last
@@ -112,7 +118,7 @@ def parse_criteria(text: str, where: str) -> Criteria:
                                  f"name the heading one of In scope, Out of scope, Required, Reduced fit "
                                  f"(a section runs to the next heading), or drop the backticks")
             continue
-        if not terms:
+        if not terms and need_terms:
             raise InputError(f"{at}: a bullet of {_TITLES[section]} without a backticked term; every concept "
                              f"needs at least one, e.g. - Review articles: `review`, `survey`")
         if any(not t.strip() for t in terms):

@@ -35,7 +35,7 @@ from .axes import (
 )
 from .config import DEFAULT_KEEP, DEFAULT_MAX_KEPT, DEFAULT_REVIEW
 from .criteria import Criteria
-from .records import Axes, Calibration, Decision, Record
+from .records import Axes, Calibration, Decision, JudgeEntry, Record
 from .rationale import COVERED, NEVER_KEEP, RESCUED, CapRank, Outcome, rationale
 from .relevance import query_terms, relevance
 from .watchlist import Watchlist
@@ -92,11 +92,19 @@ def combine(match: int, criteria: int, novelty: int) -> int:
 
 
 def score_axes(records: Sequence[Record], watchlist: Watchlist, criteria: Criteria,
-               prior: Sequence[PriorKeep]) -> list[PaperAxes]:
-    """The three axes and the relevance of every record (two match_phrases calls for the whole week)."""
+               prior: Sequence[PriorKeep], judged: Mapping[str, Sequence[JudgeEntry]] | None = None) -> list[PaperAxes]:
+    """The three axes and the relevance of every record (two match_phrases calls for the whole week).
+
+    `judged`: each record's judge entries (a criteria judge is configured): Axis 2 is the judges'
+    (`reporter.digest.judge.axis`), the keyword rule's for a paper a judge failed or has not answered.
+    """
     counts = count_terms(records, week_terms(watchlist, criteria))
+    fits = criteria_axis(records, criteria, counts)
+    if judged is not None:
+        from .judge.axis import judged_axis
+        fits = [judged_axis(k, judged[r.id], criteria) for r, k in zip(records, fits)]
     return [PaperAxes(m, c, n, has_abstract(r), rel) for r, m, c, n, rel in
-            zip(records, match_axis(records, watchlist, counts), criteria_axis(records, criteria, counts),
+            zip(records, match_axis(records, watchlist, counts), fits,
                 novelty_axis(records, prior), relevance(records, query_terms(watchlist, criteria), counts))]
 
 
@@ -104,10 +112,12 @@ def decide_week(records: Sequence[Record], watchlist: Watchlist, criteria: Crite
                 prior: Sequence[PriorKeep] = (), *, max_kept: int = DEFAULT_MAX_KEPT,
                 thresholds: Thresholds = Thresholds(),
                 merged: Mapping[str, Sequence[str]] | None = None,
-                new_versions: Mapping[str, str] | None = None) -> WeekOutcome:
+                new_versions: Mapping[str, str] | None = None,
+                judged: Mapping[str, Sequence[JudgeEntry]] | None = None) -> WeekOutcome:
     """Decide every record of a week; `merged` maps a surviving id to the ids folded into it; `new_versions` maps
-    the id of a paper listed again in a newer version to the prior week that decided it (tag `new-version-of:`)."""
-    axes = score_axes(records, watchlist, criteria, prior)
+    the id of a paper listed again in a newer version to the prior week that decided it (tag `new-version-of:`);
+    `judged` gives each record's judge entries when a criteria judge is configured (`score_axes`)."""
+    axes = score_axes(records, watchlist, criteria, prior, judged)
     return decide(records, axes, criteria, max_kept=max_kept, thresholds=thresholds, merged=merged,
                   new_versions=new_versions)
 
@@ -167,6 +177,7 @@ def judge(record: Record, axes: PaperAxes, criteria: Criteria, thresholds: Thres
     rule = axes.criteria.rule
     if rule in (SILENT, TRAP, FAILS_REQUIRED):
         tags.append(rule)
+    tags.extend(axes.criteria.flags)
     if strict and axes.criteria.value(True) != axes.criteria.value(False):
         tags.append("stricter-pass")
     if n == 50:
@@ -178,7 +189,7 @@ def judge(record: Record, axes: PaperAxes, criteria: Criteria, thresholds: Thres
     if n == 0:
         decision, override = "DROP", COVERED
         tags.append("already-covered")
-    elif decision == "KEEP" and (not axes.abstract or rule == SILENT):
+    elif decision == "KEEP" and (not axes.abstract or rule == SILENT or axes.criteria.never_keep):
         decision, override = "REVIEW", NEVER_KEEP
     elif decision == "DROP" and was_kept:
         decision, override = "REVIEW", RESCUED
@@ -194,7 +205,8 @@ def judge(record: Record, axes: PaperAxes, criteria: Criteria, thresholds: Thres
         criteria_lines=tuple(sorted({x.line for x in axes.criteria.cited})),
         matched_terms=axes.match.entries, merged_ids=tuple(merged_ids), relevance=axes.relevance,
         authors=record.authors, published=record.published, venue=record.venue, categories=record.categories,
-        abstract=record.abstract, version=record.version)
+        abstract=record.abstract, version=record.version, criteria_source=axes.criteria.source,
+        judges=axes.criteria.judges)
 
 
 def drop_cause(criteria: CriteriaAxis, novelty: NoveltyAxis) -> str:

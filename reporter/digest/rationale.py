@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .axes import FAILS_REQUIRED, IN_SCOPE_FIT, NOT_IN_SCOPE, PARTIAL, REDUCED, SILENT, TRAP, CriteriaAxis, \
-    MatchAxis, NoveltyAxis
+from .axes import FAILS_REQUIRED, IN_SCOPE_FIT, JUDGE_FAILED, JUDGES_DISAGREE, NOT_IN_SCOPE, PARTIAL, REDUCED, SILENT, \
+    TRAP, CriteriaAxis, MatchAxis, NoveltyAxis
 from .criteria import Criteria
 from .records import CRITERIA_CAUSES
 from .relevance import DECIMALS
@@ -105,9 +105,9 @@ def head(o: Outcome, match: MatchAxis, fit: CriteriaAxis, novelty: NoveltyAxis, 
                 f"(score {o.score}: {numbers})")
     strong, weak = _sides(match.value, fit, c, novelty)
     if o.override == NEVER_KEEP and fit.rule == SILENT:
-        weak = [w for w in weak if w != _CRITERIA_WORDS[SILENT]]  # the override says it
+        weak = [w for w in weak if w != criteria_words(fit)]  # the override says it
     if o.cause in CRITERIA_CAUSES:
-        weak.sort(key=lambda w: w != _CRITERIA_WORDS[fit.rule])  # the criteria's rule first: it decided
+        weak.sort(key=lambda w: w != criteria_words(fit))  # the criteria's rule first: it decided
         summary = ", and ".join(weak) + (f", though {' and '.join(strong)}" if strong else "")
     else:
         summary = ", but ".join(x for x in (" and ".join(strong), ", and ".join(weak)) if x)
@@ -115,8 +115,10 @@ def head(o: Outcome, match: MatchAxis, fit: CriteriaAxis, novelty: NoveltyAxis, 
     relevance = f", relevance {o.cap.relevance:.{DECIMALS}f}" if o.cap and not o.cap.demoted else ""
     tail = f"{summary} ({quoted}score {o.score}{relevance}{band}: {numbers})"
     if o.override == NEVER_KEEP:
-        why = " and ".join(x for x, on in (("no abstract", not abstract), ("the criteria are silent",
-                                                                            fit.rule == SILENT)) if on)
+        why = " and ".join(x for x, on in (("no abstract", not abstract),
+                                           ("the criteria are silent", fit.rule == SILENT),
+                                           ("the judges disagree", JUDGES_DISAGREE in fit.flags),
+                                           ("a judge failed", JUDGE_FAILED in fit.flags)) if on)
         return f"{label}: {why}, so never KEEP; {tail}"
     if o.override == RESCUED:
         return f"{label}: KEEP before the stricter pass, and a KEEP is never made DROP; {tail}"
@@ -139,10 +141,15 @@ def _sides(m: int, fit: CriteriaAxis, c: int, novelty: NoveltyAxis) -> tuple[lis
     else:
         (strong if m >= 70 else weak).append(
             "strong match" if m == 100 else "the watchlist matched" if m >= 70 else "the watchlist barely matched")
-    (strong if c >= 70 and fit.rule != SILENT else weak).append(_CRITERIA_WORDS[fit.rule])
+    (strong if c >= 70 and fit.rule != SILENT else weak).append(criteria_words(fit))
     if novelty.value == 50:
         weak.append(f"an earlier version was kept in {novelty.covered_by.week}")
     return strong, weak
+
+
+def criteria_words(fit: CriteriaAxis) -> str:
+    """The criteria's rule in words: the judge's fit when a judge decided (`words`), else the keyword rule's."""
+    return getattr(fit, "words", "") or _CRITERIA_WORDS[fit.rule]
 
 
 __all__ = ["COVERED", "NEVER_KEEP", "RESCUED", "CapRank", "Outcome", "head", "rationale"]

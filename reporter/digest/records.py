@@ -17,6 +17,10 @@ DROP_CAUSES = ("already-covered", "look-alike-trap", "fails-required", "not-in-s
 """Why a paper was dropped, in the order the digest page groups them."""
 CRITERIA_CAUSES = ("look-alike-trap", "not-in-scope", "fails-required")
 """The drop causes that are the criteria's doing (a rationale quotes the criteria line)."""
+CRITERIA_SOURCES = ("judge", "keyword")
+"""What decided a paper's Axis 2: the criteria judge's answers, or the keyword rule."""
+MISSING = "missing"
+"""A judge's failure cause when it has not answered the paper yet (decided with --keyword-fallback)."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,39 @@ class Axes:
 
 
 @dataclass(frozen=True)
+class JudgeEntry:
+    """One judge's answer on one paper, as a decision lists it (`judges`): a fit, or the judge's failure."""
+
+    voter: str
+    """The judge's name (`[[digest.judge.voters]] name`)."""
+    model: str
+    """The model it asked."""
+    fit: str | None
+    """in_scope, borderline, partial, out_of_scope or silent; None when the judge failed."""
+    criteria_lines: tuple[int, ...] = ()
+    """The lines the answer cited, as it cited them (sorted, each once)."""
+    reason: str = ""
+    """The judge's reason; for a failure, what was wrong."""
+    failure: str | None = None
+    """Why there is no fit: the failure's cause (`uncited`, `unparseable`, `refusal`, ...), or `missing` (no
+    answer recorded yet); None for an answer."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"voter": self.voter, "model": self.model, "fit": self.fit,
+                "criteria_lines": list(self.criteria_lines), "reason": self.reason, "failure": self.failure}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> JudgeEntry:
+        """The inverse of to_json (KeyError, TypeError or ValueError when malformed)."""
+        fit, failure = _text(data.get("fit")), _text(data.get("failure"))
+        if (fit is None) == (failure is None):
+            raise ValueError("a judge entry has either a fit or a failure, never both or neither")
+        return cls(voter=str(data["voter"]), model=str(data.get("model", "")), fit=fit,
+                   criteria_lines=tuple(int(x) for x in data.get("criteria_lines", ())),
+                   reason=str(data.get("reason", "")), failure=failure)
+
+
+@dataclass(frozen=True)
 class Decision:
     """One paper's decision: the contract fields of decisions.json plus what the pages show."""
 
@@ -120,6 +157,12 @@ class Decision:
     version: str | None = None
     """The version of the text decided (arXiv `v2`, bioRxiv `3`), or None when the source gives none: a later
     week that lists the paper again in a newer version decides it again (docs/digest.md, "One paper, one week")."""
+    criteria_source: str = "keyword"
+    """What decided Axis 2: `judge` (the criteria judge's answers) or `keyword` (the keyword rule: no judge, or a
+    judge failed or has not answered). `keyword` in a decisions.json written before the judge (rules `digest.2`
+    and older)."""
+    judges: tuple[JudgeEntry, ...] = ()
+    """One entry per configured judge, in configured order (() without a judge)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "decision": self.decision, "score": self.score, "axes": self.axes.to_json(),
@@ -127,7 +170,8 @@ class Decision:
                 "criteria_lines": list(self.criteria_lines), "matched_terms": list(self.matched_terms),
                 "merged_ids": list(self.merged_ids), "relevance": self.relevance, "authors": list(self.authors),
                 "published": self.published, "venue": self.venue, "categories": list(self.categories),
-                "abstract": self.abstract, "version": self.version}
+                "abstract": self.abstract, "version": self.version, "criteria_source": self.criteria_source,
+                "judges": [j.to_json() for j in self.judges]}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Decision:
@@ -137,6 +181,9 @@ class Decision:
         if data["decision"] not in DECISIONS or (data.get("cause") is not None and data["cause"] not in DROP_CAUSES):
             raise ValueError(f"decision {data['decision']!r} or cause {data.get('cause')!r} unknown")
         relevance = data.get("relevance")
+        source = data.get("criteria_source", "keyword")
+        if source not in CRITERIA_SOURCES:
+            raise ValueError(f"criteria_source {source!r} unknown")
         return cls(id=str(data["id"]), decision=data["decision"], score=int(data["score"]),
                    axes=Axes.from_json(data["axes"]), rationale=str(data["rationale"]),
                    tags=tuple(data["tags"]), title=str(data.get("title", "")), cause=data.get("cause"),
@@ -146,7 +193,8 @@ class Decision:
                    relevance=None if relevance is None else _finite(relevance, "relevance"),
                    authors=_strings(data.get("authors"), "authors"), published=_text(data.get("published")),
                    venue=_text(data.get("venue")), categories=_strings(data.get("categories"), "categories"),
-                   abstract=_text(data.get("abstract")), version=_text(data.get("version")))
+                   abstract=_text(data.get("abstract")), version=_text(data.get("version")),
+                   criteria_source=source, judges=tuple(JudgeEntry.from_json(j) for j in data.get("judges") or ()))
 
 
 @dataclass(frozen=True)

@@ -29,13 +29,18 @@ from .config import DigestSettings
 from .criteria import Criteria, load_criteria
 from .decide import Thresholds, WeekOutcome, decide_week
 from .listings import Papers, check_covered, given_decisions, load_papers, prior_decisions, week_papers
+from .judge.answers import WeekAnswers, recorded_answers, refuse_unjudged, week_judge
+from .judge.axis import keyword_disagreements
+from .judge.prompt import JudgeSetup, judge_setup
 from .merge import Merge, merge_records
 from .records import ListedAgain, Record, WeekDecisions
 from .watchlist import Watchlist, load_watchlist
 
 RULES = "digest.3"
-"""The version of the scoring rules, recorded in every decisions.json (same inputs and rules, same bytes):
-`digest.3` since a paper is decided in the week it is first listed in (`listed_again`, `version`)."""
+"""The version of the scoring rules, recorded in every decisions.json (same inputs and rules, same bytes).
+`digest.3`: a paper is decided in the week it is first listed in (`listed_again`, `version`), and Axis 2
+may come from the criteria judge; every decision says which (`criteria_source`, `judges`) and the
+document has `judge`."""
 
 
 # Writing the archive ------------------------------------------------------------------------------------
@@ -189,12 +194,14 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
     for week in weeks:
         if as_of is not None and week_start(week) > as_of:
             raise InputError(f"--week {week}: starts after {as_of.isoformat()}; a future week has no papers yet")
-    watchlist, criteria = load_watchlist(settings.watchlist), load_criteria(settings.criteria)
+    watchlist = load_watchlist(settings.watchlist)
+    criteria = load_criteria(settings.criteria, need_terms=settings.judge is None)
     inputs = {"watchlist": _digest(settings.watchlist), "criteria": _digest(settings.criteria)}
     papers = papers if papers is not None else load_papers(settings.papers)
     check_covered(papers, weeks)
     archive = Path(settings.archive)
     decided: dict[str, WeekResult] = {}
+    judged = _judge(settings)
     for week in weeks:
         seen: dict[str, str | None] = {}
         if prior_override is not None:
@@ -204,9 +211,13 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
             used = _prior_documents(archive, week, decided, seen)
             prior = prior_keeps({w: doc for w, (doc, _) in used.items()})
             listed = week_papers(papers, week, prior_decisions({w: doc for w, (doc, _) in used.items()}))
+        records, merges = merge_records(listed.records)  # the papers of the week after the merge: what is judged
+        # The judge's answers are part of the week's identity: read before it is compared.
+        answers = recorded_answers(settings.judge, judged, records) if judged is not None else None
         head = document_head(
             week, settings, watchlist, criteria,
-            inputs={**inputs, "papers": listed.digest, "prior": {w: sha for w, (_, sha) in used.items()}},
+            inputs={**inputs, "papers": listed.digest, "prior": {w: sha for w, (_, sha) in used.items()},
+                    **({"judge": answers.identity()} if answers is not None else {})},
             prior_weeks=sorted(used) if prior_override is None else sorted({p.week for p in prior}),
             prior="archive" if prior_override is None else "given" if prior_override else "none")
         target = archive / week / DECISIONS_FILE
@@ -221,15 +232,23 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
                                        seen=tuple(seen.items()), stored=data, listed_again=old.listed_again)
             continue
         seen[week] = None if not force else archive_state(archive, [week])[week]
-        records, merges = merge_records(listed.records)
+        if answers is not None and answers.unjudged and not settings.keyword_fallback:
+            raise refuse_unjudged(week, answers, settings.judge)
         outcome = decide_week(records, watchlist, criteria, prior, max_kept=settings.max_kept,
                               thresholds=Thresholds(settings.keep_threshold, settings.review_threshold),
-                              merged=_merged_ids(merges), new_versions=listed.new_versions)
+                              merged=_merged_ids(merges), new_versions=listed.new_versions,
+                              judged=None if answers is None else answers.entries)
         document = decisions_document(head, outcome, [merge_json(m, papers.root) for m in merges],
-                                      listed.listed_again)
+                                      listed.listed_again,
+                                      None if answers is None else judge_block(records, criteria, answers, outcome))
         decided[week] = WeekResult(week, document, outcome, seen=tuple(seen.items()), records=tuple(records),
                                    listed_again=listed.listed_again)
     return [decided[w] for w in weeks]
+
+
+def _judge(settings: DigestSettings) -> JudgeSetup | None:
+    """The criteria judge's prompt and generation for the week's criteria (None without `[digest.judge]`)."""
+    return None if settings.judge is None else judge_setup(settings.judge, settings.criteria)
 
 
 def publish(settings: DigestSettings, result: WeekResult, *, force: bool = False) -> WeekResult:
@@ -278,6 +297,8 @@ def identity_changes(old: Any, new: dict[str, Any]) -> list[str]:
                            f"{_shown(then.get('sha256'))[:14]} then, {now[name]['sha256'][:12]} now)"
                            if then.get("file") == now[name]["file"] else
                            f"the {name} file was {_shown(then.get('file'))}, now {_shown(now[name]['file'])}")
+    if was.get("judge") != now.get("judge"):
+        changes.append(_judge_change(was.get("judge"), now.get("judge")))
     before = was.get("prior") if isinstance(was.get("prior"), dict) else {}
     for w in sorted(set(before) | set(now["prior"]), key=str):
         if w not in now["prior"]:
@@ -293,6 +314,19 @@ def identity_changes(old: Any, new: dict[str, Any]) -> list[str]:
     return changes or ["the inputs it records differ"]
 
 
+def _judge_change(then: Any, now: Any) -> str:
+    """What changed of the criteria judge a week was decided with, in words."""
+    if not isinstance(now, dict):
+        return "it was decided with a criteria judge, and none is configured now"
+    if not isinstance(then, dict):
+        return "a criteria judge is configured now, and the week was decided without one"
+    if then.get("generation") != now["generation"]:
+        return (f"the judge's generation changed ({_shown(then.get('generation'))[:14]} then, "
+                f"{now['generation'][:12]} now: its prompt, models or criteria)")
+    return (f"the judge's recorded answers changed (sha256 {_shown(then.get('answers_sha256'))[:14]} then, "
+            f"{now['answers_sha256'][:12]} now)")
+
+
 def _shown(value: Any) -> str:
     """A value from a document, quoted and escaped for a message, at most 60 characters."""
     text = json.dumps(value, ensure_ascii=True)
@@ -300,9 +334,11 @@ def _shown(value: Any) -> str:
 
 
 def decisions_document(head: dict[str, Any], outcome: WeekOutcome, merges: Sequence[dict[str, Any]],
-                       listed_again: Sequence[ListedAgain] = ()) -> dict[str, Any]:
+                       listed_again: Sequence[ListedAgain] = (),
+                       judge: dict[str, Any] | None = None) -> dict[str, Any]:
     """The decisions.json document: the seed's `decisions` and `calibration`, the papers listed again without
-    being decided again, and what they came from (`head`)."""
+    being decided again, and what they came from (`head`); `judge`: the criteria judge's week (its cost,
+    where it and the keyword rule disagree), None without one."""
     return {
         **head,
         "decisions": [d.to_json() for d in outcome.decisions],
@@ -310,7 +346,16 @@ def decisions_document(head: dict[str, Any], outcome: WeekOutcome, merges: Seque
         "watchlist_drift": outcome.watchlist_drift,
         "merges": list(merges),
         "listed_again": [a.to_json() for a in listed_again],
+        "judge": judge,
     }
+
+
+def judge_block(records: Sequence[Record], criteria: Criteria, answers: WeekAnswers,
+                outcome: WeekOutcome) -> dict[str, Any]:
+    """decisions.json's `judge`: the generation, what each judge answered and cost this week, and the papers where
+    the keyword rule and the judge disagree (surfaced, never applied; None without keyword terms)."""
+    return {**week_judge(answers),
+            "keyword_disagreements": keyword_disagreements(records, criteria, answers.entries, outcome.decisions)}
 
 
 def _prior_documents(archive: Path, week: str, decided: dict[str, WeekResult],

@@ -70,7 +70,9 @@ class ScreenSettings:
         return self.database.startswith(("postgresql://", "postgres://"))
 
 
-def _voter(t: Table) -> VoterSettings:
+def parse_voter(t: Table) -> VoterSettings:
+    """One voters entry (`name`, `base_url`, `model`, `api_key_env`, `max_concurrency`, prices, ...): the one
+    parser of a voter, for the screen's tiers and the digest's judges alike."""
     model = t.get("model", str, check=lambda v: None if v.strip() else "must not be empty")
     price_in, price_out, checked = _prices(t, model)
     return VoterSettings(
@@ -106,33 +108,46 @@ def _prices(t: Table, model: str) -> tuple[float, float, str | None]:
             listed.out_per_mtok if price_out is None else price_out, listed.checked)
 
 
+def parse_voters(table: Table, entries: list[Table], counts: tuple[int, ...]) -> tuple[VoterSettings, ...]:
+    """The `[[<table>.voters]]` entries of `table` (read with `table.tables("voters")`): as many as `counts`
+    allows, each with its own name."""
+    voters = []
+    for entry in entries:
+        voters.append(parse_voter(entry))
+        entry.done()
+    if len(voters) not in counts:
+        allowed = f"exactly {counts[0]}" if len(counts) == 1 else " or ".join(map(str, counts))
+        raise table.error("voters", f"must hold {allowed} [[{table.name}.voters]] entries, not {len(voters)}")
+    names = [v.name for v in voters]
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:
+        raise table.error("voters", f"names {twice!r} twice; each voter needs its own name")
+    return tuple(voters)
+
+
 def _tier(table: Table, tier: str) -> tuple[VoterSettings, ...]:
     sub = table.table(tier)
     if sub is None:
         return ()
     entries = sub.tables("voters")
     sub.done()
-    voters = []
-    for entry in entries:
-        voters.append(_voter(entry))
-        entry.done()
-    if len(voters) != VOTERS_PER_TIER:
-        raise sub.error("voters", f"must hold exactly {VOTERS_PER_TIER} [[screen.{tier}.voters]] entries, "
-                                  f"not {len(voters)}")
-    if voters[0].name == voters[1].name:
-        raise sub.error("voters", f"names {voters[0].name!r} twice; each voter needs its own name")
-    return tuple(voters)
+    return parse_voters(sub, entries, (VOTERS_PER_TIER,))
+
+
+def parse_database(table: Table, default: str) -> str:
+    """`database`: a postgresql:// URL as it is, else a SQLite path resolved against the workspace."""
+    database = table.get("database", str, default, check=lambda v: None if v else "must not be empty")
+    if not database.startswith(("postgresql://", "postgres://")):
+        database = str((table.root / database).resolve())
+    return database
 
 
 def parse_screen(table: Table | None) -> ScreenSettings | None:
     """Parse [screen]; None when the workspace does not screen."""
     if table is None:
         return None
-    database = table.get("database", str, "state/screen.db", check=lambda v: None if v else "must not be empty")
-    if not database.startswith(("postgresql://", "postgres://")):
-        database = str((table.root / database).resolve())
     return ScreenSettings(
-        database=database,
+        database=parse_database(table, "state/screen.db"),
         raw_dir=table.path("raw_dir", "state/raw"),
         lease_seconds=table.get("lease_seconds", int, DEFAULT_LEASE_SECONDS, check=positive_seconds),
         cheap=_tier(table, "cheap"),

@@ -158,14 +158,20 @@ def cost_usd(voter: VoterSettings, input_tokens: int, output_tokens: int) -> flo
     return (input_tokens * voter.price_in_per_mtok + output_tokens * voter.price_out_per_mtok) / 1e6
 
 
-@contextlib.contextmanager
-def readonly_store(ws: Any, store: Any = None) -> Iterator[Any]:
+def readonly_store(ws: Any, store: Any = None) -> contextlib.AbstractContextManager[Any]:
     """`store` when given, else the workspace's store opened read-only (None when its database does not exist)."""
+    return open_readonly(ws.screen.database, store)
+
+
+@contextlib.contextmanager
+def open_readonly(database: str, store: Any = None, where: str = "[screen] database") -> Iterator[Any]:
+    """`store` when given, else the store at `database` opened read-only: None when it does not exist (nothing is
+    created, nothing is written)."""
     if store is not None:
         yield store
         return
     from .store import open_store
-    opened = open_store(ws.screen.database, readonly=True)
+    opened = open_store(database, readonly=True, where=where)
     try:
         yield opened
     finally:
@@ -219,7 +225,7 @@ def plan_screen(ws: Any, release_dir: Path, *, store: Any = None) -> tuple[TierP
                                   _unconfigured_note(tier, s), TOKENIZER_NOTE))
             continue
         ids = send[tier]
-        costs = tuple(_voter_cost(v, ids, lengths, votes[tier]) for v in voters[tier])
+        costs = tuple(voter_cost(v, ids, lengths, votes[tier]) for v in voters[tier])
         coming = may_come if tier == "expensive" else []
         coming_cost = sum(cost_usd(v, sum(lengths[w] for w in coming), _mean_output(v, votes[tier]) * len(coming))
                           for v in voters[tier])
@@ -245,8 +251,9 @@ def _mean_output(voter: VoterSettings, votes: dict[str, dict[str, Any]]) -> floa
     return sum(sizes) / len(sizes) if sizes else DEFAULT_OUTPUT_TOKENS
 
 
-def _voter_cost(voter: VoterSettings, ids: list[str], lengths: dict[str, int],
-                votes: dict[str, dict[str, Any]]) -> VoterCost:
+def voter_cost(voter: VoterSettings, ids: list[str], lengths: dict[str, int],
+               votes: dict[str, dict[str, Any]]) -> VoterCost:
+    """What `voter` would be asked of `ids` (those it has no vote on in `votes`, its generation's) and would cost."""
     from .tokens import is_openai_model
     asked = [w for w in ids if voter.name not in votes.get(w, {})]
     recorded = sum(1 for row in votes.values() if voter.name in row and row[voter.name].output_tokens is not None)
@@ -277,21 +284,7 @@ def format_plan(plans: Sequence[TierPlan]) -> str:
         if p.tier == "expensive" and p.may_come:
             lines.append(f"  {p.may_come:,} cheap-tier works may still come (about {dollars(p.may_come_cost_usd)} "
                          f"more if all of them do)")
-        if p.tokens is not None:
-            t = p.tokens
-            lines.append(f"  input tokens per work: min {t.min:,}, median {t.median:,}, p90 {t.p90:,}, "
-                         f"p99 {t.p99:,}, max {t.max:,}")
-            top = max(c for _lo, _hi, c in t.histogram) or 1
-            for lo, hi, c in t.histogram:
-                lines.append(f"    {lo:>7,}–{hi:<7,} {'#' * math.ceil(30 * c / top) if c else '':<30} {c:,}")
-        lines.append(f"  {'voter':<20} {'model':<28} {'works':>9} {'input tokens':>14} {'output (est.)':>14} "
-                     f"{'cost':>12}")
-        for v in p.voters:
-            lines.append(f"  {v.voter[:20]:<20} {v.model[:28]:<28} {v.works:>9,} {v.input_tokens:>14,} "
-                         f"{v.output_tokens_estimate:>14,} {dollars(v.cost_usd):>12}"
-                         f"{' (estimate)' if v.estimate else ''}")
-        lines.append(f"  total {dollars(p.total_cost_usd)}" + (" (an estimate)" if any(v.estimate for v in p.voters)
-                                                               else ""))
+        lines += cost_lines(p.tokens, p.voters, p.total_cost_usd)
         lines.append("")
     if any(p.voters for p in plans):
         lines.append(plans[0].tokenizer_note)
@@ -301,15 +294,40 @@ def format_plan(plans: Sequence[TierPlan]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def cost_lines(tokens: TokenStats | None, voters: Sequence[VoterCost], total: float, *,
+               unit: str = "work", voter: str = "voter", works: str = "works") -> list[str]:
+    """A plan's token distribution (with its histogram), its cost per voter and its total, as terminal lines."""
+    lines = []
+    if tokens is not None:
+        t = tokens
+        lines.append(f"  input tokens per {unit}: min {t.min:,}, median {t.median:,}, p90 {t.p90:,}, "
+                     f"p99 {t.p99:,}, max {t.max:,}")
+        top = max(c for _lo, _hi, c in t.histogram) or 1
+        for lo, hi, c in t.histogram:
+            lines.append(f"    {lo:>7,}–{hi:<7,} {'#' * math.ceil(30 * c / top) if c else '':<30} {c:,}")
+    lines.append(f"  {voter:<20} {'model':<28} {works:>9} {'input tokens':>14} {'output (est.)':>14} {'cost':>12}")
+    for v in voters:
+        lines.append(f"  {v.voter[:20]:<20} {v.model[:28]:<28} {v.works:>9,} {v.input_tokens:>14,} "
+                     f"{v.output_tokens_estimate:>14,} {dollars(v.cost_usd):>12}"
+                     f"{' (estimate)' if v.estimate else ''}")
+    lines.append(f"  total {dollars(total)}" + (" (an estimate)" if any(v.estimate for v in voters) else ""))
+    return lines
+
+
+def tokens_json(tokens: TokenStats | None) -> dict[str, Any] | None:
+    """A token distribution as JSON, its histogram as {lowest, highest, works} rows."""
+    if tokens is None:
+        return None
+    doc = asdict(tokens)
+    doc["histogram"] = [{"lowest": lo, "highest": hi, "works": c} for lo, hi, c in tokens.histogram]
+    return doc
+
+
 def plan_json(plans: Sequence[TierPlan]) -> dict[str, Any]:
     """The dry run as JSON (for --json): every field of every tier's plan."""
     tiers = []
     for p in plans:
-        doc = asdict(p)
-        if p.tokens is not None:
-            doc["tokens"]["histogram"] = [{"lowest": lo, "highest": hi, "works": c}
-                                          for lo, hi, c in p.tokens.histogram]
-        tiers.append(doc)
+        tiers.append({**asdict(p), "tokens": tokens_json(p.tokens)})
     return {"dry_run": True, "tiers": tiers, "total_cost_usd": sum(p.total_cost_usd for p in plans)}
 
 

@@ -88,7 +88,13 @@ class Prompt:
 def build_prompt(criteria: str | None = None) -> Prompt:
     """The prompt with the given criteria text (None: the built-in default criteria)."""
     body = DEFAULT_CRITERIA if criteria is None else criteria.removeprefix("\ufeff").strip()
-    fragments = (("task", TASK), ("criteria", CRITERIA_LEAD + body), ("schema", SCHEMA),
+    return assemble_prompt(TASK, CRITERIA_LEAD + body, SCHEMA)
+
+
+def assemble_prompt(task: str, criteria: str, schema: str) -> Prompt:
+    """A prompt of these system fragments and the work fragments, with its hash (the screen's classify prompt,
+    the digest's criteria judge: one assembly, one hash)."""
+    fragments = (("task", task), ("criteria", criteria), ("schema", schema),
                  ("work", WORK), ("work_title_only", WORK_TITLE_ONLY))
     return Prompt(fragments=fragments,
                   hash=sha256_json({"fragments": [list(f) for f in fragments], "assembly": ASSEMBLY}))
@@ -145,9 +151,16 @@ def voter_identity(voter: VoterSettings) -> dict[str, Any]:
             "structured_output": voter.structured_output}
 
 
-def generation_for(tier: str, voters: tuple[VoterSettings, ...], prompt: Prompt) -> Generation:
-    """The generation of `tier` with these voters (in configured order) and this prompt."""
-    hashed = {"tier": tier, "prompt_hash": prompt.hash, "voters": [voter_identity(v) for v in voters]}
+def generation_for(tier: str, voters: tuple[VoterSettings, ...], prompt: Prompt,
+                   inputs: Mapping[str, str] | None = None) -> Generation:
+    """The generation of `tier` with these voters (in configured order) and this prompt.
+
+    `inputs`: the digests of what else the answers depend on (the criteria judge: its criteria document's
+    sha256), hashed with the rest; the screen's tiers have none, and their hash is what it always was.
+    """
+    hashed: dict[str, Any] = {"tier": tier, "prompt_hash": prompt.hash, "voters": [voter_identity(v) for v in voters]}
+    if inputs:
+        hashed["inputs"] = dict(inputs)
     title, abstract = EXAMPLE_WORK
     definition = {**hashed, "fragments": dict(prompt.fragments),
                   "example": {"work": messages_for(prompt, title, abstract, False),
@@ -155,7 +168,6 @@ def generation_for(tier: str, voters: tuple[VoterSettings, ...], prompt: Prompt)
     return Generation(id=sha256_json(hashed), tier=tier, definition=definition)
 
 
-def response_format() -> Mapping[str, Any]:
-    """The `response_format` that asks a server for ANSWER_SCHEMA (JSON-schema structured output)."""
-    return {"type": "json_schema",
-            "json_schema": {"name": "screening_vote", "strict": True, "schema": ANSWER_SCHEMA}}
+def response_format(name: str = "screening_vote", schema: Mapping[str, Any] = ANSWER_SCHEMA) -> Mapping[str, Any]:
+    """The `response_format` that asks a server for an answer schema (JSON-schema structured output)."""
+    return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}

@@ -31,8 +31,8 @@ from ..errors import InputError
 from ..masking import mask_json_text, mask_secret
 from .config import VoterSettings
 from .prices import cost_usd
-from .prompt import response_format
-from .votes import ANSWERS, Vote
+from .prompt import ANSWER_SCHEMA, response_format
+from .votes import ANSWERS, AnswerSchema, Vote
 
 CONNECTIONS_PER_CLIENT = 8
 """Requests in flight per openai client: a voter with more concurrency gets several clients.
@@ -56,7 +56,8 @@ except ImportError:  # pragma: no cover - an openai without the constant
     RETRY_AFTER_CAP = 120.0
 
 
-def _invalid(cause: str, why: str) -> Vote:
+def invalid_vote(cause: str, why: str) -> Vote:
+    """An invalid reply with its cause, what was wrong cut to REASON_CHARS."""
     return Vote(answer=None, invalid_cause=cause, reason=why[:REASON_CHARS])
 
 
@@ -75,44 +76,49 @@ def _first_object(text: str) -> dict | None:
     return None
 
 
-def _answer(obj: dict) -> Vote:
-    """A decoded object checked against the answer schema (its `label` first: it says the most)."""
+def read_vote(obj: dict) -> Vote:
+    """A decoded object checked against the screen's answer schema (its `label` first: it says the most)."""
     answer = obj.get("label")
     if not isinstance(answer, str):
-        return _invalid("schema", "no label" if answer is None else f"label is not a string: {answer!r}")
+        return invalid_vote("schema", "no label" if answer is None else f"label is not a string: {answer!r}")
     if answer not in ANSWERS:
-        return _invalid("unknown_label", f"label {answer!r} is not one of {', '.join(ANSWERS)}")
+        return invalid_vote("unknown_label", f"label {answer!r} is not one of {', '.join(ANSWERS)}")
     extra = sorted(set(obj) - {"label", "reason"})
     if extra:
-        return _invalid("schema", f"keys outside the schema: {', '.join(map(str, extra))}")
+        return invalid_vote("schema", f"keys outside the schema: {', '.join(map(str, extra))}")
     reason = obj.get("reason")
     if not isinstance(reason, str):
-        return _invalid("schema", "no reason" if reason is None else f"reason is not a string: {reason!r}")
+        return invalid_vote("schema", "no reason" if reason is None else f"reason is not a string: {reason!r}")
     return Vote(answer=answer, reason=reason)
 
 
-def parse_content(content: str | None, finish_reason: str | None, refusal: str | None) -> Vote:
+SCREEN_ANSWER = AnswerSchema("screening_vote", ANSWER_SCHEMA, read_vote)
+"""The screen's answer: `{"label", "reason"}` (prompt.ANSWER_SCHEMA), read by `read_vote`."""
+
+
+def parse_content(content: str | None, finish_reason: str | None, refusal: str | None,
+                  answer: AnswerSchema = SCREEN_ANSWER) -> Vote:
     """A reply's message as a Vote: a valid answer, or an invalid reply with its cause (never a guess).
 
     refusal: the message's `refusal` field, or no content with `finish_reason`
     `content_filter`; truncated: `finish_reason` `length` (the answer was cut by
     max_tokens); unparseable: no JSON object in the text (code fences and
-    surrounding prose are looked past); unknown_label and schema: a JSON object
-    whose `label` or shape is not the schema's.
+    surrounding prose are looked past); then the object is `answer`'s to read (the
+    screen's: unknown_label and schema, a `label` or shape that is not its schema's).
     """
     if isinstance(refusal, str) and refusal.strip():
-        return _invalid("refusal", refusal.strip())
+        return invalid_vote("refusal", refusal.strip())
     text = content if isinstance(content, str) else ""
     if finish_reason == "content_filter" and not text.strip():
-        return _invalid("refusal", "the provider's content filter withheld the answer")
+        return invalid_vote("refusal", "the provider's content filter withheld the answer")
     if finish_reason == "length":
-        return _invalid("truncated", f"the reply was cut at max_tokens: {text!r}")
+        return invalid_vote("truncated", f"the reply was cut at max_tokens: {text!r}")
     if not text.strip():
-        return _invalid("unparseable", "empty reply")
+        return invalid_vote("unparseable", "empty reply")
     obj = _first_object(text)
     if obj is None:
-        return _invalid("unparseable", f"no JSON object in the reply: {text!r}")
-    return _answer(obj)
+        return invalid_vote("unparseable", f"no JSON object in the reply: {text!r}")
+    return answer.read(obj)
 
 
 def _message_text(content: Any) -> str | None:
@@ -125,28 +131,29 @@ def _message_text(content: Any) -> str | None:
     return None
 
 
-def _read_body(body: str) -> tuple[Vote, dict | None, str]:
+def _read_body(body: str, answer: AnswerSchema) -> tuple[Vote, dict | None, str]:
     """(vote, usage or None, the message text) of a raw chat.completion body."""
     try:
         data = json.loads(body)
     except (ValueError, RecursionError):
-        return _invalid("unparseable", f"the response body is not JSON: {body[:REASON_CHARS]!r}"), None, ""
+        return invalid_vote("unparseable", f"the response body is not JSON: {body[:REASON_CHARS]!r}"), None, ""
     if not isinstance(data, dict):
-        return _invalid("unparseable", "the response body is not a chat.completion object"), None, ""
+        return invalid_vote("unparseable", "the response body is not a chat.completion object"), None, ""
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
     choices = data.get("choices")
     choice = choices[0] if isinstance(choices, list) and choices else None
     message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(message, dict):
-        return _invalid("unparseable", "the response body is not a chat.completion (no choices[0].message)"), \
+        return invalid_vote("unparseable", "the response body is not a chat.completion (no choices[0].message)"), \
             usage, ""
     text = _message_text(message.get("content"))
     refusal = message.get("refusal") if isinstance(message.get("refusal"), str) else None
     finish = choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None
-    return parse_content(text, finish, refusal), usage, text or ""
+    return parse_content(text, finish, refusal, answer), usage, text or ""
 
 
-def read_masked(body: str, secret: str | None) -> tuple[str, Vote, dict | None, str]:
+def read_masked(body: str, secret: str | None,
+                answer: AnswerSchema = SCREEN_ANSWER) -> tuple[str, Vote, dict | None, str]:
     """(body, vote, usage, message text) of a reply with the voter's key masked in the body and the reason.
 
     A server may echo the key (a proxy quoting the request, a model repeating
@@ -156,15 +163,15 @@ def read_masked(body: str, secret: str | None) -> tuple[str, Vote, dict | None, 
     gives a masked reason.
     """
     body = mask_json_text(body, secret)
-    vote, usage, text = _read_body(body)
+    vote, usage, text = _read_body(body, answer)
     if secret:
         vote = replace(vote, reason=mask_secret(vote.reason, secret))
     return body, vote, usage, text
 
 
-def vote_from_body(body: str) -> tuple[Vote, dict | None]:
+def vote_from_body(body: str, answer: AnswerSchema = SCREEN_ANSWER) -> tuple[Vote, dict | None]:
     """The vote and the `usage` object (None when absent) of a raw chat.completion HTTP body."""
-    vote, usage, _text = _read_body(body)
+    vote, usage, _text = _read_body(body, answer)
     return vote, usage
 
 
@@ -244,11 +251,14 @@ def endpoint(base_url: str) -> str:
 class ChatVoter:
     """One configured voter: asks a work's messages and returns the Reply, or raises VoterFailure."""
 
-    def __init__(self, settings: VoterSettings, environ: Mapping[str, str], *, max_retries: int = 8):
+    def __init__(self, settings: VoterSettings, environ: Mapping[str, str], *, max_retries: int = 8,
+                 answer: AnswerSchema = SCREEN_ANSWER):
         self.name = settings.name
         """The voter's name (votes are recorded under it)."""
         self.settings = settings
-        """Its [[screen.<tier>.voters]] entry."""
+        """Its [[screen.<tier>.voters]] (or [[digest.judge.voters]]) entry."""
+        self.answer = answer
+        """What it is asked to answer and how a reply is read (the screen's vote, the digest's judgement)."""
         self._secret = _read_key(settings, environ)
         self._max_retries = max_retries
         self._url = endpoint(settings.base_url)
@@ -269,7 +279,7 @@ class ChatVoter:
                                    "temperature": self.settings.temperature,
                                    "max_tokens": self.settings.max_tokens}
         if self.settings.structured_output:
-            request["response_format"] = response_format()
+            request["response_format"] = response_format(self.answer.name, self.answer.schema)
         return request
 
     async def ask(self, messages: list[dict]) -> Reply:
@@ -300,7 +310,7 @@ class ChatVoter:
         return self._reply(messages, body, raw.status_code)
 
     def _reply(self, messages: list[dict], body: str, status: int) -> Reply:
-        body, vote, usage, text = read_masked(body, self._mask_key)
+        body, vote, usage, text = read_masked(body, self._mask_key, self.answer)
         input_tokens, output_tokens = _count(usage, "prompt_tokens"), _count(usage, "completion_tokens")
         estimated = input_tokens is None or output_tokens is None
         if estimated:  # the tokenizer loads only for a server that sends no usage (it takes a second)

@@ -276,11 +276,15 @@ def _parse(raw: bytes, name: str, offset: int) -> RawReply | None:
     return RawReply(file=name, offset=offset, **data)
 
 
-def replay(line: RawReply, voter: VoterSettings, environ: Mapping[str, str]) -> Any:
-    """The reply a raw line holds, its body validated again as if it had just arrived (the voter's key masked)."""
+def replay(line: RawReply, voter: VoterSettings, environ: Mapping[str, str], answer: Any = None) -> Any:
+    """The reply a raw line holds, its body validated again as if it had just arrived (the voter's key masked).
+
+    `answer`: the AnswerSchema the reply is read against (None: the screen's vote).
+    """
     from .prices import cost_usd
-    from .provider import Reply, read_masked
-    body, vote, usage, _text = read_masked(line.body, environ.get(voter.api_key_env) if voter.api_key_env else None)
+    from .provider import SCREEN_ANSWER, Reply, read_masked
+    secret = environ.get(voter.api_key_env) if voter.api_key_env else None
+    body, vote, usage, _text = read_masked(line.body, secret, answer or SCREEN_ANSWER)
     noted = line.usage if isinstance(line.usage, dict) else {}
     usage = usage or {}
     tokens_in = noted.get("input_tokens", usage.get("prompt_tokens"))

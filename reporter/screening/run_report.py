@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -61,17 +62,36 @@ class RunReport:
         return any(t.stopped_by_max_cost for t in self.tiers)
 
 
-def format_run(report: RunReport) -> str:
-    """The run's report as text lines."""
-    lines = [f"runner {report.runner}, release {report.release_id}"]
-    for t in report.tiers:
-        head = f"{t.tier}: "
+@dataclass(frozen=True)
+class RunWords:
+    """How a run's report names what it ran on and what it did (the screen's words by default)."""
+
+    subject: str = "release"
+    """What `RunReport.release_id` is."""
+    done: str = "works screened"
+    """Jobs given a verdict."""
+    votes: str = "votes"
+    """Replies recorded."""
+    scope: str = "works in scope"
+    """A step's scope."""
+    claimed: str = "works"
+    """What is claimed."""
+
+
+SCREEN_WORDS = RunWords()
+
+
+def format_run(report: RunReport, words: RunWords = SCREEN_WORDS, heads: Sequence[str] | None = None) -> str:
+    """The run's report as text lines; `heads` names each step (default: its tier)."""
+    lines = [f"runner {report.runner}, {words.subject} {report.release_id}"]
+    for k, t in enumerate(report.tiers):
+        head = f"{t.tier if heads is None else heads[k]}: "
         if t.generation is None:
             lines.append(head + (t.note or "not configured"))
             continue
-        lines.append(f"{head}{t.screened:,} works screened, {t.votes:,} votes, {t.recovered:,} recovered from "
-                     f"ended runners, {t.failures:,} failures, {t.refused:,} refused, ${t.spend_usd:.4f} "
-                     f"(generation {t.generation[:12]}, {t.scope:,} works in scope)")
+        lines.append(f"{head}{t.screened:,} {words.done}, {t.votes:,} {words.votes}, {t.recovered:,} recovered "
+                     f"from ended runners, {t.failures:,} failures, {t.refused:,} refused, ${t.spend_usd:.4f} "
+                     f"(generation {t.generation[:12]}, {t.scope:,} {words.scope})")
         if t.note:
             lines.append(f"  {t.note}")
     lines.append(f"spend ${report.spend_usd:.4f}" + (f" of --max-cost ${report.max_cost:.2f}"
@@ -80,18 +100,18 @@ def format_run(report: RunReport) -> str:
         lines.append("stopped claiming at --max-cost; requests already in flight were answered and recorded, "
                      "so the spend may pass the cap a little")
     if report.interrupted:
-        lines.append(interrupted_note(report))
+        lines.append(interrupted_note(report, words))
     return "\n".join(lines)
 
 
-def interrupted_note(report: RunReport) -> str:
+def interrupted_note(report: RunReport, words: RunWords = SCREEN_WORDS) -> str:
     """What an interrupted run recorded and spent, and how to resume."""
     votes = sum(t.votes + t.recovered for t in report.tiers)
     screened = sum(t.screened for t in report.tiers)
-    return (f"interrupted (Ctrl-C): stopped claiming new works; the requests already sent were answered and "
-            f"recorded. This run recorded {votes:,} votes and {screened:,} verdicts and spent "
-            f"${report.spend_usd:.4f}. To resume, run the same command again: the works without a verdict "
-            f"were released, and only their missing votes are asked")
+    return (f"interrupted (Ctrl-C): stopped claiming new {words.claimed}; the requests already sent were answered "
+            f"and recorded. This run recorded {votes:,} {words.votes} and {screened:,} verdicts and spent "
+            f"${report.spend_usd:.4f}. To resume, run the same command again: the {words.claimed} without a "
+            f"verdict were released, and only their missing {words.votes} are asked")
 
 
 def run_json(report: RunReport) -> dict[str, Any]:

@@ -1,10 +1,13 @@
 """The run: claim works, ask the voters whose vote is missing, record, and never pay twice.
 
-`run_screen` screens one release, tier by tier, as one runner among any
-number (on this machine or others, through one state database):
+`run_tasks` runs the steps of a `Tasks` (what is asked of whom) as one
+runner among any number (on this machine or others, through one state
+database); `run_screen` is it for the screen of one release, tier by tier
+(`ScreenTasks`), and the digest's criteria judge runs it over weeks
+(`reporter.digest.judge.run`):
 
 1. register the runner, open its raw file (locked for its life);
-2. per tier: the prompt and the generation (registered), the scope (seeded);
+2. per step (a tier; a judged week): the prompt and the generation (registered), the scope (seeded);
 3. recovery: runners whose raw file nobody holds have ended; their claims
    are freed, and their replies of this generation that never got a vote
    row are adopted (claimed and recorded from the raw line), so a reply
@@ -39,7 +42,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import InputError
 from ..progress import Progress
@@ -47,12 +50,42 @@ from .config import TIERS, ScreenSettings, VoterSettings
 from .rawlog import RawReply, dead_runners, open_raw_log, orphans, raw_line, replay, reply_usage
 from .run_report import RunReport, TierReport
 from .tier_loop import Asked, Tally, Tier, TierLoop
-from .votes import FAILED, Vote, tier_gate
+from .votes import FAILED, AnswerSchema, Vote
 
 def new_runner_id() -> str:
     """A runner id unique across machines and runs: host, pid and random bits."""
     host = "".join(c if c.isalnum() or c in "-_" else "-" for c in socket.gethostname())[:40] or "host"
     return f"{host}-{os.getpid()}-{secrets.token_hex(4)}"
+
+
+class Tasks(Protocol):
+    """What one run asks of whom: its steps in order, each a task's claim-ask-record loop over a scope.
+
+    A task is what the state database's `tier` column names (`cheap`, `expensive`, the digest's `judge`);
+    a step is one scope of one task (a tier of a release; the judge over one week).
+    """
+
+    settings: Any
+    """The `database`, `raw_dir`, `lease_seconds` and `batch_size` of the run ([screen], [digest.judge])."""
+    where: str
+    """How messages name the database (`[screen] database`)."""
+    steps: tuple[str, ...]
+    """The steps to run, in order."""
+
+    def voters(self) -> Mapping[str, Sequence[VoterSettings]]:
+        """Task -> the voters asked in its steps (made before anything is written: a missing key stops the run)."""
+
+    def answer(self, task: str) -> AnswerSchema:
+        """What the task's voters answer and how a reply is read."""
+
+    def current(self) -> list[Tier]:
+        """Every task of the database at its current generation (scope None): whose orphan replies are adopted."""
+
+    def prepare(self, step: str, store: Any) -> Tier | TierReport:
+        """The step's task, generation (registered) and scope (seeded), or a report of why it runs nothing."""
+
+    def report_id(self) -> str:
+        """What the run's report names as what it ran on (a release id, a range of weeks)."""
 
 
 def run_screen(ws: Any, release_dir: Path, *, tiers: Sequence[str], max_cost: float | None = None,
@@ -66,12 +99,19 @@ def run_screen(ws: Any, release_dir: Path, *, tiers: Sequence[str], max_cost: fl
     for tier in tiers:
         if tier not in TIERS:
             raise InputError(f"tier {tier!r}: use one of {', '.join(TIERS)}")
+    return run_tasks(ScreenTasks(ws, settings, Path(release_dir), tuple(t for t in TIERS if t in tiers)),
+                     max_cost=max_cost, environ=environ, progress=progress, runner_id=runner_id,
+                     after_raw_written=after_raw_written)
+
+
+def run_tasks(tasks: Tasks, *, max_cost: float | None = None, environ: Mapping[str, str], progress: bool = True,
+              runner_id: str | None = None, after_raw_written: Callable[[int], None] | None = None) -> RunReport:
+    """Run the steps of `tasks` in order as one runner: claim, ask the missing voters, record (the module doc)."""
     if max_cost is not None and not max_cost > 0:
         raise InputError(f"--max-cost {max_cost}: give a positive number of US dollars")
-    run = _Run(ws, settings, Path(release_dir), runner_id or new_runner_id(), environ, max_cost, progress,
-               after_raw_written)
+    run = _Run(tasks, runner_id or new_runner_id(), environ, max_cost, progress, after_raw_written)
     try:
-        return asyncio.run(run.main(tuple(t for t in TIERS if t in tiers)))
+        return asyncio.run(run.main())
     except asyncio.CancelledError:
         raise KeyboardInterrupt from None  # a second Ctrl-C: aborted at once
 
@@ -87,11 +127,59 @@ def screen_settings(ws: Any) -> ScreenSettings:
 # --- the run ---------------------------------------------------------------------------------------------
 
 
+class ScreenTasks:
+    """The screen of one release, tier by tier (cheap, then expensive; the expensive scope is read after the
+    cheap tier ran, so the works it passed on are in it)."""
+
+    where = "[screen] database"
+
+    def __init__(self, ws: Any, settings: ScreenSettings, release_dir: Path, tiers: tuple[str, ...]) -> None:
+        self.ws, self.settings, self.release_dir, self.steps = ws, settings, release_dir, tiers
+        self.release_id: str | None = None
+
+    def voters(self) -> dict[str, tuple[VoterSettings, ...]]:
+        return {tier: getattr(self.settings, tier) for tier in self.steps}
+
+    def answer(self, task: str) -> AnswerSchema:
+        from .provider import SCREEN_ANSWER
+        return SCREEN_ANSWER
+
+    def current(self) -> list[Tier]:
+        from .prompt import generation_for, load_prompt
+        prompt = load_prompt(self.settings)
+        return [Tier(name, voters, prompt, generation_for(name, voters, prompt), None, {})
+                for name in TIERS if (voters := getattr(self.settings, name))]
+
+    def prepare(self, tier: str, store: Any) -> Tier | TierReport:
+        from .prompt import generation_for, load_prompt
+        from .scope import load_works, tier_scope
+        voters: tuple[VoterSettings, ...] = getattr(self.settings, tier)
+        if not voters:
+            return TierReport(tier, None, 0, 0, 0, 0, 0, 0, 0.0, False,
+                              note=f"not configured (no [[screen.{tier}.voters]] in {self.ws.file.name})")
+        prompt = load_prompt(self.settings)
+        generation = generation_for(tier, voters, prompt)
+        cheap = None
+        if tier == "expensive" and self.settings.cheap:
+            cheap = generation_for("cheap", self.settings.cheap, prompt).id
+        store.register_generation(generation.id, tier, generation.definition)
+        scope = tier_scope(self.ws, self.release_dir, tier, cheap_generation=cheap, store=store)
+        self.release_id = scope.release_id
+        store.seed_scope(scope.release_id, tier, generation.id, list(scope.work_ids))
+        decided = store.verdicts(tier, generation.id, list(scope.work_ids))
+        todo = [w for w in scope.work_ids if w not in decided]
+        works = load_works(self.ws, self.release_dir, todo)
+        return Tier(tier, voters, prompt, generation, scope, works, len(todo),
+                    load_texts=lambda ids: load_works(self.ws, self.release_dir, ids))
+
+    def report_id(self) -> str:
+        return self.release_id or self.release_dir.name
+
+
 class _Run:
-    def __init__(self, ws: Any, settings: ScreenSettings, release_dir: Path, runner: str,
-                 environ: Mapping[str, str], max_cost: float | None, progress: bool,
-                 after_raw_written: Callable[[int], None] | None = None) -> None:
-        self.ws, self.settings, self.release_dir, self.runner = ws, settings, release_dir, runner
+    def __init__(self, tasks: Tasks, runner: str, environ: Mapping[str, str], max_cost: float | None,
+                 progress: bool, after_raw_written: Callable[[int], None] | None = None) -> None:
+        self.tasks, self.settings, self.runner = tasks, tasks.settings, runner
         self.environ, self.max_cost, self.show = environ, max_cost, progress
         self.after_raw_written = after_raw_written
         self.spend = 0.0
@@ -102,31 +190,31 @@ class _Run:
         self._db = ThreadPoolExecutor(1, thread_name_prefix="screen-db")
         self.store: Any = None
         self.raw: Any = None
-        self.release_id: str | None = None
 
     async def db(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Run a database (or raw-file) call on the one database thread."""
         return await asyncio.get_running_loop().run_in_executor(self._db, lambda: fn(*args, **kwargs))
 
-    async def main(self, tiers: tuple[str, ...]) -> RunReport:
+    async def main(self) -> RunReport:
         from .provider import ChatVoter
         from .store import open_store
         # Every voter first: a key missing from the environment stops the run before anything is written.
-        voters = {tier: [ChatVoter(v, self.environ) for v in getattr(self.settings, tier)] for tier in tiers}
+        voters = {task: [ChatVoter(v, self.environ, answer=self.tasks.answer(task)) for v in vs]
+                  for task, vs in self.tasks.voters().items()}
         self.voters = [v for vs in voters.values() for v in vs]
         reports: list[TierReport] = []
         watching = self._watch_sigint()
         try:
-            self.store = await self.db(open_store, self.settings.database)
+            self.store = await self.db(open_store, self.settings.database, where=self.tasks.where)
             await self.db(self.store.register_runner, self.runner, socket.gethostname(), os.getpid())
             self.raw = open_raw_log(self.settings.raw_dir, self.runner)
             recovered = await self.db(self._recover)
             heart = asyncio.create_task(self._heartbeat())
             try:
-                for tier in tiers:
+                for step in self.tasks.steps:
                     if self.interrupted:
                         break
-                    report = await self._run_tier(tier, voters[tier], recovered.get(tier, 0))
+                    report = await self._run_step(step, voters, recovered)
                     reports.append(report)
                     if report.stopped_by_max_cost:
                         break
@@ -138,7 +226,7 @@ class _Run:
             await self._close()
             if watching:
                 asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
-        return RunReport(self.runner, self.release_id or self.release_dir.name, tuple(reports), self.max_cost,
+        return RunReport(self.runner, self.tasks.report_id(), tuple(reports), self.max_cost,
                          interrupted=self.interrupted)
 
     def _watch_sigint(self) -> bool:
@@ -185,73 +273,45 @@ class _Run:
             await asyncio.sleep(every)
             await self.db(self.store.heartbeat, self.runner, self.settings.lease_seconds)
 
-    # --- one tier ---
+    # --- one step ---
 
-    async def _prepare(self, tier: str) -> Tier | TierReport:
-        from .prompt import generation_for, load_prompt
-        from .scope import load_works, tier_scope
-        voters: tuple[VoterSettings, ...] = getattr(self.settings, tier)
-        if not voters:
-            return TierReport(tier, None, 0, 0, 0, 0, 0, 0, 0.0, False,
-                              note=f"not configured (no [[screen.{tier}.voters]] in {self.ws.file.name})")
-        prompt = load_prompt(self.settings)
-        generation = generation_for(tier, voters, prompt)
-        cheap = None
-        if tier == "expensive" and self.settings.cheap:
-            cheap = generation_for("cheap", self.settings.cheap, prompt).id
-        await self.db(self.store.register_generation, generation.id, tier, generation.definition)
-        scope = await self.db(tier_scope, self.ws, self.release_dir, tier, cheap_generation=cheap, store=self.store)
-        self.release_id = scope.release_id
-        await self.db(self.store.seed_scope, scope.release_id, tier, generation.id, list(scope.work_ids))
-        decided = await self.db(self.store.verdicts, tier, generation.id, list(scope.work_ids))
-        todo = [w for w in scope.work_ids if w not in decided]
-        works = await self.db(load_works, self.ws, self.release_dir, todo)
-        return Tier(tier, voters, prompt, generation, scope, works, len(todo))
-
-    async def _run_tier(self, name: str, voters: list[Any], recovered: int) -> TierReport:
-        prepared = await self._prepare(name)
+    async def _run_step(self, step: str, voters: Mapping[str, list[Any]], recovered: dict[str, int]) -> TierReport:
+        prepared = await self.db(self.tasks.prepare, step, self.store)
         if isinstance(prepared, TierReport):
             return prepared
-        tier, tally = prepared, Tally(recovered=recovered)
-        bar = Progress(f"screen {name}", total=tier.todo, unit="works", enabled=self.show)
-        loop = TierLoop(self, tier, voters, tally, bar)
+        tier, tally = prepared, Tally(recovered=recovered.pop(prepared.name, 0))
+        bar = Progress(tier.label, total=tier.todo, unit=tier.unit, enabled=self.show)
+        loop = TierLoop(self, tier, voters[tier.name], tally, bar)
         try:
             await loop.run()
         finally:
             bar.close()
         if loop.abort is not None:
             raise loop.abort
-        return TierReport(name, tier.generation.id, len(tier.scope.work_ids), tally.screened, tally.votes,
+        return TierReport(tier.name, tier.generation.id, len(tier.scope.work_ids), tally.screened, tally.votes,
                           tally.recovered, tally.refused, tally.failures, tally.spend, tally.stopped,
                           note=tier.scope.note)
 
     # --- recovery (on the database thread) ---
 
     def _recover(self) -> dict[str, int]:
-        """Free the claims of ended runners and adopt their replies that have no vote row; tier -> replies adopted.
+        """Free the claims of ended runners and adopt their replies that have no vote row; task -> replies adopted.
 
-        Every configured tier's current generation at once, before this runner
-        claims anything, so a freed job is adopted before another claim can take it.
+        Every task's current generation at once, before this runner claims
+        anything, so a freed job is adopted before another claim can take it.
         """
-        from .prompt import generation_for, load_prompt
         dead = [r for r in dead_runners(self.settings.raw_dir) if r != self.runner]
         if not dead:
             return {}
         lines = list(orphans(self.settings.raw_dir, self.store.raw_positions(), runners=dead))
         self.store.free_claims_of(dead)
-        prompt = load_prompt(self.settings)
         adopted: dict[str, int] = {}
-        for name in TIERS:
-            voters: tuple[VoterSettings, ...] = getattr(self.settings, name)
-            if not voters:
-                continue
-            generation = generation_for(name, voters, prompt)
-            tier = Tier(name, voters, prompt, generation, None, {})
+        for tier in self.tasks.current():
             found: dict[str, dict[str, RawReply]] = {}
             for line in lines:
-                if line.tier == name and line.generation == generation.id and line.voter in tier.by_name:
+                if line.tier == tier.name and line.generation == tier.generation.id and line.voter in tier.by_name:
                     found.setdefault(line.work_id, {}).setdefault(line.voter, line)
-            adopted[name] = self._adopt(tier, found)
+            adopted[tier.name] = self._adopt(tier, found)
         # Adopted works still missing a vote go back to the pool of claimable jobs (only that vote is asked).
         self.store.release(self.runner)
         return adopted
@@ -269,7 +329,7 @@ class _Run:
             for voter, line in sorted(found[work_id].items()):
                 if voter in job.votes:
                     continue
-                reply = got.replies[voter] = replay(line, tier.by_name[voter], self.environ)
+                reply = got.replies[voter] = replay(line, tier.by_name[voter], self.environ, tier.answer)
                 rows.append(VoteRow(tier.name, tier.generation.id, work_id, voter, reply.vote, reply.input_tokens,
                                     reply.output_tokens, reply.cost_usd, line.file, line.offset))
             asked.append(got)
@@ -317,18 +377,19 @@ class _Run:
 
 
 def _gate(tier: Tier, asked: Asked) -> str:
-    """The tier's gate over the votes the job had and the ones just received (a failure counts in the cheap tier)."""
+    """The task's gate over the votes the job had and the ones just received (FAILED: the provider failed after
+    its retries, which the cheap tier passes on and the other gates leave incomplete)."""
     votes: list[Any] = []
     for voter in tier.voters:
         if voter.name in asked.replies:
             votes.append(asked.replies[voter.name].vote)
         elif voter.name in asked.job.votes:
             votes.append(_vote_of(asked.job.votes[voter.name]))
-        elif voter.name in asked.failed and tier.name == "cheap":
+        elif voter.name in asked.failed:
             votes.append(FAILED)
         else:
             votes.append(None)
-    return tier_gate(tier.name, votes[0], votes[1])
+    return tier.gate(votes)
 
 
 def _vote_of(value: Any) -> Vote:

@@ -41,7 +41,8 @@ from ..hashing import canonical_json
 from .store_connect import connect_postgres, connect_sqlite, is_postgres_url, redact_url, scrub
 from .store_rows import FailureRow, Job, Recorded, RunRow, ScopeCounts, VerdictRow, VoteRow
 from .store_sql import (
-    POSTGRES, REQUESTS_TABLE, SCHEMA, SQLITE, VOTE_COLUMNS, Dialect, StoredCursor, store_param, store_text,
+    POSTGRES, REQUESTS_TABLE, SCHEMA, SQLITE, VOTE_COLUMNS, VOTE_DETAILS_TABLE, Dialect, StoredCursor, store_param,
+    store_text,
 )
 from .votes import Vote
 
@@ -58,21 +59,23 @@ _FIRST_REFRESH = 500
 T = TypeVar("T")
 
 
-def open_store(database: str, *, readonly: bool = False) -> Store | None:
+def open_store(database: str, *, readonly: bool = False, where: str = "[screen] database") -> Store | None:
     """The store at `database` (a SQLite path or a postgresql:// URL), with its schema made when absent.
 
     `readonly` never creates or writes anything: it returns None when the SQLite
     file does not exist or the database holds no screening schema yet (a dry
     run must not create it). A database holding another schema version, or one
-    that cannot be reached, raises `InputError` naming it (never its password).
+    that cannot be reached, raises `InputError` naming it (never its password) as `where` says it (the setting:
+    `[screen] database`, `[digest.judge] database`).
     """
+    setting = where
     if is_postgres_url(database):
-        conn, dialect, where = connect_postgres(database, readonly), POSTGRES, redact_url(database)
+        conn, dialect, where = connect_postgres(database, readonly, setting), POSTGRES, redact_url(database)
     else:
         if readonly and not Path(database).is_file():
             return None
-        conn, dialect, where = connect_sqlite(database, readonly), SQLITE, database
-    store = Store(conn, dialect, where)
+        conn, dialect, where = connect_sqlite(database, readonly, setting), SQLITE, database
+    store = Store(conn, dialect, where, setting)
     try:
         if readonly:
             if not store._has_schema():
@@ -85,7 +88,7 @@ def open_store(database: str, *, readonly: bool = False) -> Store | None:
         store.close()
         if isinstance(exc, InputError):
             raise
-        raise InputError(f"[screen] database {where}: cannot be used as the screening state "
+        raise InputError(f"{setting} {where}: cannot be used as the screening state "
                          f"({scrub(str(exc), database)}); name another database") from None
     return store
 
@@ -95,14 +98,17 @@ def open_store(database: str, *, readonly: bool = False) -> Store | None:
 class Store:
     """One interface over the state database; every method is one transaction and safe from any thread."""
 
-    def __init__(self, conn: Any, dialect: Dialect, where: str) -> None:
+    def __init__(self, conn: Any, dialect: Dialect, where: str, setting: str = "[screen] database") -> None:
         self._conn = conn
         self._d = dialect
         self._lock = threading.RLock()
         self._written = 0
         self._refresh_at = _FIRST_REFRESH
+        self._details: bool | None = None  # whether the database has the vote_details table (known once seen)
         self.where = where
         """The database, as messages name it (a path, or the URL without its password)."""
+        self.setting = setting
+        """The setting that names it (`[screen] database`)."""
 
     # -- plumbing
 
@@ -167,7 +173,7 @@ class Store:
         rows = self._read("SELECT value FROM meta WHERE key = 'schema_version'")
         found = rows[0][0] if rows else None
         if found != str(SCHEMA_VERSION):
-            raise InputError(f"[screen] database {self.where}: holds screening schema version {found}, "
+            raise InputError(f"{self.setting} {self.where}: holds screening schema version {found}, "
                              f"this reporter knows version {SCHEMA_VERSION}; use a matching reporter "
                              f"or another database")
 
@@ -181,6 +187,8 @@ class Store:
                 self._run("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             if not self._run(self._d.has_table, ("requests",)).fetchone()[0]:
                 self._run(REQUESTS_TABLE)
+            if not self._run(self._d.has_table, ("vote_details",)).fetchone()[0]:
+                self._run(VOTE_DETAILS_TABLE)
 
         self._write(work)
         self._check_version()
@@ -376,6 +384,10 @@ class Store:
                 [(v.tier, v.generation, v.work_id, v.voter, v.vote.answer, v.vote.invalid_cause, v.vote.reason,
                   v.input_tokens, v.output_tokens, float(v.cost_usd), v.raw_file, int(v.raw_offset), runner)
                  for v in kept_votes])
+            self._many("INSERT INTO vote_details (tier, generation, work_id, voter, detail) VALUES (?, ?, ?, ?, ?) "
+                       "ON CONFLICT DO NOTHING",
+                       [(v.tier, v.generation, v.work_id, v.voter, v.vote.detail) for v in kept_votes
+                        if v.vote.detail is not None])
             n_verdicts = self._many(
                 f"INSERT INTO verdicts (tier, generation, work_id, outcome, runner, recorded_at) "
                 f"VALUES (?, ?, ?, ?, ?, {d.now}) ON CONFLICT DO NOTHING",
@@ -402,21 +414,31 @@ class Store:
 
     def _vote_rows(self, tier: str, generation: str,
                    work_ids: Sequence[str] | None) -> dict[str, dict[str, VoteRow]]:
-        sql = f"SELECT {VOTE_COLUMNS} FROM votes WHERE tier = ? AND generation = ?"
+        where = "WHERE tier = ? AND generation = ?"
         params: list[Any] = [tier, generation]
         if work_ids is not None:
             if not work_ids:
                 return {}
-            sql += f" AND {self._d.among_ids}"
+            where += f" AND {self._d.among_ids}"
             params.append(self._ids(list(work_ids)))
+        details = self._vote_details(f"SELECT work_id, voter, detail FROM vote_details {where}", params)
         out: dict[str, dict[str, VoteRow]] = {}
         for (t, g, w, voter, answer, cause, reason, tin, tout, cost, raw_file, raw_offset) in \
-                self._run(sql, params).fetchall():
+                self._run(f"SELECT {VOTE_COLUMNS} FROM votes {where}", params).fetchall():
             out.setdefault(w, {})[voter] = VoteRow(
-                tier=t, generation=g, work_id=w, voter=voter, vote=Vote(answer, cause, reason),
+                tier=t, generation=g, work_id=w, voter=voter,
+                vote=Vote(answer, cause, reason, details.get((w, voter))),
                 input_tokens=tin, output_tokens=tout, cost_usd=float(cost), raw_file=raw_file,
                 raw_offset=int(raw_offset))
         return out
+
+    def _vote_details(self, sql: str, params: Sequence[Any]) -> dict[tuple[str, str], str]:
+        """(work_id, voter) -> detail, by the same query as the votes' over vote_details ({} without the table)."""
+        if not self._details:
+            self._details = bool(self._run(self._d.has_table, ("vote_details",)).fetchone()[0])
+            if not self._details:
+                return {}
+        return {(w, voter): detail for w, voter, detail in self._run(sql, params).fetchall()}
 
     def votes(self, tier: str, generation: str,
               work_ids: Sequence[str] | None = None) -> dict[str, dict[str, VoteRow]]:

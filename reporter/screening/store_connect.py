@@ -48,7 +48,7 @@ def scrub(message: str, url: str) -> str:
     return message
 
 
-def connect_sqlite(path: str, readonly: bool) -> sqlite3.Connection:
+def connect_sqlite(path: str, readonly: bool, setting: str = "[screen] database") -> sqlite3.Connection:
     try:
         if readonly:
             conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True,
@@ -64,7 +64,7 @@ def connect_sqlite(path: str, readonly: bool) -> sqlite3.Connection:
             _journal_wal(conn)
             conn.execute("PRAGMA synchronous = NORMAL")
     except sqlite3.Error as exc:
-        raise InputError(f"[screen] database {path}: cannot open it as SQLite ({exc}); "
+        raise InputError(f"{setting} {path}: cannot open it as SQLite ({exc}); "
                          f"name a SQLite file or a postgresql:// URL") from None
     return conn
 
@@ -91,7 +91,7 @@ def _journal_wal(conn: sqlite3.Connection) -> None:
         delay = min(2 * delay, 0.25)
 
 
-def connect_postgres(url: str, readonly: bool) -> Any:
+def connect_postgres(url: str, readonly: bool, setting: str = "[screen] database") -> Any:
     import psycopg
 
     try:
@@ -99,6 +99,6 @@ def connect_postgres(url: str, readonly: bool) -> Any:
         if readonly:
             conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
     except psycopg.Error as exc:
-        raise InputError(f"[screen] database {redact_url(url)}: cannot connect "
+        raise InputError(f"{setting} {redact_url(url)}: cannot connect "
                          f"({scrub(str(exc).strip(), url)}); check the URL and that the server runs") from None
     return conn

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .votes import TIER_OUTCOMES
+from .votes import DONE, TIER_OUTCOMES
 
 
 TEXT_MARK = "\ufffe"
@@ -133,9 +133,11 @@ POSTGRES = Dialect(
 
 
 def _outcome_check() -> str:
+    """Each tier's outcomes; any other task (the digest's judge) stores DONE."""
     allowed = " OR ".join(f"(tier = '{tier}' AND outcome IN ({', '.join(repr(o) for o in outcomes)}))"
                           for tier, outcomes in TIER_OUTCOMES.items())
-    return f"CHECK ({allowed})"
+    tiers = ", ".join(repr(t) for t in TIER_OUTCOMES)
+    return f"CHECK ({allowed} OR (tier NOT IN ({tiers}) AND outcome = '{DONE}'))"
 
 
 # Column types both databases accept (SQLite maps them to its affinities). `done` is 0/1, not a boolean,
@@ -182,6 +184,16 @@ CREATE TABLE IF NOT EXISTS requests (
 Added to schema version 1 without changing it: made when absent, by every
 writer that opens the database, and read as absent (no counts) by readers of
 an older database. A reporter that does not know it leaves it alone."""
+
+VOTE_DETAILS_TABLE = """
+CREATE TABLE IF NOT EXISTS vote_details (
+  tier TEXT NOT NULL, generation TEXT NOT NULL, work_id TEXT NOT NULL, voter TEXT NOT NULL, detail TEXT NOT NULL,
+  PRIMARY KEY (tier, generation, work_id, voter))"""
+"""A vote's answer fields beyond its label and reason (`Vote.detail`: the judge's cited lines), written in the
+same transaction as the vote; the screen's votes have none.
+
+Added to schema version 1 without changing it, like `requests`: made when absent by every writer, read as
+empty in an older database."""
 
 VOTE_COLUMNS = ("tier, generation, work_id, voter, label, invalid_cause, reason, input_tokens, output_tokens, "
                  "cost_usd, raw_file, raw_offset")

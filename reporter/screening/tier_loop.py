@@ -1,4 +1,5 @@
-"""One tier's claim-ask-record loop, the part of a run that sends requests and drains their replies.
+"""One task's claim-ask-record loop (a screen tier, the judge over a week), the part of a run that sends requests
+and drains their replies.
 
 `TierLoop.run` claims a batch whenever the voters could take more work,
 asks each claimed work's missing voters (both at once; `ChatVoter` bounds
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +22,7 @@ from ..errors import InputError
 from ..progress import Progress
 from .config import VoterSettings
 from .run_report import format_duration
+from .votes import tier_gate
 
 FAILURES_IN_A_ROW = 5
 """A voter that fails this many requests in a row (after the client's own retries) stops the run."""
@@ -53,13 +56,29 @@ class Tally:
 
 
 class Tier:
-    """One tier being run: its voters, generation, scope and texts."""
+    """One task being run over one scope (a screen tier of a release; the judge over a week): its voters,
+    generation, scope and texts, and what is the task's own (its answer, its gate, its names)."""
 
     def __init__(self, name: str, voters: tuple[VoterSettings, ...], prompt: Any, generation: Any,
-                 scope: Any, works: dict[str, Any], todo: int = 0) -> None:
+                 scope: Any, works: dict[str, Any], todo: int = 0, *, answer: Any = None,
+                 gate: Callable[[Sequence[Any]], str] | None = None, label: str | None = None,
+                 table: str | None = None, unit: str = "works",
+                 load_texts: Callable[[list[str]], dict[str, Any]] | None = None) -> None:
         self.name, self.voters, self.prompt, self.generation = name, voters, prompt, generation
         self.scope, self.works, self.todo = scope, works, todo
         self.by_name = {v.name: v for v in voters}
+        self.answer = answer
+        """The AnswerSchema its replies are read against (None: the screen's vote)."""
+        self.gate = gate or (lambda votes: tier_gate(name, *votes))
+        """The voters' votes (configured order; None missing, FAILED failed) -> a verdict or `incomplete`."""
+        self.label = label or f"screen {name}"
+        """What the progress line calls it."""
+        self.table = table or f"[screen.{name}]"
+        """The table its voters are configured in (messages name it)."""
+        self.unit = unit
+        """What it asks about, for the progress line."""
+        self.load_texts = load_texts
+        """Work ids -> their texts, for claimed works the runner has none for."""
 
 
 class TierLoop:
@@ -116,10 +135,9 @@ class TierLoop:
 
     async def _texts(self, jobs: list[Any]) -> None:
         """Read the text of claimed works this runner's scope lacks (works another runner's cheap tier passed on)."""
-        from .scope import load_works
         missing = [job.work_id for job in jobs if job.work_id not in self.tier.works]
         if missing:
-            self.tier.works.update(await self.run_.db(load_works, self.run_.ws, self.run_.release_dir, missing))
+            self.tier.works.update(await self.run_.db(self.tier.load_texts, missing))
 
     def _over_budget(self) -> bool:
         return self.run_.max_cost is not None and self.run_.spend >= self.run_.max_cost
@@ -138,7 +156,7 @@ class TierLoop:
                 asked.failed[voter.name] = str(result.cause)
                 self.in_a_row[voter.name] += 1
                 if self.in_a_row[voter.name] >= FAILURES_IN_A_ROW and self.abort is None:
-                    self.abort = voter_down(self.tier.by_name[voter.name], self.tier.name,
+                    self.abort = voter_down(self.tier.by_name[voter.name], self.tier.table,
                                              self.in_a_row[voter.name], asked.failed[voter.name])
             elif isinstance(result, BaseException):
                 raise result
@@ -165,7 +183,7 @@ class TierLoop:
             batch, self.pending = self.pending, []
             before = self.tally.screened
             await self.run_.db(self.run_.commit_batch, self.tier, batch, self.tally)
-            self.bar.label = f"screen {self.tier.name} {self._detail()}"
+            self.bar.label = f"{self.tier.label} {self._detail()}"
             self.bar.advance(self.tally.screened - before)
 
     def _detail(self) -> str:
@@ -174,7 +192,8 @@ class TierLoop:
         done = self.tally.screened
         left = self.tier.todo - done
         eta = "?" if not done else format_duration(left * elapsed / done)
-        return f"({self.tally.votes:,} votes, ${self.tally.spend:.4f}, {done / elapsed:,.1f} works/s, {eta} left)"
+        return (f"({self.tally.votes:,} votes, ${self.tally.spend:.4f}, {done / elapsed:,.1f} {self.tier.unit}/s, "
+                f"{eta} left)")
 
 
 def tier_messages(tier: Tier, work: Any) -> list[dict]:
@@ -182,8 +201,8 @@ def tier_messages(tier: Tier, work: Any) -> list[dict]:
     return messages_for(tier.prompt, work.title, work.abstract, work.title_only)
 
 
-def voter_down(voter: VoterSettings, tier: str, n: int, cause: str) -> InputError:
-    return InputError(f"[screen.{tier}] voter {voter.name!r} at {voter.base_url} (model {voter.model!r}) failed "
+def voter_down(voter: VoterSettings, table: str, n: int, cause: str) -> InputError:
+    return InputError(f"{table} voter {voter.name!r} at {voter.base_url} (model {voter.model!r}) failed "
                       f"{n} requests in a row after retries; last cause: {cause}. The run stopped: check that the "
                       f"server runs and serves this model, and the key in ${voter.api_key_env or '(none)'}; what "
                       f"was answered is recorded, and the works without a verdict are claimable again")

@@ -1,9 +1,17 @@
-"""A voter's answer and the two gates that turn two answers into one verdict, each defined once."""
+"""A voter's answer and the two gates that turn two answers into one verdict, each defined once.
+
+A `Vote` is any voter's reply read against an `AnswerSchema`: the screen's
+(`label` and `reason`, `provider.SCREEN_ANSWER`) or another task's (the
+digest's criteria judge: `fit`, `criteria_lines`, `reason`). Which answers
+and causes a vote may hold is its schema's: the screen's are `ANSWERS` and
+`INVALID_CAUSES`.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 ANSWERS: Final = ("include", "exclude", "cannot_be_determined")
 """The answers of the answer schema (its JSON field is `label`)."""
@@ -14,6 +22,9 @@ INVALID_CAUSES: Final = ("unparseable", "unknown_label", "schema", "refusal", "t
 TIER_OUTCOMES: Final = {"cheap": ("discard", "proceed"), "expensive": ("admit", "discard")}
 """The verdicts each tier stores; `incomplete` is never stored (it is the absence of a verdict)."""
 
+DONE: Final = "done"
+"""The verdict a task other than the screen's tiers stores (the digest's judge: every judge has answered)."""
+
 GateOutcome = Literal["admit", "discard", "incomplete"]
 CheapOutcome = Literal["discard", "proceed", "incomplete"]
 
@@ -23,19 +34,21 @@ class Vote:
     """One voter's reply to one work: a valid answer, or an invalid reply with its cause."""
 
     answer: str | None
-    """include, exclude or cannot_be_determined; None for an invalid reply."""
+    """The schema's answer (the screen's: include, exclude or cannot_be_determined); None for an invalid reply."""
     invalid_cause: str | None = None
-    """For an invalid reply: one of INVALID_CAUSES."""
+    """For an invalid reply: why (the screen's: one of INVALID_CAUSES)."""
     reason: str = ""
     """The voter's one-sentence reason (for an invalid reply: what was wrong, shortened)."""
+    detail: str | None = None
+    """The answer's other fields as canonical JSON (the judge's `{"criteria_lines": [...]}`); None for the
+    screen's votes, whose answer is the label and the reason alone."""
 
     def __post_init__(self) -> None:
         if (self.answer is None) == (self.invalid_cause is None):
             raise ValueError("a vote has either an answer or an invalid cause, never both or neither")
-        if self.answer is not None and self.answer not in ANSWERS:
-            raise ValueError(f"unknown answer {self.answer!r}")
-        if self.invalid_cause is not None and self.invalid_cause not in INVALID_CAUSES:
-            raise ValueError(f"unknown invalid cause {self.invalid_cause!r}")
+        for name, value in (("answer", self.answer), ("invalid cause", self.invalid_cause)):
+            if value is not None and (not isinstance(value, str) or not value):
+                raise ValueError(f"unknown {name} {value!r}")
 
     @property
     def valid(self) -> bool:
@@ -46,6 +59,20 @@ class Vote:
     def is_exclude(self) -> bool:
         """True only for a valid, explicit exclude."""
         return self.answer == "exclude"
+
+
+@dataclass(frozen=True)
+class AnswerSchema:
+    """What a voter is asked to answer, and how its reply is read into a `Vote` (checked in our code, whatever the
+    server did with `response_format`)."""
+
+    name: str
+    """The schema's name in `response_format` (`screening_vote`)."""
+    schema: Mapping[str, Any]
+    """The JSON schema of the answer object."""
+    read: Callable[[dict], Vote]
+    """A decoded JSON object as a Vote: a valid answer, or an invalid one with its cause (never a guess). The
+    reply's envelope (refusal, truncated, unparseable) is read before, the same for every schema."""
 
 
 class _Failed:
