@@ -41,6 +41,7 @@ from .routing.published import PUBLISHED_FILE
 from .routing.specs import load_rulebook
 from .routing.textscan import scan_engine
 from .screening.report import gather_screening
+from .site.certified import read_certified
 from .site.digest_pages import DigestWeek, digest_week, load_digest_weeks
 from .site.status_page import ScreeningStatus, screening_status
 from .site.render import (PreparedSite, RenderReport, SiteInputs, StagePages, digest_stage, novelty_stage,
@@ -159,7 +160,8 @@ def gather(ws: Workspace, as_of: date, staged: routing_release.StagedRelease, la
     releases = load_releases(ws.releases, staged=release)
     return Gathered(ws=ws, as_of=as_of, staged=staged, releases=releases, labels=found_labels, novelty=novelty,
                     digest=digest, digest_weeks=tuple(load_digest_weeks(archive)) if archive is not None else (),
-                    digest_pending=pending, screening=screening, site=read_site_inputs(releases, screening.pool))
+                    digest_pending=pending, screening=screening,
+                    site=read_site_inputs(releases, screening.pool, certified=read_certified(ws, releases.releases)))
 
 
 def stage_pages(g: Gathered) -> list[StagePages]:
