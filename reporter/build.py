@@ -43,6 +43,7 @@ from .routing.published import PUBLISHED_FILE
 from .routing.specs import load_rulebook
 from .routing.textscan import scan_engine
 from .screening.report import gather_screening
+from .site.certified import read_certified
 from .site.digest_pages import DigestWeek, digest_week, load_digest_weeks
 from .site.status_page import ScreeningStatus, screening_status
 from .site.render import (PreparedSite, RenderReport, SiteInputs, StagePages, digest_stage, novelty_stage,
@@ -187,7 +188,8 @@ def gather(ws: Workspace, as_of: date, staged: routing_release.StagedRelease | N
     return Gathered(ws=ws, as_of=as_of, staged=staged, releases=releases, labels=found_labels, novelty=novelty,
                     digest=digest, digest_weeks=tuple(load_digest_weeks(archive)) if archive is not None else (),
                     digest_pending=pending, screening=screening,
-                    site=read_site_inputs(releases, screening.pool if screening is not None else None))
+                    site=read_site_inputs(releases, screening.pool if screening is not None else None,
+                                         certified=read_certified(ws, releases.releases)))
 
 
 def gather_releases(ws: Workspace, staged: routing_release.StagedRelease | None,

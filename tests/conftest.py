@@ -72,10 +72,40 @@ def site_build(tmp_path_factory):
         ids.append(result.release_id)
     (root / "reporter.toml").write_text(
         f'pool = "{SITE_WORKSPACE / "pool_v2.jsonl"}"\nspecs = "{SITE_WORKSPACE / "specs_v2"}"\n'
-        f'labels = "{SITE_WORKSPACE / "labels.csv"}"\nreleases = "releases"\nsite = "site"\n', encoding="utf-8")
+        f'labels = "{SITE_WORKSPACE / "labels.csv"}"\nreleases = "releases"\nsite = "site"\n'
+        f'[certify]\nmax_missed_fraction = 0.1\n', encoding="utf-8")
+    certify_fixture(root)
     workspace = load_workspace(root)
     render_site(releases, root / "site", workspace=workspace, progress=False)
     return {"releases": releases, "site": root / "site", "ids": ids, "workspace": workspace}
+
+
+CERTIFIED_SHEETS = {"discard": "sheets/discard.csv", "discard/rule:meta-analysis": "sheets/meta <b>|*x*<i>.csv"}
+"""The golden workspace's certified sheets (the second name hostile): the newest release's discard pile, all 12
+works labelled, one include (at most 1 relevant, 8.3%: meets the 10% target); and rule meta-analysis's 4 wins,
+the first 2 labelled, none relevant (partial: at most 2 relevant, 50%)."""
+
+
+def certify_fixture(root: Path) -> None:
+    """Draw and label CERTIFIED_SHEETS in the workspace at `root` and certify them (state/certify/)."""
+    import csv
+    import io
+
+    from reporter.cli import main
+
+    (root / "sheets").mkdir()
+    for stratum, name in CERTIFIED_SHEETS.items():
+        pile, _, rule = stratum.partition("/rule:")
+        sheet = root / name
+        assert main(["certify", "--workspace", str(root), "--pile", pile, *(["--rule", rule] if rule else []),
+                     "--n", "12", "--out", str(sheet)]) == 0
+        rows = list(csv.reader(io.StringIO(sheet.read_text(encoding="utf-8"), newline="")))
+        for i, row in enumerate(rows[1:]):
+            row[-1] = ("include" if i == 3 else "exclude") if not rule else ("exclude" if i < 2 else "")
+        out = io.StringIO(newline="")
+        csv.writer(out, lineterminator="\r\n").writerows(rows)
+        sheet.write_text(out.getvalue(), encoding="utf-8", newline="")
+        assert main(["certify", "--workspace", str(root), "--sheet", str(sheet)]) == 0
 
 
 # --- the novelty page -------------------------------------------------------

@@ -128,6 +128,14 @@ def test_the_demo_recipe_small_two_weeks_and_what_changed(tmp_path):
     assert "carried over 0 labels from examples/certify/discard.csv" in _cli(steps[0], ws, "1783339200").stdout
     (cert,) = load_certificates(ws / "state", ids[1])
     assert (cert.stratum, cert.partial, cert.n_labelled, cert.max_relevant) == ("discard", True, 0, cert.N)
+    # Its last step builds again, as written there: the same release, its status page showing the certificate.
+    last = _recipe("demo")[-1].split()
+    assert last[:3] == ["SOURCE_DATE_EPOCH=1783339200", "$(BIN)/reporter", "build"]
+    done = _cli(last[2:], ws, "1783339200")
+    assert done.returncode == 0 and f"release {ids[1][:12]} (unchanged)" in done.stdout, done.stderr
+    status = _plain((ws / "site" / "releases" / ids[1] / "status.html").read_text())
+    assert f"Certificate of discard: {cert.summary}" in status  # in the flow box, wrapped at spaces
+    assert f"discard {cert.summary} partial: 0 of {cert.n_drawn:,} rows labelled" in status
 
 
 def _recipe(target: str) -> list[str]:

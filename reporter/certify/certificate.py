@@ -20,19 +20,10 @@ from ..plurals import count
 from ..routing.published import find_release
 from ..screening.scope import release_id_of
 from .bound import as_fraction, max_relevant
-from .results import Certificate
+from .results import Certificate, state_dir
 from .sample import bottom_k
 from .sheet import RELEVANT, Sheet
 from .strata import StratumWorks, parse_stratum, stratum_works
-
-STATE_DIR = "state"
-"""The workspace's state folder (beside reporter.toml): certificates go to state/certify/."""
-
-
-def state_dir(ws: Any) -> Path:
-    """The workspace's state folder."""
-    return Path(ws.root) / STATE_DIR
-
 
 def sheet_works(ws: Any, sheet: Sheet) -> tuple[Path, StratumWorks]:
     """The release folder and the stratum's works now, for the release and stratum a sheet names."""

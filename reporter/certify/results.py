@@ -4,8 +4,9 @@
 for a file name by `reporter.naming.slug`: `discard.json`,
 `screen-discarded-1a2b3c4d.json`), written through the one file layer
 (atomic: the old file or the new one, never half of one). The pages read
-them with `load_certificates` (the site's one reader of this stage) and
-show each with `Certificate.summary` and, against `[certify]`'s target,
+them with `load_certificates(state_dir(ws), release_id)` (the site's one
+reader of this stage) and show each with `Certificate.summary` and, against
+`[certify]`'s target (`CertifySettings`, the workspace's `certify`),
 `standing`.
 """
 
@@ -23,8 +24,15 @@ from ..plurals import count
 from .config import CertifySettings
 
 SCHEMA_VERSION = 1
+STATE_DIR = "state"
+"""The workspace's state folder (beside reporter.toml): certificates go to state/certify/."""
 CERTIFY_DIR = "certify"
 """The certificates' folder inside the workspace's state folder (`state/certify/`)."""
+
+
+def state_dir(ws: Any) -> Path:
+    """The workspace's state folder (where `load_certificates` looks for a workspace's certificates)."""
+    return Path(ws.root) / STATE_DIR
 
 
 @dataclass(frozen=True)
@@ -87,7 +95,7 @@ class Certificate:
 
     @property
     def summary(self) -> str:
-        """One line, as the release page's flow box shows it:
+        """One line, as the status page's flow box shows it:
         `355,211 works; 400 sampled, 1 relevant: at most 4,120 relevant (1.2%), 95%`."""
         labelled = f", {self.n_labelled:,} labelled" if self.partial else ""
         partial = " (partial)" if self.partial else ""

@@ -10,6 +10,7 @@ the two agree.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 from ..plurals import count
@@ -190,6 +191,18 @@ class FlowLine:
 
 
 @dataclass(frozen=True)
+class FlowNote:
+    """A statement about some of a box's works, written in the box below its lines: a certificate of a stratum."""
+
+    text: str
+    """What it says (`Certificate of discard: 18,375 works; 400 sampled, ...`), wrapped to the box, never cut."""
+    standing: str
+    """What it comes to, in words (`meets the target: ...`): the colour only repeats it."""
+    tone: str
+    """Class of the standing's text: `ok` (meets), `bad` (misses) or `neutral` (no target to meet)."""
+
+
+@dataclass(frozen=True)
 class FlowBox:
     """A box of a flow diagram: its title, its works and the lines that split them."""
 
@@ -201,6 +214,8 @@ class FlowBox:
     """data-key of the number."""
     lines: tuple[FlowLine, ...] = ()
     """Its parts."""
+    notes: tuple[FlowNote, ...] = ()
+    """What is known of some of its works beyond their number (certificates), below its lines."""
 
 
 @dataclass(frozen=True)
@@ -258,7 +273,8 @@ def flow_chart(chart_id: str, table_id: str, title: str, steps: list[FlowStep]) 
 def _flow_box(bars: list[Bar], labels: list[Label], box: FlowBox, x: float, y: float, w: float,
               css: str) -> float:
     """Draw one box (its rectangle and text) at (x, y); return its height."""
-    h = 10 + FLOW_LINE * (1 + len(box.lines)) + 4
+    notes = _note_lines(box.notes, int((w - 22) / LINE_PX))
+    h = 10 + FLOW_LINE * (1 + len(box.lines) + len(notes)) + 4
     chars = int((w - 70) / TITLE_PX)
     bars.append(Bar(x, y, w, h, css, f"{box.title}: {count(box.count, 'work')}"))
     labels.append(Label(x + 8, y + 22, short(box.title, chars), "start", "head", full=_full(box.title, chars)))
@@ -269,7 +285,18 @@ def _flow_box(bars: list[Bar], labels: list[Label], box: FlowBox, x: float, y: f
         limit = int((w - indent - 50) / LINE_PX)
         labels.append(Label(x + indent, base, short(line.label, limit), "start", "lbl", full=_full(line.label, limit)))
         labels.append(Label(x + w - 8, base, fmt(line.count), "end", "num", key=line.key))
+    for j, (text, tone) in enumerate(notes, len(box.lines) + 1):
+        labels.append(Label(x + 14, y + 22 + FLOW_LINE * j, text, "start", tone))
     return h
+
+
+def _note_lines(notes: tuple[FlowNote, ...], width: int) -> list[tuple[str, str]]:
+    """Each note's text and standing as lines of at most `width` characters, each with its class."""
+    lines = []
+    for note in notes:
+        lines += [(text, "lbl") for text in textwrap.wrap(note.text, width)]
+        lines += [(text, note.tone) for text in textwrap.wrap(note.standing, width)]
+    return lines
 
 
 def _arrow(x1: float, y1: float, x2: float, y2: float) -> Arrow:

@@ -5,12 +5,14 @@ Pure functions of rule_stats.json (its record, `RuleStats`); no template and no 
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..plurals import count
 from ..routing.artifacts import RuleStats
-from .charts import FlowBox, FlowLine, FlowStep
+from .charts import FlowBox, FlowLine, FlowNote, FlowStep
 from .links import slug
 
 OVERLAP_TOP = 50
@@ -130,6 +132,28 @@ def _screen_steps(text_box: FlowBox, f: Any) -> list[FlowStep]:
                      FlowBox("No verdict yet from the screen", f.incomplete, "fl-sc-screen-incomplete")),
             FlowStep(FlowBox("Admitted by the two-voter screen", f.admitted, "fl-sc-screen-admit")),
             FlowStep(FlowBox(HANDED_OFF[0].upper() + HANDED_OFF[1:], f.hand_off, "fl-sc-handoff"))]
+
+
+TIER_DISCARDS = {"cheap": "fl-sc-cheap-discard", "expensive": "fl-sc-screen-discard"}
+"""The key of the box of what each screening tier discarded."""
+
+
+def box_of(steps: list[FlowStep], pile: str | None, tier: str | None) -> FlowBox | None:
+    """The box holding a pile's works (the box with the pile's line) or a tier's discards; None when none does."""
+    wanted = {f"fl-pile-{slug(pile)}", f"fl-to-{slug(pile)}"} if pile is not None else {TIER_DISCARDS.get(tier or "")}
+    for step in steps:
+        for box in (step.main, step.side, step.waiting):
+            if box is not None and (box.key in wanted or any(line.key in wanted for line in box.lines)):
+                return box
+    return None
+
+
+def with_notes(steps: list[FlowStep], notes: Mapping[str, tuple[FlowNote, ...]]) -> list[FlowStep]:
+    """The steps with each box's notes (`notes`: box key -> its notes) written in it."""
+    def noted(box: FlowBox) -> FlowBox:
+        return dataclasses.replace(box, notes=notes[box.key]) if box.key in notes else box
+    return [FlowStep(noted(s.main), None if s.side is None else noted(s.side),
+                     None if s.waiting is None else noted(s.waiting)) for s in steps]
 
 
 @dataclass(frozen=True)

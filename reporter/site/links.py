@@ -9,11 +9,10 @@ folder keeps working, and `file://` works because every link names a file.
 from __future__ import annotations
 
 import posixpath
-import re
-import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..ids import paper_url
 from ..naming import slug
 
 HOME = "index"
@@ -90,28 +89,15 @@ def isolated(text: str) -> str:
     return text if text.isascii() else f"\u2068{text}\u2069"
 
 
-
-# A paper's own page, from its id only: the value must be well-formed for its scheme, and is percent-encoded.
-PAPER_PAGES = {
-    "doi": (re.compile(r"10\.\d{4,9}/\S+"), "https://doi.org/{}"),
-    "arxiv": (re.compile(r"(?:\d{4}\.\d{4,5}|[a-z][a-z-]*(?:\.[A-Z]{2})?/\d{7})(?:v\d{1,3})?"),
-              "https://arxiv.org/abs/{}"),
-    "pmid": (re.compile(r"[1-9]\d{0,9}"), "https://pubmed.ncbi.nlm.nih.gov/{}/"),
-    "openalex": (re.compile(r"W[1-9]\d{0,12}"), "https://openalex.org/{}"),
-    "osf": (re.compile(r"[a-z0-9]{4,12}(?:_v\d{1,3})?"), "https://osf.io/{}/"),
-}
-
-
 def paper_href(ids: Sequence[str]) -> Href | None:
     """The page of the first id that names one (doi.org, arxiv.org/abs, PubMed, OpenAlex, OSF), or None.
 
     Built from the id alone, never from a URL in the data; an id that is not
-    well-formed for its scheme gets no link. The one place the site links out.
+    well-formed for its scheme gets no link. The one place the site links out; the table of
+    schemes is `reporter.ids.paper_url`'s, which the certify sheet's `link` column uses too.
     """
     for paper_id in ids:
-        scheme, _, value = paper_id.partition(":")
-        found = PAPER_PAGES.get(scheme)
-        if found is not None and found[0].fullmatch(value):
-            url = found[1].format(urllib.parse.quote(value, safe="/"))
+        url = paper_url(paper_id)
+        if url is not None:
             return Href(url, url)
     return None

@@ -15,6 +15,7 @@ from ..novelty.results import load_novelty_results
 from ..progress import Progress
 from ..routing.artifacts import Release, ReleaseSet, load_releases
 from ..screening.report import gather_screening, workspace_labels
+from .certified import Certified, read_certified
 from .diff import compute_diff
 from .diff_page import (AGAINST_RECENT, Pair, build_diff_page, change_line, diff_files, pairs_to_render,
                         resolve_against, shown_ids)
@@ -98,14 +99,18 @@ class SiteInputs:
     """Release id -> the comparisons rendered for it (each read from the two releases' routing.parquet)."""
     titles: Titles
     """The titles of the works the diff and status pages show, read once (samples first, then the pool)."""
+    certified: Certified | None = None
+    """The releases' certificates the status pages show, read once (`read_certified`); None: no workspace."""
 
 
-def read_site_inputs(found: ReleaseSet, pool: PoolRef | None = None, against: Sequence[str] = ()) -> SiteInputs:
+def read_site_inputs(found: ReleaseSet, pool: PoolRef | None = None, against: Sequence[str] = (),
+                     certified: Certified | None = None) -> SiteInputs:
     """The comparisons first (they read routing.parquet), then one read of the titles every rebuilt page shows.
 
     `pool` is where titles no sample holds are read (the workspace's pool;
     None: no workspace). `against`: earlier releases to compare the newest
-    with (`reporter render --against`).
+    with (`reporter render --against`). `certified`: the workspace's
+    certificates (`read_certified`), passed on to the status pages.
     """
     releases = found.releases
     pairs: dict[str, list[Pair]] = {}
@@ -115,7 +120,8 @@ def read_site_inputs(found: ReleaseSet, pool: PoolRef | None = None, against: Se
         pairs.setdefault(rel.release_id, []).append(pair)
     wanted = {w for group in pairs.values() for p in group for w in shown_ids(p.data)}
     wanted |= {w.work_id for rel in releases for w in lost_works(rel)}
-    return SiteInputs({rid: tuple(group) for rid, group in pairs.items()}, gather_titles(releases, wanted, pool))
+    return SiteInputs({rid: tuple(group) for rid, group in pairs.items()}, gather_titles(releases, wanted, pool),
+                      certified)
 
 
 @dataclass(frozen=True)
@@ -171,16 +177,18 @@ def render_site(releases_dir: Path | None, out: Path, *, digests_dir: Path | Non
     # Under the releases folder's lock (as a build publishes), so the site written shows the index as it is.
     with locked(releases_dir) if releases_dir is not None and Path(releases_dir).is_dir() else contextlib.nullcontext():
         found = load_releases(Path(releases_dir)) if releases_dir is not None else ReleaseSet(None, (), ())
+        certified = None
         if workspace is not None:
             latest = found.releases[-1] if found.releases else None
             screen = gather_screening(workspace, latest.release_id if latest else None,
                                       latest.folder if latest else None, workspace_labels(workspace), strict=False)
             titles = PoolRef(workspace.pool, workspace.overlay) if workspace.pool is not None else None
             stages.append(screening_stage(screening_status(screen, titles)))
+            certified = read_certified(workspace, found.releases)
         elif pool is not None:
             stages.append(screening_stage(ScreeningStatus(None, None, NO_WORKSPACE, pool)))
         site = prepare_site(found, out, stages=stages, rerender_archive=rerender_archive, progress=progress,
-                            against=against)
+                            inputs=read_site_inputs(found, pool, against, certified))
         return site.commit()
 
 
@@ -223,7 +231,7 @@ def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] =
         for page in build_rule_pages(rel):
             add(page, True)
         report, note = screening.for_release(rel.release_id)
-        add(build_status_page(rel, report, note, titles), False)
+        add(build_status_page(rel, report, note, titles, inputs.certified), False)
         mine = list(pairs.get(rel.release_id, ()))
         if not mine:
             add(build_diff_page(rel, None, titles), False)

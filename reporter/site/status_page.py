@@ -8,6 +8,7 @@ from ..money import dollars
 from ..routing.artifacts import LabelRule, LostInclude, Release
 from ..screening.report import Calibration, ReleaseScreen, ScreenReport, TierPlan, TierReport
 from . import compute
+from .certified import Certified, certificate_parts
 from .charts import Stack, flow_chart, fmt, stacked_chart
 from .links import HOME, href, paper_href, release_path, rule_path, slug, status_path, work_anchor
 from .models import (CalibrationView, Fragment, Grid, GridCell, GridColumn, GridRow, LabelRow, Link, LostView,
@@ -66,8 +67,9 @@ def screening_status(screen: ReleaseScreen, pool: PoolRef | None = None) -> Scre
 
 
 def build_status_page(rel: Release, screening: ScreenReport | None = None, note: str = NO_WORKSPACE,
-                      titles: Titles | None = None) -> StatusPage:
-    """Label findings, the flow through screening, and the screen of one release (`screening`), or `note`."""
+                      titles: Titles | None = None, certified: Certified | None = None) -> StatusPage:
+    """Label findings, the flow through screening, and the screen of one release (`screening`), or `note`;
+    the release's certificates of `certified` (None: rendered without a workspace) on the flow and listed."""
     rid, stats = rel.release_id, rel.stats
     page = status_path(rid)
     titles = titles if titles is not None else Titles()
@@ -94,15 +96,16 @@ def build_status_page(rel: Release, screening: ScreenReport | None = None, note:
               Row("routed to a paying pile with text", fmt(sum(stats.piles[p] for p in paying)), "s-paying")]
     funnel += [Row(f"in {p}", fmt(stats.piles[p]), f"s-{slug(p)}") for p in paying]
     funnel += screen_funnel(screening)
-    steps = compute.flow_steps(stats, screening.funnel if screening is not None else None)
+    steps, certificates, certify_note = certificate_parts(
+        page, rel, compute.flow_steps(stats, screening.funnel if screening is not None else None), screening, certified)
     name = release_name(page, rel)
     return StatusPage(
         meta=meta(page, f"Status of release {name.name}",
                   [("Home", HOME), (f"Release {name.name}", release_path(rid))], archived=False),
         name=name, flow=flow_chart("status-flow", "status-flow-table", "Where the works went, through screening"
                                    if screening is not None else "Where the works went", steps),
-        flow_rows=flow_rows(steps), labels=label_rows, label_rules=label_rules,
-        lost_total=lost_total, lost=lost, funnel=tuple(funnel),
+        flow_rows=flow_rows(steps), certificates=certificates, certify_note=certify_note, labels=label_rows,
+        label_rules=label_rules, lost_total=lost_total, lost=lost, funnel=tuple(funnel),
         screening=screening_section(screening, note))
 
 

@@ -13,8 +13,8 @@ from .common import (Count, Crumb, Download, Fragment, Link, PageMeta, ReleaseNa
 from .home import (DigestSummary, HomePage, NoveltySummary, PendingNote, PileShare, ReleaseSummary, VerdictCount,
                    WeekSummary)
 from .release import (DomainRow, FlowRow, Overlap, PileRow, ReleasePage, RulePage, RuleRow)
-from .status import (CalibrationView, Grid, GridCell, GridColumn, GridRow, LabelRow, LostView, LostWork, PlanView,
-                     ScreeningSection, StatusPage, TierView)
+from .status import (CalibrationView, CertificateView, Grid, GridCell, GridColumn, GridRow, LabelRow, LostView,
+                     LostWork, PlanView, ScreeningSection, StatusPage, TierView)
 from .diff import (Comparison, DiffPage, InputChange, Move, MovedGroup, MovedView, PoolGroup, RuleChange, SpecChange,
                    StateChange, StateCount, Transition)
 from .novelty import (CandidateRow, GraphUsed, IdList, NoveltyPage)

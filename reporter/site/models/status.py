@@ -207,6 +207,34 @@ class ScreeningSection:
 
 
 @dataclass(frozen=True)
+class CertificateView:
+    """A certificate of a stratum of the release (`reporter certify`), as the status page lists it."""
+
+    stratum: str
+    """The stratum's name (`discard`, `discard/rule:ID`, `domain-misses/rule:ID`, `screen:discarded`, ...)."""
+    anchor: str
+    """Fragment id of its row (`cert-<stratum slug>`)."""
+    rule: Link | None
+    """The rule of a rule's wins or domain misses, linked to its page; None for a pile or the screen's discards."""
+    summary: str
+    """The certificate in one line: `18,375 works; 400 sampled, 0 relevant: at most 135 relevant (0.73%), 95%`."""
+    standing: str
+    """Against [certify]'s target, in words: meets it, misses it (and why: partial, stale, ...), or no target."""
+    tone: str
+    """The class that colours the standing (`ok`, `bad`, `neutral`): it repeats the words, never replaces them."""
+    labelled: str
+    """How many of the sheet's rows are labelled (and its seed); for a partial sheet, what its bound holds for."""
+    recall_low: str
+    """The lower bound on the screen's recall against this stratum's losses, or a dash without labels or verdicts."""
+    sheet: str
+    """The sheet certified (relative to the workspace when inside it)."""
+    sheet_sha256: str
+    """The sheet's sha256."""
+    shown_on: str
+    """The title of the flow diagram's box it is drawn in, or `not on the diagram`."""
+
+
+@dataclass(frozen=True)
 class StatusPage:
     """The release's status page: what accrues after the release was cut; rebuilt every build."""
 
@@ -216,9 +244,14 @@ class StatusPage:
     name: ReleaseName
     """The release: id, label, first-written date, its archived page."""
     flow: Chart
-    """The flow diagram through routing and, when the screen is shown, on through its tiers to the hand-off."""
+    """The flow diagram through routing and, when the screen is shown, on through its tiers to the hand-off; each
+    certificate of the release written in the box of its stratum."""
     flow_rows: tuple[FlowRow, ...]
     """The diagram's numbers as a table."""
+    certificates: tuple[CertificateView, ...]
+    """Every certificate of this release in the workspace's state, by stratum name (each also drawn on its box)."""
+    certify_note: str
+    """Why no certificate is listed (none yet, or no workspace); empty when some are."""
     labels: tuple[Row, ...]
     """Label counts and digest (empty without labels.json)."""
     label_rules: tuple[LabelRow, ...]
