@@ -30,10 +30,11 @@ from reporter.errors import InputError
 from reporter.hashing import dump_json
 from reporter.site import render_site
 from reporter.site.digest_pages import digest_week
-from reporter.site.email_edition import REVIEW_SHOWN, authors_line, build_email_edition, email_files, snippet
+from reporter.site.email_edition import REVIEW_SHOWN, build_email_edition, email_files
 from reporter.site.env import email_html_env, text_env
 from reporter.site.links import PAPER_PAGES
 from reporter.site.models.email import EmailEdition, EmailPaper
+from reporter.site.paper_text import authors_line, snippet
 from support.digest import HOSTILE, week_document, write_week
 from support.site import parse_html
 
