@@ -4,13 +4,19 @@
 (its calibration computed from the decisions, so the pages accept it);
 `graph_rows` the novelty results lines a build writes beside it for the
 KEEPs; `write_archive` puts weeks into a digest archive folder.
+`two_thousand_paper_week` is a generated week decided by `reporter digest`,
+for the size of what a big week renders (the page, its twin, the e-mail).
 """
 
 from __future__ import annotations
 
+import json
+import random
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from reporter.cli import main
 from reporter.hashing import canonical_json, dump_json
 
 HOSTILE = [
@@ -114,3 +120,67 @@ def write_week(archive: Path, document: dict[str, Any], rows: list[dict[str, Any
     if rows is not None:
         (folder / "novelty.jsonl").write_text("".join(canonical_json(r) + "\n" for r in rows), encoding="utf-8")
     return folder
+
+
+# --- a generated week of 2,000 papers ---------------------------------------------------------------------
+
+CRITERIA = """# Criteria: evaluating language models
+
+## In scope
+- Benchmarks and evaluations of language models: `benchmark*`, `evaluation`, `language model*`, `LLM*`
+
+## Out of scope
+- Clinical trials: `clinical trial`
+
+## Required
+- Reports empirical results: `we evaluate`, `results show`, `accuracy`
+
+## Reduced fit
+- Surveys: `survey`
+"""
+WATCHLIST = "language model*\nbenchmark*\nLLM-as-a-judge\t1.5\nevaluation\n"
+WORDS = ("adaptive robust sparse graph neural transformer contrastive retrieval multilingual federated causal "
+         "diffusion scalable efficient calibrated hierarchical multimodal instruction reasoning agents").split()
+TOPICS = ("a language model benchmark", "LLM-as-a-judge evaluation", "language models", "protein folding",
+          "graph coloring", "a clinical trial of LLM triage", "a survey of LLMs")
+"""What a generated title is about: the first three are what the watchlist and the criteria look for."""
+NAMES = "Ada Bo Chen Diaz Eva Fu Gao Hu Ito Jin Kim Li Lund Ma Ng Oh Park Qi Roy Sato Tan Ueda Vu Wu Xu Yang".split()
+LIKE_W22 = {"topics": (2, 2, 2, 40, 40, 4, 10), "title_words": (3, 10), "title_pad": 0, "abstract_words": (100, 200),
+            "names": NAMES}
+"""The shape of the real week the issue measured (2026-W22 of the arXiv listing: about 2,000 papers, 25 kept, a
+few hundred for review, most of them over the cap, the rest dropped), with its lengths: titles of about 85
+characters, abstracts of about 1,400, authors of about 12."""
+
+
+def two_thousand_paper_week(folder: Path, papers: int = 2_000, seed: int = 23, *,
+                            topics: Sequence[int] | None = None, title_words: tuple[int, int] = (4, 14),
+                            title_pad: int = 60, abstract_words: tuple[int, int] = (150, 280),
+                            names: Sequence[str] = WORDS) -> Path:
+    """A digest archive with one week of `papers` generated records, decided by `reporter digest` (default settings).
+
+    By default every topic is as likely and titles and abstracts are long (the e-mail's stress: most papers match,
+    and every title is longer than the e-mail shows); `**LIKE_W22` gives a real week's shape. `topics` weighs
+    TOPICS; a title has `title_words` words and up to `title_pad` x's; an abstract `abstract_words` words; an
+    author's name three of `names`.
+    """
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    records = []
+    for i in range(papers):
+        topic = rng.choice(TOPICS) if topics is None else rng.choices(TOPICS, topics)[0]
+        title = (f"{' '.join(rng.choices(WORDS, k=rng.randint(*title_words)))} for {topic}"
+                 + (f": {'x' * rng.randint(0, title_pad)}" if title_pad else ""))
+        abstract = " ".join(rng.choices(WORDS, k=rng.randint(*abstract_words))) + (
+            " We evaluate it on three benchmarks; results show higher accuracy." if rng.random() < 0.7 else "")
+        authors = [f"{rng.choice(names).title()} {rng.choice(names).title()}-{rng.choice(names).title()}"
+                   for _ in range(rng.randint(1, 30))]
+        records.append({"id": f"arxiv:2605.{10000 + i:05d}", "title": title, "abstract": abstract, "source": "arxiv",
+                        "published": "2026-05-13", "authors": authors, "categories": ["cs.CL", "cs.AI"]})
+    papers_file = folder / "2026-W20.jsonl"
+    papers_file.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    (folder / "criteria.md").write_text(CRITERIA, encoding="utf-8")
+    (folder / "watchlist.txt").write_text(WATCHLIST, encoding="utf-8")
+    archive = folder / "digests"
+    assert main(["digest", "--papers", str(papers_file), "--watchlist", str(folder / "watchlist.txt"),
+                 "--criteria", str(folder / "criteria.md"), "--archive", str(archive), "--week", "2026-W20"]) == 0
+    return archive
