@@ -134,18 +134,19 @@ def test_every_keep_the_first_reviews_and_the_drops_by_cause(tmp_path):
     keep = doc["decisions"][0]
     reviews = [dict(keep, id=f"doi:10.5555/review.{i:02d}", decision="REVIEW", score=60, rationale=f"REVIEW {i}")
                for i in range(REVIEW_SHOWN + 5)]
-    doc["decisions"][3:4] = reviews
+    doc["decisions"] = [d for d in doc["decisions"] if d["decision"] == "KEEP"] + reviews + [
+        d for d in doc["decisions"] if d["decision"] == "DROP"]
     doc["calibration"].update(review=len(reviews), histogram=_histogram(doc))
     keep.update(authors=["A One", "B Two", "C Three", "D Four"], abstract="word " * 200)
     edition = build_email_edition(digest_week(dump_json(doc).encode(), "x"))
     assert [p.id for p in edition.keep] == [d["id"] for d in doc["decisions"] if d["decision"] == "KEEP"]
     first = edition.keep[0]
     assert first.authors == "A One, B Two, C Three et al." and first.snippet.endswith("…")
-    assert first.why == keep["rationale"] and edition.keep[1].authors == "" and edition.keep[1].snippet == ""
+    assert first.why == keep["rationale"] and edition.keep[2].authors == "" and edition.keep[2].snippet == ""
     assert [p.id for p in edition.review] == [r["id"] for r in reviews[:REVIEW_SHOWN]]
     assert (edition.review_total, edition.review_more) == (len(reviews), 5)
     assert [(c.label, c.count) for c in edition.dropped] == [
-        ("Already covered", 1), ("Look-alike trap", 1), ("Fails required", 1), ("Not in scope", 1), ("Weak match", 1)]
+        ("Already covered", 1), ("Look-alike trap", 1), ("Fails required", 1), ("Not in scope", 1), ("Weak match", 3)]
     html, text = (data.decode() for _, data in email_files(digest_week(dump_json(doc).encode(), "x"))[:2])
     assert "5 more papers for review" in html and "5 more papers for review" in text
     assert "A One, B Two, C Three et al." in text

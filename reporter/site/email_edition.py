@@ -32,7 +32,8 @@ from ..digest.archive import Decision, week_start
 from ..errors import InternalError
 from ..naming import email_edition_paths
 from ..plurals import count
-from .digest_pages import CAUSES, DigestWeek, paper_anchor, week_dates, week_path
+from .digest_groups import CAUSES
+from .digest_pages import DigestWeek, paper_anchor, week_dates, week_path
 from .env import context, email_html_env, text_env
 from .links import href, paper_href
 from .models.email import EmailCount, EmailEdition, EmailPaper

@@ -29,33 +29,54 @@ HOSTILE = [
     "# like a heading",
     "`code` and <b>bold</b> & entity &amp;",
 ]
+HOSTILE_AUTHORS = ["<script>alert('author')</script>", "Ada | Lovelace **bold** [x](https://evil.example)",
+                   "\u202eevil author\u202c", "# Fourth Author"]
+HOSTILE_ABSTRACT = " ".join(HOSTILE) + " criteria.md and benchmark* hold. " + "A long abstract goes on. " * 12
 GRAPH = {"events_jsonl": "graph/events.jsonl", "sha256": "ab" * 32}
 
 
 def _decision(pid: str, decision: str, score: int, title: str, cause: str | None = None,
               tags: tuple[str, ...] = (), merged: tuple[str, ...] = (), terms: tuple[str, ...] = ("protein*",),
-              rationale: str | None = None) -> dict[str, Any]:
+              rationale: str | None = None, **record: Any) -> dict[str, Any]:
     axes = {"match": 1.0, "criteria": 0.7, "novelty": 0.5 if "journal-version-of:2026-W19" in tags else 1.0}
     why = rationale or (f"DROP ({cause}): the cause named first" if cause else f"{decision}: match 1.00 for {title}")
     return {"id": pid, "decision": decision, "score": score, "axes": axes, "rationale": why, "tags": list(tags),
             "title": title, "cause": cause, "criteria_lines": [8], "matched_terms": list(terms),
-            "merged_ids": list(merged)}
+            "merged_ids": list(merged), **record}
 
 
 def week_document(week: str = "2026-W20", *, hostile: bool = True, prior: tuple[str, ...] = ("2026-W19",),
                   papers_sha: str = "cd" * 32) -> dict[str, Any]:
     """A decisions.json document with every section of the week page filled."""
     t = HOSTILE if hostile else [f"Plain title {i}" for i in range(len(HOSTILE))]
+    paper = {"authors": HOSTILE_AUTHORS if hostile else ["Ada Lovelace", "Alan Turing"], "published": "2026-05-13",
+             "categories": ["cs.CL", "<i>cs.AI</i>" if hostile else "cs.AI"],
+             "abstract": HOSTILE_ABSTRACT if hostile else "A plain abstract that goes on. " * 12}
+    short = {**paper, "abstract": t[7], "venue": "Journal of <b>Tests</b>" if hostile else "Journal of Tests",
+             "categories": []}
+    # Over the cap: KEEP by score, ranked after the KEEPs by relevance (the page shows REVIEW_IN_FULL in full).
+    over = [_decision(f"arxiv:2605.0200{i}", "REVIEW", 100, f"{t[i]} (over the cap)", tags=("demoted-for-cap",),
+                      relevance=round(2.5 - i / 4, 4), **paper) for i in range(6)]
     decisions = [
-        _decision("doi:10.5555/keep.1", "KEEP", 100, t[0], merged=("pmid:90000011",)),
-        _decision("arxiv:2605.01234", "KEEP", 87, t[1], tags=("journal-version-of:2026-W19",)),
-        _decision("pmid:90000012", "KEEP", 78, t[2], rationale=t[3]),
-        _decision("openalex:W123", "REVIEW", 64, t[3], tags=("criteria-silent", "<b>tag</b>")),
+        _decision("doi:10.5555/keep.1", "KEEP", 100, t[0], merged=("pmid:90000011",), relevance=4.25, **paper),
+        _decision("arxiv:2605.01234", "KEEP", 87, t[1], tags=("journal-version-of:2026-W19",), relevance=3.0,
+                  **short),
+        _decision("pmid:90000012", "KEEP", 78, t[2], rationale=t[3], relevance=2.75),
+        *over,
+        _decision("doi:10.5555/review.noabs", "REVIEW", 87, f"{t[5]} (no abstract)", tags=("no-abstract",),
+                  relevance=1.0, **{**paper, "abstract": None}),
+        _decision("openalex:W123", "REVIEW", 64, t[3], tags=("criteria-silent", "<b>tag</b>"), **paper),
+        _decision("doi:10.5555/review.near", "REVIEW", 60, f"{t[6]} (near)", **paper),
+        _decision("doi:10.5555/review.rescued", "REVIEW", 45, f"{t[7]} (rescued)", tags=("stricter-pass",),
+                  **paper),
         _decision("doi:10.5555/drop.1", "DROP", 90, t[4], "already-covered", ("already-covered",)),
         _decision("doi:10.5555/drop.2", "DROP", 33, t[5], "look-alike-trap", ("look-alike-trap",)),
         _decision("doi:10.5555/drop.3", "DROP", 33, t[6], "fails-required", ("fails-required",)),
         _decision("weird:<script>", "DROP", 10, t[7], "not-in-scope"),
         _decision("doi:10.5555/drop.5", "DROP", 42, "Plain weak match", "weak-match"),
+        _decision("doi:10.5555/drop.6", "DROP", 42, f"{t[1]} (weak, the same rationale)", "weak-match"),
+        _decision("doi:10.5555/drop.7", "DROP", 40, "Weak, another rationale", "weak-match",
+                  rationale=f"DROP (weak-match): {t[2]}"),
     ]
     histogram = [0] * 10
     for d in decisions:
@@ -64,7 +85,7 @@ def week_document(week: str = "2026-W20", *, hostile: bool = True, prior: tuple[
     return {
         "schema_version": 1, "rules": "digest.1", "week": week, "decisions": decisions,
         "calibration": {"kept": count["KEEP"], "review": count["REVIEW"], "dropped": count["DROP"],
-                        "force_dropped_already_covered": 1, "demoted_for_cap": 0, "stricter_pass_applied": False,
+                        "force_dropped_already_covered": 1, "demoted_for_cap": len(over), "stricter_pass_applied": True,
                         "histogram": histogram},
         "watchlist_drift": {
             "note": "surfaced, never applied: the watchlist is not changed by the tool",
@@ -82,7 +103,7 @@ def week_document(week: str = "2026-W20", *, hostile: bool = True, prior: tuple[
                    "criteria": {"file": "criteria.md", "sha256": "01" * 32},
                    "prior": {w: "23" * 32 for w in prior}},
         "prior_weeks": list(prior),
-        "settings": {"max_kept": 25, "keep_threshold": 70, "review_threshold": 50, "prior": "archive",
+        "settings": {"max_kept": 3, "keep_threshold": 70, "review_threshold": 50, "prior": "archive",
                      "watchlist": "watchlist.txt", "criteria": "criteria.md"},
     }
 
