@@ -8,7 +8,9 @@ A week page is archived like a release page: once published it is never
 rewritten (the writer refuses; `--rerender-archive` keeps the old file
 beside the new one). So it shows only what its own folder holds and what
 existed when it was published: links to the paper pages are built from the
-ids alone, and the prior weeks it names were published before it.
+ids alone, and the prior weeks it names were published before it. How it
+groups its papers (REVIEW by why, DROP by cause and rationale) is
+digest_groups.py; CAUSES, the drop causes in words, is imported from there.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from ..digest.archive import (GRAPH_FILE, ArchivedWeek, Decision, MergeEntry, Re
                               read_week, week_start)
 from ..novelty.results import ResultLine, load_novelty_results, result_lines
 from .charts import Bar, Chart, Label, Legend, fmt
-from .digest_groups import by_rationale, cap_ranks, drop_groups, ranking, review_groups
+from .digest_groups import CAUSES, by_rationale, cap_ranks, drop_groups, ranking, review_groups
 from .links import HOME, Href, href, paper_href, slug
 from .models import (CandidateRow, DigestIndexPage, DigestSummary, DigestWeekPage, DriftConcept, DriftEntry,
                      DropGroup, DropReason, DropRow, Link, MergeView, PaperRow, PaperView, ReviewGroup, Row,
@@ -297,5 +299,5 @@ def _rel(from_page: str, target: str) -> str:
     return posixpath.relpath(target, posixpath.dirname(from_page) or ".")
 
 
-__all__ = ["DigestWeek", "build_index_page", "build_week_page", "digest_summary", "digest_week",
-           "histogram_chart", "load_digest_weeks", "paper_href", "week_dates", "week_path"]
+__all__ = ["CAUSES", "DigestWeek", "REVIEW_IN_FULL", "build_index_page", "build_week_page", "digest_summary",
+           "digest_week", "histogram_chart", "load_digest_weeks", "paper_href", "week_dates", "week_path"]
