@@ -1,10 +1,14 @@
 """The digest's pages and feed: week pages (archived), the week index, the home summary, digest/feed.xml.
 
-Over hand-made weeks with hostile titles and ids (tests/support/digest.py):
-the week page's structure from the parsed HTML, data inert in HTML and in the
-Markdown twin, every chart number equal to the table beside it, the KEEP list
-first in the twin, a valid Atom feed, byte-identical re-renders and the
-archive's refusal. Then `reporter build` over the example weeks
+Over hand-made weeks with hostile titles, ids, authors and abstracts
+(tests/support/digest.py): the week page's structure from the parsed HTML
+(every KEEP in full with its abstract one click away, REVIEW grouped by why
+with its counts and ranks, every DROP under its cause and rationale), data
+inert in HTML and in the Markdown twin, every chart number equal to the table
+beside it, the KEEP list first in the twin, a valid Atom feed with each KEEP's
+authors and snippet, byte-identical re-renders, the archive's refusal and an
+earlier site version's week kept. A generated week of 2,000 papers renders
+under 500 KB of HTML and 400 KB of Markdown. Then `reporter build` over the example weeks
 (tests/fixtures/digest/made-up, the example workspace's weeks until they became real): pending weeks decided, published after the writer's checks,
 the home page showing the latest week, and the graph's verdicts beside the
 KEEPs without changing a decision.
@@ -25,13 +29,18 @@ from markdown_it import MarkdownIt
 from reporter.build import build
 from reporter.cli import main
 from reporter.config import load_workspace
-from reporter.digest.records import DROP_CAUSES
+from reporter.digest.records import DROP_CAUSES, Axes, Decision
 from reporter.digest.weeks import run_weeks
 from reporter.errors import InputError
 from reporter.site import render, render_site
-from reporter.site.digest_pages import paper_href, week_dates
+from reporter.digest.archive import WeekSettings
+from reporter.plurals import count
+from reporter.site.digest_groups import REVIEW_REASONS, cap_ranks, review_reason
+from reporter.site.digest_pages import REVIEW_IN_FULL, paper_anchor, paper_href, week_dates
 from reporter.site.models import DigestWeekPage
-from support.digest import HOSTILE, graph_rows, week_document, write_week
+from reporter.site.paper_text import authors_line, snippet
+from support.digest import (HOSTILE, HOSTILE_ABSTRACT, HOSTILE_AUTHORS, LIKE_W22, graph_rows, two_thousand_paper_week,
+                            week_document, write_week)
 from support.site import parse_html, toy_rules, toy_works, write_release
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,31 +78,98 @@ def _papers(section) -> list:
 # --- the week page --------------------------------------------------------------------------------------
 
 
-def test_the_week_page_lists_keep_review_then_every_drop_by_cause(site):
+def _by_anchor(doc) -> dict:
+    return {paper_anchor(d["id"]): d for d in doc["decisions"]}
+
+
+def _assert_in_full(li, d) -> None:
+    """A paper shown in full: its score and axes, authors and date, its abstract one click away, its rationale."""
+    head = li.find("p", class_="paper")
+    assert f"score {d['score']}" in head.text() and f"match {d['axes']['match']:.2f}" in head.text()
+    if d.get("authors"):
+        byline = head.find("span", class_="byline").text()
+        assert byline.startswith(authors_line(d["authors"])) and d["published"] in byline, byline
+    abstract = d.get("abstract")
+    if abstract and snippet(abstract) != abstract:
+        details = li.find("details", class_="abstract")
+        assert details.find("summary").find("bdi").text() == snippet(abstract)
+        assert details.find("p").find("bdi").text() == abstract
+    elif abstract:
+        assert li.find("p", class_="abstract").find("bdi").text() == abstract and not li.find_all("details")
+    else:
+        assert [p.text() for p in li.find_all("p") if "abstract" in p.attrs.get("class", "")] == ["No abstract."]
+    rationale = [dd for dt, dd in zip(li.find_all("dt"), li.find_all("dd")) if dt.text() == "rationale"]
+    assert rationale[0].find("bdi").text() == d["rationale"]
+
+
+def test_the_week_page_lists_keep_then_review_by_why_then_every_drop_by_cause_and_rationale(site):
     doc = site["doc"]
     tree = _page(site, "digest/2026-W20.html")
     main_ = tree.find("main")
     assert main_.find("h1").text() == "Weekly digest 2026-W20"
     sections = [s.attrs["id"] for s in main_.children if not isinstance(s, str) and s.tag == "section"]
     assert sections == ["kept", "review", "dropped", "calibration", "drift", "merges", "inputs"]
-    by_id = {d["id"]: d for d in doc["decisions"]}
+    by_anchor = _by_anchor(doc)
+    of = {k: [d for d in doc["decisions"] if d["decision"] == k] for k in ("KEEP", "REVIEW", "DROP")}
+
     keep = _papers(main_.find("section", id="kept"))
-    assert [by_id[li.find("a", **{"class": "id"}).text()]["decision"] for li in keep] == ["KEEP"] * 3
-    assert [li.find("a", **{"class": "id"}).text() for li in keep] == [
-        d["id"] for d in doc["decisions"] if d["decision"] == "KEEP"]
-    review = _papers(main_.find("section", id="review"))
-    assert [li.find("a", **{"class": "id"}).text() for li in review] == ["openalex:W123"]
-    groups = [ol.attrs["data-cause"] for ol in main_.find("section", id="dropped").find_all("ol")]
-    assert groups == [c for c in DROP_CAUSES if any(d["cause"] == c for d in doc["decisions"])]
-    dropped = _papers(main_.find("section", id="dropped"))
-    assert len(dropped) == sum(d["decision"] == "DROP" for d in doc["decisions"])
-    for li in keep + review + dropped:
-        pid = li.find("a", **{"class": "id"}).text()
-        d = by_id[pid]
-        assert f"score {d['score']}" in li.find("p").text()
-        rationale = [dd for dt, dd in zip(li.find_all("dt"), li.find_all("dd")) if dt.text() == "rationale"]
-        assert rationale[0].text() == d["rationale"], pid
-        assert rationale[0].find("bdi")
+    assert [by_anchor[li.attrs["id"]]["id"] for li in keep] == [d["id"] for d in of["KEEP"]]
+    for li in keep:
+        _assert_in_full(li, by_anchor[li.attrs["id"]])
+    # The cap applied: each KEEP's rank and relevance explain its place.
+    assert [li.find("span", class_="ranking").text() for li in keep] == [
+        "rank 1 of 9 · relevance 4.2500", "rank 2 of 9 · relevance 3.0000", "rank 3 of 9 · relevance 2.7500"]
+
+    # For review, by why: each group with its count and its anchor, every REVIEW once.
+    review = main_.find("section", id="review")
+    assert review.find("h2").text() == f"For review: {len(of['REVIEW'])}"
+    groups = review.find_all("section")[1:]  # the section itself, then its groups
+    assert [(g.attrs["id"], g.find("h3").text()) for g in groups] == [
+        ("review-over-cap", "Over the cap: 6"), ("review-rescued", "Kept before the stricter pass: 1"),
+        ("review-no-abstract", "No abstract: 1"), ("review-criteria-silent", "Criteria silent: 1"),
+        ("review-near-threshold", "Near the threshold: 1")]
+    assert [a.attrs["href"] for a in review.find("ul", class_="groups").find_all("a")] == [
+        "#" + g.attrs["id"] for g in groups]
+    listed = [by_anchor[li.attrs["id"]]["id"] for li in _papers(review)]
+    assert sorted(listed) == sorted(d["id"] for d in of["REVIEW"]) and len(set(listed)) == len(listed)
+    over = _papers(groups[0])
+    assert [by_anchor[li.attrs["id"]]["id"] for li in over] == [d["id"] for d in of["REVIEW"][:6]]
+    for li in over[:REVIEW_IN_FULL] + _papers(review)[6:]:
+        _assert_in_full(li, by_anchor[li.attrs["id"]])
+    # Over the cap: ranked after the KEEPs, the rank and relevance beside the score; the rest of a group a line each.
+    assert [li.find("span", class_="ranking").text() for li in over[:REVIEW_IN_FULL]] == [
+        f"rank {4 + i} of 9 · relevance {2.5 - i / 4:.4f}" for i in range(REVIEW_IN_FULL)]
+    row = over[REVIEW_IN_FULL]
+    assert not row.find_all("details") and not row.find_all("dl")
+    assert row.text().endswith("· score 100 · rank 9 of 9 · relevance 1.2500")
+    assert authors_line(HOSTILE_AUTHORS) in row.text()
+    assert row.find("a").attrs["href"] == "https://arxiv.org/abs/2605.02005"
+    assert "The last one kept: pmid:90000012, score 78, relevance 2.7500." in groups[0].find("p", class_="note").text()
+
+    # Every DROP under its cause, then under its rationale (written once), with its title linked.
+    dropped = main_.find("section", id="dropped")
+    causes = dropped.find_all("section")[1:]
+    assert [g.attrs["id"] for g in causes] == [
+        f"drop-{c}" for c in DROP_CAUSES if any(d["cause"] == c for d in of["DROP"])]
+    by_title = {d["title"]: d for d in of["DROP"]}
+    shown = []
+    for group in causes:
+        cause = group.attrs["id"].removeprefix("drop-")
+        mine = [d for d in of["DROP"] if d["cause"] == cause]
+        assert group.find("h3").text().endswith(f": {len(mine)}")
+        whys, lists = group.find_all("p", class_="why"), group.find_all("ul", class_="rows")
+        assert len(whys) == len(lists) == len({d["rationale"] for d in mine})
+        for why, ul in zip(whys, lists):
+            rows = ul.find_all("li")
+            assert why.text().endswith(f"({count(len(rows), 'paper')})")
+            for li in rows:
+                d = by_title[li.find("bdi").text()]
+                assert (d["cause"], d["rationale"]) == (cause, why.find("bdi").text())
+                shown.append(d["id"])
+    assert sorted(shown) == sorted(d["id"] for d in of["DROP"])
+    weak = dropped.find("section", id="drop-weak-match")
+    assert [len(ul.find_all("li")) for ul in weak.find_all("ul", class_="rows")] == [2, 1]
+
     # The axes and tags of a KEEP; its graph verdict and evidence beside it, or why there is none.
     first = keep[0].text()
     assert "match 1.00 · criteria 0.70 · novelty 1.00" in first and "pmid:90000011" in first
@@ -106,8 +182,8 @@ def test_the_week_page_lists_keep_review_then_every_drop_by_cause(site):
     assert "graph/events.jsonl (sha256 abababababab)" in main_.find("section", id="kept").find("p").text()
     # The week's counts, the prior week linked, the inputs.
     counts = {td.attrs["data-key"]: td.text() for td in tree.find("table", id="calibration-table").find_all("td")}
-    assert counts == {"c-kept": "3", "c-review": "1", "c-dropped": "5", "c-covered": "1", "c-demoted": "0",
-                      "c-stricter": "no"}
+    assert counts == {"c-kept": "3", "c-review": str(len(of["REVIEW"])), "c-dropped": str(len(of["DROP"])),
+                      "c-covered": "1", "c-demoted": "6", "c-stricter": "yes"}
     prior = main_.find("section", id="inputs").find("p").find("a")
     assert prior.attrs["href"] == "2026-W19.html" and prior.text() == "2026-W19"
     assert "title+author (title similarity 0.9500)" in main_.find("section", id="merges").text()
@@ -115,19 +191,51 @@ def test_the_week_page_lists_keep_review_then_every_drop_by_cause(site):
     assert "Archived page" in footer
 
 
+@pytest.mark.parametrize("tags, score, reason", [
+    (("demoted-for-cap",), 100, "over-cap"), (("stricter-pass",), 45, "rescued"), (("no-abstract",), 87, "no-abstract"),
+    (("no-abstract", "criteria-silent"), 87, "no-abstract"), (("criteria-silent",), 87, "criteria-silent"),
+    (("criteria-silent",), 64, "criteria-silent"), (("fails-required",), 55, "fails-required"),
+    (("look-alike-trap",), 55, "look-alike-trap"), (("journal-version-of:2026-W19",), 65, "earlier-version"),
+    (("stricter-pass",), 62, "near-threshold"), ((), 50, "near-threshold"), ((), 80, "other")])
+def test_a_review_is_grouped_by_the_reason_that_decided_it(tags, score, reason):
+    """The first that fits in REVIEW_REASONS order, as the rationale's head names it: the cap, the stricter pass's
+    rescue (a score under REVIEW), the never-KEEP overrides, a criteria rule, an earlier version, else the score."""
+    settings = WeekSettings(max_kept=25, keep_threshold=70, review_threshold=50, prior="archive", watchlist="w",
+                            criteria="c")
+    d = Decision(id="x:1", decision="REVIEW", score=score, axes=Axes(1, 1, 1), rationale="r", tags=tags, title="t")
+    assert review_reason(d, settings) == reason and reason in REVIEW_REASONS
+
+
 def test_paper_links_are_built_from_ids_only(site):
     tree = _page(site, "digest/2026-W20.html")
-    links = {li.find("a", **{"class": "id"}).text(): li.find("p").find("a").attrs.get("href")
-             for li in tree.find_all("li") if li.attrs.get("id", "").startswith("p-")}
+    by_anchor = _by_anchor(site["doc"])
+    titles = {d["title"]: d["id"] for d in site["doc"]["decisions"]}
+    assert len(titles) == len(site["doc"]["decisions"])
+    links = {}
+    for li in tree.find_all("li"):
+        if li.attrs.get("id", "").startswith("p-"):
+            pid = by_anchor[li.attrs["id"]]["id"]
+        elif li.parent.attrs.get("class") == "rows":  # a DROP, under its rationale
+            pid = titles[li.find("bdi").text()]
+        else:
+            continue
+        a = [x for x in li.find_all("a") if x.find_all("bdi") and x.find("bdi").text() in titles]
+        links[pid] = a[0].attrs["href"] if a else None
+    assert set(links) == set(titles.values()), "every paper is listed"
     assert links["doi:10.5555/keep.1"] == "https://doi.org/10.5555/keep.1"
     assert links["arxiv:2605.01234"] == "https://arxiv.org/abs/2605.01234"
     assert links["pmid:90000012"] == "https://pubmed.ncbi.nlm.nih.gov/90000012/"
     assert links["openalex:W123"] == "https://openalex.org/W123"
-    assert links["weird:<script>"].startswith("#p-"), "an id of no known scheme gets no link out"
+    assert links["doi:10.5555/drop.5"] == "https://doi.org/10.5555/drop.5", "a DROP's title links to its paper"
+    assert links["weird:<script>"] is None, "an id of no known scheme gets no link out"
+    weird = next(li for li in tree.find_all("li") if li.find_all("bdi") and li.find("bdi").text() == HOSTILE[7]
+                 and li.parent.attrs.get("data-cause") == "not-in-scope")
+    assert weird.find("span", class_="id").text() == "weird:<script>", "its id stands in for the link"
     external = [a.attrs["href"] for a in tree.find_all("a") if re.match(r"^[a-z]+:", a.attrs["href"])]
     assert external and all(re.match(r"^https://(doi\.org|arxiv\.org/abs|pubmed\.ncbi\.nlm\.nih\.gov|openalex\.org)/",
                                      h) for h in external), external
     assert not any("evil" in h for h in external)
+    assert tree.find("meta", name="referrer").attrs["content"] == "no-referrer", "what stands for rel on each link"
 
 
 @pytest.mark.parametrize("pid, url", [
@@ -153,7 +261,7 @@ def test_hostile_data_is_inert_in_html(site):
         text = (site["site"] / name).read_text(encoding="utf-8")
         tree = parse_html(text)
         assert len(tree.find_all("script")) == 1, f"{name}: only the site's own sort script"
-        assert not tree.find_all("b"), f"{name}: markup from the data became an element"
+        assert not tree.find_all("b") and not tree.find_all("i"), f"{name}: markup from the data became an element"
         for node in tree.iter():
             for c in node.children:
                 if isinstance(c, str) and "\u202e" in c:
@@ -205,7 +313,7 @@ def test_the_markdown_twin_reads_the_keep_list_first_and_keeps_data_as_text(site
     # The first list of the page is the KEEP list: each item's link is the paper's page, in the KEEP order.
     first_list = next(i for i, t in enumerate(tokens) if t.type == "bullet_list_open")
     headings = [tokens[i + 1].content for i, t in enumerate(tokens[:first_list]) if t.type == "heading_open"]
-    assert headings == ["Weekly digest 2026-W20", "Kept"]
+    assert headings == ["Weekly digest 2026-W20", "Kept: 3"]
     items, depth, hrefs = 0, 0, []
     for t in tokens[first_list:]:
         depth += t.nesting if t.type.endswith("list_open") or t.type.endswith("list_close") else 0
@@ -224,8 +332,15 @@ def test_the_markdown_twin_reads_the_keep_list_first_and_keeps_data_as_text(site
     inline = [t.content for t in tokens if t.type == "inline"]
     assert any("\\<script\\>alert('title')\\</script\\>" in c for c in inline)
     assert "evil reversed title" in text and "\u202e" not in text
+    # Authors and abstracts are data like titles: each reads back as written, markup and all.
+    texts = {"".join(c.content for c in t.children if c.type == "text").replace("\u2060", "") for t in tokens
+             if t.type == "inline"}
+    bidi = dict.fromkeys(map(ord, "\u202a\u202b\u202c\u202d\u202e"))
+    assert "Abstract: " + HOSTILE_ABSTRACT.translate(bidi).strip() in texts
+    assert any(authors_line(HOSTILE_AUTHORS).translate(bidi) in t for t in texts)
     assert max(len(line) for line in text.splitlines() if "](" not in line and "Why:" not in line
-               and "Graph:" not in line and "DROP (" not in line and "sha256" not in line) < 300
+               and "Graph:" not in line and "DROP (" not in line and "sha256" not in line
+               and "Abstract:" not in line) < 300
 
 
 def test_the_week_index_lists_every_week_newest_first(site):
@@ -233,7 +348,9 @@ def test_the_week_index_lists_every_week_newest_first(site):
     rows = tree.find("table", id="week-table").find("tbody").find_all("tr")
     assert [r.find("a").text() for r in rows] == ["2026-W20", "2026-W19"]
     cells = {td.attrs["data-key"]: td.text() for td in tree.find_all("td") if "data-key" in td.attrs}
-    assert (cells["2026-W20-kept"], cells["2026-W20-review"], cells["2026-W20-dropped"]) == ("3", "1", "5")
+    doc = site["doc"]
+    assert (cells["2026-W20-kept"], cells["2026-W20-review"], cells["2026-W20-dropped"]) == tuple(
+        str(sum(d["decision"] == k for d in doc["decisions"])) for k in ("KEEP", "REVIEW", "DROP"))
     assert tree.find("a", href="feed.xml")
     md = (site["site"] / "digest/index.md").read_text(encoding="utf-8")
     assert md.index("[2026-W20](2026-W20.md)") < md.index("[2026-W19](2026-W19.md)")
@@ -244,7 +361,8 @@ def test_the_home_page_shows_the_latest_week(site):
     digest = tree.find("section", id="digest")
     assert digest.find("a").attrs["href"] == "digest/2026-W20.html"
     cells = {n.attrs["data-key"]: n.text() for n in digest.find_all("strong")}
-    assert cells == {"digest-kept": "3", "digest-review": "1", "digest-dropped": "5"}
+    assert cells == {f"digest-{name}": str(sum(d["decision"] == k for d in site["doc"]["decisions"]))
+                     for name, k in (("kept", "KEEP"), ("review", "REVIEW"), ("dropped", "DROP"))}
     keeps = digest.find("ol", id="digest-keeps").find_all("a")
     assert [a.find("bdi").text() for a in keeps] == HOSTILE[:3]
     assert all(a.attrs["href"].startswith("digest/2026-W20.html#p-") for a in keeps)
@@ -272,6 +390,55 @@ def test_every_digest_link_resolves(site):
             elif frag:
                 other = {n.attrs["id"] for n in parse_html(target.read_text()).iter() if "id" in n.attrs}
                 assert frag in other, f"{page.name}: {href}"
+
+
+# --- a week of 2,000 papers ------------------------------------------------------------------------------
+
+KB = 1024
+
+
+@pytest.fixture(scope="module")
+def big_week(tmp_path_factory):
+    """A generated week shaped like the real 2026-W22 the issue measured (2,000 papers: 25 kept, about 300 for
+    review, most over the cap or rescued, the rest dropped), decided by `reporter digest`, and its rendered site."""
+    root = tmp_path_factory.mktemp("big_week")
+    archive = two_thousand_paper_week(root / "week", **LIKE_W22)
+    render_site(root / "none", root / "site", digests_dir=archive, progress=False)
+    doc = json.loads((archive / "2026-W20" / "decisions.json").read_text(encoding="utf-8"))
+    return {"site": root / "site", "doc": doc}
+
+
+def test_a_week_of_2000_papers_renders_under_500_kb_of_html_and_400_kb_of_markdown(big_week, capsys):
+    doc, site = big_week["doc"], big_week["site"]
+    cal = doc["calibration"]
+    assert len(doc["decisions"]) == 2_000 and cal["kept"] == 25 and cal["review"] > 250 and cal["demoted_for_cap"]
+    html = (site / "digest" / "2026-W20.html").read_bytes()
+    md = (site / "digest" / "2026-W20.md").read_bytes()
+    with capsys.disabled():
+        print(f"\n2,000-paper week ({cal['kept']} kept, {cal['review']} for review, {cal['dropped']} dropped): "
+              f"HTML {len(html):,} bytes, Markdown {len(md):,} bytes")
+    assert len(html) < 500 * KB and len(md) < 400 * KB
+    # Still every paper: each KEEP and REVIEW with its anchor, each DROP's title under its rationale.
+    tree = parse_html(html.decode("utf-8"))
+    anchors = {n.attrs["id"] for n in tree.iter() if "id" in n.attrs}
+    assert all(paper_anchor(d["id"]) in anchors for d in doc["decisions"] if d["decision"] != "DROP")
+    rows = [li.find("bdi").text() for ul in tree.find_all("ul", class_="rows") for li in ul.find_all("li")]
+    assert sorted(rows) == sorted(d["title"] for d in doc["decisions"] if d["decision"] == "DROP")
+    whys = [p.find("bdi").text() for p in tree.find_all("p", class_="why")]
+    assert len(whys) == len(set(whys)) == len({(d["cause"], d["rationale"]) for d in doc["decisions"] if d["cause"]})
+
+
+def test_the_ranks_shown_are_the_ranks_the_rationales_state(big_week):
+    """cap_ranks reads each rank from the order of decisions.json; `reporter digest` wrote it in the rationale."""
+    decisions = tuple(Decision.from_json(d) for d in big_week["doc"]["decisions"])
+    ranks = cap_ranks(decisions)
+    stated = {}
+    for d in decisions:
+        m = re.search(r"\brank (\d+) of (\d+) by score", d.rationale)
+        if m:
+            stated[d.id] = f"rank {m[1]} of {m[2]}"
+    assert len(stated) == big_week["doc"]["calibration"]["kept"] + big_week["doc"]["calibration"]["demoted_for_cap"]
+    assert ranks == stated
 
 
 # --- the feed ------------------------------------------------------------------------------------------
@@ -306,6 +473,17 @@ def test_the_feed_is_valid_atom_with_one_entry_per_week(site, archive):
         assert [li.find("bdi").text() for li in html.find_all("li")] == [d["title"] for d in keeps]
     assert len(set(ids)) == 2 and all(re.fullmatch(r"urn:uuid:[0-9a-f-]{36}", i) for i in ids)
     assert "&amp;lt;script&amp;gt;" in raw.decode() and "<script>" not in raw.decode()  # escaped HTML, escaped again
+
+
+def test_each_feed_entry_gives_the_keeps_with_their_authors_and_the_start_of_their_abstracts(site):
+    feed = ET.fromstring((site["site"] / "digest/feed.xml").read_bytes())
+    entry = next(e for e in feed.findall(f"{ATOM}entry") if "2026-W20" in e.find(f"{ATOM}title").text)
+    keeps = parse_html(entry.find(f"{ATOM}content").text).find_all("li")
+    texts = [[b.text() for b in li.find_all("bdi")] for li in keeps]
+    assert texts[0][:3] == [HOSTILE[0], authors_line(HOSTILE_AUTHORS), snippet(HOSTILE_ABSTRACT)]
+    assert texts[1][2] == HOSTILE[7], "a short abstract whole"
+    assert texts[2] == [HOSTILE[2], "pmid:90000012", HOSTILE[3]], "no authors, no abstract: neither line"
+    assert not any(li.find_all("script") or li.find_all("b") for li in keeps)
 
 
 def test_a_feed_reader_reads_the_feed(site):
@@ -378,6 +556,36 @@ def test_a_changed_template_refuses_to_rewrite_an_archived_week(archive, tmp_pat
     report = render_site(releases, tmp_path / "site", digests_dir=archive, progress=False, rerender_archive=True)
     assert len(report.superseded) == 2 and all(s.startswith("digest/2026-W") for s in report.superseded)
     assert "a new template" in (tmp_path / "site" / "digest" / "2026-W20.html").read_text()
+
+
+def test_week_pages_an_earlier_site_version_archived_stay_as_published(archive, tmp_path, monkeypatch):
+    """The grouped week page is site version 4: weeks published before it keep their pages byte for byte, new weeks
+    get the new page, and --rerender-archive rewrites the old ones (keeping each beside)."""
+    from reporter.site import writer
+
+    releases, site = tmp_path / "none", tmp_path / "site"
+    original = render.render_html
+
+    def old_layout(page):
+        out = original(page)
+        return out.replace("</main>", "<p>the page before</p></main>") if isinstance(page, DigestWeekPage) else out
+
+    assert writer.SITE_VERSION == 4
+    first = tmp_path / "first"
+    shutil.copytree(archive / "2026-W19", first / "2026-W19")
+    monkeypatch.setattr(writer, "SITE_VERSION", 3)
+    monkeypatch.setattr(render, "render_html", old_layout)
+    render_site(releases, site, digests_dir=first, progress=False)
+    monkeypatch.undo()
+    page = site / "digest" / "2026-W19.html"
+    before = page.read_bytes()
+    assert b"the page before" in before
+    report = render_site(releases, site, digests_dir=archive, progress=False)
+    assert "digest/2026-W19.html" in report.kept and page.read_bytes() == before
+    assert b"the page before" not in (site / "digest" / "2026-W20.html").read_bytes(), "a new week: the new page"
+    report = render_site(releases, site, digests_dir=archive, progress=False, rerender_archive=True)
+    assert b"the page before" not in page.read_bytes() and report.kept == ()
+    assert any(s.startswith("digest/2026-W19.superseded-") for s in report.superseded)
 
 
 def test_a_calibration_that_disagrees_with_the_decisions_is_refused(tmp_path):

@@ -456,6 +456,12 @@ def test_digest_pages_open_cleanly(browser, digest_base, name, screenshots):
                 "() => Object.fromEntries(Array.from(document.querySelectorAll('#histogram-table td[data-key]'))"
                 ".map(td => [td.dataset.key, td.innerText]))")
             assert histogram and all(cells[k] == v for k, v in histogram)
+            # The whole abstract is one click away, no script needed: the snippet is the summary until it opens.
+            page.click("#keep-list details.abstract > summary")
+            opened = page.evaluate("() => { const d = document.querySelector('#keep-list details.abstract');"
+                                   " return [d.open, d.querySelector('p').getBoundingClientRect().height > 0,"
+                                   " getComputedStyle(d.querySelector('summary > bdi')).display]; }")
+            assert opened == [True, True, "none"], opened
         page.screenshot(path=str(screenshots / f"{name}-{'file' if base.startswith('file') else 'http'}.png"),
                         full_page=True)
     finally:

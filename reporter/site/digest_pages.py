@@ -8,7 +8,9 @@ A week page is archived like a release page: once published it is never
 rewritten (the writer refuses; `--rerender-archive` keeps the old file
 beside the new one). So it shows only what its own folder holds and what
 existed when it was published: links to the paper pages are built from the
-ids alone, and the prior weeks it names were published before it.
+ids alone, and the prior weeks it names were published before it. How it
+groups its papers (REVIEW by why, DROP by cause and rationale) is
+digest_groups.py; CAUSES, the drop causes in words, is imported from there.
 """
 
 from __future__ import annotations
@@ -20,31 +22,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..digest.archive import (DROP_CAUSES, GRAPH_FILE, ArchivedWeek, Decision, MergeEntry, RejectedEntry,
-                              archived_weeks, read_week, week_start)
+from ..digest.archive import (GRAPH_FILE, ArchivedWeek, Decision, MergeEntry, RejectedEntry, archived_weeks,
+                              read_week, week_start)
 from ..novelty.results import ResultLine, load_novelty_results, result_lines
 from .charts import Bar, Chart, Label, Legend, fmt
+from .digest_groups import CAUSES, by_rationale, cap_ranks, drop_groups, ranking, review_groups
 from .links import HOME, Href, href, paper_href, slug
 from .models import (CandidateRow, DigestIndexPage, DigestSummary, DigestWeekPage, DriftConcept, DriftEntry,
-                     DropGroup, Link, MergeView, PaperView, Row, WeekSummary)
+                     DropGroup, DropReason, DropRow, Link, MergeView, PaperRow, PaperView, ReviewGroup, Row,
+                     WeekSummary)
 from .novelty_page import novelty_page
 from .page_parts import meta
+from .paper_text import authors_line, snippet
 from .titles import shorten
 
 DIGEST = "digest"
 INDEX = "digest/index"
 FEED = "digest/feed.xml"
 
-CAUSES = {
-    "already-covered": ("Already covered", "A prior week (W-1 to W-4) already kept this paper: dropped whatever "
-                                           "its score."),
-    "look-alike-trap": ("Look-alike trap", "An Out of scope concept matched and no In scope concept is in the "
-                                           "title."),
-    "fails-required": ("Fails required", "The abstract has no term of a Required concept."),
-    "not-in-scope": ("Not in scope", "No In scope concept matched (only a Reduced fit one did)."),
-    "weak-match": ("Weak match", "The score is below the REVIEW threshold: the watchlist barely matched."),
-}
-assert tuple(CAUSES) == DROP_CAUSES
+REVIEW_IN_FULL = 5
+"""The first REVIEWs of each group the week page shows in full (authors, abstract, axes, rationale); the rest of
+the group a line each, so a week of 2,000 papers stays a page (docs/digest.md, "Pages and feed")."""
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 @dataclass(frozen=True)
@@ -116,20 +114,27 @@ def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWe
     w, ds = week.week, week.archived.decisions
     page = week_path(w)
     verdicts = _verdicts(week)
-    views = {d.id: _paper(page, d, verdicts) for d in ds.decisions}
-    groups = tuple(DropGroup(cause, f"drop-{cause}", CAUSES[cause][0], CAUSES[cause][1],
-                             tuple(views[d.id] for d in ds.decisions if d.cause == cause))
-                   for cause in DROP_CAUSES if any(d.cause == cause for d in ds.decisions))
     settings = week.archived.head.settings
+    ranks = cap_ranks(ds.decisions)
+    keep = tuple(_paper(d, verdicts, ranking(d, ranks)) for d in ds.decisions if d.decision == "KEEP")
+    review = tuple(ReviewGroup(
+        g.key, f"review-{g.key}", g.label, g.meaning, len(g.decisions),
+        tuple(_paper(d, None, _ranked(d, ranks)) for d in g.decisions[:REVIEW_IN_FULL]),
+        tuple(_row(d, _ranked(d, ranks)) for d in g.decisions[REVIEW_IN_FULL:]))
+        for g in review_groups(ds.decisions, settings))
+    dropped = tuple(DropGroup(g.key, f"drop-{g.key}", g.label, g.meaning, len(g.decisions), tuple(
+        DropReason(rationale, len(papers), tuple(DropRow(d.id, shorten(d.title), _href(d)) for d in papers))
+        for rationale, papers in by_rationale(g.decisions))) for g in drop_groups(ds.decisions))
+    # A merged paper links to its entry, or for a DROP (listed without an anchor) to its cause.
+    anchors = {d.id: f"drop-{d.cause}" if d.decision == "DROP" else paper_anchor(d.id) for d in ds.decisions}
     keep_at, review_at = settings.keep_threshold, settings.review_threshold
     cal = ds.calibration
     drift = week.archived.drift
     return DigestWeekPage(
         meta=meta(page, f"Weekly digest {w}", [("Home", HOME), ("Weekly digests", INDEX)], archived=True),
         week=w, dates=week_dates(w),
-        keep=tuple(views[d.id] for d in ds.decisions if d.decision == "KEEP"),
-        review=tuple(views[d.id] for d in ds.decisions if d.decision == "REVIEW"),
-        dropped=groups, dropped_total=sum(len(g.papers) for g in groups),
+        keep=keep, kept_total=len(keep), review=review, review_total=sum(g.count for g in review),
+        dropped=dropped, dropped_total=sum(g.count for g in dropped),
         counts=(Row("kept", fmt(cal.kept), "c-kept"), Row("for review", fmt(cal.review), "c-review"),
                 Row("dropped", fmt(cal.dropped), "c-dropped"),
                 Row("dropped as already covered (novelty 0.0)", fmt(cal.force_dropped_already_covered), "c-covered"),
@@ -142,7 +147,7 @@ def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWe
         drift_note=drift.note or "surfaced, never applied: the watchlist is not changed by the tool",
         drift_entries=tuple(_drift_entry(e) for e in drift.rejected),
         drift_concepts=tuple(DriftConcept(k.concept, k.missed, k.ids) for k in drift.missed),
-        merges=tuple(_merge(page, m, views) for m in week.archived.merges),
+        merges=tuple(_merge(page, m, anchors) for m in week.archived.merges),
         prior=tuple(Link(p, href(page, week_path(p)) if p in published else None) for p in ds.prior_weeks),
         inputs=_inputs(week),
         index=href(page, INDEX),
@@ -214,16 +219,36 @@ def _band(i: int) -> str:
     return f"{10 * i}–{10 * i + 9}" if i < 9 else "90–100"
 
 
-def _paper(page: str, d: Decision, verdicts: dict[str, CandidateRow] | None) -> PaperView:
+def _paper(d: Decision, verdicts: dict[str, CandidateRow] | None, rank: str) -> PaperView:
+    """A paper in full; `verdicts` are the checked KEEPs' (None: the week was not checked), `rank` its ranking."""
     graph = verdicts.get(d.id) if verdicts is not None and d.decision == "KEEP" else None
     note = ""
     if verdicts is not None and d.decision == "KEEP" and graph is None:
         note = "not checked: no DOI, arXiv or OpenAlex id to look it up by"
+    start = snippet(d.abstract)
     return PaperView(
-        anchor=paper_anchor(d.id), id=d.id, title=shorten(d.title), href=paper_href((d.id, *d.merged_ids)),
-        decision=d.decision, score=d.score, match=f"{d.axes.match:.2f}", criteria=f"{d.axes.criteria:.2f}",
-        novelty=f"{d.axes.novelty:.2f}", tags=d.tags, rationale=d.rationale, matched_terms=d.matched_terms,
-        merged_ids=d.merged_ids, graph=graph, graph_note=note)
+        anchor=paper_anchor(d.id), id=d.id, title=shorten(d.title), href=_href(d),
+        authors=authors_line(d.authors), published=d.published or "", venue=d.venue or "",
+        categories=", ".join(d.categories), decision=d.decision, score=d.score, match=f"{d.axes.match:.2f}",
+        criteria=f"{d.axes.criteria:.2f}", novelty=f"{d.axes.novelty:.2f}", ranking=rank, tags=d.tags,
+        rationale=d.rationale, matched_terms=d.matched_terms, merged_ids=d.merged_ids, snippet=start,
+        abstract=d.abstract if d.abstract and start != d.abstract else "", graph=graph, graph_note=note)
+
+
+def _row(d: Decision, rank: str) -> PaperRow:
+    """A REVIEW on one line."""
+    return PaperRow(anchor=paper_anchor(d.id), id=d.id, title=shorten(d.title), href=_href(d),
+                    authors=authors_line(d.authors), score=d.score, ranking=rank)
+
+
+def _href(d: Decision) -> Href | None:
+    """The paper's own page, from its id, else from the first merged id that gives one."""
+    return paper_href((d.id, *d.merged_ids))
+
+
+def _ranked(d: Decision, ranks: dict[str, str]) -> str:
+    """A REVIEW's ranking: shown over the cap, where the rank and the relevance explain it."""
+    return ranking(d, ranks) if d.id in ranks else ""
 
 
 def _verdicts(week: DigestWeek) -> dict[str, CandidateRow] | None:
@@ -251,9 +276,9 @@ def _drift_entry(e: RejectedEntry) -> DriftEntry:
         lines="; ".join(f"{k} ({fmt(v)})" for k, v in e.criteria_lines), ids=e.ids)
 
 
-def _merge(page: str, m: MergeEntry, views: dict[str, PaperView]) -> MergeView:
+def _merge(page: str, m: MergeEntry, anchors: dict[str, str]) -> MergeView:
     return MergeView(
-        survivor=Link(m.survivor, href(page, page, views[m.survivor].anchor) if m.survivor in views else None),
+        survivor=Link(m.survivor, href(page, page, anchors[m.survivor]) if m.survivor in anchors else None),
         merged=m.merged_ids, reason=m.reason, similarity="" if m.similarity is None else f"{m.similarity:.4f}",
         where=m.where)
 
@@ -274,5 +299,5 @@ def _rel(from_page: str, target: str) -> str:
     return posixpath.relpath(target, posixpath.dirname(from_page) or ".")
 
 
-__all__ = ["DigestWeek", "build_index_page", "build_week_page", "digest_summary", "digest_week",
-           "histogram_chart", "load_digest_weeks", "paper_href", "week_dates", "week_path"]
+__all__ = ["CAUSES", "DigestWeek", "REVIEW_IN_FULL", "build_index_page", "build_week_page", "digest_summary",
+           "digest_week", "histogram_chart", "load_digest_weeks", "paper_href", "week_dates", "week_path"]

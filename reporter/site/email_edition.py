@@ -32,20 +32,18 @@ from ..digest.archive import Decision, week_start
 from ..errors import InternalError
 from ..naming import email_edition_paths
 from ..plurals import count
-from .digest_pages import CAUSES, DigestWeek, paper_anchor, week_dates, week_path
+from .digest_groups import CAUSES
+from .digest_pages import DigestWeek, paper_anchor, week_dates, week_path
 from .env import context, email_html_env, text_env
 from .links import href, paper_href
 from .models.email import EmailCount, EmailEdition, EmailPaper
+from .paper_text import authors_line, cut, flat, snippet
 
 TEMPLATE = "digest_week"
 """templates/email/digest_week.html and .txt."""
 REVIEW_SHOWN = 10
 """The REVIEWs the e-mail lists (the first ones, in the order of decisions.json); the rest are counted."""
-AUTHORS_SHOWN = 3
-"""Authors named before "et al."."""
 TITLE_CHARS = 200
-AUTHOR_CHARS = 60
-SNIPPET_CHARS = 280
 RATIONALE_CHARS = 300
 MESSAGE_DOMAIN = "reporter.invalid"
 """The Message-ID's domain without `[site] base_url` (RFC 2606: a name that is never anyone's)."""
@@ -62,10 +60,12 @@ def build_email_edition(week: DigestWeek, base_url: str | None = None) -> EmailE
         return href(html_path.removesuffix(".html"), week_path(w), anchor).html
 
     def paper(d: Decision, with_snippet: bool = True) -> EmailPaper:
+        # Every value flat, on one line: the HTML file is then the message's HTML part exactly (a message's
+        # lines end in CRLF whatever the data held).
         link = paper_href((d.id, *d.merged_ids))
-        return EmailPaper(id=_flat(d.id), title=_cut(_flat(d.title), TITLE_CHARS), href=link.html if link else None,
+        return EmailPaper(id=flat(d.id), title=cut(flat(d.title), TITLE_CHARS), href=link.html if link else None,
                           entry=entry(paper_anchor(d.id)), score=d.score, authors=authors_line(d.authors),
-                          snippet=snippet(d.abstract) if with_snippet else "", why=_cut(_flat(d.rationale), RATIONALE_CHARS))
+                          snippet=snippet(d.abstract) if with_snippet else "", why=cut(flat(d.rationale), RATIONALE_CHARS))
 
     keep = tuple(paper(d) for d in ds if d.decision == "KEEP")
     reviews = [d for d in ds if d.decision == "REVIEW"]
@@ -126,34 +126,5 @@ def message_date(week: str) -> dt.datetime:
     return dt.datetime.combine(week_start(week) + dt.timedelta(days=7), dt.time(0), tzinfo=dt.timezone.utc)
 
 
-def authors_line(authors: Sequence[str]) -> str:
-    """The first AUTHORS_SHOWN authors, then "et al." when there are more."""
-    names = [_cut(_flat(a), AUTHOR_CHARS) for a in authors[:AUTHORS_SHOWN]]
-    return ", ".join(names) + (" et al." if len(authors) > AUTHORS_SHOWN else "")
-
-
-def snippet(abstract: str | None) -> str:
-    """The start of an abstract, white space made single, cut at a word with an ellipsis ("" without one)."""
-    return _cut(_flat(abstract or ""), SNIPPET_CHARS)
-
-
-def _flat(text: str) -> str:
-    """Data as one line: every run of white space (line breaks too) one space, so the HTML file is the message's
-    HTML part exactly (a message's lines end in CRLF whatever the data held)."""
-    return " ".join(text.split())
-
-
-def _cut(text: str, most: int) -> str:
-    """`text` at most `most` characters: cut at the last space of the second half, an ellipsis where it was cut."""
-    if len(text) <= most:
-        return text
-    head = text[: most - 1]
-    space = head.rfind(" ")
-    if space >= most // 2:
-        head = head[:space]
-    return head.rstrip(" ,;:") + "…"
-
-
-
-__all__ = ["AUTHORS_SHOWN", "REVIEW_SHOWN", "authors_line", "build_email_edition", "email_archive", "email_files",
-           "email_message", "message_date", "render_email", "snippet"]
+__all__ = ["REVIEW_SHOWN", "build_email_edition", "email_archive", "email_files", "email_message", "message_date",
+           "render_email"]

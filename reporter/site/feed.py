@@ -5,7 +5,8 @@ version 5) of what the entry is, and `updated` is the last day of the week,
 never the clock. An entry's id names the week and the sha256 of its
 decisions.json, so a week re-published with other decisions arrives as a new
 entry; the feed's id names the archive's first week and its papers file.
-Each entry's content is the week's KEEPs as escaped HTML (`type="html"`).
+Each entry's content is the week's KEEPs as escaped HTML (`type="html"`): each with its authors and the
+start of its abstract (site/paper_text.py, as the page and the e-mail show them), its score and rationale.
 The XML is built with xml.etree, which escapes every text; characters XML
 cannot hold (C0 controls, lone surrogates, U+FFFE/U+FFFF) are dropped first.
 """
@@ -50,7 +51,8 @@ def atom_feed(weeks: Sequence[tuple[DigestWeekPage, str]], feed: str) -> bytes:
     root = ET.Element("feed", xmlns=ATOM)  # plain names and the default namespace declared: no ns0: prefixes
     _text(root, "id", feed)
     _text(root, "title", TITLE)
-    _text(root, "subtitle", "The papers each week's digest kept, with their scores and rationales.")
+    _text(root, "subtitle", "The papers each week's digest kept, with their authors, the start of their abstracts, "
+                            "their scores and rationales.")
     _text(root, "updated", max((updated(page.week) for page, _ in weeks), default="1970-01-01T00:00:00Z"))
     author = ET.SubElement(root, "author")
     _text(author, "name", "reporter")
@@ -92,12 +94,15 @@ def _content(page: DigestWeekPage) -> str:
 
 
 def _keep(p: PaperView) -> Markup:
+    """A KEEP: its title (linked), authors and the start of its abstract, then why it was kept."""
     title = Markup("<bdi>{}</bdi>").format(p.title)
     if p.href is not None:
         title = Markup('<a href="{}">{}</a>').format(p.href.html, title)
+    authors = Markup("<br><bdi>{}</bdi>").format(p.authors) if p.authors else ""
+    snippet = Markup("<br><bdi>{}</bdi>").format(p.snippet) if p.snippet else ""
     verdict = Markup(" Graph verdict: {} ({}).").format(p.graph.verdict, p.graph.status) if p.graph else ""
-    return Markup("{} <code><bdi>{}</bdi></code>: score {} (match {}, criteria {}, novelty {}). "
-                  "<bdi>{}</bdi>{}").format(title, p.id, p.score, p.match, p.criteria, p.novelty,
+    return Markup("{}{}{}<br><code><bdi>{}</bdi></code>: score {} (match {}, criteria {}, novelty {}). "
+                  "<bdi>{}</bdi>{}").format(title, authors, snippet, p.id, p.score, p.match, p.criteria, p.novelty,
                                             p.rationale, verdict)
 
 

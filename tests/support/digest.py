@@ -4,13 +4,19 @@
 (its calibration computed from the decisions, so the pages accept it);
 `graph_rows` the novelty results lines a build writes beside it for the
 KEEPs; `write_archive` puts weeks into a digest archive folder.
+`two_thousand_paper_week` is a generated week decided by `reporter digest`,
+for the size of what a big week renders (the page, its twin, the e-mail).
 """
 
 from __future__ import annotations
 
+import json
+import random
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from reporter.cli import main
 from reporter.hashing import canonical_json, dump_json
 
 HOSTILE = [
@@ -23,33 +29,54 @@ HOSTILE = [
     "# like a heading",
     "`code` and <b>bold</b> & entity &amp;",
 ]
+HOSTILE_AUTHORS = ["<script>alert('author')</script>", "Ada | Lovelace **bold** [x](https://evil.example)",
+                   "\u202eevil author\u202c", "# Fourth Author"]
+HOSTILE_ABSTRACT = " ".join(HOSTILE) + " criteria.md and benchmark* hold. " + "A long abstract goes on. " * 12
 GRAPH = {"events_jsonl": "graph/events.jsonl", "sha256": "ab" * 32}
 
 
 def _decision(pid: str, decision: str, score: int, title: str, cause: str | None = None,
               tags: tuple[str, ...] = (), merged: tuple[str, ...] = (), terms: tuple[str, ...] = ("protein*",),
-              rationale: str | None = None) -> dict[str, Any]:
+              rationale: str | None = None, **record: Any) -> dict[str, Any]:
     axes = {"match": 1.0, "criteria": 0.7, "novelty": 0.5 if "journal-version-of:2026-W19" in tags else 1.0}
     why = rationale or (f"DROP ({cause}): the cause named first" if cause else f"{decision}: match 1.00 for {title}")
     return {"id": pid, "decision": decision, "score": score, "axes": axes, "rationale": why, "tags": list(tags),
             "title": title, "cause": cause, "criteria_lines": [8], "matched_terms": list(terms),
-            "merged_ids": list(merged)}
+            "merged_ids": list(merged), **record}
 
 
 def week_document(week: str = "2026-W20", *, hostile: bool = True, prior: tuple[str, ...] = ("2026-W19",),
                   papers_sha: str = "cd" * 32) -> dict[str, Any]:
     """A decisions.json document with every section of the week page filled."""
     t = HOSTILE if hostile else [f"Plain title {i}" for i in range(len(HOSTILE))]
+    paper = {"authors": HOSTILE_AUTHORS if hostile else ["Ada Lovelace", "Alan Turing"], "published": "2026-05-13",
+             "categories": ["cs.CL", "<i>cs.AI</i>" if hostile else "cs.AI"],
+             "abstract": HOSTILE_ABSTRACT if hostile else "A plain abstract that goes on. " * 12}
+    short = {**paper, "abstract": t[7], "venue": "Journal of <b>Tests</b>" if hostile else "Journal of Tests",
+             "categories": []}
+    # Over the cap: KEEP by score, ranked after the KEEPs by relevance (the page shows REVIEW_IN_FULL in full).
+    over = [_decision(f"arxiv:2605.0200{i}", "REVIEW", 100, f"{t[i]} (over the cap)", tags=("demoted-for-cap",),
+                      relevance=round(2.5 - i / 4, 4), **paper) for i in range(6)]
     decisions = [
-        _decision("doi:10.5555/keep.1", "KEEP", 100, t[0], merged=("pmid:90000011",)),
-        _decision("arxiv:2605.01234", "KEEP", 87, t[1], tags=("journal-version-of:2026-W19",)),
-        _decision("pmid:90000012", "KEEP", 78, t[2], rationale=t[3]),
-        _decision("openalex:W123", "REVIEW", 64, t[3], tags=("criteria-silent", "<b>tag</b>")),
+        _decision("doi:10.5555/keep.1", "KEEP", 100, t[0], merged=("pmid:90000011",), relevance=4.25, **paper),
+        _decision("arxiv:2605.01234", "KEEP", 87, t[1], tags=("journal-version-of:2026-W19",), relevance=3.0,
+                  **short),
+        _decision("pmid:90000012", "KEEP", 78, t[2], rationale=t[3], relevance=2.75),
+        *over,
+        _decision("doi:10.5555/review.noabs", "REVIEW", 87, f"{t[5]} (no abstract)", tags=("no-abstract",),
+                  relevance=1.0, **{**paper, "abstract": None}),
+        _decision("openalex:W123", "REVIEW", 64, t[3], tags=("criteria-silent", "<b>tag</b>"), **paper),
+        _decision("doi:10.5555/review.near", "REVIEW", 60, f"{t[6]} (near)", **paper),
+        _decision("doi:10.5555/review.rescued", "REVIEW", 45, f"{t[7]} (rescued)", tags=("stricter-pass",),
+                  **paper),
         _decision("doi:10.5555/drop.1", "DROP", 90, t[4], "already-covered", ("already-covered",)),
         _decision("doi:10.5555/drop.2", "DROP", 33, t[5], "look-alike-trap", ("look-alike-trap",)),
         _decision("doi:10.5555/drop.3", "DROP", 33, t[6], "fails-required", ("fails-required",)),
         _decision("weird:<script>", "DROP", 10, t[7], "not-in-scope"),
         _decision("doi:10.5555/drop.5", "DROP", 42, "Plain weak match", "weak-match"),
+        _decision("doi:10.5555/drop.6", "DROP", 42, f"{t[1]} (weak, the same rationale)", "weak-match"),
+        _decision("doi:10.5555/drop.7", "DROP", 40, "Weak, another rationale", "weak-match",
+                  rationale=f"DROP (weak-match): {t[2]}"),
     ]
     histogram = [0] * 10
     for d in decisions:
@@ -58,7 +85,7 @@ def week_document(week: str = "2026-W20", *, hostile: bool = True, prior: tuple[
     return {
         "schema_version": 1, "rules": "digest.1", "week": week, "decisions": decisions,
         "calibration": {"kept": count["KEEP"], "review": count["REVIEW"], "dropped": count["DROP"],
-                        "force_dropped_already_covered": 1, "demoted_for_cap": 0, "stricter_pass_applied": False,
+                        "force_dropped_already_covered": 1, "demoted_for_cap": len(over), "stricter_pass_applied": True,
                         "histogram": histogram},
         "watchlist_drift": {
             "note": "surfaced, never applied: the watchlist is not changed by the tool",
@@ -76,7 +103,7 @@ def week_document(week: str = "2026-W20", *, hostile: bool = True, prior: tuple[
                    "criteria": {"file": "criteria.md", "sha256": "01" * 32},
                    "prior": {w: "23" * 32 for w in prior}},
         "prior_weeks": list(prior),
-        "settings": {"max_kept": 25, "keep_threshold": 70, "review_threshold": 50, "prior": "archive",
+        "settings": {"max_kept": 3, "keep_threshold": 70, "review_threshold": 50, "prior": "archive",
                      "watchlist": "watchlist.txt", "criteria": "criteria.md"},
     }
 
@@ -114,3 +141,67 @@ def write_week(archive: Path, document: dict[str, Any], rows: list[dict[str, Any
     if rows is not None:
         (folder / "novelty.jsonl").write_text("".join(canonical_json(r) + "\n" for r in rows), encoding="utf-8")
     return folder
+
+
+# --- a generated week of 2,000 papers ---------------------------------------------------------------------
+
+CRITERIA = """# Criteria: evaluating language models
+
+## In scope
+- Benchmarks and evaluations of language models: `benchmark*`, `evaluation`, `language model*`, `LLM*`
+
+## Out of scope
+- Clinical trials: `clinical trial`
+
+## Required
+- Reports empirical results: `we evaluate`, `results show`, `accuracy`
+
+## Reduced fit
+- Surveys: `survey`
+"""
+WATCHLIST = "language model*\nbenchmark*\nLLM-as-a-judge\t1.5\nevaluation\n"
+WORDS = ("adaptive robust sparse graph neural transformer contrastive retrieval multilingual federated causal "
+         "diffusion scalable efficient calibrated hierarchical multimodal instruction reasoning agents").split()
+TOPICS = ("a language model benchmark", "LLM-as-a-judge evaluation", "language models", "protein folding",
+          "graph coloring", "a clinical trial of LLM triage", "a survey of LLMs")
+"""What a generated title is about: the first three are what the watchlist and the criteria look for."""
+NAMES = "Ada Bo Chen Diaz Eva Fu Gao Hu Ito Jin Kim Li Lund Ma Ng Oh Park Qi Roy Sato Tan Ueda Vu Wu Xu Yang".split()
+LIKE_W22 = {"topics": (2, 2, 2, 40, 40, 4, 10), "title_words": (3, 10), "title_pad": 0, "abstract_words": (100, 200),
+            "names": NAMES}
+"""The shape of the real week the issue measured (2026-W22 of the arXiv listing: about 2,000 papers, 25 kept, a
+few hundred for review, most of them over the cap, the rest dropped), with its lengths: titles of about 85
+characters, abstracts of about 1,400, authors of about 12."""
+
+
+def two_thousand_paper_week(folder: Path, papers: int = 2_000, seed: int = 23, *,
+                            topics: Sequence[int] | None = None, title_words: tuple[int, int] = (4, 14),
+                            title_pad: int = 60, abstract_words: tuple[int, int] = (150, 280),
+                            names: Sequence[str] = WORDS) -> Path:
+    """A digest archive with one week of `papers` generated records, decided by `reporter digest` (default settings).
+
+    By default every topic is as likely and titles and abstracts are long (the e-mail's stress: most papers match,
+    and every title is longer than the e-mail shows); `**LIKE_W22` gives a real week's shape. `topics` weighs
+    TOPICS; a title has `title_words` words and up to `title_pad` x's; an abstract `abstract_words` words; an
+    author's name three of `names`.
+    """
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    records = []
+    for i in range(papers):
+        topic = rng.choice(TOPICS) if topics is None else rng.choices(TOPICS, topics)[0]
+        title = (f"{' '.join(rng.choices(WORDS, k=rng.randint(*title_words)))} for {topic}"
+                 + (f": {'x' * rng.randint(0, title_pad)}" if title_pad else ""))
+        abstract = " ".join(rng.choices(WORDS, k=rng.randint(*abstract_words))) + (
+            " We evaluate it on three benchmarks; results show higher accuracy." if rng.random() < 0.7 else "")
+        authors = [f"{rng.choice(names).title()} {rng.choice(names).title()}-{rng.choice(names).title()}"
+                   for _ in range(rng.randint(1, 30))]
+        records.append({"id": f"arxiv:2605.{10000 + i:05d}", "title": title, "abstract": abstract, "source": "arxiv",
+                        "published": "2026-05-13", "authors": authors, "categories": ["cs.CL", "cs.AI"]})
+    papers_file = folder / "2026-W20.jsonl"
+    papers_file.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    (folder / "criteria.md").write_text(CRITERIA, encoding="utf-8")
+    (folder / "watchlist.txt").write_text(WATCHLIST, encoding="utf-8")
+    archive = folder / "digests"
+    assert main(["digest", "--papers", str(papers_file), "--watchlist", str(folder / "watchlist.txt"),
+                 "--criteria", str(folder / "criteria.md"), "--archive", str(archive), "--week", "2026-W20"]) == 0
+    return archive

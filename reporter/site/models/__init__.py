@@ -18,7 +18,8 @@ from .status import (CalibrationView, CertificateView, Grid, GridCell, GridColum
 from .diff import (Comparison, DiffPage, InputChange, Move, MovedGroup, MovedView, PoolGroup, RuleChange, SpecChange,
                    StateChange, StateCount, Transition)
 from .novelty import (CandidateRow, GraphUsed, IdList, NoveltyPage)
-from .digest import (DigestIndexPage, DigestWeekPage, DriftConcept, DriftEntry, DropGroup, MergeView, PaperView)
+from .digest import (DigestIndexPage, DigestWeekPage, DriftConcept, DriftEntry, DropGroup, DropReason, DropRow,
+                     MergeView, PaperRow, PaperView, ReviewGroup)
 from .glossary import (GlossaryPage, Term)
 
 PAGES = tuple(cls for cls in list(globals().values())

@@ -13,7 +13,7 @@ from .novelty import CandidateRow
 
 @dataclass(frozen=True)
 class PaperView:
-    """One decided paper of a digest week, as the week page shows it."""
+    """A KEEP, or a REVIEW among the first of its group, as the week page shows it in full."""
 
     anchor: str
     """Fragment id of its entry (`p-<id>`)."""
@@ -24,6 +24,14 @@ class PaperView:
     href: Href | None
     """The paper's own page, built from its id alone (doi.org, arxiv.org/abs, PubMed, OpenAlex); None for
     another scheme or an id that is not well-formed for its scheme."""
+    authors: str
+    """The first three authors and "et al." when there are more; empty when the record named none."""
+    published: str
+    """The record's date (`YYYY-MM-DD`: when it first appeared), or empty."""
+    venue: str
+    """The record's journal, server or listing, or empty."""
+    categories: str
+    """The record's subject categories (arXiv's, the primary first), comma-separated, or empty."""
     decision: str
     """KEEP, REVIEW or DROP."""
     score: int
@@ -34,6 +42,9 @@ class PaperView:
     """Axis 2, two decimals."""
     novelty: str
     """Axis 3, two decimals."""
+    ranking: str
+    """Where the order is explained: a KEEP's or an over-the-cap REVIEW's rank when the cap applied and its
+    relevance (`rank 26 of 148 · relevance 3.1416`), a KEEP's relevance alone otherwise; empty for the rest."""
     tags: tuple[str, ...]
     """The decision's tags."""
     rationale: str
@@ -42,10 +53,81 @@ class PaperView:
     """The watchlist entries that matched."""
     merged_ids: tuple[str, ...]
     """Other ids the cross-source merge folded into this paper."""
+    snippet: str
+    """The start of the abstract (cut at a word, an ellipsis where it was cut), the whole abstract when it is
+    short; empty when the record has none."""
+    abstract: str
+    """The whole abstract when the snippet is only its start (the page shows it one click away), else empty."""
     graph: CandidateRow | None
     """The citation graph's verdict and evidence for a KEEP checked when its week was published, else None."""
     graph_note: str
     """Why a KEEP of a checked week has no verdict (no key to look it up by), else empty."""
+
+
+@dataclass(frozen=True)
+class PaperRow:
+    """A REVIEW after the first of its group, on one line."""
+
+    anchor: str
+    """Fragment id of its entry (`p-<id>`)."""
+    id: str
+    """The surviving id (scheme-prefixed): shown when it gives no link (the link and the anchor carry it)."""
+    title: str
+    """The title (shortened to 300 characters)."""
+    href: Href | None
+    """The paper's own page, built from its id alone; None when its id gives none."""
+    authors: str
+    """The first three authors and "et al."; empty when the record named none."""
+    score: int
+    """0-100."""
+    ranking: str
+    """Its rank and relevance when it is over the cap (`rank 40 of 148 · relevance 2.0172`), else empty."""
+
+
+@dataclass(frozen=True)
+class DropRow:
+    """A DROP on one line, under its rationale: its title linked to its page (its id when it has none)."""
+
+    id: str
+    """The surviving id (scheme-prefixed): shown when it gives no link."""
+    title: str
+    """The title (shortened to 300 characters)."""
+    href: Href | None
+    """The paper's own page, built from its id alone; None when its id gives none."""
+
+
+@dataclass(frozen=True)
+class ReviewGroup:
+    """The REVIEWs of one reason (why a paper waits for a reader), in the order of decisions.json."""
+
+    reason: str
+    """`over-cap`, `rescued`, `no-abstract`, `criteria-silent`, `fails-required`, `look-alike-trap`,
+    `earlier-version`, `near-threshold` or `other` (REVIEW_REASONS)."""
+    anchor: str
+    """Fragment id of the group's heading (`review-<reason>`)."""
+    label: str
+    """The reason in words (`Over the cap`)."""
+    meaning: str
+    """What the reason means for this week, in a sentence or two (the cap, the thresholds, the last kept)."""
+    count: int
+    """The group's papers: those in full and those on a line."""
+    papers: tuple[PaperView, ...]
+    """The first of the group (REVIEW_IN_FULL), in full: authors, abstract, axes, rationale."""
+    more: tuple[PaperRow, ...]
+    """The rest of the group, a line each."""
+
+
+@dataclass(frozen=True)
+class DropReason:
+    """The DROPs of one cause that share one rationale, word for word."""
+
+    rationale: str
+    """The rationale, as decisions.json states it for each of them."""
+    count: int
+    """Its papers."""
+    papers: tuple[DropRow, ...]
+    """The papers, in the order of decisions.json (score, high first, then relevance, then id). No anchor each:
+    most of a week's papers are DROPs, and the page stays light (docs/digest.md, "Pages and feed")."""
 
 
 @dataclass(frozen=True)
@@ -60,8 +142,10 @@ class DropGroup:
     """The cause in words (`Look-alike trap`)."""
     meaning: str
     """What the cause means, in a sentence."""
-    papers: tuple[PaperView, ...]
-    """The papers, by score (high first), then id."""
+    count: int
+    """Its papers, under all its rationales."""
+    reasons: tuple[DropReason, ...]
+    """Its papers by rationale, the rationale of the highest-scored paper first."""
 
 
 @dataclass(frozen=True)
@@ -124,11 +208,15 @@ class DigestWeekPage:
     dates: str
     """Its Monday to Sunday."""
     keep: tuple[PaperView, ...]
-    """The KEEPs, by score (high first), then id."""
-    review: tuple[PaperView, ...]
-    """The REVIEWs, in the same order."""
+    """The KEEPs, in the order of decisions.json (score, high first, then relevance, then id)."""
+    kept_total: int
+    """The KEEPs."""
+    review: tuple[ReviewGroup, ...]
+    """Every REVIEW, grouped by why it waits for a reader (REVIEW_REASONS order; only reasons with papers)."""
+    review_total: int
+    """The REVIEWs in all groups."""
     dropped: tuple[DropGroup, ...]
-    """Every DROP, grouped by cause (only causes with papers)."""
+    """Every DROP, grouped by cause (only causes with papers), then by rationale."""
     dropped_total: int
     """The DROPs in all groups."""
     counts: tuple[Row, ...]

@@ -1,0 +1,142 @@
+"""How a digest week page groups its papers: REVIEW by why it waits for a reader, DROP by cause and rationale.
+
+Read from the decisions alone, as `reporter digest` wrote them (tags, score,
+the week's thresholds and cap), so an archived page says only what its week
+holds. Each REVIEW falls in one group, the first that fits in REVIEW_REASONS
+order; the groups follow the rationale's head (docs/digest.md, "Rationales"):
+the decisive reason first. Every DROP is listed under its cause and, within
+it, under its rationale: a week's DROPs share a handful of rationales word for
+word (1,933 DROPs of the real 2026-W22 have 15), so each is written once
+above the papers it decided.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..digest.archive import DROP_CAUSES, Decision, WeekSettings
+
+CAUSES = {
+    "already-covered": ("Already covered", "A prior week (W-1 to W-4) already kept this paper: dropped whatever "
+                                           "its score."),
+    "look-alike-trap": ("Look-alike trap", "An Out of scope concept matched and no In scope concept is in the "
+                                           "title."),
+    "fails-required": ("Fails required", "The abstract has no term of a Required concept."),
+    "not-in-scope": ("Not in scope", "No In scope concept matched (only a Reduced fit one did)."),
+    "weak-match": ("Weak match", "The score is below the REVIEW threshold: the watchlist barely matched."),
+}
+assert tuple(CAUSES) == DROP_CAUSES
+REVIEW_REASONS = ("over-cap", "rescued", "no-abstract", "criteria-silent", "fails-required", "look-alike-trap",
+                  "earlier-version", "near-threshold", "other")
+"""Why a REVIEW waits for a reader, in the order the week page groups them (a paper in the first that fits)."""
+RELEVANCE_DECIMALS = 4
+"""decisions.json rounds a relevance to 4 decimals (docs/digest.md, "Relevance"); the page shows all four."""
+
+
+@dataclass(frozen=True)
+class Group:
+    """Papers of one reason or cause, with what it means this week."""
+
+    key: str
+    """The reason (REVIEW_REASONS) or the cause (DROP_CAUSES)."""
+    label: str
+    """The reason in words."""
+    meaning: str
+    """What it means, with the week's numbers."""
+    decisions: tuple[Decision, ...]
+    """Its papers, in the order of decisions.json."""
+
+
+def review_reason(d: Decision, settings: WeekSettings) -> str:
+    """The group of a REVIEW: the cap, the stricter pass's rescue, an override's reason, a tag, else its score."""
+    tags = set(d.tags)
+    if "demoted-for-cap" in tags:
+        return "over-cap"
+    if d.score < settings.review_threshold:
+        return "rescued"  # a DROP by its score: only a KEEP of the first pass is REVIEW there
+    for reason in ("no-abstract", "criteria-silent", "fails-required", "look-alike-trap"):
+        if reason in tags:
+            return reason
+    if any(t.startswith("journal-version-of:") for t in tags):
+        return "earlier-version"
+    return "near-threshold" if d.score < settings.keep_threshold else "other"
+
+
+def review_groups(decisions: Sequence[Decision], settings: WeekSettings) -> tuple[Group, ...]:
+    """Every REVIEW in its group, the groups in REVIEW_REASONS order (only those with papers)."""
+    keeps = [d for d in decisions if d.decision == "KEEP"]
+    reviews = [d for d in decisions if d.decision == "REVIEW"]
+    cap = settings.max_kept if settings.max_kept is not None else len(keeps)
+    last = "none" if not keeps else ", ".join(
+        x for x in (keeps[-1].id, f"score {keeps[-1].score}", relevance(keeps[-1])) if x)
+    keep_at, review_at = settings.keep_threshold, settings.review_threshold
+    words = {
+        "over-cap": ("Over the cap", f"They scored KEEP, but more papers did than max_kept {cap} allows: all were "
+                                     f"ranked by score, then relevance, then id, the first {cap} stayed KEEP and "
+                                     f"these came next, in rank order. The last one kept: {last}."),
+        "rescued": ("Kept before the stricter pass", f"KEEP in the first pass; the stricter criteria pass, run "
+                                                     f"because more papers were KEEP than max_kept {cap} allows, "
+                                                     f"scored them under the REVIEW threshold {review_at}, and a "
+                                                     f"KEEP is never made DROP."),
+        "no-abstract": ("No abstract", "The source gave no abstract, so the paper is never KEEP: read it to decide."),
+        "criteria-silent": ("Criteria silent", "No concept of the criteria matched: their 0.70 is a stand-in, not "
+                                               "a fit, so the paper is never KEEP."),
+        "fails-required": ("Fails a required criterion", f"The abstract has no term of a Required concept, so the "
+                                                         f"criteria score 0 and the score stays under the KEEP "
+                                                         f"threshold {keep_at}."),
+        "look-alike-trap": ("Look-alike trap", f"An Out of scope concept matched and no In scope concept is in the "
+                                               f"title, so the criteria score 0 and the score stays under the KEEP "
+                                               f"threshold {keep_at}."),
+        "earlier-version": ("An earlier version was kept", f"A prior week kept another version of the paper "
+                                                           f"(novelty 0.50), and the score is under the KEEP "
+                                                           f"threshold {keep_at}."),
+        "near-threshold": ("Near the threshold", f"A score from {review_at} to {keep_at - 1}: at or over the REVIEW "
+                                                 f"threshold, under the KEEP one. The rationale says what was weak."),
+        "other": ("For review", "The rationale says why."),
+    }
+    by_reason: dict[str, list[Decision]] = {r: [] for r in REVIEW_REASONS}
+    for d in reviews:
+        by_reason[review_reason(d, settings)].append(d)
+    return tuple(Group(r, *words[r], tuple(ds)) for r, ds in by_reason.items() if ds)
+
+
+def cap_ranks(decisions: Sequence[Decision]) -> dict[str, str]:
+    """The rank, among every KEEP by score when the cap applied, of the KEEPs and of the REVIEWs over the cap.
+
+    decisions.json lists both in the cap's order (score, then relevance, then id), the KEEPs first: the
+    ranks follow from the order, as the rationales state them. Empty when nothing was over the cap.
+    """
+    ranked = [d for d in decisions if d.decision == "KEEP"] + [
+        d for d in decisions if d.decision == "REVIEW" and "demoted-for-cap" in d.tags]
+    if len(ranked) == sum(d.decision == "KEEP" for d in decisions):
+        return {}
+    return {d.id: f"rank {k} of {len(ranked)}" for k, d in enumerate(ranked, 1)}
+
+
+def drop_groups(decisions: Sequence[Decision]) -> tuple[Group, ...]:
+    """Every DROP under its cause, in DROP_CAUSES order (only causes with papers)."""
+    return tuple(Group(cause, *CAUSES[cause], tuple(d for d in decisions if d.cause == cause))
+                 for cause in DROP_CAUSES if any(d.cause == cause for d in decisions))
+
+
+def by_rationale(decisions: Sequence[Decision]) -> tuple[tuple[str, tuple[Decision, ...]], ...]:
+    """Papers by their rationale, word for word: each rationale with its papers, in the order it first appears."""
+    found: dict[str, list[Decision]] = {}
+    for d in decisions:
+        found.setdefault(d.rationale, []).append(d)
+    return tuple((r, tuple(ds)) for r, ds in found.items())
+
+
+def ranking(d: Decision, ranks: dict[str, str]) -> str:
+    """A paper's rank when the cap applied and its relevance, joined: what explains where it stands."""
+    return " · ".join(x for x in (ranks.get(d.id, ""), relevance(d)) if x)
+
+
+def relevance(d: Decision) -> str:
+    """`relevance 3.1416`, or empty for a decisions.json written before relevance was recorded."""
+    return "" if d.relevance is None else f"relevance {d.relevance:.{RELEVANCE_DECIMALS}f}"
+
+
+__all__ = ["CAUSES", "REVIEW_REASONS", "Group", "by_rationale", "cap_ranks", "drop_groups", "ranking", "relevance",
+           "review_groups", "review_reason"]
