@@ -182,8 +182,8 @@ def render_site(releases_dir: Path | None, out: Path, *, digests_dir: Path | Non
             latest = found.releases[-1] if found.releases else None
             screen = gather_screening(workspace, latest.release_id if latest else None,
                                       latest.folder if latest else None, workspace_labels(workspace), strict=False)
-            titles = PoolRef(workspace.pool, workspace.overlay) if workspace.pool is not None else None
-            stages.append(screening_stage(screening_status(screen, titles)))
+            pool = PoolRef(workspace.pool, workspace.overlay) if workspace.pool is not None else None
+            stages.append(screening_stage(screening_status(screen, pool)))
             certified = read_certified(workspace, found.releases)
         elif pool is not None:
             stages.append(screening_stage(ScreeningStatus(None, None, NO_WORKSPACE, pool)))
