@@ -108,7 +108,7 @@ def test_the_week_page_lists_keep_then_review_by_why_then_every_drop_by_cause_an
     main_ = tree.find("main")
     assert main_.find("h1").text() == "Weekly digest 2026-W20"
     sections = [s.attrs["id"] for s in main_.children if not isinstance(s, str) and s.tag == "section"]
-    assert sections == ["kept", "review", "dropped", "calibration", "drift", "merges", "inputs"]
+    assert sections == ["kept", "review", "dropped", "calibration", "drift", "merges", "listed-again", "inputs"]
     by_anchor = _by_anchor(doc)
     of = {k: [d for d in doc["decisions"] if d["decision"] == k] for k in ("KEEP", "REVIEW", "DROP")}
 
@@ -720,3 +720,30 @@ def test_a_build_removes_the_temporaries_a_killed_run_left_in_the_archive(tmp_pa
     shutil.copy(EXAMPLE / "papers" / "2026-W20.jsonl", ws / "digest" / "papers" / "2026-W20.jsonl")
     assert build(load_workspace(ws), progress=False).digest == ("2026-W20",)
     assert list((ws / "digests").rglob(".tmp-*")) == []
+
+
+def test_the_example_week_lists_again_the_papers_its_prior_week_decided(tmp_path):
+    """The example's real cs.GT weeks: 2606.19618 (a DROP in 2026-W25) and 2606.19968 (a REVIEW there) are listed
+    again in 2026-W26; its page and twin show each with that week's decision and a link to it, and decide neither."""
+    example = ROOT / "examples" / "digest"
+    archive = tmp_path / "digests"
+    assert main(["digest", "--papers", str(example / "papers"), "--watchlist", str(example / "watchlist.txt"),
+                 "--criteria", str(example / "criteria.md"), "--archive", str(archive),
+                 "--from", "2026-W25", "--to", "2026-W26"]) == 0
+    w25 = {d["id"]: d["decision"] for d in json.loads((archive / "2026-W25" / "decisions.json").read_text())["decisions"]}
+    doc = json.loads((archive / "2026-W26" / "decisions.json").read_text())
+    again = {a["id"]: (a["week"], a["decision"]) for a in doc["listed_again"]}
+    assert again == {"arxiv:2606.19618": ("2026-W25", w25["arxiv:2606.19618"]),
+                     "arxiv:2606.19968": ("2026-W25", w25["arxiv:2606.19968"])}
+    assert (w25["arxiv:2606.19618"], w25["arxiv:2606.19968"]) == ("DROP", "REVIEW")
+    assert not again.keys() & {d["id"] for d in doc["decisions"]}
+    render_site(None, tmp_path / "site", digests_dir=archive, progress=False)
+    tree = parse_html((tmp_path / "site" / "digest" / "2026-W26.html").read_text(encoding="utf-8"))
+    section = tree.find(id="listed-again")
+    assert section.find("h2").text() == "Listed again: 2"
+    items = [li.text() for li in section.find_all("li")]
+    assert items == ["arxiv:2606.19618: DROP in 2026-W25", "arxiv:2606.19968: REVIEW in 2026-W25"]
+    assert [a.attrs["href"] for a in section.find_all("a")] == [
+        "https://arxiv.org/abs/2606.19618", "2026-W25.html", "https://arxiv.org/abs/2606.19968", "2026-W25.html"]
+    md = (tmp_path / "site" / "digest" / "2026-W26.md").read_text(encoding="utf-8")
+    assert "## Listed again: 2" in md and "): REVIEW in [2026-W25](2026-W25.md)" in md

@@ -29,7 +29,7 @@ from .charts import Bar, Chart, Label, Legend, fmt
 from .digest_groups import CAUSES, by_rationale, cap_ranks, drop_groups, ranking, review_groups
 from .links import HOME, Href, href, paper_href, slug
 from .models import (CandidateRow, DigestIndexPage, DigestSummary, DigestWeekPage, DriftConcept, DriftEntry,
-                     DropGroup, DropReason, DropRow, Link, MergeView, PaperRow, PaperView, ReviewGroup, Row,
+                     DropGroup, DropReason, DropRow, Link, ListedAgainView, MergeView, PaperRow, PaperView, ReviewGroup, Row,
                      WeekSummary)
 from .novelty_page import novelty_page
 from .page_parts import meta
@@ -148,6 +148,8 @@ def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWe
         drift_entries=tuple(_drift_entry(e) for e in drift.rejected),
         drift_concepts=tuple(DriftConcept(k.concept, k.missed, k.ids) for k in drift.missed),
         merges=tuple(_merge(page, m, anchors) for m in week.archived.merges),
+        listed_again=tuple(ListedAgainView(Link(a.id, paper_href((a.id,))), Link(a.week, href(page, week_path(a.week))),
+                                           a.decision) for a in week.archived.listed_again),
         prior=tuple(Link(p, href(page, week_path(p)) if p in published else None) for p in ds.prior_weeks),
         inputs=_inputs(week),
         index=href(page, INDEX),

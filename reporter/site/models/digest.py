@@ -181,6 +181,18 @@ class DriftConcept:
 
 
 @dataclass(frozen=True)
+class ListedAgainView:
+    """A paper the week lists again in the version a prior week decided: not decided again (docs/digest.md)."""
+
+    paper: Link
+    """The paper's id, linked to its own page (doi.org, arxiv.org, ...) when its id gives one."""
+    week: Link
+    """The prior week that decided it, linked to that week's page."""
+    decision: str
+    """What that week decided: REVIEW or DROP."""
+
+
+@dataclass(frozen=True)
 class MergeView:
     """Records the cross-source merge folded into one paper."""
 
@@ -235,6 +247,8 @@ class DigestWeekPage:
     """In scope concepts the watchlist keeps missing."""
     merges: tuple[MergeView, ...]
     """What the cross-source merge folded together."""
+    listed_again: tuple[ListedAgainView, ...]
+    """The papers listed again in the version a prior week decided, with that week and its decision."""
     prior: tuple[Link, ...]
     """The weeks whose KEEPs were the novelty prior (linked when their page exists)."""
     inputs: tuple[Row, ...]
