@@ -383,6 +383,25 @@ def test_decisions_json_carries_the_source_the_judges_the_weeks_cost_and_the_dis
     assert (week.judge.keyword_silent, week.judge.judge_silent) == (0, 1)
     keep = next(d for d in week.decisions.decisions if d.id == "arxiv:2605.00001")
     assert keep.criteria_source == "judge" and keep.judges[1].fit == "in_scope" and keep.judges[1].voter == "judge-b"
+    # The week page shows the judge's cost per judge and the one disagreement, linked to the paper's entry.
+    from reporter.money import dollars
+    from reporter.site import render_site
+    from support.site import parse_html
+    render_site(None, tmp_path / "site", digests_dir=w["root"] / "digests", progress=False)
+    page = parse_html((tmp_path / "site" / "digest" / f"{W1}.html").read_text(encoding="utf-8"))
+    section = page.find(id="judge")
+    assert section.find("h2").text() == f"Criteria judge: {dollars(block['cost_usd'])} this week"
+    tables = section.find_all("table")
+    spend = [[td.text() for td in tr.find_all("td")] for tr in tables[0].find("tbody").find_all("tr")]
+    assert [row[:5] for row in spend] == [["judge-a", MODELS[0], "3", "0", "0"], ["judge-b", MODELS[1], "3", "0", "0"]]
+    [row] = tables[1].find("tbody").find_all("tr")
+    assert [td.text() for td in row.find_all("td")][1:] == [keep.decision, "partial (line 4)", "in_scope (line 4)"]
+    from reporter.site.digest_pages import paper_anchor
+    assert row.find("a").attrs["href"] == "#" + paper_anchor("arxiv:2605.00001")
+    md = (tmp_path / "site" / "digest" / f"{W1}.md").read_text(encoding="utf-8")
+    # The twin escapes Markdown's own characters in the data ($, _) as every twin does.
+    assert "## Criteria judge: " + dollars(block["cost_usd"]).replace("$", "\\$") + " this week" in md
+    assert "| KEEP | partial (line 4) | in\\_scope (line 4) |" in md
 
 
 def test_a_week_without_a_judge_says_keyword_and_older_weeks_read_as_keyword(tmp_path):

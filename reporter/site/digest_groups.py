@@ -27,8 +27,8 @@ CAUSES = {
     "weak-match": ("Weak match", "The score is below the REVIEW threshold: the watchlist barely matched."),
 }
 assert tuple(CAUSES) == DROP_CAUSES
-REVIEW_REASONS = ("over-cap", "rescued", "no-abstract", "criteria-silent", "fails-required", "look-alike-trap",
-                  "earlier-version", "near-threshold", "other")
+REVIEW_REASONS = ("over-cap", "rescued", "no-abstract", "judges-disagree", "judge-failed", "judge-missing",
+                  "criteria-silent", "fails-required", "look-alike-trap", "earlier-version", "near-threshold", "other")
 """Why a REVIEW waits for a reader, in the order the week page groups them (a paper in the first that fits)."""
 RELEVANCE_DECIMALS = 4
 """decisions.json rounds a relevance to 4 decimals (docs/digest.md, "Relevance"); the page shows all four."""
@@ -55,7 +55,8 @@ def review_reason(d: Decision, settings: WeekSettings) -> str:
         return "over-cap"
     if d.score < settings.review_threshold:
         return "rescued"  # a DROP by its score: only a KEEP of the first pass is REVIEW there
-    for reason in ("no-abstract", "criteria-silent", "fails-required", "look-alike-trap"):
+    for reason in ("no-abstract", "judges-disagree", "judge-failed", "judge-missing", "criteria-silent",
+                   "fails-required", "look-alike-trap"):
         if reason in tags:
             return reason
     if any(t.startswith("journal-version-of:") for t in tags):
@@ -80,6 +81,12 @@ def review_groups(decisions: Sequence[Decision], settings: WeekSettings) -> tupl
                                                      f"scored them under the REVIEW threshold {review_at}, and a "
                                                      f"KEEP is never made DROP."),
         "no-abstract": ("No abstract", "The source gave no abstract, so the paper is never KEEP: read it to decide."),
+        "judges-disagree": ("The judges disagree", "The two criteria judges' fits are two or more steps apart, or "
+                                                   "one is silent and the other not: never KEEP, a reader decides."),
+        "judge-failed": ("A judge failed", "A criteria judge's reply was a failure (its cause is in the rationale); "
+                                           "the keyword rule decided Axis 2, and the paper is never KEEP."),
+        "judge-missing": ("Not judged yet", "A criteria judge had not answered when the week was decided "
+                                            "(--keyword-fallback): the keyword rule decided Axis 2, never KEEP."),
         "criteria-silent": ("Criteria silent", "No concept of the criteria matched: their 0.70 is a stand-in, not "
                                                "a fit, so the paper is never KEEP."),
         "fails-required": ("Fails a required criterion", f"The abstract has no term of a Required concept, so the "

@@ -24,12 +24,14 @@ from typing import Any
 
 from ..digest.archive import (GRAPH_FILE, ArchivedWeek, Decision, MergeEntry, RejectedEntry, archived_weeks,
                               read_week, week_start)
+from ..money import dollars
 from ..novelty.results import ResultLine, load_novelty_results, result_lines
+from ..plurals import count
 from .charts import Bar, Chart, Label, Legend, fmt
 from .digest_groups import CAUSES, by_rationale, cap_ranks, drop_groups, ranking, review_groups
 from .links import HOME, Href, href, paper_href, slug
 from .models import (CandidateRow, DigestIndexPage, DigestSummary, DigestWeekPage, DriftConcept, DriftEntry,
-                     DropGroup, DropReason, DropRow, Link, ListedAgainView, MergeView, PaperRow, PaperView, ReviewGroup, Row,
+                     DisagreementRow, DropGroup, DropReason, DropRow, JudgeSpendRow, JudgeView, Link, ListedAgainView, MergeView, PaperRow, PaperView, ReviewGroup, Row,
                      WeekSummary)
 from .novelty_page import novelty_page
 from .page_parts import meta
@@ -148,6 +150,7 @@ def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWe
         drift_entries=tuple(_drift_entry(e) for e in drift.rejected),
         drift_concepts=tuple(DriftConcept(k.concept, k.missed, k.ids) for k in drift.missed),
         merges=tuple(_merge(page, m, anchors) for m in week.archived.merges),
+        judge=_judge(page, week, anchors),
         listed_again=tuple(ListedAgainView(Link(a.id, paper_href((a.id,))), Link(a.week, href(page, week_path(a.week))),
                                            a.decision) for a in week.archived.listed_again),
         prior=tuple(Link(p, href(page, week_path(p)) if p in published else None) for p in ds.prior_weeks),
@@ -276,6 +279,28 @@ def _drift_entry(e: RejectedEntry) -> DriftEntry:
         phrase=e.phrase, matched=e.matched, rejected=e.rejected, dropped=e.dropped,
         causes=", ".join(f"{k} {fmt(v)}" for k, v in e.causes),
         lines="; ".join(f"{k} ({fmt(v)})" for k, v in e.criteria_lines), ids=e.ids)
+
+
+def _judge(page: str, week: DigestWeek, anchors: dict[str, str]) -> JudgeView | None:
+    """The criteria judge's week as the page shows it, None without a judge."""
+    judge = week.archived.judge
+    if judge is None:
+        return None
+
+    def fit(name: str, lines: tuple[int, ...]) -> str:
+        return name + (f" (line{'s' if len(lines) > 1 else ''} {', '.join(str(n) for n in lines)})" if lines else "")
+
+    rows = None if judge.disagreements is None else tuple(DisagreementRow(
+        Link(d.id, href(page, page, anchors[d.id]) if d.id in anchors else None), d.decision,
+        fit(d.keyword_fit, d.keyword_lines), fit(d.judge_fit, d.judge_lines)) for d in judge.disagreements)
+    return JudgeView(
+        cost=dollars(judge.cost_usd), generation=judge.generation,
+        judges=tuple(JudgeSpendRow(j.voter, j.model, fmt(j.answered), fmt(j.failed), fmt(j.missing),
+                                   f"{fmt(j.input_tokens)} in, {fmt(j.output_tokens)} out", dollars(j.cost_usd))
+                     for j in judge.judges),
+        disagreements=rows, note=judge.note,
+        silent=(f"{count(judge.keyword_silent, 'paper')} where only the judge speaks, "
+                f"{count(judge.judge_silent, 'paper')} where only the keyword rule does: counted, not listed"))
 
 
 def _merge(page: str, m: MergeEntry, anchors: dict[str, str]) -> MergeView:

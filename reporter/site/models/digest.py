@@ -181,6 +181,58 @@ class DriftConcept:
 
 
 @dataclass(frozen=True)
+class JudgeSpendRow:
+    """One criteria judge's week: what it answered and what that cost."""
+
+    voter: str
+    """The judge's name."""
+    model: str
+    """Its model."""
+    answered: str
+    """Papers it gave a fit."""
+    failed: str
+    """Papers whose reply was a failure (the keyword rule decided them)."""
+    missing: str
+    """Papers it had not answered (decided with --keyword-fallback)."""
+    tokens: str
+    """Prompt and completion tokens of its recorded replies, e.g. "12,000 in, 900 out"."""
+    cost: str
+    """In US dollars."""
+
+
+@dataclass(frozen=True)
+class DisagreementRow:
+    """A paper where the keyword rule's reading and the judge's fit are two or more steps apart (never applied)."""
+
+    paper: Link
+    """The paper, linked to its entry on the page."""
+    decision: str
+    """What the judge's answer made of it: KEEP, REVIEW or DROP."""
+    keyword: str
+    """The keyword rule's fit and the criteria lines it matched, e.g. "in_scope (lines 11, 12)"."""
+    judge: str
+    """The judge's deciding fit and the lines it cited."""
+
+
+@dataclass(frozen=True)
+class JudgeView:
+    """The criteria judge's part of the week: its cost, per judge, and where it and the keyword rule disagree."""
+
+    cost: str
+    """The week's judge cost, in US dollars."""
+    generation: str
+    """The judge's generation the week was decided with."""
+    judges: tuple[JudgeSpendRow, ...]
+    """Per judge, in configured order."""
+    disagreements: tuple[DisagreementRow, ...] | None
+    """None when the criteria document has no keyword terms (no table)."""
+    note: str
+    """What the table is for (surfaced, never applied)."""
+    silent: str
+    """The papers counted, not listed: where only one of the two speaks."""
+
+
+@dataclass(frozen=True)
 class ListedAgainView:
     """A paper the week lists again in the version a prior week decided: not decided again (docs/digest.md)."""
 
@@ -247,6 +299,8 @@ class DigestWeekPage:
     """In scope concepts the watchlist keeps missing."""
     merges: tuple[MergeView, ...]
     """What the cross-source merge folded together."""
+    judge: JudgeView | None
+    """The criteria judge's week (cost, disagreements), None when the week was decided without a judge."""
     listed_again: tuple[ListedAgainView, ...]
     """The papers listed again in the version a prior week decided, with that week and its decision."""
     prior: tuple[Link, ...]
