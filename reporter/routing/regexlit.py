@@ -139,15 +139,17 @@ class _Re:
 
     def seq(self):
         items = []
+        last = -1  # where the last item that matched something is (a repeated one is followed by a marker)
         while self.peek() not in ("", "|", ")"):
             atom = self.atom()
             lo, more = self.quantifier()
             if atom[0] == "flag":  # matches nothing: RE2 applies a quantifier after it to the item before
-                if items and lo == 0:
-                    items[-1] = ("opt",)
-                elif items and more:
+                if last >= 0 and lo == 0:
+                    items[last] = ("opt",)  # `(x)+\Q\E?` is `((x)+)?`: x is no longer required
+                elif last >= 0 and more:
                     items.append(("other",))
                 continue
+            last = len(items)
             # `x?` is x or nothing, next to its neighbours either way; `x*` may repeat (no payload).
             items.append(atom if lo >= 1 else ("opt", atom) if not more else ("opt",))
             if lo >= 1 and more:
