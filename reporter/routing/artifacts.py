@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..errors import InputError
 from ..files import read_index, release_folders
@@ -35,7 +34,7 @@ from .published import PUBLISHED_FILE
 __all__ = ["INPUT_NAMES", "Context", "Evidence", "LabelFindings", "LabelRule", "LostInclude", "LostIncludes",
            "Manifest", "OverlapMatrix", "OverlayCounts", "Pile", "PoolCounts", "Published", "Release", "ReleaseSet",
            "RuleRows", "RuleSamples", "RuleStat", "RuleStats", "SampleWork", "Samples", "check_stats",
-           "load_published", "load_release", "load_releases", "load_review_labels"]
+           "load_published", "load_release", "load_releases"]
 
 
 @dataclass(frozen=True)
@@ -149,11 +148,3 @@ def load_published(path: Path) -> Published | None:
     name, written = check_published(read_doc(path, ("first_written",)), path)
     return Published(name=name, first_written=written)
 
-
-def load_review_labels(path: Path) -> Any:
-    """The review labels of a labels file (work_id,label: include/exclude) as routing reads them (a polars frame).
-
-    Routing's labels.py reads them (polars is imported on first use); the site asks here.
-    """
-    from .labels import load_labels
-    return load_labels(path)
