@@ -480,6 +480,42 @@ def resource_error(exc: OSError) -> str | None:
     return f"{where}{os.strerror(code).lower()} ({errno.errorcode.get(code, code)}); {RESOURCE_ERRORS[code]}"
 
 
+MiB = 1024 * 1024
+
+
+def read_capped(path: Path, limit: int, what: str) -> bytes:
+    """A regular file's bytes, refused (InputError naming `what` and the path) when it is larger than `limit`.
+
+    The size is taken from the opened file (`fstat`), so a link to a huge file,
+    or a file that grows between a check and the read, is refused before more
+    than `limit` bytes are read: at most `limit + 1` bytes ever reach memory. A
+    folder, a FIFO or a device is refused too (a FIFO would block the read).
+    FileNotFoundError passes through: callers decide what a missing file means.
+    """
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except IsADirectoryError:
+        raise InputError(f"{what} {path}: is a folder; name a file") from None
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise InputError(f"{what} {path}: cannot be read ({os.strerror(exc.errno or 0).lower()})") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        kind = _KINDS.get(stat.S_IFMT(st.st_mode), "not a regular file")
+        raise InputError(f"{what} {path}: is {kind}; name a regular file")
+    with os.fdopen(fd, "rb") as handle:
+        if st.st_size > limit:
+            raise InputError(f"{what} {path}: {st.st_size:,} bytes, more than the {limit:,} such a file may hold; "
+                             f"it is not one this tool wrote (restore it, or remove it)")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise InputError(f"{what} {path}: grew past the {limit:,} bytes such a file may hold while it was read")
+    return data
+
+
 def parse_json(text: str | bytes, where: str) -> Any:
     """json.loads, with bad or too deeply nested JSON an InputError naming `where` (a file, a line)."""
     try:

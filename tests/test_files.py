@@ -301,3 +301,34 @@ def test_check_output_file_refuses_what_a_regular_file_must_not_replace(tmp_path
         files.check_output_file(tmp_path / "a\x00b.csv", "--out")
     with pytest.raises(InputError, match="file name too long"):
         files.check_output_file(tmp_path / ("a" * 300 + ".csv"), "--out")
+
+
+def test_read_capped_refuses_before_reading_a_large_file_behind_a_link(tmp_path):
+    """A state file linked to a huge (sparse) file is refused from its size, naming it; nothing is read."""
+    from reporter.files import read_capped
+
+    huge = tmp_path / "huge"
+    with open(huge, "wb") as handle:
+        handle.truncate(256 * 1024 * 1024)
+    link = tmp_path / "decisions.json"
+    link.symlink_to(huge)
+    with pytest.raises(InputError, match=r"decisions\.json: 268,435,456 bytes, more than the 1,024"):
+        read_capped(link, 1024, "week file")
+    small = tmp_path / "small.json"
+    small.write_bytes(b"x" * 1024)
+    assert read_capped(small, 1024, "week file") == b"x" * 1024
+    with pytest.raises(InputError, match="more than the 1,023"):
+        read_capped(small, 1023, "week file")
+
+
+def test_read_capped_refuses_what_is_not_a_regular_file(tmp_path):
+    from reporter.files import read_capped
+
+    with pytest.raises(InputError, match="is a folder"):
+        read_capped(tmp_path, 10, "criteria document")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match=r"is a FIFO"):
+        read_capped(fifo, 10, "criteria document")
+    with pytest.raises(FileNotFoundError):
+        read_capped(tmp_path / "missing", 10, "criteria document")
