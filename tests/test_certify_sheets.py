@@ -348,7 +348,7 @@ def test_a_bad_confidence_and_a_bad_state_file_are_refused_by_name(ws, tmp_path,
     path.write_text(json.dumps({**doc, "max_relevant": "3"}))
     with pytest.raises(InputError, match="field 'max_relevant' must be int, not '3'"):
         load_certificates(ws / "state", rid)
-    path.write_text(json.dumps({**doc, "stratum": "hold"}))
+    path.write_text(json.dumps({**doc, "stratum": "hold", "pile": "hold"}))
     with pytest.raises(InputError, match="holds the certificate of 'hold'"):
         load_certificates(ws / "state", rid)
     path.write_text(json.dumps(doc))

@@ -13,15 +13,17 @@ reader of this stage) and show each with `Certificate.summary` and, against
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..files import TEMP_PREFIX, parse_json, write_json
+from ..files import TEMP_PREFIX, parse_json, read_capped, write_json
 from ..naming import slug
 from ..plurals import count
 from .config import CertifySettings
+from .strata import Stratum, parse_stratum
 
 SCHEMA_VERSION = 1
 STATE_DIR = "state"
@@ -151,6 +153,15 @@ def write_certificate(state_dir: Path, certificate: Certificate) -> Path:
 
 _FIELDS = {f.name: f for f in fields(Certificate)}
 _KINDS = {"str": (str,), "int": (int,), "float": (int, float), "bool": (bool,)}
+MAX_CERTIFICATE_BYTES = 65_536
+"""The most a certificate file may hold (one is about 1.5 KB; its sheet's path is the only long field)."""
+MAX_COUNT = 2 ** 63 - 1
+"""The largest count (N, n, ...) a certificate or a sheet may hold."""
+MAX_SEED = 2 ** 64 - 1
+"""The largest seed: the sample's hash is 64-bit, so seeds are 0..2^64-1 (a larger one would wrap)."""
+STRATUM_KINDS = ("pile", "wins", "domain-misses", "screen")
+"""What `kind` may say."""
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 def load_certificates(state_dir: Path, release_id: str) -> tuple[Certificate, ...]:
@@ -172,10 +183,23 @@ def load_certificates(state_dir: Path, release_id: str) -> tuple[Certificate, ..
 
 
 def read_certificate(path: Path) -> Certificate:
-    """One certificate file, each field checked against its type."""
-    doc = parse_json(Path(path).read_bytes(), str(path))
+    """One certificate file, read with a size cap and checked whole: each field's type, its range (finite
+    numbers, counts that fit one another, hashes of 64 hex), and the fields computed from others
+    (`max_missed_fraction`, `partial`, `recall_low`). Anything else is an InputError naming the file and field.
+    The bound itself is recomputed from the sheet by `reporter export --require-certified` (`verify`)."""
+    path = Path(path)
+    try:
+        data = read_capped(path, MAX_CERTIFICATE_BYTES, "certificate")
+    except FileNotFoundError:
+        raise InputError(f"certificate {path}: vanished while it was read (or is a link to nothing); "
+                         f"certify the sheet again") from None
+    doc = parse_json(data, str(path))
     if not isinstance(doc, dict) or doc.get("schema_version") != SCHEMA_VERSION:
         raise InputError(f"{path}: not a certificate of schema_version {SCHEMA_VERSION}")
+    unknown = sorted(set(doc) - set(_FIELDS) - {"schema_version"})
+    if unknown:
+        raise InputError(f"{path}: field {unknown[0]!r} is not a field of a certificate; a certificate is written "
+                         f"by reporter certify --sheet, never by hand: certify the sheet again")
     values = {}
     for name, field in _FIELDS.items():
         if name not in doc:
@@ -187,4 +211,71 @@ def read_certificate(path: Path) -> Certificate:
         if not ok:
             raise InputError(f"{path}: field {name!r} must be {kind}, not {value!r}")
         values[name] = float(value) if kind.startswith("float") and value is not None else value
-    return Certificate(**values)
+    cert = Certificate(**values)
+    problem = _inconsistency(cert)
+    if problem is not None:
+        name, why = problem
+        raise InputError(f"{path}: field {name!r} {why}; a certificate is written by reporter certify --sheet, "
+                         f"never by hand: certify the sheet again")
+    return cert
+
+
+def _inconsistency(c: Certificate) -> tuple[str, str] | None:
+    """The first field out of its range or disagreeing with the others, and why; None when all hold."""
+    for name in ("N", "n", "n_drawn", "n_labelled", "k_relevant", "includes", "unsure", "max_relevant",
+                 "admitted_relevant"):
+        value = getattr(c, name)
+        if value is not None and not 0 <= value <= MAX_COUNT:
+            return name, f"{value} is not a count from 0 to {MAX_COUNT:,}"
+    for name in ("confidence", "max_missed_fraction", "recall_low"):
+        value = getattr(c, name)
+        if value is not None and not math.isfinite(value):
+            return name, f"{value} is not a finite number"
+    for name in ("N", "n"):
+        if getattr(c, name) < 1:
+            return name, "0 is not the size of a stratum or sample that was drawn (at least 1)"
+    named = _named(c.stratum)
+    checks: list[tuple[str, bool, str]] = [
+        ("release", bool(_HEX64.fullmatch(c.release)), f"{c.release!r} is not a release id (64 hex)"),
+        ("stratum_sha256", bool(_HEX64.fullmatch(c.stratum_sha256)), f"{c.stratum_sha256!r} is not a sha256"),
+        ("sheet_sha256", bool(_HEX64.fullmatch(c.sheet_sha256)), f"{c.sheet_sha256!r} is not a sha256"),
+        ("sheet", bool(c.sheet.strip()) and "\0" not in c.sheet, f"{c.sheet!r} is not a file's path"),
+        ("stratum", named is not None, f"{c.stratum!r} is not a stratum's name"),
+        ("kind", c.kind in STRATUM_KINDS, f"{c.kind!r} is not one of {', '.join(STRATUM_KINDS)}"),
+        *((name, getattr(c, name) == getattr(named, name), f"{getattr(c, name)!r} is not the {name} of stratum "
+           f"{c.stratum!r}") for name in ("kind", "pile", "rule", "tier") if named is not None),
+        ("generation", (c.generation is not None) == (c.kind == "screen") and
+         (c.generation is None or bool(_HEX64.fullmatch(c.generation))),
+         f"{c.generation!r} is not a screen generation (64 hex) of a {c.kind} stratum"),
+        ("seed", 0 <= c.seed <= MAX_SEED, f"{c.seed} is not a seed from 0 to {MAX_SEED}"),
+        ("confidence", 0 < c.confidence < 1, f"{c.confidence} is not above 0 and below 1"),
+        ("n_drawn", c.n_drawn == min(c.n, c.N), f"{c.n_drawn} is not min(n, N) = {min(c.n, c.N)}"),
+        ("n_labelled", c.n_labelled <= c.n_drawn, f"{c.n_labelled} is more than n_drawn {c.n_drawn}"),
+        ("k_relevant", c.k_relevant == c.includes + c.unsure,
+         f"{c.k_relevant} is not includes + unsure = {c.includes + c.unsure}"),
+        ("k_relevant", c.k_relevant <= c.n_labelled, f"{c.k_relevant} is more than n_labelled {c.n_labelled}"),
+        ("max_relevant", c.max_relevant >= c.k_relevant, f"{c.max_relevant} is below k_relevant {c.k_relevant}"),
+        ("max_relevant", c.max_relevant <= c.N - (c.n_labelled - c.k_relevant),
+         f"{c.max_relevant} is more than the {c.N - (c.n_labelled - c.k_relevant):,} works the sample leaves "
+         f"possible"),
+        ("max_missed_fraction", c.max_missed_fraction == c.max_relevant / c.N,
+         f"{c.max_missed_fraction} is not max_relevant / N = {c.max_relevant / c.N}"),
+        ("partial", c.partial == (c.n_labelled < c.n_drawn), f"{c.partial} does not say n_labelled < n_drawn"),
+        ("labelled_prefix", c.partial or c.labelled_prefix, "false on a sheet whose every row is labelled"),
+        ("recall_low", c.recall_low == _recall(c.admitted_relevant, c.max_relevant),
+         f"{c.recall_low} is not admitted_relevant / (admitted_relevant + max_relevant)"),
+    ]
+    return next(((name, why) for name, ok, why in checks if not ok), None)
+
+
+def _named(stratum: str) -> Stratum | None:
+    """The stratum a certificate's name says (None when it is not a stratum's name)."""
+    try:
+        return parse_stratum(stratum, "certificate")
+    except InputError:
+        return None
+
+
+def _recall(admitted: int | None, most: int) -> float | None:
+    """admitted / (admitted + most): the lower bound on recall (None without admissions, or when both are 0)."""
+    return None if admitted is None or admitted + most == 0 else admitted / (admitted + most)
