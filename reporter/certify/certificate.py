@@ -10,6 +10,7 @@ is refused naming the first, before anything is written.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from ..plurals import count
 from ..routing.published import find_release
 from ..screening.scope import release_id_of
 from .bound import as_fraction, max_relevant
-from .results import Certificate, state_dir
+from .results import Certificate, recall_bound, state_dir
 from .sample import bottom_k
 from .sheet import RELEVANT, Sheet
 from .strata import StratumWorks, parse_stratum, stratum_works
@@ -31,7 +32,8 @@ def sheet_works(ws: Any, sheet: Sheet) -> tuple[Path, StratumWorks]:
     if release_id_of(release_dir) != sheet.release:
         raise InputError(f"{sheet.path}: release {sheet.release!r} is not a release id as `reporter certify --out` "
                          f"writes it (64 hex); the sheet was edited")
-    return release_dir, stratum_works(ws, release_dir, parse_stratum(sheet.stratum, f"{sheet.path}: stratum"))
+    where = f"{sheet.path}: row {sheet.rows[0].row}"
+    return release_dir, stratum_works(ws, release_dir, parse_stratum(sheet.stratum, where))
 
 
 def check_sample(sheet: Sheet, works: StratumWorks, sample: tuple[str, ...]) -> None:
@@ -52,15 +54,31 @@ def check_sample(sheet: Sheet, works: StratumWorks, sample: tuple[str, ...]) -> 
                          f"keeps every row it was drawn with (leave a row's label empty instead of deleting it)")
 
 
-def certify(ws: Any, sheet: Sheet, confidence: float | str | Fraction) -> Certificate:
-    """The certificate of a labelled sheet (nothing written): the sample checked, the labels counted, the bound."""
+def confidence_of(confidence: float | str | Fraction, flag: str = "--confidence") -> Fraction:
+    """A confidence as the bound is computed at: the float a certificate records, read back exactly (so a
+    recomputation from the certificate gives the same bound); above 0 and below 1, else an InputError."""
     try:
-        conf = as_fraction(confidence)
-    except (ValueError, ZeroDivisionError):
+        conf = as_fraction(float(as_fraction(confidence)))
+    except (ValueError, ZeroDivisionError, OverflowError, TypeError):
         conf = Fraction(0)
     if not 0 < conf < 1:
-        raise InputError(f"--confidence {confidence}: must be above 0 and below 1 (e.g. 0.95)")
+        raise InputError(f"{flag} {confidence}: must be above 0 and below 1 (e.g. 0.95)")
+    return conf
+
+
+def certify(ws: Any, sheet: Sheet, confidence: float | str | Fraction) -> Certificate:
+    """The certificate of a labelled sheet (nothing written): the sample checked, the labels counted, the bound,
+    and the screen's admitted includes (`admitted_relevant`, `recall_low`)."""
+    conf = confidence_of(confidence)
     release_dir, works = sheet_works(ws, sheet)
+    cert = measure(ws, sheet, works, conf)
+    admitted = admitted_relevant(ws, release_dir)
+    return replace(cert, admitted_relevant=admitted, recall_low=recall_bound(admitted, cert.max_relevant))
+
+
+def measure(ws: Any, sheet: Sheet, works: StratumWorks, conf: Fraction) -> Certificate:
+    """What a sheet says of the stratum's works now (`works`, of the release and stratum the sheet names): the
+    sample checked, the labels counted, the bound; `admitted_relevant` and `recall_low` left None."""
     sample = bottom_k(works.work_ids, sheet.seed, sheet.n)
     check_sample(sheet, works, sample)
     labels = sheet.labels()
@@ -69,8 +87,6 @@ def certify(ws: Any, sheet: Sheet, confidence: float | str | Fraction) -> Certif
     n_labelled, k = len(labels), sum(label in RELEVANT for label in labels.values())
     big_n = len(works.work_ids)
     most = max_relevant(big_n, n_labelled, k, conf)
-    admitted = admitted_relevant(ws, release_dir)
-    recall = None if admitted is None or admitted + most == 0 else admitted / (admitted + most)
     stratum = works.stratum
     return Certificate(
         release=works.release_id, stratum=stratum.name, kind=stratum.kind, pile=stratum.pile, rule=stratum.rule,
@@ -78,7 +94,7 @@ def certify(ws: Any, sheet: Sheet, confidence: float | str | Fraction) -> Certif
         n_labelled=n_labelled, k_relevant=k, includes=sum(v == "include" for v in labels.values()),
         unsure=sum(v == "unsure" for v in labels.values()), confidence=float(conf), max_relevant=most,
         max_missed_fraction=most / big_n, partial=n_labelled < len(sample),
-        labelled_prefix=labelled == list(range(n_labelled)), admitted_relevant=admitted, recall_low=recall,
+        labelled_prefix=labelled == list(range(n_labelled)), admitted_relevant=None, recall_low=None,
         stratum_sha256=stratum_digest(works), sheet=shown_path(ws, sheet.path), sheet_sha256=sheet.sha256)
 
 

@@ -94,11 +94,18 @@ def _draw(args: argparse.Namespace) -> int:
     from .sample import draw_sheet
     from .sheet import read_sheet
     from .strata import stratum_named, stratum_works
-    if args.n < 1:
-        raise InputError(f"--n {args.n}: the sample size must be 1 or more")
+    from .results import MAX_COUNT, MAX_SEED
+    if not 1 <= args.n <= MAX_COUNT:
+        raise InputError(f"--n {args.n}: the sample size must be a whole number from 1 to {MAX_COUNT}")
+    if args.seed is not None and not 0 <= args.seed <= MAX_SEED:
+        raise InputError(f"--seed {args.seed}: must be a whole number from 0 to {MAX_SEED} (the sample's hash is "
+                         f"64-bit: a larger seed, or a negative one, would draw the sample of another)")
     check_output_file(args.out, "--out")
     ws = load_workspace(args.workspace)
     ws.routing("reporter certify")  # a digest-only workspace has no release to certify
+    if args.seed is None and not 0 <= ws.sample_seed <= MAX_SEED:
+        raise InputError(f"{ws.file}: sample_seed {ws.sample_seed} must be a whole number from 0 to {MAX_SEED} "
+                         f"(or give --seed)")
     stratum = stratum_named(args.pile, args.rule)
     old = read_sheet(args.old, "--from") if args.old is not None else None
     release_dir = find_release(ws.releases, args.release)

@@ -12,14 +12,18 @@ makes it stale), and within `[certify] max_missed_fraction` when that is set.
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..files import read_capped
 from ..plurals import count
 from ..screening.scope import STATS_FILE, read_release_doc
-from .certificate import state_dir, stratum_digest
-from .results import Certificate, load_certificates
+from .certificate import confidence_of, measure, state_dir, stratum_digest
+from .results import Certificate, certificate_path, load_certificates
+from .sheet import MAX_SHEET_BYTES, parse_sheet
 from .strata import SCREEN_STRATA, StratumWorks, stratum_named, stratum_works
 
 
@@ -40,15 +44,53 @@ def discarding_strata(ws: Any, release_dir: Path) -> tuple[StratumWorks, ...]:
 
 
 def shortfall(ws: Any, works: StratumWorks, cert: Certificate | None) -> str | None:
-    """Why a stratum is not certified (None when its certificate meets the target)."""
+    """Why a stratum is not certified (None when its certificate meets the target). A certificate that would
+    count is first recomputed from its sheet (`verify`): one that disagrees is an InputError."""
     if cert is None:
         return "no certificate"
-    if cert.stratum_sha256 != stratum_digest(works):
-        return (f"its certificate is stale: the stratum held {count(cert.N, 'work')} then and "
-                f"{len(works.work_ids):,} now")
+    now = stratum_digest(works)
+    if cert.stratum_sha256 != now:
+        if cert.N != len(works.work_ids):
+            what = f"the stratum held {count(cert.N, 'work')} then and {len(works.work_ids):,} now"
+        else:
+            what = (f"the stratum holds as many works as then ({len(works.work_ids):,}) but not the same ones "
+                    f"(their sha256 was {cert.stratum_sha256[:12]}, is {now[:12]} now)")
+        return f"its certificate is stale: {what}"
     meets, words = cert.standing(ws.certify)
     counts = meets is True or (meets is None and not cert.partial and cert.confidence >= ws.certify.confidence)
+    if counts:
+        verify(ws, works, cert)
     return None if counts else words
+
+
+RECOMPUTED_ELSEWHERE = ("sheet", "admitted_relevant", "recall_low")
+"""Fields `verify` does not compare: the sheet is what it reads, and the screen's admitted includes may have
+grown since (the reader checks recall_low against them)."""
+
+
+def verify(ws: Any, works: StratumWorks, cert: Certificate) -> None:
+    """Recompute a certificate from the sheet it records and refuse it (InputError naming the certificate file,
+    the field, the recorded and recomputed values) when the sheet's sha256 or any number disagrees."""
+    path = certificate_path(state_dir(ws), cert.release, cert.stratum)
+    sheet_path = Path(cert.sheet) if Path(cert.sheet).is_absolute() else Path(ws.root) / cert.sheet
+    try:
+        data = read_capped(sheet_path, MAX_SHEET_BYTES, f"{path}: the sheet it certified,")
+    except FileNotFoundError:
+        raise InputError(f"{path}: the sheet it certified, {sheet_path}, cannot be read (no such file); "
+                         f"--require-certified recomputes every certificate from its sheet: put the sheet back, "
+                         f"or certify it again where it is (reporter certify --sheet ...)") from None
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != cert.sheet_sha256:
+        raise InputError(f"{path}: field 'sheet_sha256' records {cert.sheet_sha256}, but the sheet {sheet_path} "
+                         f"hashes to {digest} now: the sheet changed since it was certified, or the certificate "
+                         f"was edited; certify the sheet again (reporter certify --sheet {cert.sheet})")
+    again = measure(ws, parse_sheet(data, sheet_path), works, confidence_of(cert.confidence, f"{path}: confidence"))
+    wrong = [(f.name, getattr(cert, f.name), getattr(again, f.name)) for f in fields(Certificate)
+             if f.name not in RECOMPUTED_ELSEWHERE and getattr(cert, f.name) != getattr(again, f.name)]
+    if wrong:
+        said = "; ".join(f"field {name!r} records {old!r}, recomputed {new!r}" for name, old, new in wrong)
+        raise InputError(f"{path}: disagrees with its sheet {sheet_path}: {said}. A certificate is written by "
+                         f"reporter certify --sheet, never by hand; certify the sheet again")
 
 
 def require_certified(ws: Any, release_dir: Path) -> None:

@@ -262,7 +262,7 @@ def _inconsistency(c: Certificate) -> tuple[str, str] | None:
          f"{c.max_missed_fraction} is not max_relevant / N = {c.max_relevant / c.N}"),
         ("partial", c.partial == (c.n_labelled < c.n_drawn), f"{c.partial} does not say n_labelled < n_drawn"),
         ("labelled_prefix", c.partial or c.labelled_prefix, "false on a sheet whose every row is labelled"),
-        ("recall_low", c.recall_low == _recall(c.admitted_relevant, c.max_relevant),
+        ("recall_low", c.recall_low == recall_bound(c.admitted_relevant, c.max_relevant),
          f"{c.recall_low} is not admitted_relevant / (admitted_relevant + max_relevant)"),
     ]
     return next(((name, why) for name, ok, why in checks if not ok), None)
@@ -276,6 +276,6 @@ def _named(stratum: str) -> Stratum | None:
         return None
 
 
-def _recall(admitted: int | None, most: int) -> float | None:
+def recall_bound(admitted: int | None, most: int) -> float | None:
     """admitted / (admitted + most): the lower bound on recall (None without admissions, or when both are 0)."""
     return None if admitted is None or admitted + most == 0 else admitted / (admitted + most)

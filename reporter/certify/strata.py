@@ -24,7 +24,7 @@ rule book the release was routed with, the screen's verdicts through
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,18 @@ class Stratum:
     """The rule (`wins` and `domain-misses`)."""
     tier: str | None = None
     """The screening tier (`screen`): `expensive` or `cheap`."""
+    origin: str | None = field(default=None, compare=False)
+    """Where the name was read when a sheet names it (`SHEET: row 2`), else None (the command's flags)."""
+
+    def refused(self, flag: str, value: str | None, why: str, fix: str = "") -> InputError:
+        """The error for a stratum the release cannot have, blamed on where the name came from: the flag
+        (`--pile 'x': ...`), or the sheet's stratum cell, which a person edited (`SHEET: row 2: stratum ...`)."""
+        shown = "" if value is None else f" {value!r}"
+        if self.origin is None:
+            return InputError(f"{flag}{shown}{why}{'; ' + fix if fix else ''}")
+        return InputError(f"{self.origin}: stratum {self.name!r}: its {flag.lstrip('-')}{shown}{why}; the sheet's "
+                          f"stratum cell was edited (every row says the stratum the sheet was drawn from): put it "
+                          f"back, or draw a new sheet")
 
 
 @dataclass(frozen=True)
@@ -71,32 +83,36 @@ class StratumWorks:
     """For the screen's strata: the tier's generation whose verdicts these are (else None)."""
 
 
-def stratum_named(pile: str, rule: str | None = None) -> Stratum:
-    """The stratum `--pile PILE [--rule ID]` names (checked against a release by `stratum_works`)."""
+def stratum_named(pile: str, rule: str | None = None, origin: str | None = None) -> Stratum:
+    """The stratum `--pile PILE [--rule ID]` names (checked against a release by `stratum_works`); `origin`:
+    where a sheet names it (`SHEET: row 2`), for the messages."""
     if not pile:
         raise InputError("--pile: name a pile of the release, domain-misses (with --rule), screen:discarded or "
                          "screen_cheap:discarded")
     if pile in SCREEN_STRATA:
         if rule is not None:
-            raise InputError(f"--rule goes with a routing pile or domain-misses, not with {pile}: the screen's "
-                             f"discards are certified whole")
-        return Stratum(pile, "screen", tier=SCREEN_STRATA[pile])
+            raise Stratum(f"{pile}{RULE_PART}{rule}", "screen", origin=origin).refused(
+                "--rule", rule, f" goes with a routing pile or domain-misses, not with {pile}: the screen's "
+                f"discards are certified whole")
+        return Stratum(pile, "screen", tier=SCREEN_STRATA[pile], origin=origin)
     if pile == DOMAIN_MISSES:
         if rule is None:
-            raise InputError("--pile domain-misses needs --rule ID: the domain misses of which rule?")
-        return Stratum(f"{DOMAIN_MISSES}{RULE_PART}{rule}", "domain-misses", rule=rule)
+            raise Stratum(pile, "domain-misses", origin=origin).refused(
+                "--pile", pile, " needs --rule ID: the domain misses of which rule?")
+        return Stratum(f"{DOMAIN_MISSES}{RULE_PART}{rule}", "domain-misses", rule=rule, origin=origin)
     if rule is None:
-        return Stratum(pile, "pile", pile=pile)
-    return Stratum(f"{pile}{RULE_PART}{rule}", "wins", pile=pile, rule=rule)
+        return Stratum(pile, "pile", pile=pile, origin=origin)
+    return Stratum(f"{pile}{RULE_PART}{rule}", "wins", pile=pile, rule=rule, origin=origin)
 
 
 def parse_stratum(name: str, where: str) -> Stratum:
-    """The stratum a sheet names (`where`: the file and row, for the message)."""
+    """The stratum a sheet names (`where`: the file and row, for the messages)."""
     base, sep, rule = name.partition(RULE_PART)
     if not base or (sep and not rule):
         raise InputError(f"{where}: stratum {name!r} is not a stratum's name (discard, discard/rule:ID, "
-                         f"domain-misses/rule:ID, screen:discarded, screen_cheap:discarded); the sheet was edited")
-    return stratum_named(base, rule if sep else None)
+                         f"domain-misses/rule:ID, screen:discarded, screen_cheap:discarded); the sheet's stratum "
+                         f"cell was edited")
+    return stratum_named(base, rule if sep else None, origin=where)
 
 
 def stratum_works(ws: Any, release_dir: Path, stratum: Stratum, *, store: Any = None) -> StratumWorks:
@@ -112,38 +128,40 @@ def stratum_works(ws: Any, release_dir: Path, stratum: Stratum, *, store: Any = 
                              f"empty; certify a pile, or configure the tier")
         return StratumWorks(stratum, release_id, found.work_ids, found.generation)
     if stratum.kind == "domain-misses":
-        return StratumWorks(stratum, release_id, _domain_misses(ws, release_dir, stratum.rule, stats))
+        return StratumWorks(stratum, release_id, _domain_misses(ws, release_dir, stratum, stats))
     if stratum.pile not in piles:
-        raise InputError(f"--pile {stratum.pile!r}: release {release_id[:12]} has no such pile; its piles: "
-                         f"{', '.join(piles)} (or domain-misses with --rule, screen:discarded, screen_cheap:discarded)")
+        raise stratum.refused("--pile", stratum.pile, f": release {release_id[:12]} has no such pile; its piles: "
+                              f"{', '.join(piles)} (or domain-misses with a rule, screen:discarded, "
+                              f"screen_cheap:discarded)")
     routing = read_routing(release_dir, ["work_id", "pile", "winner"])
     chosen = pl.col("pile") == stratum.pile
     if stratum.kind == "wins":
-        rule = _rule(stats, stratum.rule, release_id)
+        rule = _rule(stats, stratum, release_id)
         if rule["shadow"]:
-            raise InputError(f"--rule {stratum.rule!r} is a shadow rule: it wins nothing; certify its pile")
+            raise stratum.refused("--rule", stratum.rule, " is a shadow rule: it wins nothing", "certify its pile")
         if rule["pile"] != stratum.pile:
-            raise InputError(f"--rule {stratum.rule!r} wins into {rule['pile']!r}, not {stratum.pile!r}; "
-                             f"name --pile {rule['pile']}")
+            raise stratum.refused("--rule", stratum.rule, f" wins into {rule['pile']!r}, not {stratum.pile!r}",
+                                  f"name --pile {rule['pile']}")
         chosen = chosen & (pl.col("winner") == stratum.rule)
     ids = routing.filter(chosen.fill_null(False))["work_id"]
     return StratumWorks(stratum, release_id, tuple(ids.to_list()))
 
 
-def _rule(stats: dict, rule_id: str, release_id: str) -> dict:
-    rule = next((r for r in stats["rules"] if r["id"] == rule_id), None)
+def _rule(stats: dict, stratum: Stratum, release_id: str) -> dict:
+    rule = next((r for r in stats["rules"] if r["id"] == stratum.rule), None)
     if rule is None:
-        raise InputError(f"--rule {rule_id!r}: release {release_id[:12]} has no such rule")
+        raise stratum.refused("--rule", stratum.rule, f": release {release_id[:12]} has no such rule")
     return rule
 
 
-def _domain_misses(ws: Any, release_dir: Path, rule_id: str, stats: dict) -> tuple[str, ...]:
+def _domain_misses(ws: Any, release_dir: Path, stratum: Stratum, stats: dict) -> tuple[str, ...]:
     """The rule's domain misses, its domain evaluated over the pool with the release's own rule book."""
     from ..routing.diagnose import select_rows
     from ..routing.specs import load_rulebook
-    rule = _rule(stats, rule_id, stats["release_id"])
+    rule_id = stratum.rule
+    rule = _rule(stats, stratum, stats["release_id"])
     if rule["domain"] is None:
-        raise InputError(f"--rule {rule_id!r} has no domain, so it has no domain misses")
+        raise stratum.refused("--rule", rule_id, " has no domain, so it has no domain misses")
     book = load_rulebook(ws.specs)
     inputs = read_release_doc(release_dir, "release.json")["inputs"]
     piles = [[p["name"], p["kind"], p.get("tier")] for p in stats["pile_order"]]
