@@ -320,3 +320,14 @@ def test_an_empty_sheet_a_folder_and_a_huge_sheet_are_refused_by_name(ws, capsys
     monkeypatch.setattr(sheets, "MAX_SHEET_BYTES", os.path.getsize(sheet) - 1)
     code, _, err = run(capsys, ws, "--sheet", sheet)
     assert code == 2 and f"--sheet {sheet}: {os.path.getsize(sheet):,} bytes, more than the" in err, err
+
+
+def test_a_sheet_too_big_to_read_back_is_never_written(ws, capsys, monkeypatch):
+    sheet = ws / "discard.csv"
+    assert run(capsys, ws, "--pile", "discard", "--n", 40, "--out", sheet)[0] == 0
+    size = os.path.getsize(sheet)
+    sheet.unlink()
+    monkeypatch.setattr(sheets, "MAX_SHEET_BYTES", size - 1)
+    code, _, err = run(capsys, ws, "--pile", "discard", "--n", 40, "--out", sheet)
+    assert code == 2 and f"--n 40: the sheet of 40 works would hold {size:,} bytes, more than the" in err, err
+    assert not sheet.exists()

@@ -20,9 +20,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from ..errors import InputError
 from ..files import write_bytes
 from ..routing.samples import id_hashes
 from ..screening.scope import load_works
+from . import sheet as sheets
 from .sheet import Sheet, sheet_bytes
 from .strata import StratumWorks
 
@@ -66,5 +68,9 @@ def draw_sheet(ws: Any, release_dir: Path, works: StratumWorks, *, n: int, seed:
     # the text routing saw; refuses a pool or overlay that changed
     texts = load_works(ws, release_dir, sample, progress=progress)
     carried = {w: label for w, label in (old.labels() if old is not None else {}).items() if w in texts}
-    write_bytes(out, sheet_bytes(works.release_id, works.stratum.name, seed, n, [texts[w] for w in sample], carried))
+    data = sheet_bytes(works.release_id, works.stratum.name, seed, n, [texts[w] for w in sample], carried)
+    if len(data) > sheets.MAX_SHEET_BYTES:  # read back whole under this cap: never write a sheet it would refuse
+        raise InputError(f"--n {n}: the sheet of {len(sample):,} works would hold {len(data):,} bytes, more than the "
+                         f"{sheets.MAX_SHEET_BYTES:,} a sheet may; draw a smaller sample. Nothing was written")
+    write_bytes(out, data)
     return Drawn(works, seed, n, sample, len(carried), Path(out))
