@@ -84,15 +84,6 @@ def test_a_certificate_that_is_a_fifo_or_whose_sheet_is_a_fifo_is_refused_withou
         load_certificates(ws / "state", doc["release"])
 
 
-def test_a_confidence_too_small_for_a_float_is_refused_not_recorded_as_zero(ws, capsys):
-    sheet = ws / "s.csv"
-    assert run(capsys, ws, "--pile", "discard", "--n", 5, "--out", sheet)[0] == 0
-    label(sheet, lambda i, r: "exclude")
-    code, _, err = run(capsys, ws, "--sheet", sheet, "--confidence", "1e-400")
-    assert code == 2 and "--confidence 1e-400: must be above 0 and below 1" in err, err
-    assert not (ws / "state").exists()
-
-
 def test_a_sheet_changed_between_read_and_hash_cannot_be_certified_with_another_hash(ws, capsys, monkeypatch):
     """The sha256 a certificate records is of the very bytes that were parsed (it was the file hashed again)."""
     from reporter.certify import sheet as sheets

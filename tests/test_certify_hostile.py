@@ -11,8 +11,14 @@ import math
 import os
 from pathlib import Path
 
+import shutil
+import sqlite3
+
 import pytest
+from test_certify_export import certify as export_certify
+from test_certify_export import screened  # noqa: F401 (a fixture)
 from test_certify_sheets import label, make, read, release_ids, rows, run, write
+from test_screen_run import PREFIX
 
 from reporter.certify.gate import require_certified
 from reporter.certify.results import certificate_path, load_certificates, read_certificate
@@ -26,6 +32,15 @@ from reporter.routing.published import find_release
 @pytest.fixture()
 def ws(tmp_path):
     return make(tmp_path / "ws", rows())
+
+
+@pytest.fixture()
+def screened_ws(screened, tmp_path):
+    """test_certify_export's screened workspace (W001 discarded by the cheap tier, W003 by the screen, W008 by
+    routing), copied."""
+    copy = tmp_path / "screened"
+    shutil.copytree(screened["root"], copy)
+    return copy
 
 
 def certified(capsys, ws: Path, labels=lambda i, r: "exclude", n: int = 10, seed: int = 0) -> tuple[Path, dict]:
@@ -165,15 +180,8 @@ def test_export_refuses_a_certificate_whose_seed_or_sheet_hash_was_edited_or_who
         gate(ws)
 
 
-def test_export_cli_refuses_a_forged_certificate_with_exit_2_and_writes_nothing(tmp_path, capsys):
-    from test_certify_export import SCRIPT, make_workspace, screen  # noqa: F401
-    from support.fake_openai import Answer, FakeOpenAI
-    root = tmp_path / "ws"
-    with FakeOpenAI(SCRIPT, default=Answer("include", "Fits.")) as server:
-        w = make_workspace(root, server.base_url, cheap=2, screen=5, other=1)
-        server.titles = w["titles"]
-        screen(w)
-    from test_certify_export import certify as export_certify
+def test_export_cli_refuses_a_forged_certificate_with_exit_2_and_writes_nothing(screened_ws, capsys):
+    root = screened_ws
     export_certify(capsys, root, "discard", lambda i, r: "include")
     for pile in ("screen_cheap:discarded", "screen:discarded"):
         export_certify(capsys, root, pile)
@@ -187,8 +195,9 @@ def test_export_cli_refuses_a_forged_certificate_with_exit_2_and_writes_nothing(
     assert main(export) == 2 and not out.exists()
     err = capsys.readouterr().err
     assert f"{path}: field 'max_relevant' 0 is below k_relevant 1" in err, err
+    assert doc["admitted_relevant"] == 2  # the workspace's labels: recall_low follows max_relevant
     path.write_text(json.dumps({**doc, "k_relevant": 0, "includes": 0, "max_relevant": 0,
-                                "max_missed_fraction": 0.0}))
+                                "max_missed_fraction": 0.0, "recall_low": 1.0}))
     assert main(export) == 2 and not out.exists()
     err = capsys.readouterr().err
     assert f"{path}: " in err and "'k_relevant' records 0, recomputed 1" in err, err
@@ -196,17 +205,8 @@ def test_export_cli_refuses_a_forged_certificate_with_exit_2_and_writes_nothing(
     assert main(export) == 0 and out.exists()
 
 
-def test_a_stale_certificate_of_the_same_size_says_its_works_changed(tmp_path, capsys):
-    from test_certify_export import SCRIPT, make_workspace, screen
-    from test_screen_run import PREFIX
-    from support.fake_openai import Answer, FakeOpenAI
-    from test_certify_export import certify as export_certify
-    import sqlite3
-    root = tmp_path / "ws"
-    with FakeOpenAI(SCRIPT, default=Answer("include", "Fits.")) as server:
-        w = make_workspace(root, server.base_url, cheap=2, screen=5, other=1)
-        server.titles = w["titles"]
-        screen(w)
+def test_a_stale_certificate_of_the_same_size_says_its_works_changed(screened_ws, capsys):
+    root = screened_ws
     for pile in ("discard", "screen_cheap:discarded", "screen:discarded"):
         export_certify(capsys, root, pile)
     conn = sqlite3.connect(root / "state" / "screen.db")
@@ -298,12 +298,14 @@ def test_an_edited_stratum_cell_is_blamed_on_the_sheet_not_on_a_flag(ws, capsys,
     assert "the sheet's stratum cell was edited" in err and f"--{flag}" not in err, err
 
 
-def test_a_confidence_that_rounds_to_one_is_refused_before_anything_is_written(ws, capsys):
+@pytest.mark.parametrize("confidence", ["0.99999999999999999", "1e-400"])
+def test_a_confidence_that_a_float_rounds_to_1_or_0_is_refused_before_anything_is_written(ws, capsys, confidence):
+    """Recorded, it would be a certificate at 100% or 0% that no reader accepts."""
     sheet = ws / "discard.csv"
     assert run(capsys, ws, "--pile", "discard", "--n", 5, "--out", sheet)[0] == 0
     label(sheet, lambda i, r: "exclude")
-    code, _, err = run(capsys, ws, "--sheet", sheet, "--confidence", "0.99999999999999999")
-    assert code == 2 and "--confidence 0.99999999999999999: must be above 0 and below 1" in err, err
+    code, _, err = run(capsys, ws, "--sheet", sheet, "--confidence", confidence)
+    assert code == 2 and f"--confidence {confidence}: must be above 0 and below 1" in err, err
     assert not (ws / "state").exists()
 
 
