@@ -53,7 +53,8 @@ def test_a_certificate_linked_from_another_release_or_named_for_another_stratum_
     link = certificate_path(ws / "state", other, "discard")
     link.parent.mkdir(parents=True)
     link.symlink_to(path)
-    with pytest.raises(InputError, match=f"{link}: holds the certificate of 'discard' in release {doc['release'][:12]}"):
+    held = f"{link}: holds the certificate of 'discard' in release {doc['release'][:12]}"
+    with pytest.raises(InputError, match=held):
         load_certificates(ws / "state", other)
     link.unlink()
     path.write_text(json.dumps({**doc, "stratum": "../../x", "pile": "../../x"}))

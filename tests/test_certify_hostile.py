@@ -211,7 +211,8 @@ def test_a_stale_certificate_of_the_same_size_says_its_works_changed(screened_ws
         export_certify(capsys, root, pile)
     conn = sqlite3.connect(root / "state" / "screen.db")
     with conn:  # W003 admitted, W004 discarded: one discard then, one now, not the same one
-        conn.execute("UPDATE verdicts SET outcome = 'admit' WHERE work_id = ? AND tier = 'expensive'", (PREFIX + "W003",))
+        conn.execute("UPDATE verdicts SET outcome = 'admit' WHERE work_id = ? AND tier = 'expensive'",
+                     (PREFIX + "W003",))
         conn.execute("UPDATE verdicts SET outcome = 'discard' WHERE work_id = ? AND tier = 'expensive'",
                      (PREFIX + "W004",))
     conn.close()
@@ -234,7 +235,8 @@ def test_a_sheet_with_an_abstract_past_the_csv_field_limit_reads_back(tmp_path, 
     with long_cells():
         label(sheet, lambda i, r: "exclude")
         abstracts = [r["abstract"] for r in read(sheet) if r["abstract"].startswith("word")]
-    assert abstracts and all(a.startswith(long[:sheets.SHEET_TEXT]) and len(a) < sheets.SHEET_TEXT + 100 for a in abstracts)
+    cut = sheets.SHEET_TEXT
+    assert abstracts and all(a.startswith(long[:cut]) and len(a) < cut + 100 for a in abstracts)
     assert all(a.endswith(f"[cut here: the sheet keeps {sheets.SHEET_TEXT:,} of its {len(long):,} characters]")
                for a in abstracts)
     code, out, err = run(capsys, root, "--sheet", sheet)
