@@ -35,6 +35,7 @@ from .config import MailSettings, cleartext_problem
 SENT_RECORD = "state/mail-sent.json"
 """The record of sent weeks, relative to the workspace."""
 TIMEOUT = 60.0
+QUIT_TIMEOUT = 60.0
 """Seconds the server may take to answer any one command before the send fails."""
 PASSWORD_MARK = "[password]"
 """What the password reads as in any message."""
