@@ -521,7 +521,7 @@ def test_a_run_killed_between_the_servers_250_and_its_quit_has_recorded_the_send
 
 
 @pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
-@pytest.mark.parametrize("echo", [PASSWORD, PASSWORD.upper(), PASSWORD.replace("!", "! \r\n ")])
+@pytest.mark.parametrize("echo", [PASSWORD, PASSWORD.upper(), PASSWORD.replace("!", "! \t  ")])
 def test_a_recipient_refused_with_the_password_in_the_answer_never_stores_or_prints_it(site, tmp_path, capsys,
                                                                                        monkeypatch, echo):
     monkeypatch.setenv(PASSWORD_ENV, PASSWORD)
