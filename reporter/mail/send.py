@@ -309,7 +309,7 @@ NO_GREETING = ("{server} accepted the connection but did not greet within {timeo
                "answers; {nothing}")
 SILENT = ("{server} did not answer within {timeout:g} s while {step}, before it accepted the message; {nothing}: run "
           "the command again once the server answers")
-TEMPORARY = ("{server} is unavailable for now: it answered {said} while {step} (a 4xx answer is temporary); try again "
+TEMPORARY = ("{server} is unavailable for now ({said}, while {step}): a 4xx answer is temporary; try again "
              "later; {nothing}")
 
 
