@@ -5,7 +5,8 @@ may echo a key back in any encoding, so `mask_secret` replaces each form a
 server or a driver is known to produce:
 
 - the key as it is;
-- percent-encoded (`quote` with and without `/` kept, `quote_plus`);
+- percent-encoded (`quote` with and without `/` kept, `quote_plus`, and
+  every byte as `%XX`);
 - base64 (standard and URL-safe, with and without padding), and the part of
   it that is the same wherever the key starts inside a longer base64 text
   (`user:key` in a Basic authorisation, say; the 1 to 2 characters at each
@@ -50,7 +51,7 @@ def secret_forms(secret: str, user: str | None = None) -> list[str]:
         return []
     raw = _bytes(secret)
     forms = {secret, html.escape(secret, quote=True)}
-    forms |= {quote(raw, safe=""), quote(raw), quote_plus(raw)}
+    forms |= {quote(raw, safe=""), quote(raw), quote_plus(raw), "".join(f"%{b:02X}" for b in raw)}
     dumped = json.dumps(secret)[1:-1]
     forms |= {dumped, dumped.replace("/", "\\/"), json.dumps(secret, ensure_ascii=False)[1:-1]}
     forms.add("".join(f"\\u{ord(c):04x}" for c in secret))

@@ -353,7 +353,7 @@ def test_a_key_echoed_upper_cased_is_not_repeated_in_the_cause():
     ("correct  horse   battery", "correct horse battery"),  # white space collapsed
     ("correct horse battery", "correct\r\n horse\tbattery"),  # folded onto a new line
     ("sk-live-Abc123xyz", "sk-live-\r\n Abc123xyz"),  # a fold inside the key
-    ("pw d", "pw+d"), ("pw d", "PW%20D"), ("p/w", "p%2fw"),  # percent, any case
+    ("pw d", "pw+d"), ("pw d", "PW%20D"), ("p/w", "p%2fw"), ("pw1", "%70%77%31"),  # percent, any case
     ("p\"w<1>", "p\\\"w<1>"), ("p\"w<1>", "p&quot;w&lt;1&gt;"),  # JSON, HTML
     ("p\"w<1>", "\\u0070\\u0022\\u0077\\u003C\\u0031\\u003E"),
 ])
