@@ -654,3 +654,17 @@ def test_a_port_in_smtp_host_is_refused_naming_smtp_port(site, tmp_path, host):
 def test_an_ipv6_host_with_or_without_brackets_is_one_host(site, tmp_path, host, server):
     ws = workspace(tmp_path, site, 2525, smtp_host=host, starttls=True)
     assert load_workspace(ws).mail.server == server
+
+
+def test_a_record_that_cannot_be_written_after_the_servers_250_says_the_week_was_sent(site, tmp_path, capsys,
+                                                                                      monkeypatch):
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr("reporter.mail.send.write_json", full)
+    box = Mailbox()
+    with smtp_server(box) as port:
+        ws = workspace(tmp_path, site, port)
+        assert mail(ws, "--week", "2026-W20", "--send") == 2
+    err = capsys.readouterr().err
+    assert "accepted the message of 2026-W20" in err and "No space left on device" in err, err
+    assert "WAS sent" in err and len(box.received) == 1

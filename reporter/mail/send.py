@@ -175,7 +175,12 @@ def send_week(root: Path, settings: MailSettings, built: Built, password: str | 
                      "sent_at": now.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
             if refused:
                 entry["refused"] = refused
-            write_json(record, {"schema_version": 1, "sent": [*sends, entry]})
+            try:
+                write_json(record, {"schema_version": 1, "sent": [*sends, entry]})
+            except OSError as exc:
+                raise InputError(f"{settings.server} accepted the message of {built.week}, but {record} could not "
+                                 f"be written ({exc.strerror or exc}): the week WAS sent and is not recorded; fix the "
+                                 f"state folder and do not --send this week again (it would go out twice)") from None
             made.append(entry)
 
         refused = deliver(settings, password, headed(settings, built.data), tls, accepted)
