@@ -118,12 +118,13 @@ class ScriptedServer(threading.Thread):
     """A minimal SMTP server for what aiosmtpd does not stage: a connection dropped in the middle of DATA, or
     a refused login whose answer repeats what the client sent."""
 
-    def __init__(self, *, drop_in_data: bool = False, echo_auth: bool = False):
+    def __init__(self, *, drop_in_data: bool = False, echo_auth: bool = False, drop_at_quit: bool = False):
         super().__init__(daemon=True)
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
-        self.drop_in_data, self.echo_auth = drop_in_data, echo_auth
+        self.drop_in_data, self.echo_auth, self.drop_at_quit = drop_in_data, echo_auth, drop_at_quit
         self.data_lines = 0
+        self.accepted = 0
 
     def run(self):
         conn, _ = self.sock.accept()
@@ -136,14 +137,21 @@ class ScriptedServer(threading.Thread):
                 elif verb == b"AUTH":
                     conn.sendall(b"535 5.7.8 not accepted: " + line.strip()[:200] + b"\r\n" if self.echo_auth
                                  else b"235 2.7.0 ok\r\n")
-                elif verb == b"DATA":
+                elif verb == b"DATA" and self.drop_in_data:
                     conn.sendall(b"354 go ahead\r\n")
                     for _ in range(5):  # a few lines of the message, then the line goes dead
                         lines.readline()
                         self.data_lines += 1
                     return
+                elif verb == b"DATA":
+                    conn.sendall(b"354 go ahead\r\n")
+                    while lines.readline() not in (b".\r\n", b""):
+                        self.data_lines += 1
+                    self.accepted += 1
+                    conn.sendall(b"250 2.0.0 queued\r\n")
                 elif verb == b"QUIT":
-                    conn.sendall(b"221 bye\r\n")
+                    if not self.drop_at_quit:  # else: the line goes dead without an answer
+                        conn.sendall(b"221 bye\r\n")
                     return
                 else:
                     conn.sendall(b"250 ok\r\n")
@@ -668,3 +676,12 @@ def test_a_record_that_cannot_be_written_after_the_servers_250_says_the_week_was
     err = capsys.readouterr().err
     assert "accepted the message of 2026-W20" in err and "No space left on device" in err, err
     assert "WAS sent" in err and len(box.received) == 1
+
+
+def test_a_connection_dropped_at_quit_after_the_servers_250_is_a_send(site, tmp_path, capsys):
+    server = ScriptedServer(drop_at_quit=True)
+    with server as port:
+        ws = workspace(tmp_path, site, port)
+        assert mail(ws, "--week", "2026-W20", "--send") == 0
+    assert "2026-W20: sent" in capsys.readouterr().out
+    assert server.accepted == 1 and [e["week"] for e in _record(ws)] == ["2026-W20"]
