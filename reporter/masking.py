@@ -28,6 +28,7 @@ covered by `mask_json_text`, which masks every decoded string of it.
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import json
 import re
@@ -47,8 +48,12 @@ def secret_forms(secret: str, user: str | None = None) -> list[str]:
     Letter case and white space are not spelt out here: `mask_secret` matches
     each form ignoring both.
     """
-    if not secret:
-        return []
+    return list(_forms(secret, user)) if secret else []
+
+
+@functools.lru_cache(maxsize=32)
+def _forms(secret: str, user: str | None) -> tuple[str, ...]:
+    """secret_forms, made once per secret (a JSON body masks each of its strings with the same key)."""
     raw = _bytes(secret)
     forms = {secret, html.escape(secret, quote=True)}
     forms |= {quote(raw, safe=""), quote(raw), quote_plus(raw), "".join(f"%{b:02X}" for b in raw)}
@@ -72,7 +77,7 @@ def secret_forms(secret: str, user: str | None = None) -> list[str]:
                 text = encode(token).decode("ascii")
                 forms |= {text, text.rstrip("=")}
     forms = {f for f in forms if _squash(f)}
-    return sorted(forms, key=lambda f: (-len(_squash(f)), f))
+    return tuple(sorted(forms, key=lambda f: (-len(_squash(f)), f)))
 
 
 def mask_secret(text: str, secret: str | None, mark: str = KEY_MARK, *, user: str | None = None) -> str:
@@ -84,7 +89,7 @@ def mask_secret(text: str, secret: str | None, mark: str = KEY_MARK, *, user: st
     if not secret or not text:
         return text
     squashed = _squash(text)
-    forms = [f for f in secret_forms(secret, user) if _squash(f) in squashed]
+    forms = [f for f in _forms(secret, user) if _squash(f) in squashed]
     if not forms:
         return text
     # One pass, longest form first: a mark already put in is never matched again (a key of one letter
