@@ -203,4 +203,13 @@ def _base_url(value: str) -> str | None:
     parts = urllib.parse.urlsplit(value)
     if parts.query or parts.fragment:
         return f"must be the URL the site folder is published at, without a query or fragment: {value!r:.200}"
+    host = parts.hostname or ""
+    if not host.isascii():
+        # The host is the domain of every e-mail edition's Message-ID, a header that must be ASCII.
+        try:
+            spelt = value.replace(parts.netloc, parts.netloc.encode("idna").decode("ascii"), 1)
+            hint = f"write it as {spelt!r:.200}"
+        except UnicodeError:
+            hint = "write its host in the ASCII (xn--) form its registrar gives"
+        return f"names a host that is not ASCII, which the e-mail edition's Message-ID cannot hold: {hint}"
     return None

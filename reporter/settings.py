@@ -121,11 +121,23 @@ def _at_most_a_week(value: float) -> str | None:
 
 
 def http_url(value: str) -> str | None:
-    """A check for `Table.get`: an http:// or https:// URL with a host that parses (ports and IPv6 brackets too)."""
+    """A check for `Table.get`: an http:// or https:// URL with a host that parses (ports and IPv6 brackets too).
+
+    The one URL check of reporter.toml. A URL holding a user name or a password
+    (`https://user:password@host/`) is refused before anything else, and its
+    text is never repeated: it would go into messages, databases and the
+    published site. Credentials come from the environment (`api_key_env`,
+    `password_env`), never from a URL.
+    """
     import httpx2  # the transport of both the fetch client and the screening voters' client
 
     if not value.startswith(("http://", "https://")):
         return "must be an http:// or https:// URL"
+    if "@" in _authority(value):
+        scheme = value.split(":", 1)[0]
+        return (f"must not hold a user name or a password ({scheme}://USER:PASSWORD@HOST/...): the URL is written "
+                f"into messages, databases and pages; remove them (the URL is not repeated here) and give the key "
+                f"through the environment variable the table names")
     try:
         parts = urllib.parse.urlsplit(value)
         parts.port  # noqa: B018 (raises for a port that is not a number from 0 to 65535)
@@ -135,3 +147,10 @@ def http_url(value: str) -> str | None:
     if not parts.hostname or any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in value):
         return f"must be an http:// or https:// URL naming a host, without spaces or control characters: {value!r:.200}"
     return None
+
+
+def _authority(url: str) -> str:
+    """What stands between `scheme://` and the first `/`, `?` or `#` (an `@` in it is a user name or password)."""
+    rest = url.split("://", 1)[1] if "://" in url else ""
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    return rest[:end]

@@ -201,3 +201,61 @@ def test_a_bad_number_or_url_exits_2_from_the_command_line(tmp_path, capsys):
     assert cli.main(["fetch", "--workspace", str(tmp_path), "--since", "2026-05-11", "--until", "2026-05-17",
                      "--out", str(tmp_path / "x.jsonl"), "--dry-run"]) == 2
     assert "[fetch.arxiv]: key 'base_url' is not a URL that parses" in capsys.readouterr().err
+
+
+# --- credentials in a URL (issue 30, item 4) -------------------------------------------------------------
+
+SECRET = "pa55-Word"
+JUDGE_VOTER = ('[digest]\npapers = "papers"\nwatchlist = "w.txt"\ncriteria = "c.md"\n[digest.judge]\n'
+               '[[digest.judge.voters]]\nname = "j"\nbase_url = "{url}"\nmodel = "m"\n'
+               'price_in_per_mtok = 0.15\nprice_out_per_mtok = 0.6\n')
+
+
+@pytest.mark.parametrize("url", [f"https://user:{SECRET}@example.org/v1", f"http://user:{SECRET}@127.0.0.1:8000/v1",
+                                 f"https://{SECRET}@example.org/", f"https://user:{SECRET}@[::1]:80/",
+                                 f"https://user:{SECRET}@exa mple.org/", f"https://:{SECRET}@example.org/"])
+@pytest.mark.parametrize("table, key", [
+    ('[site]\nbase_url = "{url}"\n', "[site]: key 'base_url'"),
+    ('[fetch.openalex]\nbase_url = "{url}"\n', "[fetch.openalex]: key 'base_url'"),
+    (_cheap_pair(VOTER.format(name="a").replace("http://127.0.0.1:8000/v1", "{url}")),
+     "[screen.cheap.voters[0]]: key 'base_url'"),
+    (JUDGE_VOTER, "[digest.judge.voters[0]]: key 'base_url'"),
+    ('[novelty]\nopenalex_url = "{url}"\n', "[novelty]: key 'openalex_url'"),
+    ('[novelty]\ns2_url = "{url}"\n', "[novelty]: key 's2_url'"),
+])
+def test_a_url_with_credentials_is_refused_naming_the_key_and_never_echoing_them(tmp_path, table, key, url):
+    with pytest.raises(InputError) as caught:
+        if table.startswith("[site]"):
+            (tmp_path / "reporter.toml").write_text(BASE.replace('site = "site"\n', "") + table.replace("{url}", url))
+            load_workspace(tmp_path)
+        else:
+            _load(tmp_path, table.replace("{url}", url))
+    message = str(caught.value)
+    assert key in message and "user name or a password" in message, message
+    assert SECRET not in message and SECRET.lower() not in message.lower()
+
+
+def test_a_url_with_credentials_exits_2_before_anything_is_written(tmp_path, capsys):
+    from reporter import cli
+    (tmp_path / "reporter.toml").write_text(f'site = {{ path = "site", base_url = "https://u:{SECRET}@example.org/" }}'
+                                            '\n[digest]\npapers = "papers"\nwatchlist = "w.txt"\ncriteria = "c.md"\n')
+    before = sorted(tmp_path.rglob("*"))
+    assert cli.main(["build", "--workspace", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "[site]: key 'base_url' must not hold a user name or a password" in err and SECRET not in err
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+@pytest.mark.parametrize("url", ["https://example.org/a@b", "https://example.org/?q=a@b", "http://127.0.0.1:8000/v1"])
+def test_an_at_sign_past_the_host_is_not_a_credential(tmp_path, url):
+    assert _load(tmp_path, f'[fetch.openalex]\nbase_url = "{url}"\n').fetch is not None
+
+
+def test_a_non_ascii_site_host_is_refused_with_its_ascii_spelling(tmp_path):
+    """Item 9: the Message-ID's domain is the host; one that is not ASCII broke the build (now refused at load)."""
+    with pytest.raises(InputError) as caught:
+        (tmp_path / "reporter.toml").write_text(BASE.replace('site = "site"\n', "")
+                                                + '[site]\nbase_url = "https://ëxample.org/digest"\n')
+        load_workspace(tmp_path)
+    message = str(caught.value)
+    assert "[site]: key 'base_url'" in message and "https://xn--xample-ova.org/digest" in message, message

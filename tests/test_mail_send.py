@@ -57,15 +57,31 @@ class Received:
 class Mailbox:
     """An aiosmtpd handler that keeps what it accepts, or refuses as told."""
 
-    def __init__(self, refuse_rcpt: tuple[str, ...] = (), refuse_data: str | None = None, delay: float = 0.0):
+    def __init__(self, refuse_rcpt: tuple[str, ...] = (), refuse_data: str | None = None, delay: float = 0.0,
+                 refuse_mail: str | None = None, quit: str | None = None, rcpt_says: str = "no such user here"):
         self.received: list[Received] = []
         self.refuse_rcpt, self.refuse_data, self.delay = refuse_rcpt, refuse_data, delay
+        self.refuse_mail, self.quit, self.rcpt_says = refuse_mail, quit, rcpt_says
+        self.quit_seen = threading.Event()
 
-    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # noqa: N802 (aiosmtpd's name)
+    async def handle_MAIL(self, server, session, envelope, address, mail_options):  # noqa: N802 (aiosmtpd's name)
+        if self.refuse_mail:
+            return self.refuse_mail
+        envelope.mail_from = address
+        return "250 OK"
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # noqa: N802
         if address in self.refuse_rcpt:
-            return f"550 5.1.1 <{address}>: no such user here"
+            return f"550 5.1.1 <{address}>: {self.rcpt_says}"
         envelope.rcpt_tos.append(address)
         return "250 OK"
+
+    async def handle_QUIT(self, server, session, envelope):  # noqa: N802
+        """QUIT answered as told: `stall` never answers (until the server stops), any other text is the answer."""
+        self.quit_seen.set()
+        if self.quit == "stall":
+            await asyncio.Event().wait()
+        return self.quit or "221 Bye"
 
     async def handle_DATA(self, server, session, envelope):  # noqa: N802
         await asyncio.sleep(self.delay)
@@ -102,12 +118,13 @@ class ScriptedServer(threading.Thread):
     """A minimal SMTP server for what aiosmtpd does not stage: a connection dropped in the middle of DATA, or
     a refused login whose answer repeats what the client sent."""
 
-    def __init__(self, *, drop_in_data: bool = False, echo_auth: bool = False):
+    def __init__(self, *, drop_in_data: bool = False, echo_auth: bool = False, drop_at_quit: bool = False):
         super().__init__(daemon=True)
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
-        self.drop_in_data, self.echo_auth = drop_in_data, echo_auth
+        self.drop_in_data, self.echo_auth, self.drop_at_quit = drop_in_data, echo_auth, drop_at_quit
         self.data_lines = 0
+        self.accepted = 0
 
     def run(self):
         conn, _ = self.sock.accept()
@@ -120,14 +137,21 @@ class ScriptedServer(threading.Thread):
                 elif verb == b"AUTH":
                     conn.sendall(b"535 5.7.8 not accepted: " + line.strip()[:200] + b"\r\n" if self.echo_auth
                                  else b"235 2.7.0 ok\r\n")
-                elif verb == b"DATA":
+                elif verb == b"DATA" and self.drop_in_data:
                     conn.sendall(b"354 go ahead\r\n")
                     for _ in range(5):  # a few lines of the message, then the line goes dead
                         lines.readline()
                         self.data_lines += 1
                     return
+                elif verb == b"DATA":
+                    conn.sendall(b"354 go ahead\r\n")
+                    while lines.readline() not in (b".\r\n", b""):
+                        self.data_lines += 1
+                    self.accepted += 1
+                    conn.sendall(b"250 2.0.0 queued\r\n")
                 elif verb == b"QUIT":
-                    conn.sendall(b"221 bye\r\n")
+                    if not self.drop_at_quit:  # else: the line goes dead without an answer
+                        conn.sendall(b"221 bye\r\n")
                     return
                 else:
                     conn.sendall(b"250 ok\r\n")
@@ -459,3 +483,205 @@ def test_a_bad_mail_table_is_refused(site, tmp_path, mail_table, complaint):
     with pytest.raises(InputError, match=None) as caught:
         load_workspace(ws)
     assert complaint in str(caught.value) and "[mail]" in str(caught.value)
+
+
+# --- sent once: the record is written at the server's 250, before QUIT (issue 30, item 2) ---------------
+
+
+@pytest.mark.parametrize("quit", ["421 4.3.2 shutting down", "500 what?", "stall"])
+def test_a_failed_quit_after_the_server_accepted_is_a_send_and_a_rerun_sends_nothing(site, tmp_path, capsys,
+                                                                                      monkeypatch, quit):
+    monkeypatch.setattr("reporter.mail.send.QUIT_TIMEOUT", 0.2)  # how long a stalled QUIT is waited for
+    box = Mailbox(quit=quit)
+    with smtp_server(box) as port:
+        ws = workspace(tmp_path, site, port)
+        assert mail(ws, "--week", "2026-W20", "--send") == 0
+        assert "2026-W20: sent" in capsys.readouterr().out
+        assert [e["week"] for e in _record(ws)] == ["2026-W20"]
+        assert mail(ws, "--week", "2026-W20", "--send") == 0
+        assert "nothing sent" in capsys.readouterr().out
+    assert len(box.received) == 1
+
+
+@pytest.mark.parametrize("signal_name", ["SIGKILL", "SIGTERM"])
+def test_a_run_killed_between_the_servers_250_and_its_quit_has_recorded_the_send(site, tmp_path, capsys,
+                                                                                 signal_name):
+    import signal
+    box = Mailbox(quit="stall")
+    with smtp_server(box) as port:
+        ws = workspace(tmp_path, site, port)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+        argv = [sys.executable, "-m", "reporter.cli", "mail", "--workspace", str(ws), "--week", "2026-W20", "--send"]
+        run = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            assert box.quit_seen.wait(120), run.communicate(timeout=5)  # the 250 came back; QUIT is waiting
+        finally:
+            run.send_signal(getattr(signal, signal_name))
+            run.communicate(timeout=60)
+        assert run.returncode == -getattr(signal, signal_name)
+        assert [e["week"] for e in _record(ws)] == ["2026-W20"] and len(box.received) == 1
+        box.quit = None
+        assert mail(ws, "--week", "2026-W20", "--send") == 0
+    assert "nothing sent" in capsys.readouterr().out and len(box.received) == 1
+
+
+# --- secrets in what the server says (issue 30, item 4) --------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+@pytest.mark.parametrize("echo", [PASSWORD, PASSWORD.upper(), PASSWORD.replace("!", "! \t  ")])
+def test_a_recipient_refused_with_the_password_in_the_answer_never_stores_or_prints_it(site, tmp_path, capsys,
+                                                                                       monkeypatch, echo):
+    monkeypatch.setenv(PASSWORD_ENV, PASSWORD)
+    box = Mailbox(refuse_rcpt=("b@example.org",), rcpt_says=f"no such user (you logged in with {echo})")
+    with smtp_server(box, auth_required=True, auth_require_tls=False, authenticator=_login) as port:
+        ws = workspace(tmp_path, site, port, username="bot", password_env=PASSWORD_ENV)
+        assert mail(ws, "--week", "2026-W20", "--send") == 2
+    captured = capsys.readouterr()
+    assert "refused b@example.org (550 5.1.1 <b@example.org>: no such user (you logged in with [password])" \
+        in captured.err
+    [entry] = _record(ws)
+    assert entry["refused"]["b@example.org"].endswith("you logged in with [password])")
+    for text in (captured.out, captured.err, (ws / SENT_RECORD).read_text()):
+        assert PASSWORD.upper() not in text.upper() and "s3cret" not in text.lower()
+
+
+def test_a_short_password_the_server_repeats_in_auth_plain_is_masked(site, tmp_path, capsys, monkeypatch):
+    import base64
+    monkeypatch.setenv(PASSWORD_ENV, "pw1")
+    with ScriptedServer(echo_auth=True) as port:
+        ws = workspace(tmp_path, site, port, username="bot", password_env=PASSWORD_ENV)
+        assert mail(ws, "--week", "2026-W20", "--send") == 2
+    err = capsys.readouterr().err
+    assert "not accepted: AUTH PLAIN [password])" in err, err
+    assert base64.b64encode(b"\0bot\0pw1").decode() not in err
+
+
+# --- the manifest vouches for the .eml (issue 30, item 8) ------------------------------------------------
+
+
+def _break_manifest(site: Path, how: str) -> None:
+    manifest = site / "manifest.json"
+    if how == "missing":
+        manifest.unlink()
+    elif how == "not JSON":
+        manifest.write_text("{not json")
+    elif how == "a folder":
+        manifest.unlink()
+        manifest.mkdir()
+    elif how == "without the entry":
+        doc = json.loads(manifest.read_text())
+        del doc["files"]["digest/2026-W20.eml"]
+        manifest.write_text(json.dumps(doc))
+    elif how == "a huge file":
+        with open(manifest, "r+b") as f:
+            f.truncate(1 << 40)  # sparse: never read
+
+
+@pytest.mark.parametrize("how", ["missing", "not JSON", "a folder", "without the entry", "a huge file"])
+def test_an_edition_the_manifest_cannot_vouch_for_is_not_sent(site, tmp_path, capsys, how):
+    copy = tmp_path / "site"
+    shutil.copytree(site, copy)
+    _break_manifest(copy, how)
+    box = Mailbox()
+    with smtp_server(box) as port:
+        ws = workspace(tmp_path, copy, port)
+        assert mail(ws, "--week", "2026-W20", "--send") == 2
+        assert mail(ws, "--week", "2026-W20") == 2
+    err = capsys.readouterr().err
+    assert str(copy / "manifest.json") in err and "build the site again" in err, err
+    assert box.received == [] and _record(ws) == []
+
+
+# --- state files read with a cap; a record that is not ours (issue 30, items 9 and 10) -------------------
+
+
+@pytest.mark.parametrize("record, complaint", [
+    ({"sent": [{"week": "2026-W20", "recipients": [1, 2]}]}, "not a record of sent weeks"),
+    ({"sent": [{"week": "2026-W20", "recipients": "a@example.org"}]}, "not a record of sent weeks"),
+    ({"sent": [{"week": "2026-W20", "sent_at": 5}]}, "not a record of sent weeks"),
+    (None, "more than the"),
+])
+def test_a_sent_record_that_is_not_ours_is_exit_2_naming_it(site, tmp_path, capsys, record, complaint):
+    ws = workspace(tmp_path, site, 2525)
+    path = ws / SENT_RECORD
+    path.parent.mkdir(parents=True)
+    if record is None:
+        with open(path, "wb") as f:
+            f.truncate(1 << 40)
+    else:
+        path.write_text(json.dumps(record))
+    assert mail(ws, "--week", "2026-W20") == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and complaint in err, err
+
+
+def test_an_eml_past_the_cap_is_refused_before_it_is_read(site, tmp_path, capsys):
+    copy = tmp_path / "site"
+    shutil.copytree(site, copy)
+    with open(copy / "digest" / "2026-W20.eml", "r+b") as f:
+        f.truncate(1 << 40)
+    ws = workspace(tmp_path, copy, 2525)
+    assert mail(ws, "--week", "2026-W20") == 2
+    err = capsys.readouterr().err
+    assert str(copy / "digest" / "2026-W20.eml") in err and "more than the" in err
+
+
+# --- messages that point at the right fix (issue 30, item 10) -------------------------------------------
+
+
+def test_a_421_on_mail_from_says_the_server_is_unavailable_not_check_from(site, tmp_path, capsys):
+    box = Mailbox(refuse_mail="421 4.3.2 service not available, closing channel")
+    with smtp_server(box) as port:
+        ws = workspace(tmp_path, site, port)
+        assert mail(ws, "--week", "2026-W20", "--send") == 2
+    err = capsys.readouterr().err
+    assert f"127.0.0.1:{port} is unavailable for now" in err and "try again later" in err, err
+    assert "check `from`" not in err and "421 4.3.2 service not available" in err and _record(ws) == []
+
+
+def test_a_server_that_never_greets_says_so(site, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("reporter.mail.send.TIMEOUT", 0.3)
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # the kernel accepts; nobody ever speaks
+        ws = workspace(tmp_path, site, silent.getsockname()[1])
+        assert mail(ws, "--week", "2026-W20", "--send") == 2
+    err = capsys.readouterr().err
+    assert "accepted the connection but did not greet within 0.3 s" in err and "could not connect" not in err, err
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:25", "mail.example.org:587", "[::1]:25", "[mail.example.org]"])
+def test_a_port_in_smtp_host_is_refused_naming_smtp_port(site, tmp_path, host):
+    ws = workspace(tmp_path, site, 2525, smtp_host=host, starttls=True)
+    with pytest.raises(InputError) as caught:
+        load_workspace(ws)
+    assert "key 'smtp_host'" in str(caught.value) and "smtp_port" in str(caught.value), caught.value
+
+
+@pytest.mark.parametrize("host, server", [("::1", "[::1]:2525"), ("[::1]", "[::1]:2525"),
+                                          ("mail.example.org", "mail.example.org:2525")])
+def test_an_ipv6_host_with_or_without_brackets_is_one_host(site, tmp_path, host, server):
+    ws = workspace(tmp_path, site, 2525, smtp_host=host, starttls=True)
+    assert load_workspace(ws).mail.server == server
+
+
+def test_a_record_that_cannot_be_written_after_the_servers_250_says_the_week_was_sent(site, tmp_path, capsys,
+                                                                                      monkeypatch):
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr("reporter.mail.send.write_json", full)
+    box = Mailbox()
+    with smtp_server(box) as port:
+        ws = workspace(tmp_path, site, port)
+        assert mail(ws, "--week", "2026-W20", "--send") == 2
+    err = capsys.readouterr().err
+    assert "accepted the message of 2026-W20" in err and "No space left on device" in err, err
+    assert "WAS sent" in err and len(box.received) == 1
+
+
+def test_a_connection_dropped_at_quit_after_the_servers_250_is_a_send(site, tmp_path, capsys):
+    server = ScriptedServer(drop_at_quit=True)
+    with server as port:
+        ws = workspace(tmp_path, site, port)
+        assert mail(ws, "--week", "2026-W20", "--send") == 0
+    assert "2026-W20: sent" in capsys.readouterr().out
+    assert server.accepted == 1 and [e["week"] for e in _record(ws)] == ["2026-W20"]

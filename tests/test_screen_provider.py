@@ -336,3 +336,49 @@ def test_token_counts_are_offline_and_exact_across_long_texts():
 def test_counts_are_exact_only_for_o200k_models(model, exact):
     assert is_openai_model(model) is exact
     assert "o200k_base" in TOKENIZER_NOTE and "estimate" in TOKENIZER_NOTE
+
+
+def test_a_key_echoed_upper_cased_is_not_repeated_in_the_cause():
+    with FakeOpenAI({("w1", "m"): Status(401, body=f"Incorrect API key provided: {KEY.upper()}.")}) as server:
+        failure = _failure(server)
+    assert KEY.upper() not in failure.cause.upper() and "[key]" in failure.cause
+
+
+# --- reporter.masking: one function for every secret (issue 30, item 4) ------------------------------------
+
+
+@pytest.mark.parametrize("secret, echoed", [
+    ("sk-live-Abc123xyz", "SK-LIVE-ABC123XYZ"),  # upper-cased
+    ("sk-live-Abc123xyz", "sk-live-abc123xyz"),  # lower-cased
+    ("correct  horse   battery", "correct horse battery"),  # white space collapsed
+    ("correct horse battery", "correct\r\n horse\tbattery"),  # folded onto a new line
+    ("sk-live-Abc123xyz", "sk-live-\r\n Abc123xyz"),  # a fold inside the key
+    ("pw d", "pw+d"), ("pw d", "PW%20D"), ("p/w", "p%2fw"), ("pw1", "%70%77%31"),  # percent, any case
+    ("p\"w<1>", "p\\\"w<1>"), ("p\"w<1>", "p&quot;w&lt;1&gt;"),  # JSON, HTML
+    ("p\"w<1>", "\\u0070\\u0022\\u0077\\u003C\\u0031\\u003E"),
+])
+def test_mask_secret_finds_the_secret_under_case_white_space_and_escapes(secret, echoed):
+    from reporter.masking import mask_secret
+    masked = mask_secret(f"535 not accepted: <{echoed}> end", secret, "[password]")
+    assert masked == "535 not accepted: <[password]> end", masked
+
+
+@pytest.mark.parametrize("password", ["7", "pw", "pw1", "pw12", "s3cret!", "a much longer passw0rd"])
+def test_mask_secret_masks_auth_plain_and_basic_tokens_however_short_the_password(password):
+    import base64
+
+    from reporter.masking import mask_secret
+    tokens = [base64.b64encode(t.encode()).decode() for t in
+              (f"\0bot\0{password}", f"bot\0bot\0{password}", f"bot:{password}")]
+    text = " | ".join([f"AUTH PLAIN {tokens[0]}", tokens[1], f"Basic {tokens[2]}", tokens[2].rstrip("=").lower()])
+    masked = mask_secret(text, password, "[password]", user="bot")
+    assert masked == "AUTH PLAIN [password] | [password] | Basic [password] | [password]", masked
+    assert mask_secret("no secret here, bot", "sk-long-key-1234", user="bot") == "no secret here, bot"
+
+
+def test_mask_secret_on_a_large_body_masks_only_the_secret():
+    from reporter.masking import mask_secret
+    body = ("x" * 99 + "\n") * 20_000  # 2 MB with no secret in it
+    assert mask_secret(body, "sk-live-Abc123xyz") == body
+    assert mask_secret(body + "SK-LIVE-\n ABC123XYZ.", "sk-live-Abc123xyz") == body + "[key]."
+    assert mask_secret("a   b", " ") == "a   b"  # a secret of white space alone matches nothing

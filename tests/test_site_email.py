@@ -181,11 +181,16 @@ def test_links_are_absolute_under_the_site_base_url(archive, tmp_path):
     ('[site]\nbase_url = "ftp://example.org"\n', "http:// or https://"),
     ('[site]\nbase_url = "https://example.org/?a=1"\n', "without a query"),
     ('[site]\nbase = "https://example.org"\n', "unknown key 'base'"),
+    # item 4 of issue 30: published in every e-mail and feed.xml, so refused (and never repeated)
+    ('[site]\nbase_url = "https://digest:hunter2@example.org/site"\n', "must not hold a user name or a password"),
+    # item 9: the host is the Message-ID's domain, which must be ASCII
+    ('[site]\nbase_url = "https://ëxample.org/site"\n', "write it as 'https://xn--xample-ova.org/site'"),
 ])
 def test_a_bad_site_table_is_refused(tmp_path, table, complaint):
     (tmp_path / "reporter.toml").write_text('pool = "p"\nspecs = "s"\nreleases = "r"\n' + table)
-    with pytest.raises(InputError, match=re.escape(complaint)):
+    with pytest.raises(InputError, match=re.escape(complaint)) as caught:
         load_workspace(tmp_path)
+    assert "[site]" in str(caught.value) and "hunter2" not in str(caught.value)
 
 
 def test_the_templates_use_exactly_the_documented_fields():

@@ -34,10 +34,16 @@ The password is read from that variable and never written or printed.
 starttls = false is refused unless smtp_host is this machine (127.0.0.1,
 ::1, localhost).
 
+The week is recorded the moment the server accepts the message (before
+QUIT), so a refused or stalled QUIT, or a run killed after it, never sends
+it twice. The .eml goes out only if the site's manifest.json records its
+sha256 (rebuild the site otherwise).
+
 Exit status: 0 sent, or nothing to send (a dry run, or a week already sent);
-2 for bad input (no message for the week, a bad [mail]) or a server that
-refused the message or dropped the connection (the message names host:port
-and what to fix; nothing is recorded as sent).
+2 for bad input (no message for the week, a manifest that cannot vouch for
+it, a bad [mail]) or a server that refused the message or dropped the
+connection before accepting it (the message names host:port and what to fix;
+nothing is recorded as sent).
 """
 
 

@@ -75,7 +75,7 @@ def parse_mail(table: Table | None) -> MailSettings | None:
     if table is None:
         return None
     settings = MailSettings(
-        smtp_host=table.get("smtp_host", str, check=_host),
+        smtp_host=_unbracketed(table.get("smtp_host", str, check=_host)),
         smtp_port=table.get("smtp_port", int, DEFAULT_PORT,
                             check=lambda v: None if 1 <= v <= 65535 else f"must be a port from 1 to 65535, not {v}"),
         starttls=table.get("starttls", bool, True),
@@ -137,7 +137,25 @@ def _one_line(value: str) -> str | None:
 def _host(value: str) -> str | None:
     if _one_line(value) or any(c.isspace() or c in "/@" for c in value):
         return f"must be a host name or an IP address (no scheme, no port), not {value!r:.200}"
+    bare = _unbracketed(value)
+    if (bare != value or any(c in ":[]" for c in bare)) and not _is_ipv6(bare):
+        # `host:port` is not read as a port: smtp_port is the one place a port is given (docs/digest.md).
+        return (f"must be a host name or an IP address without a port (brackets only around an IPv6 address), not "
+                f"{value!r:.200}; give the port in smtp_port (smtp_host = \"mail.example.org\", smtp_port = 587)")
     return None
+
+
+def _unbracketed(host: str) -> str:
+    """`[::1]` as `::1` (an IPv6 address may be written either way); any other host as it is."""
+    return host[1:-1] if host.startswith("[") and host.endswith("]") else host
+
+
+def _is_ipv6(host: str) -> bool:
+    try:
+        ipaddress.IPv6Address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def _variable(value: str) -> str | None:

@@ -5,9 +5,12 @@ From and To headers of `[mail]` put before it (the site is public and the
 recipients are not, so the site's message has neither). It goes out only
 encrypted (STARTTLS, the certificate checked) unless the server is on this
 machine. A week is sent once: `state/mail-sent.json` in the workspace lists
-each send (week, Message-ID, recipients, the .eml's sha256), written only
-after the server accepted the message, and the whole check-send-record runs
-under the state folder's lock, so two runs at once send one message.
+each send (week, Message-ID, recipients, the .eml's sha256), written the
+moment the server accepted the message (its 250 to DATA), before QUIT, so
+that nothing after it (a refused or stalled QUIT, a kill) sends it twice;
+the whole check-send-record runs under the state folder's lock, so two runs
+at once send one message. The .eml is sent only when the site's
+manifest.json records its sha256.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import hashlib
 import json
 import smtplib
 import ssl
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from email.message import EmailMessage
 from email.parser import BytesHeaderParser
@@ -27,7 +30,7 @@ from typing import Any
 
 from ..digest.archive import is_week, week_start
 from ..errors import InputError
-from ..files import locked, parse_json, write_json
+from ..files import locked, parse_json, read_capped, write_json
 from ..masking import mask_secret
 from ..naming import email_edition_paths
 from .config import MailSettings, cleartext_problem
@@ -36,6 +39,19 @@ SENT_RECORD = "state/mail-sent.json"
 """The record of sent weeks, relative to the workspace."""
 TIMEOUT = 60.0
 """Seconds the server may take to answer any one command before the send fails."""
+QUIT_TIMEOUT = 10.0
+"""Seconds the server's answer to QUIT is waited for, once it has accepted the message (whatever it answers, the
+message is sent)."""
+EML_LIMIT = 64 * 1024 * 1024
+"""The largest .eml read (an edition is under 100 kB; mail servers refuse far less than this)."""
+MANIFEST_LIMIT = 256 * 1024 * 1024
+"""The largest site manifest.json read (about 200 bytes a file: a million files)."""
+RECORD_LIMIT = 16 * 1024 * 1024
+"""The largest state/mail-sent.json read (about 400 bytes a send: 40,000 sends)."""
+MANIFEST = "manifest.json"
+"""The site's manifest, at its root: every file's sha256 (written by reporter.site)."""
+REBUILD = ("build the site again (reporter build, or reporter render) so that its manifest.json records the e-mail "
+           "edition; nothing was sent")
 PASSWORD_MARK = "[password]"
 """What the password reads as in any message."""
 
@@ -81,13 +97,15 @@ def find_message(site: Path, week: str) -> Built:
     """A week's `.eml` in the built site, checked against the site's manifest; InputError when absent or edited."""
     relative = email_edition_paths(week)[2]
     path = Path(site) / relative
-    if not path.is_file():
+    try:
+        data = read_capped(path, EML_LIMIT, "the e-mail edition")
+    except FileNotFoundError:
         raise InputError(f"{path}: the site holds no e-mail edition of {week}; build the site once the week is "
-                         f"published in the digest archive (reporter build, or reporter render --digests ARCHIVE)")
-    data = path.read_bytes()
+                         f"published in the digest archive (reporter build, or reporter render --digests ARCHIVE)"
+                         ) from None
     sha = _sha256(data)
     manifest = _manifest_entry(Path(site), relative)
-    if manifest is not None and manifest != sha:
+    if manifest != sha:
         raise InputError(f"{path}: changed since the site was built (sha256 {sha[:12]}, the manifest says "
                          f"{manifest[:12]}); build the site again rather than editing its files")
     headers = BytesHeaderParser(policy=SMTP).parsebytes(data)
@@ -100,14 +118,26 @@ def find_message(site: Path, week: str) -> Built:
 
 def read_sent(record: Path) -> list[dict[str, Any]]:
     """Every send the record lists, oldest first ([] when there is no record yet)."""
-    if not record.exists():
+    try:
+        data = read_capped(record, RECORD_LIMIT, "the record of sent weeks")
+    except FileNotFoundError:
         return []
-    doc = parse_json(record.read_bytes(), str(record))
+    doc = parse_json(data, str(record))
     sends = doc.get("sent") if isinstance(doc, dict) else None
-    if not isinstance(sends, list) or not all(isinstance(s, dict) and isinstance(s.get("week"), str) for s in sends):
+    if not isinstance(sends, list) or not all(_a_send(s) for s in sends):
         raise InputError(f"{record}: not a record of sent weeks ({{\"sent\": [{{\"week\": ...}}, ...]}}); restore it "
                          f"(removing it makes every week sendable again)")
     return sends
+
+
+def _a_send(send: Any) -> bool:
+    """Whether a record's entry is a send as `send_week` writes it (every field this command reads, typed)."""
+    if not isinstance(send, dict) or not isinstance(send.get("week"), str):
+        return False
+    texts = all(isinstance(send.get(k, ""), str) for k in ("eml", "sha256", "message_id", "server", "sent_at"))
+    recipients, refused = send.get("recipients", []), send.get("refused", {})
+    return (texts and isinstance(recipients, list) and all(isinstance(a, str) for a in recipients)
+            and isinstance(refused, dict) and all(isinstance(v, str) for v in refused.values()))
 
 
 def sends_of(sends: Sequence[dict[str, Any]], week: str) -> tuple[dict[str, Any], ...]:
@@ -134,14 +164,27 @@ def send_week(root: Path, settings: MailSettings, built: Built, password: str | 
         before = sends_of(sends, built.week)
         if before and not resend:
             return Outcome(built, before)
-        refused = deliver(settings, password, headed(settings, built.data), tls)
-        entry = {"week": built.week, "eml": email_edition_paths(built.week)[2], "sha256": built.sha256,
-                 "message_id": built.message_id, "server": settings.server,
-                 "recipients": [a for a in settings.envelope_to if a not in refused],
-                 "sent_at": now.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
-        if refused:
-            entry["refused"] = refused
-        write_json(record, {"schema_version": 1, "sent": [*sends, entry]})
+        made: list[dict[str, Any]] = []
+
+        def accepted(refused: dict[str, str]) -> None:
+            # The server holds the message (its 250 to DATA): recorded now, before QUIT, so that nothing from
+            # here on (QUIT refused or never answered, the run killed) makes a re-run send it again.
+            entry = {"week": built.week, "eml": email_edition_paths(built.week)[2], "sha256": built.sha256,
+                     "message_id": built.message_id, "server": settings.server,
+                     "recipients": [a for a in settings.envelope_to if a not in refused],
+                     "sent_at": now.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+            if refused:
+                entry["refused"] = refused
+            try:
+                write_json(record, {"schema_version": 1, "sent": [*sends, entry]})
+            except OSError as exc:
+                raise InputError(f"{settings.server} accepted the message of {built.week}, but {record} could not "
+                                 f"be written ({exc.strerror or exc}): the week WAS sent and is not recorded; fix the "
+                                 f"state folder and do not --send this week again (it would go out twice)") from None
+            made.append(entry)
+
+        refused = deliver(settings, password, headed(settings, built.data), tls, accepted)
+    entry = made[0]
     if refused:
         shown = "; ".join(f"{a} ({why})" for a, why in refused.items())
         raise InputError(f"{settings.server} accepted the message of {built.week} for "
@@ -158,36 +201,86 @@ def headed(settings: MailSettings, data: bytes) -> bytes:
     return bytes(head).removesuffix(b"\r\n") + data
 
 
-def deliver(settings: MailSettings, password: str | None, message: bytes,
-            tls: ssl.SSLContext | None = None) -> dict[str, str]:
+def deliver(settings: MailSettings, password: str | None, message: bytes, tls: ssl.SSLContext | None = None,
+            accepted: Callable[[dict[str, str]], None] | None = None) -> dict[str, str]:
     """Send one message; the recipients refused while the others were accepted (address -> answer).
 
-    Any failure is an InputError naming the server, what it was doing and what
-    to fix, with the password masked.
+    `accepted` is called with them the moment the server has accepted the
+    message, before QUIT; what QUIT gets back after that does not matter.
+    Any failure before it is an InputError naming the server, what it was
+    doing and what to fix; the password is masked in every answer.
     """
     if problem := cleartext_problem(settings):
         raise InputError(f"[mail]: {problem}")
+    smtp = _Client(timeout=TIMEOUT)
     step = "connecting"
     try:
-        with smtplib.SMTP(settings.smtp_host, settings.smtp_port, timeout=TIMEOUT) as smtp:
-            step = "greeting it"
+        code, said = smtp.connect(settings.smtp_host, settings.smtp_port)
+        if code != 220:
+            raise smtplib.SMTPConnectError(code, said)
+        step = "greeting it"
+        smtp.ehlo()
+        if settings.starttls:
+            step = "starting TLS"
+            if not smtp.has_extn("starttls"):
+                raise InputError(f"{settings.server} does not offer STARTTLS, so nothing was sent (the password "
+                                 f"and the mail never go unencrypted over a network); use a server or port that "
+                                 f"offers it (587, submission)")
+            smtp.starttls(context=tls or ssl.create_default_context())
             smtp.ehlo()
-            if settings.starttls:
-                step = "starting TLS"
-                if not smtp.has_extn("starttls"):
-                    raise InputError(f"{settings.server} does not offer STARTTLS, so nothing was sent (the password "
-                                     f"and the mail never go unencrypted over a network); use a server or port that "
-                                     f"offers it (587, submission)")
-                smtp.starttls(context=tls or ssl.create_default_context())
-                smtp.ehlo()
-            if settings.username is not None:
-                step = f"logging in as {settings.username}"
-                smtp.login(settings.username, password or "")
-            step = "sending the message"
-            refused = smtp.sendmail(settings.envelope_from, list(settings.envelope_to), message)
+        if settings.username is not None:
+            step = f"logging in as {settings.username}"
+            smtp.login(settings.username, password or "")
+        step = "sending the message"
+        refused = smtp.sendmail(settings.envelope_from, list(settings.envelope_to), message)
     except (smtplib.SMTPException, OSError, UnicodeEncodeError) as exc:
-        raise InputError(mask_secret(_failure(settings, step, exc), password, PASSWORD_MARK)) from None
-    return {a: _answer(code, text) for a, (code, text) in refused.items()}
+        _quit(smtp)
+        if step == "connecting" and smtp.connected:
+            step = "waiting for its greeting"
+        raise InputError(_masked(_failure(settings, step, exc), settings, password)) from None
+    except BaseException:
+        _quit(smtp)
+        raise
+    answers = {a: _masked(_answer(code, text), settings, password) for a, (code, text) in refused.items()}
+    try:
+        if accepted is not None:
+            accepted(answers)
+    finally:
+        _quit(smtp)
+    return answers
+
+
+class _Client(smtplib.SMTP):
+    """smtplib's client, knowing whether the TCP connection was made (a server that never greets is not one
+    that could not be reached)."""
+
+    connected = False
+
+    def connect(self, host: str = "localhost", port: int = 0, source_address: Any = None) -> tuple[int, bytes]:
+        self._host = host  # what STARTTLS checks the certificate against (set by the constructor otherwise)
+        return super().connect(host, port, source_address)
+
+    def _get_socket(self, host: str, port: int, timeout: float) -> Any:
+        sock = super()._get_socket(host, port, timeout)
+        self.connected = True
+        return sock
+
+
+def _quit(smtp: smtplib.SMTP) -> None:
+    """Say QUIT, waiting QUIT_TIMEOUT for the answer and ignoring it, then close."""
+    try:
+        if smtp.sock is not None:
+            smtp.sock.settimeout(QUIT_TIMEOUT)
+            smtp.docmd("QUIT")
+    except (smtplib.SMTPException, OSError):
+        pass
+    finally:
+        smtp.close()
+
+
+def _masked(text: str, settings: MailSettings, password: str | None) -> str:
+    """What a server said, or a message holding it, with the password masked in every form (reporter.masking)."""
+    return mask_secret(text, password, PASSWORD_MARK, user=settings.username)
 
 
 NOTHING = "nothing was recorded as sent"
@@ -216,6 +309,13 @@ FAILURES: tuple[tuple[type[BaseException], str], ...] = (
 """What each failure says, first match wins: what went wrong, then what to fix."""
 CONNECT_FAILED = ("could not connect to {server} ({said}); check smtp_host and smtp_port in [mail] and that the server "
                   "runs")
+NO_GREETING = ("{server} accepted the connection but did not greet within {timeout:g} s ({said}); check smtp_port in "
+               "[mail] (587 or 25: port 465 speaks TLS first, which reporter does not), or try again once the server "
+               "answers; {nothing}")
+SILENT = ("{server} did not answer within {timeout:g} s while {step}, before it accepted the message; {nothing}: run "
+          "the command again once the server answers")
+TEMPORARY = ("{server} is unavailable for now ({said}, while {step}): a 4xx answer is temporary; try again "
+             "later; {nothing}")
 
 
 def _failure(settings: MailSettings, step: str, exc: Exception) -> str:
@@ -227,10 +327,18 @@ def _failure(settings: MailSettings, step: str, exc: Exception) -> str:
     recipients = getattr(exc, "recipients", {})
     fields = {"server": settings.server, "host": settings.smtp_host, "username": settings.username,
               "password_env": settings.password_env, "step": step, "said": said, "nothing": NOTHING,
-              "sender": getattr(exc, "sender", ""),
+              "sender": getattr(exc, "sender", ""), "timeout": TIMEOUT,
               "recipients": "; ".join(f"{a} ({_answer(c, t)})" for a, (c, t) in recipients.items())}
+    codes = ([c for c, _ in recipients.values()] if isinstance(exc, smtplib.SMTPRecipientsRefused)
+             else [exc.smtp_code] if isinstance(exc, smtplib.SMTPResponseException) else [])
+    if codes and all(400 <= c < 500 for c in codes):
+        return TEMPORARY.format(**{**fields, "said": fields["recipients"] or said})
+    if step == "waiting for its greeting":
+        return NO_GREETING.format(**fields)
     if isinstance(exc, OSError) and not isinstance(exc, ssl.SSLError) and step == "connecting":
         return CONNECT_FAILED.format(**fields)
+    if isinstance(exc, TimeoutError) or isinstance(exc.__context__, TimeoutError):
+        return SILENT.format(**fields)
     return next(text for kind, text in FAILURES if isinstance(exc, kind)).format(**fields)
 
 
@@ -244,14 +352,22 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _manifest_entry(site: Path, relative: str) -> str | None:
-    """The sha256 the site's manifest records for a file, or None when it records none (or cannot be read)."""
+def _manifest_entry(site: Path, relative: str) -> str:
+    """The sha256 the site's manifest records for a file; InputError when the manifest cannot say (missing,
+    unreadable, not the site's, or without the file): an edition nothing vouches for is not sent."""
+    manifest = site / MANIFEST
     try:
-        doc = json.loads((site / "manifest.json").read_text(encoding="utf-8"))
-        entry = doc["files"][relative]["sha256"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return entry if isinstance(entry, str) else None
+        doc = parse_json(read_capped(manifest, MANIFEST_LIMIT, "the site's manifest"), str(manifest))
+    except FileNotFoundError:
+        raise InputError(f"{manifest}: missing, so nothing vouches for {relative}; {REBUILD}") from None
+    except InputError as exc:
+        raise InputError(f"{exc}; {REBUILD}") from None
+    files = doc.get("files") if isinstance(doc, dict) else None
+    entry = files.get(relative) if isinstance(files, dict) else None
+    sha = entry.get("sha256") if isinstance(entry, dict) else None
+    if not isinstance(sha, str):
+        raise InputError(f"{manifest}: records no sha256 for {relative}, so nothing vouches for it; {REBUILD}")
+    return sha
 
 
 __all__ = ["SENT_RECORD", "Built", "Outcome", "built_weeks", "deliver", "find_message", "headed", "plan",

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..settings import Table, positive_seconds
+from ..settings import Table, http_url, positive_seconds
 from .resolvers import DEFAULT_TIMEOUT, Resolver, make_resolvers
 
 RESOLVER_NAMES = ("openalex", "s2")
@@ -50,8 +50,8 @@ def parse_novelty(table: Table | None) -> NoveltySettings:
         return NoveltySettings()
     return NoveltySettings(
         resolvers=tuple(table.get("resolvers", list, [], check=check_resolvers)),
-        openalex_url=table.get("openalex_url", str, None),
-        s2_url=table.get("s2_url", str, None),
+        openalex_url=table.get("openalex_url", str, None, check=http_url),
+        s2_url=table.get("s2_url", str, None, check=http_url),
         timeout_seconds=table.get("timeout_seconds", float, DEFAULT_TIMEOUT, check=positive_seconds),
         mailto=table.get("mailto", str, None),
         s2_api_key_env=table.get("s2_api_key_env", str, None),
