@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -283,3 +284,28 @@ def test_the_example_weeks_decide_as_their_readme_says(tmp_path):
     causes = {d.cause for d in w19.outcome.decisions} | {d.cause for d in w20.outcome.decisions}
     assert causes == {None, "already-covered", "look-alike-trap", "fails-required", "not-in-scope", "weak-match"}
     assert {d.id: d.score for d in w19.outcome.decisions}["doi:10.5555/example.digest.004"] == 87
+
+
+@pytest.mark.parametrize("key", ["criteria", "watchlist"])
+@pytest.mark.parametrize("command", ["digest", "build"])
+def test_a_folder_given_as_criteria_or_watchlist_is_exit_2_naming_the_key_and_path(weeks, capsys, key, command):
+    """Issue 30, item 9: a folder there was an IsADirectoryError traceback; a FIFO would block the read."""
+    folder = weeks / f"{key}-folder"
+    folder.mkdir()
+    files = {"watchlist": FIXTURES / "watchlist.txt", "criteria": FIXTURES / "criteria.md", key: folder}
+    (weeks / "reporter.toml").write_text(
+        f'site = "site"\n[digest]\npapers = "papers"\nwatchlist = "{files["watchlist"]}"\n'
+        f'criteria = "{files["criteria"]}"\narchive = "digests"\n')
+    args = ["--workspace", str(weeks)] + (["--week", "2026-W19"] if command == "digest" else [])
+    assert main([command, *args]) == 2
+    err = capsys.readouterr().err
+    assert f"[digest] {key} (or --{key}) {folder}: is a folder; name a regular file" in err, err
+    assert not (weeks / "digests").exists() and not (weeks / "site").exists()
+    fifo = weeks / f"{key}.fifo"
+    os.mkfifo(fifo)
+    files[key] = fifo
+    (weeks / "reporter.toml").write_text(
+        f'site = "site"\n[digest]\npapers = "papers"\nwatchlist = "{files["watchlist"]}"\n'
+        f'criteria = "{files["criteria"]}"\narchive = "digests"\n')
+    assert main([command, *args]) == 2
+    assert f"[digest] {key} (or --{key}) {fifo}: is a FIFO (named pipe); name a regular file" in capsys.readouterr().err
