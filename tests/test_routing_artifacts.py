@@ -152,3 +152,28 @@ def test_a_release_name_that_is_not_one_printable_line_is_refused(copied):
                f"not 'two\\nlines'")
     with pytest.raises(InputError, match=f"^{re.escape(message)}$"):
         load_release(folder, rid)
+
+
+def _huge(path) -> int:
+    """A sparse file of 256 MiB (no disk used) linked from `path`, as the adversary of issue 30 item 10 did."""
+    target = path.parent.parent / f"huge-{path.name}"
+    with open(target, "wb") as f:
+        f.truncate(256 * 1024 * 1024)
+    path.unlink(missing_ok=True)
+    path.symlink_to(target)
+    return 256 * 1024 * 1024
+
+
+@pytest.mark.parametrize("name", ["release.json", "rule_stats.json", "samples.json", "labels.json",
+                                  "published.json", "index.json"])
+def test_a_release_file_linked_to_a_huge_file_is_refused_by_its_size_before_it_is_read(copied, name):
+    """Issue 30, item 10: each was read whole (then refused as bad JSON); now its size is refused first."""
+    from reporter.files import INDEX_CAP
+    from reporter.routing.published import RELEASE_JSON_CAP
+
+    folder, rid, _path, _stats = copied
+    path = folder / name if name == "index.json" else folder / rid / name
+    size = _huge(path)
+    cap = INDEX_CAP if name == "index.json" else RELEASE_JSON_CAP
+    with pytest.raises(InputError, match=re.escape(f"{path}: {size:,} bytes, more than the {cap:,}")):
+        load_releases(folder)
