@@ -309,3 +309,37 @@ def test_a_folder_given_as_criteria_or_watchlist_is_exit_2_naming_the_key_and_pa
         f'criteria = "{files["criteria"]}"\narchive = "digests"\n')
     assert main([command, *args]) == 2
     assert f"[digest] {key} (or --{key}) {fifo}: is a FIFO (named pipe); name a regular file" in capsys.readouterr().err
+
+
+def _linked_to_huge(path: Path, size: int = 256 * 1024 * 1024) -> None:
+    """`path` a link to a sparse file of `size` bytes (no disk used): issue 30, item 10's decisions.json."""
+    target = path.parent / f".huge-{path.name}"
+    with open(target, "wb") as f:
+        f.truncate(size)
+    path.unlink(missing_ok=True)
+    path.symlink_to(target)
+
+
+@pytest.mark.parametrize("name", ["decisions.json", "novelty.jsonl"])
+@pytest.mark.parametrize("command", ["build", "digest"])
+def test_an_archive_file_linked_to_a_huge_file_is_refused_by_its_size_before_it_is_read(tmp_path, capsys, name,
+                                                                                         command):
+    """A week's decisions.json (or its graph verdicts) linked to a 256 MiB file was read whole, then refused as bad
+    JSON (486 MiB peak); now its size is refused first, naming the file and the cap."""
+    import shutil
+
+    from reporter.digest.archive import DECISIONS_CAP
+    from reporter.novelty.results import RESULTS_CAP
+
+    ws = tmp_path / "ws"
+    shutil.copytree(FIXTURES.parent / "site_v4", ws)
+    path = ws / "digests" / "2026-W19" / name
+    _linked_to_huge(path)
+    args = ["build", "--workspace", str(ws)] if command == "build" else \
+        ["digest", "--workspace", str(ws), "--week", "2026-W20", "--force"]
+    if command == "digest" and name == "novelty.jsonl":
+        pytest.skip("reporter digest reads no graph verdicts")
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    cap = DECISIONS_CAP if name == "decisions.json" else RESULTS_CAP
+    assert f"{path}: {256 * 1024 * 1024:,} bytes, more than the {cap:,} such a file may hold" in err, err
