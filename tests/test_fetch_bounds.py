@@ -311,3 +311,24 @@ def test_a_window_ending_on_the_last_day_of_year_9999_is_fetched_not_an_overflow
     result = run_fetch(write_workspace(tmp_path, fake, ("arxiv",)), ("arxiv",), window)
     assert result.records == () and [json.loads(p.read_bytes().partition(b"\n")[0])["final"]
                                      for p in _pages(tmp_path)] == [False]
+
+
+def test_a_cache_page_larger_than_max_page_bytes_or_not_a_file_is_asked_again_never_read_whole(tmp_path, fake):
+    """Issue 30, item 10: a cache entry was read whole, whatever its size, and a FIFO would have blocked the read.
+    An entry is now read with files.read_capped: one larger than the page cap (a page padded with white space the
+    parser would accept, a link to a huge file) or not a regular file is not an answer, and is asked again."""
+    import os
+    limit = 64 * 1024
+    root = write_workspace(tmp_path, fake, ("arxiv",), fetch=f"max_page_bytes = {limit}")
+    report, = run_fetch(root, ("arxiv",)).reports
+    assert (report.sent, report.cached) == (2, 0)
+    first, second = _pages(tmp_path)
+    with open(first, "ab") as f:
+        f.write(b" " * (limit + 70 * 1024))  # past the cap with room for the head line: still a parseable page
+    second.unlink()
+    os.mkfifo(second)
+    report, = run_fetch(root, ("arxiv",)).reports
+    assert (report.sent, report.cached) == (2, 0)
+    assert [p.stat().st_size < limit for p in _pages(tmp_path)] == [True, True]  # each replaced by its answer
+    report, = run_fetch(root, ("arxiv",)).reports
+    assert (report.sent, report.cached) == (0, 2)
