@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from support.huge import HUGE, link_to_huge
+
 from reporter.cli import main
 from reporter.digest.archive import load_week, parse_week, published_weeks, shift_week, week_of, week_range
 from reporter.digest.axes import PriorKeep
@@ -311,14 +313,6 @@ def test_a_folder_given_as_criteria_or_watchlist_is_exit_2_naming_the_key_and_pa
     assert f"[digest] {key} (or --{key}) {fifo}: is a FIFO (named pipe); name a regular file" in capsys.readouterr().err
 
 
-def _linked_to_huge(path: Path, size: int = 256 * 1024 * 1024) -> None:
-    """`path` a link to a sparse file of `size` bytes (no disk used): issue 30, item 10's decisions.json."""
-    target = path.parent / f".huge-{path.name}"
-    with open(target, "wb") as f:
-        f.truncate(size)
-    path.unlink(missing_ok=True)
-    path.symlink_to(target)
-
 
 @pytest.mark.parametrize("name", ["decisions.json", "novelty.jsonl"])
 @pytest.mark.parametrize("command", ["build", "digest"])
@@ -334,7 +328,7 @@ def test_an_archive_file_linked_to_a_huge_file_is_refused_by_its_size_before_it_
     ws = tmp_path / "ws"
     shutil.copytree(FIXTURES.parent / "site_v4", ws)
     path = ws / "digests" / "2026-W19" / name
-    _linked_to_huge(path)
+    link_to_huge(path)
     args = ["build", "--workspace", str(ws)] if command == "build" else \
         ["digest", "--workspace", str(ws), "--week", "2026-W20", "--force"]
     if command == "digest" and name == "novelty.jsonl":
@@ -342,4 +336,4 @@ def test_an_archive_file_linked_to_a_huge_file_is_refused_by_its_size_before_it_
     assert main(args) == 2
     err = capsys.readouterr().err
     cap = DECISIONS_CAP if name == "decisions.json" else RESULTS_CAP
-    assert f"{path}: {256 * 1024 * 1024:,} bytes, more than the {cap:,} such a file may hold" in err, err
+    assert f"{path}: {HUGE:,} bytes, more than the {cap:,} such a file may hold" in err, err

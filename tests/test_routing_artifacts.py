@@ -10,6 +10,7 @@ import shutil
 
 import pytest
 from conftest import SITE_WORKSPACE
+from support.huge import link_to_huge
 
 from reporter.errors import InputError
 from reporter.routing import artifact_records, artifact_samples, artifacts
@@ -154,15 +155,6 @@ def test_a_release_name_that_is_not_one_printable_line_is_refused(copied):
         load_release(folder, rid)
 
 
-def _huge(path) -> int:
-    """A sparse file of 256 MiB (no disk used) linked from `path`, as the adversary of issue 30 item 10 did."""
-    target = path.parent.parent / f"huge-{path.name}"
-    with open(target, "wb") as f:
-        f.truncate(256 * 1024 * 1024)
-    path.unlink(missing_ok=True)
-    path.symlink_to(target)
-    return 256 * 1024 * 1024
-
 
 @pytest.mark.parametrize("name", ["release.json", "rule_stats.json", "samples.json", "labels.json",
                                   "published.json", "index.json"])
@@ -173,7 +165,7 @@ def test_a_release_file_linked_to_a_huge_file_is_refused_by_its_size_before_it_i
 
     folder, rid, _path, _stats = copied
     path = folder / name if name == "index.json" else folder / rid / name
-    size = _huge(path)
+    size = link_to_huge(path)
     cap = INDEX_CAP if name == "index.json" else RELEASE_JSON_CAP
     with pytest.raises(InputError, match=re.escape(f"{path}: {size:,} bytes, more than the {cap:,}")):
         load_releases(folder)

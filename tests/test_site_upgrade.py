@@ -15,6 +15,8 @@ import json
 import shutil
 from pathlib import Path
 
+from support.huge import HUGE, link_to_huge
+
 from reporter.build import build
 from reporter.cli import main
 from reporter.config import load_workspace
@@ -81,13 +83,6 @@ def test_rerender_archive_shows_the_previous_version_s_weeks_the_new_way(tmp_pat
     assert manifest["files"]["digest/2026-W20.html"]["site_version"] == SITE_VERSION
 
 
-def _linked_to_huge(path: Path, size: int = 256 * 1024 * 1024) -> None:
-    target = path.parent / f".huge-{path.name}"
-    with open(target, "wb") as f:
-        f.truncate(size)  # sparse: no disk used
-    path.unlink(missing_ok=True)
-    path.symlink_to(target)
-
 
 def test_a_manifest_or_novelty_results_linked_to_a_huge_file_is_refused_by_its_size(tmp_path, capsys):
     """Issue 30, item 10: the site's manifest.json (and a --novelty results file) linked to a 256 MiB file were
@@ -97,18 +92,18 @@ def test_a_manifest_or_novelty_results_linked_to_a_huge_file_is_refused_by_its_s
 
     ws = _copy(tmp_path)
     manifest = ws / "site" / "manifest.json"
-    _linked_to_huge(manifest)
+    link_to_huge(manifest)
     before = _archived_bytes(ws / "site")
     assert main(["build", "--workspace", str(ws)]) == 2
     err = capsys.readouterr().err
-    assert f"{manifest}: {256 * 1024 * 1024:,} bytes, more than the {MANIFEST_CAP:,} such a file may hold" in err, err
+    assert f"{manifest}: {HUGE:,} bytes, more than the {MANIFEST_CAP:,} such a file may hold" in err, err
     assert _archived_bytes(ws / "site") == before and manifest.is_symlink()
     results = tmp_path / "novelty.jsonl"
-    _linked_to_huge(results)
+    link_to_huge(results)
     assert main(["render", "--digests", str(ws / "digests"), "--novelty", str(results),
                  "--out", str(tmp_path / "other")]) == 2
     err = capsys.readouterr().err
-    assert f"{results}: {256 * 1024 * 1024:,} bytes, more than the {RESULTS_CAP:,} such a file may hold" in err, err
+    assert f"{results}: {HUGE:,} bytes, more than the {RESULTS_CAP:,} such a file may hold" in err, err
     assert not (tmp_path / "other").exists()
 
 
