@@ -147,13 +147,13 @@ class _ResolvingBackend(httpcore2.SyncBackend):
 def _resolve(host: str, port: int, deadline: float | None, timeout: float) -> list[str]:
     """The addresses of `host`, in the resolver's order; Dropped (timed out) when the deadline passes first."""
     found: list[Any] = []
-    failed: list[OSError] = []
+    failed: list[Exception] = []
     done = threading.Event()
 
     def work() -> None:
         try:
             found.extend(socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM))
-        except OSError as exc:
+        except Exception as exc:  # noqa: BLE001 (OSError, and UnicodeError for a label too long for IDNA)
             failed.append(exc)
         finally:
             done.set()

@@ -410,3 +410,18 @@ def test_a_resolved_name_is_asked_by_its_name_and_each_address_is_tried_in_turn(
         server.shutdown()
         server.server_close()
     assert (answer.status, answer.body, hosts) == (200, b"ok", [f"named.example:{port}"])
+
+
+def test_a_name_the_resolver_cannot_even_encode_is_a_connection_failure_naming_it(monkeypatch):
+    """A label over 63 characters makes getaddrinfo raise UnicodeError, not OSError: in the resolving worker it is
+    still the request's failure, with its cause, and never an exception of the worker thread."""
+    import threading
+
+    from reporter import transport
+    crashed = []
+    monkeypatch.setattr(threading, "excepthook", crashed.append)
+    name = "a" * 70 + ".example"
+    with pytest.raises(transport.Dropped) as caught:
+        transport.http_transport(f"http://{name}/", {}, 5, 1000)
+    assert str(caught.value).startswith(f"cannot connect ({name}: encoding with 'idna' codec failed")
+    assert not caught.value.timed_out and crashed == []
