@@ -332,6 +332,11 @@ def test_a_cache_page_larger_than_max_page_bytes_or_not_a_file_is_asked_again_ne
     assert [p.stat().st_size < limit for p in _pages(tmp_path)] == [True, True]  # each replaced by its answer
     report, = run_fetch(root, ("arxiv",)).reports
     assert (report.sent, report.cached) == (0, 2)
+    # a folder where a page is kept: not an answer either, and the page cannot be stored there: exit 2 naming it
+    first.unlink()
+    first.mkdir()
+    with pytest.raises(InputError, match=f"^{re.escape(str(first))}: a folder stands where the fetch cache"):
+        run_fetch(root, ("arxiv",))
 
 
 # --- name resolution inside the deadline ---------------------------------------------------------------------

@@ -74,7 +74,12 @@ class RawCache:
         """Store an answer atomically: one JSON line (url, status, content type, final), then the bytes."""
         head = json.dumps({"url": url, "status": 200, "content_type": content_type, "final": final},
                           sort_keys=True)
-        write_bytes(self.path(source, key), head.encode("utf-8") + b"\n" + body)
+        path = self.path(source, key)
+        try:
+            write_bytes(path, head.encode("utf-8") + b"\n" + body)
+        except IsADirectoryError:
+            raise InputError(f"{path}: a folder stands where the fetch cache ([fetch] cache_dir) keeps this page; "
+                             f"remove it (the cache is only pages this tool wrote)") from None
 
     def evict(self, source: str, key: str) -> None:
         """Forget a stored answer that turned out not to be a whole page (it is asked again)."""
