@@ -416,8 +416,8 @@ def read_index(folder: Path) -> list[str]:
                 f"a JSON list of the release ids, oldest first")
         return []
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = json.loads(read_capped(path, INDEX_CAP, "release index").decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise InputError(f"{path}: not valid UTF-8 JSON ({exc}); it should be a list of release ids") from None
     if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
         raise InputError(f"{path}: should be a JSON list of release id strings")
@@ -481,6 +481,8 @@ def resource_error(exc: OSError) -> str | None:
 
 
 MiB = 1024 * 1024
+INDEX_CAP = 16 * MiB
+"""The largest releases index.json read: about 200,000 release ids (docs/limits.md)."""
 
 
 def read_capped(path: Path, limit: int, what: str) -> bytes:

@@ -2,8 +2,11 @@
 
 httpx (the `httpx2` distribution, the openai client's transport) bounds one
 connect or one read; a server dripping a byte a second never trips that, so
-the deadline for the whole request (connect, TLS, headers and body) is ours
-(`_Deadline`). The body is streamed and never read past `max_bytes`; a
+the deadline for the whole request (name resolution, connect, TLS, headers and
+body) is ours: the name is resolved in a worker thread the request waits for
+no longer than the deadline allows (`_ResolvingBackend`: `getaddrinfo` cannot be
+interrupted, and a stalled resolver once held a 1 s request for 4.3 s), and the
+socket is shut down when the deadline passes (`_Deadline`). The body is streamed and never read past `max_bytes`; a
 redirect to another scheme, host or port is never followed (its answer is
 returned as it came, for the caller to refuse); one on the same origin is, at
 most MAX_REDIRECTS times, within the same deadline. The fetch client
@@ -13,6 +16,7 @@ novelty resolvers (`reporter.novelty.resolvers`) one lookup each.
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 import threading
 import time
@@ -20,6 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import httpcore2
 import httpx2
 
 MAX_REDIRECTS = 5
@@ -89,12 +94,76 @@ _CLIENT_LOCK = threading.Lock()
 
 
 def _client() -> httpx2.Client:
-    """One httpx client for the process; no kept-alive connections, so every request has its own socket."""
+    """One httpx client for the process; no kept-alive connections, so every request has its own socket.
+
+    Its direct connections go through `_ResolvingBackend` (httpcore's pool takes a network backend; httpx's
+    transport offers no argument for it, so its pool is replaced by one made the same way with ours). A proxy
+    from the environment keeps httpx's own transport.
+    """
     global _CLIENT
     with _CLIENT_LOCK:
         if _CLIENT is None:
-            _CLIENT = httpx2.Client(follow_redirects=False, limits=httpx2.Limits(max_keepalive_connections=0))
+            direct = httpx2.HTTPTransport(limits=httpx2.Limits(max_keepalive_connections=0))
+            direct._pool = httpcore2.ConnectionPool(ssl_context=httpx2.create_ssl_context(),
+                                                    max_keepalive_connections=0, network_backend=_ResolvingBackend())
+            _CLIENT = httpx2.Client(follow_redirects=False, transport=direct,
+                                    limits=httpx2.Limits(max_keepalive_connections=0))
         return _CLIENT
+
+
+_REQUEST = threading.local()
+"""The deadline (monotonic seconds) and the timeout as given of the request this thread is sending."""
+
+
+class _ResolvingBackend(httpcore2.SyncBackend):
+    """httpcore's backend, with the host name resolved within the request's deadline before connecting.
+
+    `socket.create_connection` resolves in the calling thread and nothing bounds it; here the resolution runs in
+    a worker thread and the request waits for it only as long as its deadline allows (the worker, stuck in
+    `getaddrinfo`, ends whenever the resolver answers). Each address is then tried in turn, as
+    `create_connection` does, each connect bounded by what is left. The name still goes in the Host header and
+    TLS's server name: httpcore takes those from the URL, not from here.
+    """
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options=None) -> httpcore2.NetworkStream:
+        deadline = getattr(_REQUEST, "deadline", None)
+        try:
+            ipaddress.ip_address(host.partition("%")[0])
+            addresses = [host]  # already an address: nothing to resolve
+        except ValueError:
+            addresses = _resolve(host, port, deadline, getattr(_REQUEST, "timeout", 0.0))
+        failure: Exception | None = None
+        for address in addresses:
+            left = timeout if deadline is None else max(0.001, deadline - time.monotonic())
+            try:
+                return super().connect_tcp(address, port, timeout=left if timeout is None else min(timeout, left),
+                                           local_address=local_address, socket_options=socket_options)
+            except httpcore2.ConnectError as exc:
+                failure = exc
+        raise failure if failure is not None else httpcore2.ConnectError(f"{host} has no address")
+
+
+def _resolve(host: str, port: int, deadline: float | None, timeout: float) -> list[str]:
+    """The addresses of `host`, in the resolver's order; Dropped (timed out) when the deadline passes first."""
+    found: list[Any] = []
+    failed: list[Exception] = []
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            found.extend(socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM))
+        except Exception as exc:  # noqa: BLE001 (OSError, and UnicodeError for a label too long for IDNA)
+            failed.append(exc)
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name=f"resolve {host}"[:60], daemon=True).start()
+    if not done.wait(None if deadline is None else max(0.0, deadline - time.monotonic())):
+        raise Dropped(f"no whole answer within {timeout:g} s ({host} did not resolve in time)", timed_out=True)
+    if failed:
+        raise httpcore2.ConnectError(f"{host}: {failed[0]}")
+    return list(dict.fromkeys(info[4][0] for info in found))
 
 
 class _Deadline:
@@ -158,7 +227,11 @@ def _get_once(target: httpx2.URL, headers: Mapping[str, str], deadline: float, t
         request = client.build_request("GET", target, headers={**headers, "Accept-Encoding": "identity"},
                                        timeout=httpx2.Timeout(left), extensions={"trace": watch.trace})
         with watch:
-            response = client.send(request, stream=True)
+            _REQUEST.deadline, _REQUEST.timeout = deadline, timeout
+            try:
+                response = client.send(request, stream=True)
+            finally:
+                _REQUEST.deadline = None
             try:
                 declared = response.headers.get("content-length", "").strip()
                 if declared.isascii() and declared.isdigit() and len(declared) < 30:

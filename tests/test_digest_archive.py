@@ -5,9 +5,12 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
+
+from support.huge import HUGE, link_to_huge
 
 from reporter.cli import main
 from reporter.digest.archive import load_week, parse_week, published_weeks, shift_week, week_of, week_range
@@ -283,3 +286,52 @@ def test_the_example_weeks_decide_as_their_readme_says(tmp_path):
     causes = {d.cause for d in w19.outcome.decisions} | {d.cause for d in w20.outcome.decisions}
     assert causes == {None, "already-covered", "look-alike-trap", "fails-required", "not-in-scope", "weak-match"}
     assert {d.id: d.score for d in w19.outcome.decisions}["doi:10.5555/example.digest.004"] == 87
+
+
+@pytest.mark.parametrize("key", ["criteria", "watchlist"])
+@pytest.mark.parametrize("command", ["digest", "build"])
+def test_a_folder_given_as_criteria_or_watchlist_is_exit_2_naming_the_key_and_path(weeks, capsys, key, command):
+    """Issue 30, item 9: a folder there was an IsADirectoryError traceback; a FIFO would block the read."""
+    folder = weeks / f"{key}-folder"
+    folder.mkdir()
+    files = {"watchlist": FIXTURES / "watchlist.txt", "criteria": FIXTURES / "criteria.md", key: folder}
+    (weeks / "reporter.toml").write_text(
+        f'site = "site"\n[digest]\npapers = "papers"\nwatchlist = "{files["watchlist"]}"\n'
+        f'criteria = "{files["criteria"]}"\narchive = "digests"\n')
+    args = ["--workspace", str(weeks)] + (["--week", "2026-W19"] if command == "digest" else [])
+    assert main([command, *args]) == 2
+    err = capsys.readouterr().err
+    assert f"[digest] {key} (or --{key}) {folder}: is a folder; name a regular file" in err, err
+    assert not (weeks / "digests").exists() and not (weeks / "site").exists()
+    fifo = weeks / f"{key}.fifo"
+    os.mkfifo(fifo)
+    files[key] = fifo
+    (weeks / "reporter.toml").write_text(
+        f'site = "site"\n[digest]\npapers = "papers"\nwatchlist = "{files["watchlist"]}"\n'
+        f'criteria = "{files["criteria"]}"\narchive = "digests"\n')
+    assert main([command, *args]) == 2
+    assert f"[digest] {key} (or --{key}) {fifo}: is a FIFO (named pipe); name a regular file" in capsys.readouterr().err
+
+
+
+@pytest.mark.parametrize("name, command", [("decisions.json", "build"), ("decisions.json", "digest"),
+                                           ("novelty.jsonl", "build")])  # reporter digest reads no graph verdicts
+def test_an_archive_file_linked_to_a_huge_file_is_refused_by_its_size_before_it_is_read(tmp_path, capsys, name,
+                                                                                         command):
+    """A week's decisions.json (or its graph verdicts) linked to a 256 MiB file was read whole, then refused as bad
+    JSON (486 MiB peak); now its size is refused first, naming the file and the cap."""
+    import shutil
+
+    from reporter.digest.archive import DECISIONS_CAP
+    from reporter.novelty.results import RESULTS_CAP
+
+    ws = tmp_path / "ws"
+    shutil.copytree(FIXTURES.parent / "site_v4", ws)
+    path = ws / "digests" / "2026-W19" / name
+    link_to_huge(path)
+    args = ["build", "--workspace", str(ws)] if command == "build" else \
+        ["digest", "--workspace", str(ws), "--week", "2026-W20", "--force"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    cap = DECISIONS_CAP if name == "decisions.json" else RESULTS_CAP
+    assert f"{path}: {HUGE:,} bytes, more than the {cap:,} such a file may hold" in err, err

@@ -311,3 +311,122 @@ def test_a_window_ending_on_the_last_day_of_year_9999_is_fetched_not_an_overflow
     result = run_fetch(write_workspace(tmp_path, fake, ("arxiv",)), ("arxiv",), window)
     assert result.records == () and [json.loads(p.read_bytes().partition(b"\n")[0])["final"]
                                      for p in _pages(tmp_path)] == [False]
+
+
+def test_a_cache_page_larger_than_max_page_bytes_or_not_a_file_is_asked_again_never_read_whole(tmp_path, fake):
+    """Issue 30, item 10: a cache entry was read whole, whatever its size, and a FIFO would have blocked the read.
+    An entry is now read with files.read_capped: one larger than the page cap (a page padded with white space the
+    parser would accept, a link to a huge file) or not a regular file is not an answer, and is asked again."""
+    import os
+    limit = 64 * 1024
+    root = write_workspace(tmp_path, fake, ("arxiv",), fetch=f"max_page_bytes = {limit}")
+    report, = run_fetch(root, ("arxiv",)).reports
+    assert (report.sent, report.cached) == (2, 0)
+    first, second = _pages(tmp_path)
+    with open(first, "ab") as f:
+        f.write(b" " * (limit + 70 * 1024))  # past the cap with room for the head line: still a parseable page
+    second.unlink()
+    os.mkfifo(second)
+    report, = run_fetch(root, ("arxiv",)).reports
+    assert (report.sent, report.cached) == (2, 0)
+    assert [p.stat().st_size < limit for p in _pages(tmp_path)] == [True, True]  # each replaced by its answer
+    report, = run_fetch(root, ("arxiv",)).reports
+    assert (report.sent, report.cached) == (0, 2)
+    # a folder where a page is kept: not an answer either, and the page cannot be stored there: exit 2 naming it
+    first.unlink()
+    first.mkdir()
+    with pytest.raises(InputError, match=f"^{re.escape(str(first))}: a folder stands where the fetch cache"):
+        run_fetch(root, ("arxiv",))
+
+
+# --- name resolution inside the deadline ---------------------------------------------------------------------
+
+
+class _Resolver:
+    """socket.getaddrinfo for made-up names: `stalled.example` blocks until released (or 20 s pass), others map
+    to the addresses given; numeric hosts go to the real resolver."""
+
+    def __init__(self, names: dict[str, list[str]]):
+        import socket
+        import threading
+        self.real, self.names = socket.getaddrinfo, names
+        self.entered, self.release, self.returned = threading.Event(), threading.Event(), threading.Event()
+
+    def __call__(self, host, port, *args, **kwargs):
+        if host == "stalled.example":
+            self.entered.set()
+            self.release.wait(20)
+            self.returned.set()
+            host = "127.0.0.1"
+        if host in self.names:
+            return [info for address in self.names[host] for info in self.real(address, port, *args, **kwargs)]
+        return self.real(host, port, *args, **kwargs)
+
+
+def test_a_stalled_name_resolution_ends_at_the_deadline_of_the_whole_request(monkeypatch):
+    """Issue 30, item 10: DNS ran outside the deadline (a 4 s resolver under a 1 s deadline took 4.3 s). The name
+    is now resolved in a worker bounded by what is left of the deadline: the GET fails with the deadline's message
+    while the resolver is still blocked."""
+    import socket
+
+    from reporter import transport
+    resolver = _Resolver({})
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+    try:
+        with pytest.raises(transport.Dropped) as caught:
+            transport.http_transport("http://stalled.example:9/page", {}, 0.5, 1000)
+        blocked = resolver.entered.is_set() and not resolver.returned.is_set()
+    finally:
+        resolver.release.set()
+    assert blocked, "the GET returned only once the resolver had"
+    assert caught.value.timed_out
+    assert str(caught.value) == "no whole answer within 0.5 s (stalled.example did not resolve in time)"
+
+
+def test_a_resolved_name_is_asked_by_its_name_and_each_address_is_tried_in_turn(monkeypatch):
+    """Resolving first, then connecting to an address, keeps the name in the Host header (and TLS's server name),
+    and an address that refuses the connection is followed by the next, as socket.create_connection does."""
+    import http.server
+    import socket
+    import threading
+
+    from reporter import transport
+    hosts = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            hosts.append(self.headers["Host"])
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = server.server_address[1]
+        monkeypatch.setattr(socket, "getaddrinfo", _Resolver({"named.example": ["127.0.0.2", "127.0.0.1"]}))
+        answer = transport.http_transport(f"http://named.example:{port}/page", {}, 5, 1000)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert (answer.status, answer.body, hosts) == (200, b"ok", [f"named.example:{port}"])
+
+
+def test_a_name_the_resolver_cannot_even_encode_is_a_connection_failure_naming_it(monkeypatch):
+    """A label over 63 characters makes getaddrinfo raise UnicodeError, not OSError: in the resolving worker it is
+    still the request's failure, with its cause, and never an exception of the worker thread."""
+    import threading
+
+    from reporter import transport
+    crashed = []
+    monkeypatch.setattr(threading, "excepthook", crashed.append)
+    name = "a" * 70 + ".example"
+    with pytest.raises(transport.Dropped) as caught:
+        transport.http_transport(f"http://{name}/", {}, 5, 1000)
+    assert str(caught.value).startswith(f"cannot connect ({name}: encoding with 'idna' codec failed")
+    assert not caught.value.timed_out and crashed == []

@@ -10,6 +10,7 @@ import shutil
 
 import pytest
 from conftest import SITE_WORKSPACE
+from support.huge import link_to_huge
 
 from reporter.errors import InputError
 from reporter.routing import artifact_records, artifact_samples, artifacts
@@ -152,3 +153,19 @@ def test_a_release_name_that_is_not_one_printable_line_is_refused(copied):
                f"not 'two\\nlines'")
     with pytest.raises(InputError, match=f"^{re.escape(message)}$"):
         load_release(folder, rid)
+
+
+
+@pytest.mark.parametrize("name", ["release.json", "rule_stats.json", "samples.json", "labels.json",
+                                  "published.json", "index.json"])
+def test_a_release_file_linked_to_a_huge_file_is_refused_by_its_size_before_it_is_read(copied, name):
+    """Issue 30, item 10: each was read whole (then refused as bad JSON); now its size is refused first."""
+    from reporter.files import INDEX_CAP
+    from reporter.routing.published import RELEASE_JSON_CAP
+
+    folder, rid, _path, _stats = copied
+    path = folder / name if name == "index.json" else folder / rid / name
+    size = link_to_huge(path)
+    cap = INDEX_CAP if name == "index.json" else RELEASE_JSON_CAP
+    with pytest.raises(InputError, match=re.escape(f"{path}: {size:,} bytes, more than the {cap:,}")):
+        load_releases(folder)

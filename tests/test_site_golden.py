@@ -26,8 +26,11 @@ from support.site import parse_html
 from reporter.site import render_site
 from reporter.site.env import TEMPLATES
 from reporter.site.links import slug
+from reporter.site.writer import SITE_VERSION
 
 GOLDEN = Path(__file__).parent / "golden" / "site_workspace"
+ARCHIVED = Path(__file__).parent / "golden" / "archived-pages.json"
+"""The site version and the sha256 of each archived page of the golden site (outside GOLDEN: regen keeps it)."""
 VERSION_LINE = re.compile(r"^(.*(?:arrow\\?_version|unicode\\?_version).*?)\d+(?:\.\d+)+", re.M)
 STATIC = re.compile(r"(<style>|<script>).*?(</style>|</script>)", re.S)
 CSP = re.compile(r"sha256-[A-Za-z0-9+/]+=*")
@@ -47,20 +50,25 @@ def _masks(releases: Path, ids: list[str]) -> list[tuple[str, str]]:
     return subs
 
 
-def _masked_site(site: Path, releases: Path, ids: list[str]) -> dict[str, str]:
+def _masked_site(site: Path, releases: Path, ids: list[str], *, archived_only: bool = False) -> dict[str, str]:
+    """Each file's text with the machine's values masked, by its masked path. With `archived_only`, only the
+    pages the manifest archives, and with the vendored stylesheet and script left in: they are part of every
+    archived page's bytes, so a change to them changes the archive too."""
     subs = _masks(releases, ids)
+    archived = {p for p, e in json.loads((site / "manifest.json").read_text())["files"].items() if e["archived"]}
     out = {}
     for path in sorted(site.rglob("*")):
         rel = path.relative_to(site).as_posix()
-        if not path.is_file() or rel == "manifest.json":
+        if not path.is_file() or rel == "manifest.json" or (archived_only and rel not in archived):
             continue
         text = path.read_text(encoding="utf-8")
         for old, new in subs:
             text = text.replace(old, new)
             rel = rel.replace(old, new)
         text = VERSION_LINE.sub(r"\1X.Y.Z", text)
-        text = STATIC.sub(r"\1(vendored)\2", text)
-        text = CSP.sub("sha256-(vendored)", text)
+        if not archived_only:
+            text = STATIC.sub(r"\1(vendored)\2", text)
+            text = CSP.sub("sha256-(vendored)", text)
         out[rel] = text
     return out
 
@@ -96,6 +104,36 @@ def test_the_site_matches_the_golden_copy(golden_site, site_build, request):
     assert sorted(got) == sorted(want), "the set of pages differs from the golden copy"
     for rel in sorted(want):
         assert got[rel] == want[rel], f"{rel} differs from tests/golden (regenerate with --regen-golden if intended)"
+
+
+def test_an_archived_golden_page_changes_only_with_a_new_site_version(golden_site, site_build, request):
+    """tests/golden/archived-pages.json: the sha256 of each archived page of the golden site, for one SITE_VERSION.
+
+    A site already published keeps building after an upgrade only if every page it archived is either rendered
+    the same or was archived by an earlier site version (reporter/site/writer.py). So a change that alters an
+    archived page (a template, the inlined style or script) must come with a new SITE_VERSION; --regen-golden
+    records the new hashes, and refuses to while the version is the same (issue 30, item 11)."""
+    got = {rel: hashlib.sha256(text.encode("utf-8")).hexdigest() for rel, text in
+           _masked_site(golden_site, site_build["releases"], site_build["ids"], archived_only=True).items()}
+    assert any(p.startswith("digest/") for p in got) and any(p.startswith("releases/") for p in got)
+    table = json.loads(ARCHIVED.read_text(encoding="utf-8")) if ARCHIVED.exists() else {"site_version": 0,
+                                                                                          "sha256": {}}
+    changed = sorted(p for p in got.keys() & table["sha256"].keys() if got[p] != table["sha256"][p])
+    if changed and table["site_version"] == SITE_VERSION:
+        pytest.fail(f"{len(changed)} archived page(s) of the golden site changed while SITE_VERSION stayed "
+                    f"{SITE_VERSION}: {', '.join(changed[:6])}. Every site that published such a page would stop "
+                    f"building after the upgrade (exit 2, 'archived pages would change'). Bump SITE_VERSION in "
+                    f"reporter/site/writer.py (and say what changed in its docstring and docs/site.md), then run "
+                    f"pytest tests/test_site_golden.py --regen-golden")
+    if request.config.getoption("--regen-golden"):
+        ARCHIVED.write_text(json.dumps({"site_version": SITE_VERSION, "sha256": got}, indent=2, sort_keys=True)
+                            + "\n", encoding="utf-8")
+        pytest.skip(f"recorded {len(got)} archived pages for site version {SITE_VERSION} in {ARCHIVED}")
+    assert table["site_version"] == SITE_VERSION, (
+        f"{ARCHIVED} records site version {table['site_version']}, the code is {SITE_VERSION}: run "
+        f"pytest tests/test_site_golden.py --regen-golden to record the archived pages of this version")
+    assert got == table["sha256"], (f"the golden site's archived pages are not those {ARCHIVED} lists (none changed: "
+                                    f"pages added or gone); run pytest tests/test_site_golden.py --regen-golden")
 
 
 def test_the_site_inlines_exactly_the_vendored_files(site_build):

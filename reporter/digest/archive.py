@@ -28,12 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..files import parse_json
+from ..files import MiB, parse_json, read_capped
 from ..text import json_without_surrogates, may_hold_surrogates
 from .judge.archived import Disagreement, JudgeSpend, WeekJudge, read_judge
 from .records import DROP_CAUSES, Decision, JudgeEntry, ListedAgain, WeekDecisions
 
 DECISIONS_FILE = "decisions.json"
+DECISIONS_CAP = 64 * MiB
+"""The largest decisions.json read: a real week of 2,000 papers (abstracts included) is about 5 MB, a generated
+week of 10,000 about 25 MB (docs/limits.md)."""
 GRAPH_FILE = "novelty.jsonl"
 """Beside a week's decisions.json: the graph's verdicts on its KEEPs, written by the build that published it."""
 PRIOR_WEEKS = 4
@@ -280,14 +283,15 @@ def read_published(archive: Path, week: str) -> tuple[WeekDecisions, dict[str, A
 
 def week_bytes(archive: Path, week: str) -> bytes | None:
     """The bytes of a week's decisions.json; None when it has none; InputError when it is there but is not a
-    file this tool can read (a folder, a FIFO, a link to a device, no permission)."""
+    file this tool can read (a folder, a FIFO, a link to a device, no permission) or larger than DECISIONS_CAP
+    (refused before it is read: a link to a huge file never fills memory)."""
     path = Path(archive) / week / DECISIONS_FILE
     if not os.path.lexists(path):
         return None
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             raise IsADirectoryError(errno.EISDIR, "not a regular file")
-        return path.read_bytes()
+        return read_capped(path, DECISIONS_CAP, "digest archive file")
     except FileNotFoundError:
         return None
     except OSError as exc:

@@ -75,7 +75,7 @@ def load_criteria(path: Path, *, need_terms: bool = True) -> Criteria:
 
     `need_terms=False` (a criteria judge is configured): a concept needs no backticked term.
     """
-    return parse_criteria(read_text(path, "criteria document"), str(path), need_terms=need_terms)
+    return parse_criteria(read_text(path, "criteria document", "criteria"), str(path), need_terms=need_terms)
 
 
 def section_name(heading: str) -> str:

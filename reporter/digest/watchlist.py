@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
+from ..files import MiB, read_capped
 from ..routing import match_phrases
 
 DEFAULT_WEIGHT = 1.0
@@ -57,16 +58,23 @@ class Watchlist:
 
 def load_watchlist(path: Path) -> Watchlist:
     """Read and check a watchlist file (text or JSON); InputError naming the file and line."""
-    return parse_watchlist(read_text(path, "watchlist"), str(path))
+    return parse_watchlist(read_text(path, "watchlist", "watchlist"), str(path))
 
 
-def read_text(path: Path, what: str) -> str:
-    """A UTF-8 input file's text; InputError naming it when it is missing or not UTF-8."""
+TEXT_CAP = 16 * MiB
+"""The largest watchlist or criteria document read (real ones are a few KB; docs/limits.md)."""
+
+
+def read_text(path: Path, what: str, key: str) -> str:
+    """A UTF-8 input file's text; InputError naming it (and its setting, `key`: `watchlist`, `criteria`) when it
+    is missing, a folder, a FIFO or a device, larger than TEXT_CAP, or not UTF-8."""
     path = Path(path)
     try:
-        return path.read_text(encoding="utf-8")
+        data = read_capped(path, TEXT_CAP, f"[digest] {key} (or --{key})")
     except FileNotFoundError:
         raise InputError(f"{path}: {what} not found") from None
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text ({exc}); save the {what} as UTF-8") from None
 

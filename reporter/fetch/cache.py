@@ -21,9 +21,13 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files import remove_debris, write_bytes
+from ..errors import InputError
+from ..files import read_capped, remove_debris, write_bytes
+from .config import DEFAULT_MAX_PAGE_BYTES
 
 SUFFIX = ".page"
+HEAD_BYTES = 64 * 1024
+"""Room for a page's head line (URL, status, content type, final) beside its body of at most `max_page_bytes`."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,8 @@ class RawCache:
 
     root: Path
     """The folder; made on first write."""
+    max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
+    """[fetch] max_page_bytes: a stored body larger than this is no answer (and its file is never read whole)."""
 
     def sweep(self) -> list[Path]:
         """Remove the temporaries of killed runs (never a live run's: reporter.files.remove_debris)."""
@@ -45,18 +51,21 @@ class RawCache:
         """The stored answer's bytes, or None when the request was never answered (or the file is unreadable).
 
         `final_only`: None for an answer not marked final (asked before its days had settled, or written
-        before the cache marked answers so): it is asked again.
+        before the cache marked answers so): it is asked again. So is a file larger than a page may be (read
+        with files.read_capped: a link to a huge file is never read whole) or not a regular file (a FIFO never
+        blocks the fetch).
         """
         try:
-            data = self.path(source, key).read_bytes()
-        except OSError:
+            data = read_capped(self.path(source, key), self.max_page_bytes + HEAD_BYTES, "fetch cache page")
+        except (OSError, InputError):
             return None
         head, sep, body = data.partition(b"\n")
         try:
             meta = json.loads(head)
         except (ValueError, RecursionError):
             return None  # not a page this cache wrote: asked again
-        if not sep or not isinstance(meta, dict) or (final_only and meta.get("final") is not True):
+        if (not sep or not isinstance(meta, dict) or (final_only and meta.get("final") is not True)
+                or len(body) > self.max_page_bytes):
             return None
         return body
 
@@ -65,7 +74,12 @@ class RawCache:
         """Store an answer atomically: one JSON line (url, status, content type, final), then the bytes."""
         head = json.dumps({"url": url, "status": 200, "content_type": content_type, "final": final},
                           sort_keys=True)
-        write_bytes(self.path(source, key), head.encode("utf-8") + b"\n" + body)
+        path = self.path(source, key)
+        try:
+            write_bytes(path, head.encode("utf-8") + b"\n" + body)
+        except IsADirectoryError:
+            raise InputError(f"{path}: a folder stands where the fetch cache ([fetch] cache_dir) keeps this page; "
+                             f"remove it (the cache is only pages this tool wrote)") from None
 
     def evict(self, source: str, key: str) -> None:
         """Forget a stored answer that turned out not to be a whole page (it is asked again)."""

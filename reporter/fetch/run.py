@@ -139,7 +139,7 @@ def api_key(source: SourceSettings, environ: Mapping[str, str]) -> str | None:
 def fetch_sources(settings: FetchSettings, names: Sequence[str], window: Window, runtime: Runtime, *,
                   refresh: bool = False, dry_run: bool = False, progress: bool = True) -> FetchResult:
     """Fetch the window from each named source in turn; a source that fails stops the fetch (InputError)."""
-    cache = RawCache(settings.cache_dir)
+    cache = RawCache(settings.cache_dir, settings.max_page_bytes)
     cache.sweep()  # temporaries of killed runs
     policy = Policy(settings.timeout_seconds, settings.retries, settings.backoff_seconds, settings.max_wait_seconds,
                     settings.max_page_bytes)

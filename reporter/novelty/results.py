@@ -15,13 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..files import parse_json, write_text
+from ..files import MiB, parse_json, read_capped, write_text
 from ..hashing import canonical_json
 from .candidate import CandidateInput
 from .graph import Graph
 from .verdict import STATUSES, VERDICTS, NoveltyResult
 
 SCHEMA_VERSION = 1
+RESULTS_CAP = 128 * MiB
+"""The largest results file read (`render --novelty`, a digest week's novelty.jsonl): a line is about 1 KB, so
+over 100,000 candidates; a week's file holds one line a KEEP (docs/limits.md)."""
 ROW_FIELDS = ("schema_version", "line", "id", "candidate", "graph", "result")
 RESULT_FIELDS = ("status", "lom_id", "verdict", "exact_key_match", "citation_overlap", "coverage_gap",
                  "ingest_errors_blocking", "embedding", "holdout_applied", "not_a_ranker")
@@ -45,10 +48,10 @@ def load_novelty_results(path: Path) -> list[dict[str, Any]]:
     """Read a results JSONL written by `reporter novelty --batch`, in file order; validates each line."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_capped(path, RESULTS_CAP, "novelty results file").decode("utf-8")
     except FileNotFoundError:
         raise InputError(f"{path}: novelty results file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise InputError(f"{path}: cannot read the novelty results file: {exc}") from None
     rows = []
     for number, line in enumerate(text.split("\n"), start=1):

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .published import NAME_CHARS
+from ..files import read_capped
+from .published import NAME_CHARS, RELEASE_JSON_CAP
 
 STATS_KEYS = ("release_id", "rows", "identity_holds", "piles", "pile_order", "pending",
               "title_only", "pool", "overlay", "rules", "overlap")
@@ -40,7 +41,7 @@ def read_doc(path: Path, keys: tuple[str, ...]) -> dict[str, Any]:
     if not path.exists():
         raise InputError(f"{path}: missing; a release folder holds release.json, routing.parquet, "
                          f"rule_stats.json and samples.json")
-    doc = _read_json(path)
+    doc = read_release_json(path)
     if not isinstance(doc, dict):
         raise InputError(f"{path}: must be a JSON object")
     for key in keys:
@@ -138,8 +139,13 @@ def check_stats(stats: Mapping[str, Any], file: Path | str) -> None:
                          f"not rows={stats['rows']}")
 
 
-def _read_json(path: Path) -> Any:
+def read_release_json(path: Path) -> Any:
+    """A release folder's JSON file (release.json, rule_stats.json, samples.json, labels.json, published.json),
+    refused before it is read when it is larger than RELEASE_JSON_CAP, a folder or a FIFO (files.read_capped)."""
+    data = read_capped(path, RELEASE_JSON_CAP, "release file")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"{path}: not valid UTF-8 JSON: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{path}: JSON nested too deeply to read; a release file nests a few levels") from None

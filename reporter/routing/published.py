@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InputError
-from ..files import parse_json, read_index
+from ..files import MiB, parse_json, read_capped, read_index
 
 PUBLISHED_FILE = "published.json"
 """Beside the release's files, not one of them: its name and the date it was first written
@@ -23,6 +23,10 @@ PREFIX_CHARS = 6
 """The shortest prefix of a release id that names a release (`--release 3f2a9c`)."""
 NAME_CHARS = 100
 """The longest release name: it is a name for a list and a page title, not a description."""
+RELEASE_JSON_CAP = 128 * MiB
+"""The largest JSON file of a release folder read (published.json and those artifact_checks reads): rule_stats.json
+of 2,000 rules (the rule book's limit) with every overlap count 7 digits long is 64 MB, real ones far less
+(docs/limits.md)."""
 
 
 def check_release_name(name: str | None, where: str) -> str | None:
@@ -43,7 +47,11 @@ def check_release_name(name: str | None, where: str) -> str | None:
 def read_published(folder: Path) -> dict | None:
     """A published release's published.json as written (None for a release published without one)."""
     path = Path(folder) / PUBLISHED_FILE
-    return parse_json(path.read_bytes(), str(path)) if path.exists() else None
+    try:
+        data = read_capped(path, RELEASE_JSON_CAP, "release file")
+    except FileNotFoundError:
+        return None
+    return parse_json(data, str(path))
 
 
 def find_release(releases: Path, name: str | Path | None, flag: str = "--release") -> Path:

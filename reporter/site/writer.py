@@ -26,18 +26,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError, InternalError
-from ..files import locked, remove_debris, replace_files, resource_error
+from ..files import MiB, locked, read_capped, remove_debris, replace_files, resource_error
 from ..hashing import dump_json
 from ..plurals import count
 
 MANIFEST = "manifest.json"
-SITE_VERSION = 4
+MANIFEST_CAP = 128 * MiB
+"""The largest manifest.json read: an entry is about 200 bytes, so over 600,000 files (a year of weekly releases
+of 2,000 rules each is about 210,000 pages); docs/limits.md."""
+SITE_VERSION = 5
 """The layout of archived pages. Bump it with every change to what an archived page (a release, rule or
 digest week page, or a file beside one) looks like: pages archived by an earlier version are then kept as
 they were instead of refused, and only `--rerender-archive` rewrites them. 1: the layout until issue 12
 (manifests without `site_version`); 2: the summary-first release page, paper links, CSV files, print styles;
 3: the top-to-bottom flow diagram, the glossary link, counts with their noun, phone and print tables (issue 26);
-4: the digest week page with each paper's authors and abstract, REVIEW by why and DROP by rationale (issue 23)."""
+4: the digest week page with each paper's authors and abstract, REVIEW by why and DROP by rationale (issue 23);
+5: the week page's "Listed again" section and the criteria judge's week (issue 23 item 6, issue 24 item 7; bumped
+in issue 30, item 11, after a site of version 4 stopped the build). tests/golden/archived-pages.json holds each
+archived golden page's sha256 for this version: a test fails when one changes and this number does not."""
 
 
 @dataclass(frozen=True)
@@ -143,7 +149,7 @@ class SiteWriter:
                         "superseded": sorted(superseded)}
             manifest_file = _inside(root, MANIFEST)
             manifest_bytes = dump_json(manifest).encode("utf-8")
-            if writes or not (manifest_file.is_file() and manifest_file.read_bytes() == manifest_bytes):
+            if writes or not _holds(manifest_file, manifest_bytes):
                 writes[manifest_file] = manifest_bytes  # last: a site with its manifest is complete
             try:
                 if writes:
@@ -167,13 +173,23 @@ def _published(manifest: Path) -> dict[str, dict]:
 
     Without a readable manifest nothing is known to be an earlier version's
     page as published, so every archived page that would change is refused.
+    One larger than MANIFEST_CAP, a folder or a FIFO is refused (InputError)
+    before it is read (files.read_capped).
     """
     try:
-        doc = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        doc = json.loads(read_capped(manifest, MANIFEST_CAP, "site manifest").decode("utf-8"))
+    except (FileNotFoundError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return {}
     files = doc.get("files") if isinstance(doc, dict) else None
     return {p: e for p, e in files.items() if isinstance(e, dict)} if isinstance(files, dict) else {}
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    """Whether a regular file at `path` holds exactly `data` (read only when its size is that of `data`)."""
+    try:
+        return path.stat().st_size == len(data) and read_capped(path, len(data), "site manifest") == data
+    except (FileNotFoundError, InputError):
+        return False
 
 
 def _check_path(path: str) -> None:

@@ -140,7 +140,7 @@ class JudgeSetup:
 
 def judge_setup(judge: JudgeSettings, criteria_path: Path) -> JudgeSetup:
     """The judge's prompt, generation and answer schema for the criteria document at `criteria_path`."""
-    text = read_text(criteria_path, "criteria document")
+    text = read_text(criteria_path, "criteria document", "criteria")
     criteria = parse_criteria(text, str(criteria_path), need_terms=False)
     prompt = judge_prompt(text)
     generation = generation_for(TASK_NAME, judge.voters, prompt,
