@@ -14,6 +14,7 @@ title could add; links absolute under `[site] base_url`; under 100 KB for
 from __future__ import annotations
 
 import email
+import email.headerregistry
 import json
 import re
 from dataclasses import fields
@@ -241,3 +242,19 @@ def test_every_field_at_its_cap_still_makes_an_email_under_100_kb():
     week = digest_week(dump_json(doc).encode(), "x")
     for path, data in email_files(week, "https://example.org/a/long/path/where/the/site/is/published"):
         assert len(data) < 100 * KB, f"{path}: {len(data):,} bytes"
+
+
+@pytest.mark.parametrize("base_url, domain", [
+    ("https://example.org/digest", "example.org"),
+    ("https://EXAMPLE.org./digest", "example.org"),  # the root's dot is no part of a Message-ID's domain
+    ("http://[::1]:8080/", "[IPv6:::1]"),  # an IP address is a domain literal (RFC 5322 no-fold-literal)
+    ("http://192.0.2.1/", "[192.0.2.1]"),
+    (None, "reporter.invalid"),
+])
+def test_the_message_id_domain_is_one_rfc_5322_accepts(base_url, domain):
+    """Issue 30, adversarial: `<...@::1>` and `<...@example.org.>` are not Message-IDs a mail server accepts."""
+    from reporter.site.email_edition import message_domain
+
+    assert message_domain(base_url) == domain
+    parsed = email.headerregistry.HeaderRegistry()("Message-ID", f"<digest-2026-W20.0@{domain}>")
+    assert not parsed.defects

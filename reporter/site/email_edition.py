@@ -85,14 +85,27 @@ def render_email(edition: EmailEdition) -> tuple[str, str]:
             text_env().get_template(f"{TEMPLATE}.txt").render(variables))
 
 
+def message_domain(base_url: str | None) -> str:
+    """The Message-ID's right-hand side from `[site] base_url`'s host (RFC 5322 `id-right`): a name without the
+    root's trailing dot, an IP address as a domain literal (`[192.0.2.1]`, `[IPv6:::1]`)."""
+    host = (urllib.parse.urlsplit(base_url).hostname or "").rstrip(".") if base_url else ""
+    if not host:
+        return MESSAGE_DOMAIN
+    if ":" in host:
+        return f"[IPv6:{host}]"
+    if all(part.isdigit() for part in host.split(".")):
+        return f"[{host}]"
+    return host
+
+
 def email_message(edition: EmailEdition, html: str, text: str, base_url: str | None = None) -> bytes:
     """The .eml: multipart/alternative of the text and the HTML, every byte from the content (CRLF line ends)."""
     digest = hashlib.sha256("\0".join((edition.subject, text, html)).encode("utf-8")).hexdigest()
-    domain = urllib.parse.urlsplit(base_url).hostname if base_url else None
+    domain = message_domain(base_url)
     msg = EmailMessage(policy=SMTP)
     msg["Subject"] = edition.subject
     msg["Date"] = email.utils.format_datetime(message_date(edition.week))
-    msg["Message-ID"] = f"<digest-{edition.week}.{digest[:24]}@{domain or MESSAGE_DOMAIN}>"
+    msg["Message-ID"] = f"<digest-{edition.week}.{digest[:24]}@{domain}>"
     msg["MIME-Version"] = "1.0"
     msg.make_alternative()
     for body, subtype in ((text, "plain"), (html, "html")):
