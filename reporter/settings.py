@@ -146,7 +146,19 @@ def http_url(value: str) -> str | None:
         return f"is not a URL that parses ({exc}): {value!r:.200}"
     if not parts.hostname or any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in value):
         return f"must be an http:// or https:// URL naming a host, without spaces or control characters: {value!r:.200}"
+    unsafe = sorted(set(value) & set(_NOT_IN_URLS))
+    if unsafe:
+        # RFC 3986 has no place for them: a browser, a mail reader or a feed reader would each read such a URL its
+        # own way, and it goes into every link of the e-mail edition and the feed
+        return (f"holds {' '.join(unsafe)}, which a URL cannot hold (RFC 3986); percent-encode them "
+                f"(e.g. %22 for a double quote): {value!r:.200}")
+    if parts.port == 0:
+        return f"names port 0, which no server listens on: {value!r:.200}"
     return None
+
+
+_NOT_IN_URLS = '"<>\\^`{|}'
+"""Characters RFC 3986 allows nowhere in a URL (outside percent-encoding)."""
 
 
 def _authority(url: str) -> str:

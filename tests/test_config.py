@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import re
+
 import pytest
 
 from reporter.config import load_workspace
@@ -259,3 +261,17 @@ def test_a_non_ascii_site_host_is_refused_with_its_ascii_spelling(tmp_path):
         load_workspace(tmp_path)
     message = str(caught.value)
     assert "[site]: key 'base_url'" in message and "https://xn--xample-ova.org/digest" in message, message
+
+
+@pytest.mark.parametrize("url, complaint", [
+    ('https://example.org/x\\"><script>alert(1)</script>', '" < >, which a URL cannot hold'),
+    ("https://example.org/{week}", "{ }, which a URL cannot hold"),
+    ("https://example.org/a|b", "|, which a URL cannot hold"),
+    ("https://example.org:0/v1", "names port 0"),
+])
+def test_a_url_rfc_3986_has_no_place_for_is_refused(tmp_path, url, complaint):
+    """Issue 30, adversarial: a base_url holding `"><script>` was accepted and written raw into every e-mail
+    edition's text part; each reader reads such a URL its own way, so it is refused at load, naming the key."""
+    with pytest.raises(InputError, match=re.escape(complaint)) as caught:
+        _load(tmp_path, f'[fetch.openalex]\nbase_url = "{url}"\n')
+    assert "base_url" in str(caught.value)
