@@ -179,8 +179,11 @@ def test_max_cost_stops_the_claiming(tmp_path):
     with FakeOpenAI(default=judgement()) as server:
         w = judge_workspace(tmp_path / "ws", server.base_url, {W1: 12}, batch_size=2, concurrency=1, judges=1)
         server.titles = w["titles"]
-        report = judge(w, max_cost=1e-9)
-    assert report.stopped_by_max_cost and 1 <= report.tiers[0].screened < 12
+        report = judge(w, max_cost=0.002)
+        asked = server.total
+    # Each request's worst case is reserved before it is sent: the spend stays under the cap.
+    assert report.stopped_by_max_cost and 1 <= report.tiers[0].screened < 12 and report.spend_usd <= 0.002
+    assert asked == report.tiers[0].votes
 
 
 # --- runners at once, and killed ---------------------------------------------------------------------------

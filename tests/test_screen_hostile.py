@@ -23,6 +23,7 @@ from reporter.screening.prompt import generation_for, load_prompt
 from reporter.screening.rawlog import orphans
 from reporter.screening.store import open_store
 from reporter.screening.store_sql import store_text, stored_text
+from reporter.text import replace_surrogates
 
 LONE = "\ud800 lone"
 NUL = "nul \x00 inside"
@@ -75,7 +76,8 @@ def test_a_hostile_reply_is_recorded_and_the_next_run_goes_on(tmp_path, database
     assert second.tiers[-1].votes == 0 and second.tiers[-1].failures == 1
     votes = stored_votes(w)
     for work, reason in HOSTILE_REASONS.items():
-        assert votes[(work, "expensive-a")].reason == reason, "the reason reads back exactly as the voter gave it"
+        # As the voter gave it, a lone surrogate repaired to U+FFFD (so whatever reads it later can encode it).
+        assert votes[(work, "expensive-a")].reason == replace_surrogates(reason)
     assert votes[("W005", "expensive-b")].invalid_cause == "unknown_label"
     assert counts[("W004", "exp-b")] == 2 and all(n == 1 for k, n in counts.items() if k != ("W004", "exp-b"))
 
@@ -104,7 +106,7 @@ def test_a_raw_log_holding_hostile_replies_recovers_after_a_kill(tmp_path, datab
     assert [t["votes"] for t in again["tiers"] if t["tier"] == "expensive"] == [0]
     votes = stored_votes(w)
     assert {k: v.reason for k, v in votes.items()} == {
-        (x, f"expensive-{v}"): HOSTILE_REASONS[x] + m for x in HOSTILE_REASONS for v, m in zip("ab", MODELS["expensive"])}
+        (x, f"expensive-{v}"): replace_surrogates(HOSTILE_REASONS[x]) + m for x in HOSTILE_REASONS for v, m in zip("ab", MODELS["expensive"])}
 
 
 HOSTILE_KEY = "sk-te+st/SE&CR=ET-7f3a9c1e5b%41"
