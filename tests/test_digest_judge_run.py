@@ -424,3 +424,20 @@ def test_a_week_without_a_judge_says_keyword_and_older_weeks_read_as_keyword(tmp
     del doc["judge"]
     older = read_week(dump_json({**doc, "rules": "digest.2"}).encode(), "old.json")
     assert older.judge is None and {d.criteria_source for d in older.decisions.decisions} == {"keyword"}
+
+
+def test_a_judge_reason_with_a_lone_surrogate_is_recorded_so_the_week_can_be_read(tmp_path):
+    """Issue 30, item 3: `"\\ud800"` in a reason was recorded as is and every digest of the week died hashing it."""
+    from reporter.digest.judge.answers import recorded_answers
+    from reporter.digest.judge.prompt import judge_setup
+    from reporter.digest.judge.run import week_papers
+    with FakeOpenAI(default=Content('{"fit": "in_scope", "criteria_lines": [4], "reason": "odd \\ud800 text"}')) \
+            as server:
+        w = judge_workspace(tmp_path / "ws", server.base_url, {W1: 2})
+        server.titles = w["titles"]
+        judge(w)
+    digest = load_workspace(w["root"]).digest
+    answers = recorded_answers(digest.judge, judge_setup(digest.judge, digest.criteria), week_papers(digest, W1))
+    assert len(answers.sha256) == 64
+    assert {e.reason for es in answers.entries.values() for e in es} == {"odd \ufffd text"}
+    assert {e.fit for es in answers.entries.values() for e in es} == {"in_scope"}
