@@ -441,3 +441,17 @@ def test_a_judge_reason_with_a_lone_surrogate_is_recorded_so_the_week_can_be_rea
     assert len(answers.sha256) == 64
     assert {e.reason for es in answers.entries.values() for e in es} == {"odd \ufffd text"}
     assert {e.fit for es in answers.entries.values() for e in es} == {"in_scope"}
+
+
+def test_a_run_whose_every_answer_is_invalid_reports_them_as_failures(tmp_path, capsys, monkeypatch):
+    """Issue 30, item 10: every answer invalid was reported as '6 answers, 0 failures'."""
+    with FakeOpenAI(default=judgement(fit="in_scope", lines=(1,))) as server:  # line 1 is no concept: uncited
+        w = judge_workspace(tmp_path / "ws", server.base_url, {W1: 3})
+        server.titles = w["titles"]
+        monkeypatch.setenv(KEY_ENV, KEY)
+        assert main(["judge", "--workspace", str(w["root"]), "--week", W1, "--run"]) == 0
+        text = capsys.readouterr().out
+        assert main(["judge", "--workspace", str(w["root"]), "--week", W1, "--run", "--json"]) == 0
+    assert "6 answers" in text and "6 failures (6 invalid answers: 6 uncited; 0 requests failed after retries)" in text
+    judged = rows(w, "SELECT COUNT(*) FROM votes WHERE invalid_cause = 'uncited'")
+    assert judged == [(6,)]
