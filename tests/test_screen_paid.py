@@ -256,3 +256,12 @@ def test_sigterm_drains_the_judge_like_ctrl_c(tmp_path):
         assert rerun.returncode == 0, err[-2000:]
         counts = server.counts()
     assert len(counts) == 12 and all(n == 1 for n in counts.values()), "each paper asked once per judge overall"
+
+
+def test_the_cap_is_shown_to_a_tenth_of_a_cent():
+    """Issue 30, item 6: a cap of $0.001 was shown as `$0.00`."""
+    from reporter.money import dollars
+    from reporter.screening.run_report import RunReport, format_run
+    assert [dollars(v, tenths=True) for v in (0.001, 0.0015, 1.005, 12.0, 1234.5)] == [
+        "$0.0010", "$0.0015", "$1.005", "$12.00", "$1,234.50"]
+    assert "spend $0.0000 of --max-cost $0.0010" in format_run(RunReport("r", "rel", (), 0.001))
