@@ -57,6 +57,33 @@ def raw_lines_of(raw_dir, voter: str) -> int:
     return sum(1 for r in orphans(raw_dir, {}) if r.voter == voter)
 
 
+def kill_once_on_disk(proc: subprocess.Popen, raw, voter: str, n: int) -> int:
+    """SIGKILL the run once `voter` has `n` raw lines (or CONDITION_BOUND passed); the raw lines it left."""
+    try:
+        deadline = time.monotonic() + CONDITION_BOUND
+        while raw_lines_of(raw, voter) < n and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate()
+    return raw_lines_of(raw, voter)
+
+
+def terminate_once_sent(server: FakeOpenAI, proc: subprocess.Popen, sent: int) -> tuple[str, str]:
+    """SIGTERM the run once the server has `sent` requests; its stdout and stderr once it ended."""
+    try:
+        deadline = time.monotonic() + WAIT_SECONDS
+        while server.total < sent:
+            assert time.monotonic() < deadline, "the run never sent its first requests"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGTERM)
+        return proc.communicate(timeout=WAIT_SECONDS)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
 # --- the screen -------------------------------------------------------------------------------------------
 
 
@@ -100,14 +127,7 @@ def test_screen_killed_while_the_second_voter_is_slow_pays_the_first_nothing_aga
         server.titles = w["titles"]
         raw = w["root"] / "state" / "raw"
         proc = start_run(w["root"])
-        try:
-            deadline = time.monotonic() + CONDITION_BOUND
-            while raw_lines_of(raw, "expensive-a") < 8 and time.monotonic() < deadline:
-                time.sleep(0.05)
-        finally:
-            proc.send_signal(signal.SIGKILL)
-            proc.communicate()
-        on_disk = raw_lines_of(raw, "expensive-a")
+        on_disk = kill_once_on_disk(proc, raw, "expensive-a", 8)
         again.set()
         report = finish(start_run(w["root"]))
         counts = server.counts()
@@ -129,17 +149,7 @@ def test_sigterm_drains_the_screen_like_ctrl_c(tmp_path):
                            concurrency=1)
         server.titles = w["titles"]
         proc = start_run(w["root"])
-        try:
-            deadline = time.monotonic() + WAIT_SECONDS
-            while server.total < 2:
-                assert time.monotonic() < deadline, "the run never sent its first requests"
-                time.sleep(0.02)
-            proc.send_signal(signal.SIGTERM)
-            out, err = proc.communicate(timeout=WAIT_SECONDS)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
+        out, err = terminate_once_sent(server, proc, 2)
         sent = server.total
         release.set()
         report = json.loads(out)
@@ -208,14 +218,7 @@ def test_judge_killed_while_the_second_judge_is_slow_pays_the_first_nothing_agai
         server.titles = w["titles"]
         raw = w["root"] / "state" / "judge-raw"
         proc = judge_command(w)
-        try:
-            deadline = time.monotonic() + CONDITION_BOUND
-            while raw_lines_of(raw, "judge-a") < 8 and time.monotonic() < deadline:
-                time.sleep(0.05)
-        finally:
-            proc.send_signal(signal.SIGKILL)
-            proc.communicate()
-        on_disk = raw_lines_of(raw, "judge-a")
+        on_disk = kill_once_on_disk(proc, raw, "judge-a", 8)
         again.set()
         rerun = judge_command(w)
         out, err = rerun.communicate(timeout=WAIT_SECONDS)
@@ -236,17 +239,7 @@ def test_sigterm_drains_the_judge_like_ctrl_c(tmp_path):
         w = judge_workspace(tmp_path / "ws", server.base_url, {WEEK: 6}, batch_size=2, concurrency=1)
         server.titles = w["titles"]
         proc = judge_command(w)
-        try:
-            deadline = time.monotonic() + WAIT_SECONDS
-            while server.total < 2:
-                assert time.monotonic() < deadline, "the run never sent its first requests"
-                time.sleep(0.02)
-            proc.send_signal(signal.SIGTERM)
-            out, err = proc.communicate(timeout=WAIT_SECONDS)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
+        out, err = terminate_once_sent(server, proc, 2)
         release.set()
         assert proc.returncode == 143, err[-2000:]
         assert json.loads(out)["signal"] == "SIGTERM" and "interrupted (SIGTERM)" in err
