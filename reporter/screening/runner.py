@@ -352,7 +352,8 @@ class _Run:
                     unstorable(row)
                 except (ValueError, TypeError, OverflowError, RecursionError) as exc:
                     cause = got.failed[voter] = (f"the raw reply {line.file}@{line.offset} could not be recorded "
-                                                 f"({type(exc).__name__}: {str(exc)[:200]}); recorded as this voter's failure")
+                                                 f"({type(exc).__name__}: {str(exc)[:200]}); recorded as this "
+                                                 f"voter's failure")
                     failures.append(FailureRow(tier.name, tier.generation.id, work_id, voter, cause))
                     continue
                 got.replies[voter] = reply
