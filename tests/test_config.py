@@ -104,6 +104,11 @@ def test_a_sqlite_database_is_resolved_against_the_workspace(tmp_path):
      "[screen.cheap.voters[0]]: key 'price_out_per_mtok' is missing: model 'm' is not in the default price table"),
     (_cheap_pair(VOTER.format(name="a") + "structured_output = \"no\"\n"),
      "[screen.cheap.voters[0]]: key 'structured_output' must be true or false, not 'no'"),
+    (_cheap_pair(VOTER.format(name="a") + "max_concurrency = 100000\n"),  # issue 30: 12,500 clients, 318 s
+     "[screen.cheap.voters[0]]: key 'max_concurrency' must be 1 to 256 (requests in flight for this voter), not "
+     "100000"),
+    (_cheap_pair(VOTER.format(name="a") + "max_concurrency = 0\n"),
+     "[screen.cheap.voters[0]]: key 'max_concurrency' must be 1 to 256"),
     (_cheap_pair(VOTER.format(name="a") + "max_tokens = 0\n"),
      "[screen.cheap.voters[0]]: key 'max_tokens' must be positive, not 0"),
     (_cheap_pair(VOTER.format(name="a").replace("0.15", "-1")),

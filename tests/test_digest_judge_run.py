@@ -179,8 +179,11 @@ def test_max_cost_stops_the_claiming(tmp_path):
     with FakeOpenAI(default=judgement()) as server:
         w = judge_workspace(tmp_path / "ws", server.base_url, {W1: 12}, batch_size=2, concurrency=1, judges=1)
         server.titles = w["titles"]
-        report = judge(w, max_cost=1e-9)
-    assert report.stopped_by_max_cost and 1 <= report.tiers[0].screened < 12
+        report = judge(w, max_cost=0.002)
+        asked = server.total
+    # Each request's worst case is reserved before it is sent: the spend stays under the cap.
+    assert report.stopped_by_max_cost and 1 <= report.tiers[0].screened < 12 and report.spend_usd <= 0.002
+    assert asked == report.tiers[0].votes
 
 
 # --- runners at once, and killed ---------------------------------------------------------------------------
@@ -421,3 +424,34 @@ def test_a_week_without_a_judge_says_keyword_and_older_weeks_read_as_keyword(tmp
     del doc["judge"]
     older = read_week(dump_json({**doc, "rules": "digest.2"}).encode(), "old.json")
     assert older.judge is None and {d.criteria_source for d in older.decisions.decisions} == {"keyword"}
+
+
+def test_a_judge_reason_with_a_lone_surrogate_is_recorded_so_the_week_can_be_read(tmp_path):
+    """Issue 30, item 3: `"\\ud800"` in a reason was recorded as is and every digest of the week died hashing it."""
+    from reporter.digest.judge.answers import recorded_answers
+    from reporter.digest.judge.prompt import judge_setup
+    from reporter.digest.judge.run import week_papers
+    with FakeOpenAI(default=Content('{"fit": "in_scope", "criteria_lines": [4], "reason": "odd \\ud800 text"}')) \
+            as server:
+        w = judge_workspace(tmp_path / "ws", server.base_url, {W1: 2})
+        server.titles = w["titles"]
+        judge(w)
+    digest = load_workspace(w["root"]).digest
+    answers = recorded_answers(digest.judge, judge_setup(digest.judge, digest.criteria), week_papers(digest, W1))
+    assert len(answers.sha256) == 64
+    assert {e.reason for es in answers.entries.values() for e in es} == {"odd \ufffd text"}
+    assert {e.fit for es in answers.entries.values() for e in es} == {"in_scope"}
+
+
+def test_a_run_whose_every_answer_is_invalid_reports_them_as_failures(tmp_path, capsys, monkeypatch):
+    """Issue 30, item 10: every answer invalid was reported as '6 answers, 0 failures'."""
+    with FakeOpenAI(default=judgement(fit="in_scope", lines=(1,))) as server:  # line 1 is no concept: uncited
+        w = judge_workspace(tmp_path / "ws", server.base_url, {W1: 3})
+        server.titles = w["titles"]
+        monkeypatch.setenv(KEY_ENV, KEY)
+        assert main(["judge", "--workspace", str(w["root"]), "--week", W1, "--run"]) == 0
+        text = capsys.readouterr().out
+        assert main(["judge", "--workspace", str(w["root"]), "--week", W1, "--run", "--json"]) == 0
+    assert "6 answers" in text and "6 failures (6 invalid answers: 6 uncited; 0 requests failed after retries)" in text
+    judged = rows(w, "SELECT COUNT(*) FROM votes WHERE invalid_cause = 'uncited'")
+    assert judged == [(6,)]

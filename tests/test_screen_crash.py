@@ -210,8 +210,13 @@ def test_a_runner_killed_between_its_raw_lines_and_its_vote_rows_loses_nothing(t
         counts = server.counts()
     # A reply on disk is adopted, never asked again; a request the kill cut before its reply came is asked once more.
     asked_again = {k: counts[k] - before.get(k, 0) for k in counts}
-    assert {k for k, n in asked_again.items() if n == 0} == on_disk
-    assert all(n == 1 for k, n in asked_again.items() if k not in on_disk)
+    not_asked = {k for k, n in asked_again.items() if n == 0}
+    assert on_disk <= not_asked
+    # Each answer is on disk on its own, so one voter's include can be adopted while the other's request was cut:
+    # the cheap tier passes such a work on with that one include, and its other voter is not needed any more.
+    other = {m: n for pair in MODELS.values() for m, n in (pair, pair[::-1])}
+    assert all(m in MODELS["cheap"] and (x, other[m]) in on_disk for x, m in not_asked - on_disk)
+    assert all(n == 1 for k, n in asked_again.items() if k not in not_asked)
     cheap = {x for x, k in w["kinds"].items() if k == "cheap"}
     assert set(counts) == {(x, m) for x in cheap for m in MODELS["cheap"]} | {
         (x, m) for x in w["kinds"] for m in MODELS["expensive"]}, "every work asked once by each of its voters"

@@ -23,6 +23,7 @@ from reporter.screening.prompt import generation_for, load_prompt
 from reporter.screening.rawlog import orphans
 from reporter.screening.store import open_store
 from reporter.screening.store_sql import store_text, stored_text
+from reporter.text import replace_surrogates
 
 LONE = "\ud800 lone"
 NUL = "nul \x00 inside"
@@ -75,7 +76,8 @@ def test_a_hostile_reply_is_recorded_and_the_next_run_goes_on(tmp_path, database
     assert second.tiers[-1].votes == 0 and second.tiers[-1].failures == 1
     votes = stored_votes(w)
     for work, reason in HOSTILE_REASONS.items():
-        assert votes[(work, "expensive-a")].reason == reason, "the reason reads back exactly as the voter gave it"
+        # As the voter gave it, a lone surrogate repaired to U+FFFD (so whatever reads it later can encode it).
+        assert votes[(work, "expensive-a")].reason == replace_surrogates(reason)
     assert votes[("W005", "expensive-b")].invalid_cause == "unknown_label"
     assert counts[("W004", "exp-b")] == 2 and all(n == 1 for k, n in counts.items() if k != ("W004", "exp-b"))
 
@@ -104,7 +106,7 @@ def test_a_raw_log_holding_hostile_replies_recovers_after_a_kill(tmp_path, datab
     assert [t["votes"] for t in again["tiers"] if t["tier"] == "expensive"] == [0]
     votes = stored_votes(w)
     assert {k: v.reason for k, v in votes.items()} == {
-        (x, f"expensive-{v}"): HOSTILE_REASONS[x] + m for x in HOSTILE_REASONS for v, m in zip("ab", MODELS["expensive"])}
+        (x, f"expensive-{v}"): replace_surrogates(HOSTILE_REASONS[x]) + m for x in HOSTILE_REASONS for v, m in zip("ab", MODELS["expensive"])}
 
 
 HOSTILE_KEY = "sk-te+st/SE&CR=ET-7f3a9c1e5b%41"
@@ -191,3 +193,58 @@ def test_a_raw_line_an_older_reporter_wrote_with_the_key_is_recovered_with_the_k
         asked = server.counts()
     assert report.tiers[-1].recovered == 1 and asked == {("W001", "exp-b"): 1}
     assert stored_votes(w)[("W001", "expensive-a")].reason == "echo [key]"
+
+
+# --- replies that cannot be stored as they are (issue 30, item 3) ---------------------------------------------
+
+
+def huge_usage_body(label: str = "include") -> Status:
+    """A 200 whose usage counts pass what a BIGINT column holds (2^64 tokens)."""
+    return Status(200, body=json.dumps({
+        "id": "chatcmpl-huge", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": json.dumps({"label": label, "reason": "ok"})}}],
+        "usage": {"prompt_tokens": 2**64, "completion_tokens": 2**70, "total_tokens": 2**71}}))
+
+
+def test_a_usage_count_past_the_column_is_no_count_and_the_run_goes_on(tmp_path):
+    with FakeOpenAI(lambda work, model, attempt: huge_usage_body() if work == "W001" else Answer("include")) \
+            as server:
+        w = make_workspace(tmp_path / "ws", server.base_url, screen=3, cheap_voters=False)
+        server.titles = w["titles"]
+        first = screen(w)
+        second = screen(w)
+    assert first.tiers[-1].screened == 3 and second.tiers[-1].votes == 0
+    from test_screen_run import db_rows
+    [(tin, tout, cost)] = db_rows(w, "SELECT input_tokens, output_tokens, cost_usd FROM votes "
+                                     "WHERE work_id = 't:W001' AND voter = 'expensive-a'")
+    assert 0 < tin < 10_000 and 0 < tout < 1_000 and cost < 0.01, "counted offline, as for a server sending none"
+
+
+def test_a_raw_line_with_an_unstorable_usage_is_recovered_not_replayed_into_a_crash(tmp_path):
+    from reporter.screening.rawlog import open_raw_log, raw_line
+    script = {("W001", "exp-a"): [Status(400), Answer("include")]}  # the first run seeds the jobs, W001 left open
+    with FakeOpenAI(script, default=Answer("include")) as server:
+        w = make_workspace(tmp_path / "ws", server.base_url, screen=2, cheap_voters=False)
+        server.titles = w["titles"]
+        screen(w)
+        ws = load_workspace(w["root"])
+        generation = generation_for("expensive", ws.screen.expensive, load_prompt(ws.screen)).id
+        body = json.dumps({"choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": '{"label": "include", "reason": "r"}'}}],
+            "usage": {"prompt_tokens": 2**64, "completion_tokens": 3}})
+        with open_raw_log(w["root"] / "state" / "raw", "old-runner") as log:  # a runner that ended
+            log.append([raw_line(tier="expensive", generation=generation, work_id="t:W001", voter="expensive-a",
+                                 model="exp-a", at="2026-01-01T00:00:00Z", status=200, body=body,
+                                 usage={"input_tokens": 2**64, "output_tokens": 3, "cost_usd": 1e30,
+                                        "estimated": False})])
+        report = screen(w)
+        again = screen(w)
+        counts = server.counts()
+    [tier] = [t for t in report.tiers if t.tier == "expensive"]
+    from test_screen_run import db_rows
+    assert tier.recovered == 1 and again.tiers[-1].votes == 0
+    assert db_rows(w, "SELECT COUNT(*) FROM verdicts") == [(2,)]
+    assert counts[("W001", "exp-a")] == 1, "the reply on disk was adopted, not asked again"
+    votes = stored_votes(w)
+    assert votes[("W001", "expensive-a")].answer == "include"

@@ -258,10 +258,31 @@ def test_max_cost_stops_claiming(tmp_path):
         report = screen(w, tiers=("expensive",), max_cost=1e-9)
         asked = server.total
     [tier] = report.tiers
-    # Nothing was spent when the first batch was claimed; its first reply reached the cap, so no second batch.
-    assert asked == 4 and tier.screened == 2 and tier.stopped_by_max_cost and report.stopped_by_max_cost
-    assert len(verdicts(w, "expensive")) == 2
+    # The first request's worst case (its prompt plus max_tokens at the voter's prices) passes the cap: none is sent.
+    assert asked == 0 and tier.screened == 0 and tier.stopped_by_max_cost and report.stopped_by_max_cost
+    assert report.spend_usd == 0
     assert db_rows(w, "SELECT COUNT(*) FROM jobs WHERE claimed_by IS NOT NULL") == [(0,)]
+
+
+@pytest.mark.parametrize("cap", [0.001, 0.004, 0.01])
+def test_max_cost_reserves_each_requests_worst_case_so_the_spend_stays_under_the_cap(tmp_path, cap):
+    from reporter.screening.budget import Budget
+    from reporter.screening.prompt import load_prompt
+    from reporter.screening.tier_loop import Tier, tier_messages
+    with FakeOpenAI(default=Answer("include")) as server:
+        w = make_workspace(tmp_path / "ws", server.base_url, screen=30, cheap_voters=False, batch_size=4,
+                           concurrency=2, prices=(1.0, 3.0))
+        server.titles = w["titles"]
+        report = screen(w, tiers=("expensive",), max_cost=cap)
+        asked = server.total
+    voter = w["ws"].screen.expensive[0]
+    work = type("W", (), {"title": "Study W030 screenword", "abstract": "Abstract of W030.", "title_only": False})
+    tier = Tier("expensive", w["ws"].screen.expensive, load_prompt(w["ws"].screen), None, None, {})
+    worst = Budget(cap).worst_case(voter, tier_messages(tier, work))
+    assert 0 <= report.spend_usd <= cap, "the spend never passes the cap"
+    assert report.stopped_by_max_cost and asked < 60
+    # It stopped only when the next worst case would not fit beside those in flight (2 voters x 2 requests).
+    assert cap - report.spend_usd < 5 * worst
 
 
 def test_a_voter_that_keeps_failing_stops_the_run_naming_it(tmp_path, capsys, monkeypatch):

@@ -127,7 +127,7 @@ def run_screen_command(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(format_plan(plans) + format_unanswered(runs))
         return 0
-    from .run_report import format_run, interrupted_note, run_json
+    from .run_report import format_run, interrupted_note, run_exit_code, run_json
     from .runner import run_screen
     report = run_screen(ws, release_dir, tiers=tiers, max_cost=args.max_cost, environ=os.environ,
                         progress=not args.json or sys.stderr.isatty())
@@ -137,7 +137,7 @@ def run_screen_command(args: argparse.Namespace) -> int:
             print(interrupted_note(report), file=sys.stderr)
     else:
         print(format_run(report))
-    return 130 if report.interrupted else 0
+    return run_exit_code(report)
 
 
 def run_export_command(args: argparse.Namespace) -> int:

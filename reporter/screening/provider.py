@@ -29,6 +29,8 @@ except ImportError:  # pragma: no cover - openai 1.x/2.x
 
 from ..errors import InputError
 from ..masking import mask_json_text, mask_secret
+from ..text import json_without_surrogates, may_hold_surrogates
+from .budget import Budget
 from .config import VoterSettings
 from .prices import cost_usd
 from .prompt import ANSWER_SCHEMA, response_format
@@ -70,7 +72,7 @@ def _first_object(text: str) -> dict | None:
             return None
         try:
             value, _end = decoder.raw_decode(text, start)
-            return value
+            return json_without_surrogates(value) if isinstance(value, dict) else value
         except (ValueError, RecursionError):
             start = text.find("{", start + 1)
     return None
@@ -137,6 +139,8 @@ def _read_body(body: str, answer: AnswerSchema) -> tuple[Vote, dict | None, str]
         data = json.loads(body)
     except (ValueError, RecursionError):
         return invalid_vote("unparseable", f"the response body is not JSON: {body[:REASON_CHARS]!r}"), None, ""
+    if may_hold_surrogates(body):  # a lone surrogate's escape: every string repaired (U+FFFD), so any later
+        data = json_without_surrogates(data)  # reading (a hash, a page, a file) can encode what is recorded
     if not isinstance(data, dict):
         return invalid_vote("unparseable", "the response body is not a chat.completion object"), None, ""
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
@@ -175,9 +179,15 @@ def vote_from_body(body: str, answer: AnswerSchema = SCREEN_ANSWER) -> tuple[Vot
     return vote, usage
 
 
-def _count(usage: dict | None, key: str) -> int | None:
-    value = usage.get(key) if usage else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+MAX_COUNT = 2**63 - 1
+"""The largest token count a reply's usage may give: what the state database's BIGINT holds. A larger one (or a
+negative, a float, a string) is no count: the tokens are then counted offline, as when a server sends none."""
+
+
+def usage_count(usage: Any, key: str) -> int | None:
+    """`usage[key]` when it is a count the database can store (0..MAX_COUNT), else None."""
+    value = usage.get(key) if isinstance(usage, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT else None
 
 
 @dataclass(frozen=True)
@@ -252,7 +262,7 @@ class ChatVoter:
     """One configured voter: asks a work's messages and returns the Reply, or raises VoterFailure."""
 
     def __init__(self, settings: VoterSettings, environ: Mapping[str, str], *, max_retries: int = 8,
-                 answer: AnswerSchema = SCREEN_ANSWER):
+                 answer: AnswerSchema = SCREEN_ANSWER, budget: Budget | None = None):
         self.name = settings.name
         """The voter's name (votes are recorded under it)."""
         self.settings = settings
@@ -268,6 +278,8 @@ class ChatVoter:
                                             timeout=settings.timeout_seconds, max_retries=max_retries)
                          for _ in range(shards)]
         self._turn = 0
+        self.budget = budget
+        """The run's spending cap: each request's worst case is reserved before it is sent (None: no cap)."""
         self.halted = False
         """Set when the run stops (Ctrl-C): requests still waiting for a slot are not sent (`NotSent`)."""
 
@@ -287,31 +299,50 @@ class ChatVoter:
         async with self._slots:
             if self.halted:
                 raise NotSent()
-            client = self._clients[self._turn % len(self._clients)]
-            self._turn += 1
+            budget = self.budget or Budget(None)
+            worst = budget.worst_case(self.settings, messages)
+            if not budget.reserve(worst):
+                raise NotSent()
             try:
-                # The client's documented call for a request it need not model (`client.post` with
-                # `cast_to=Response`): the same retries, Retry-After, timeouts and auth as
-                # `chat.completions.create`, without re-validating our own parameters (a third of
-                # the CPU per request), and the body kept verbatim.
-                raw = await client.post("/chat/completions", cast_to=_http.Response, body=self._request(messages))
-                body = raw.text
-            except openai.APIStatusError as exc:
-                raise VoterFailure(self._status_cause(exc), exc.status_code) from None
-            except openai.APITimeoutError:
-                raise VoterFailure(self._cause(f"no answer within {self.settings.timeout_seconds:g} s"
-                                               f"{self._retried()}")) from None
-            except openai.APIConnectionError as exc:
-                why = type(exc.__cause__).__name__ if exc.__cause__ else "connection error"
-                raise VoterFailure(self._cause(f"could not connect or the connection dropped ({why})"
-                                               f"{self._retried()}")) from None
-            except openai.OpenAIError as exc:
-                raise VoterFailure(self._cause(f"the request failed ({type(exc).__name__})")) from None
-        return self._reply(messages, body, raw.status_code)
+                body, status = await self._send(messages)
+            except BaseException:
+                budget.settle(worst, 0.0)
+                raise
+        cost = 0.0
+        try:
+            reply = self._reply(messages, body, status)
+            cost = reply.cost_usd
+        finally:
+            budget.settle(worst, cost)
+        return reply
+
+    async def _send(self, messages: list[dict]) -> tuple[str, int]:
+        """One request, its retries done by the client: the body as received and its status (or VoterFailure)."""
+        client = self._clients[self._turn % len(self._clients)]
+        self._turn += 1
+        try:
+            # The client's documented call for a request it need not model (`client.post` with
+            # `cast_to=Response`): the same retries, Retry-After, timeouts and auth as
+            # `chat.completions.create`, without re-validating our own parameters (a third of
+            # the CPU per request), and the body kept verbatim.
+            raw = await client.post("/chat/completions", cast_to=_http.Response, body=self._request(messages))
+            body = raw.text
+        except openai.APIStatusError as exc:
+            raise VoterFailure(self._status_cause(exc), exc.status_code) from None
+        except openai.APITimeoutError:
+            raise VoterFailure(self._cause(f"no answer within {self.settings.timeout_seconds:g} s"
+                                           f"{self._retried()}")) from None
+        except openai.APIConnectionError as exc:
+            why = type(exc.__cause__).__name__ if exc.__cause__ else "connection error"
+            raise VoterFailure(self._cause(f"could not connect or the connection dropped ({why})"
+                                           f"{self._retried()}")) from None
+        except openai.OpenAIError as exc:
+            raise VoterFailure(self._cause(f"the request failed ({type(exc).__name__})")) from None
+        return body, raw.status_code
 
     def _reply(self, messages: list[dict], body: str, status: int) -> Reply:
         body, vote, usage, text = read_masked(body, self._mask_key, self.answer)
-        input_tokens, output_tokens = _count(usage, "prompt_tokens"), _count(usage, "completion_tokens")
+        input_tokens, output_tokens = usage_count(usage, "prompt_tokens"), usage_count(usage, "completion_tokens")
         estimated = input_tokens is None or output_tokens is None
         if estimated:  # the tokenizer loads only for a server that sends no usage (it takes a second)
             from .tokens import count_message_tokens, count_tokens

@@ -22,6 +22,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import json
+import math
 import os
 import re
 import time
@@ -282,15 +283,19 @@ def replay(line: RawReply, voter: VoterSettings, environ: Mapping[str, str], ans
     `answer`: the AnswerSchema the reply is read against (None: the screen's vote).
     """
     from .prices import cost_usd
-    from .provider import SCREEN_ANSWER, Reply, read_masked
+    from .provider import SCREEN_ANSWER, Reply, read_masked, usage_count
     secret = environ.get(voter.api_key_env) if voter.api_key_env else None
     body, vote, usage, _text = read_masked(line.body, secret, answer or SCREEN_ANSWER)
     noted = line.usage if isinstance(line.usage, dict) else {}
-    usage = usage or {}
-    tokens_in = noted.get("input_tokens", usage.get("prompt_tokens"))
-    tokens_out = noted.get("output_tokens", usage.get("completion_tokens"))
+    # What the line noted, else the body's usage; a number the database cannot hold is no count (usage_count).
+    tokens_in = usage_count(noted, "input_tokens")
+    tokens_in = usage_count(usage, "prompt_tokens") if tokens_in is None else tokens_in
+    tokens_out = usage_count(noted, "output_tokens")
+    tokens_out = usage_count(usage, "completion_tokens") if tokens_out is None else tokens_out
     cost = noted.get("cost_usd")
-    if not isinstance(cost, (int, float)):
+    if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not 0 <= cost < math.inf \
+            or "input_tokens" in noted and usage_count(noted, "input_tokens") is None \
+            or "output_tokens" in noted and usage_count(noted, "output_tokens") is None:
         cost = cost_usd(voter.price_in_per_mtok, voter.price_out_per_mtok, tokens_in, tokens_out)
     return Reply(vote=vote, body=body, status=line.status, input_tokens=tokens_in, output_tokens=tokens_out,
                  cost_usd=float(cost), usage_estimated=bool(noted.get("estimated", not usage)))

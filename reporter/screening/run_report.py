@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from ..money import dollars
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,14 @@ class TierReport:
     """True when --max-cost stopped the claiming."""
     note: str = ""
     """Why the tier did nothing, or what remains (works left to other runners, cheap verdicts pending)."""
+    invalid: dict[str, int] = field(default_factory=dict)
+    """Replies recorded that are not a valid answer, by cause (refusal, unparseable, ...): paid for and recorded
+    (among `votes`), and failures of their voters all the same."""
+
+    @property
+    def failed(self) -> int:
+        """Every failure: requests that failed and replies that were no valid answer."""
+        return self.failures + sum(self.invalid.values())
 
 
 @dataclass(frozen=True)
@@ -49,7 +59,9 @@ class RunReport:
     max_cost: float | None
     """The --max-cost given."""
     interrupted: bool = False
-    """True when Ctrl-C (SIGINT) stopped the claiming: what was in flight was answered and recorded."""
+    """True when Ctrl-C (SIGINT) or SIGTERM stopped the claiming: what was in flight was answered and recorded."""
+    signal: str = ""
+    """The signal that stopped it (`SIGINT`, `SIGTERM`), or empty."""
 
     @property
     def spend_usd(self) -> float:
@@ -90,36 +102,55 @@ def format_run(report: RunReport, words: RunWords = SCREEN_WORDS, heads: Sequenc
             lines.append(head + (t.note or "not configured"))
             continue
         lines.append(f"{head}{t.screened:,} {words.done}, {t.votes:,} {words.votes}, {t.recovered:,} recovered "
-                     f"from ended runners, {t.failures:,} failures, {t.refused:,} refused, ${t.spend_usd:.4f} "
+                     f"from ended runners, {failures_text(t, words)}, {t.refused:,} refused, ${t.spend_usd:.4f} "
                      f"(generation {t.generation[:12]}, {t.scope:,} {words.scope})")
         if t.note:
             lines.append(f"  {t.note}")
-    lines.append(f"spend ${report.spend_usd:.4f}" + (f" of --max-cost ${report.max_cost:.2f}"
+    lines.append(f"spend ${report.spend_usd:.4f}" + (f" of --max-cost {dollars(report.max_cost, tenths=True)}"
                                                       if report.max_cost is not None else ""))
     if report.stopped_by_max_cost:
-        lines.append("stopped claiming at --max-cost; requests already in flight were answered and recorded, "
-                     "so the spend may pass the cap a little")
+        lines.append("stopped at --max-cost: each request's worst case (its prompt plus max_tokens at the voter's "
+                     "prices) was reserved before it was sent, and the next one would have passed the cap; what "
+                     "was in flight was answered and recorded")
     if report.interrupted:
         lines.append(interrupted_note(report, words))
     return "\n".join(lines)
+
+
+def failures_text(t: TierReport, words: RunWords = SCREEN_WORDS) -> str:
+    """`N failures`, and when some replies were no valid answer, what the failures are."""
+    text = f"{t.failed:,} failures"
+    if t.invalid:
+        causes = ", ".join(f"{n:,} {cause}" for cause, n in sorted(t.invalid.items()))
+        text += (f" ({sum(t.invalid.values()):,} invalid {words.votes}: {causes}; {t.failures:,} requests failed "
+                 f"after retries)")
+    return text
 
 
 def interrupted_note(report: RunReport, words: RunWords = SCREEN_WORDS) -> str:
     """What an interrupted run recorded and spent, and how to resume."""
     votes = sum(t.votes + t.recovered for t in report.tiers)
     screened = sum(t.screened for t in report.tiers)
-    return (f"interrupted (Ctrl-C): stopped claiming new {words.claimed}; the requests already sent were answered "
+    said = "Ctrl-C" if report.signal in ("", "SIGINT") else report.signal
+    return (f"interrupted ({said}): stopped claiming new {words.claimed}; the requests already sent were answered "
             f"and recorded. This run recorded {votes:,} {words.votes} and {screened:,} verdicts and spent "
             f"${report.spend_usd:.4f}. To resume, run the same command again: the {words.claimed} without a "
             f"verdict were released, and only their missing {words.votes} are asked")
+
+
+def run_exit_code(report: RunReport) -> int:
+    """0, or after a signal drained the run 128 plus its number as a shell says it (130 SIGINT, 143 SIGTERM)."""
+    if not report.interrupted:
+        return 0
+    return 143 if report.signal == "SIGTERM" else 130
 
 
 def run_json(report: RunReport) -> dict[str, Any]:
     """The run's report as JSON-ready data."""
     return {"runner": report.runner, "release_id": report.release_id, "max_cost": report.max_cost,
             "spend_usd": round(report.spend_usd, 6), "stopped_by_max_cost": report.stopped_by_max_cost,
-            "interrupted": report.interrupted,
-            "tiers": [{**asdict(t), "spend_usd": round(t.spend_usd, 6)} for t in report.tiers]}
+            "interrupted": report.interrupted, "signal": report.signal or None,
+            "tiers": [{**asdict(t), "spend_usd": round(t.spend_usd, 6), "failed": t.failed} for t in report.tiers]}
 
 
 def format_duration(seconds: float) -> str:

@@ -14,11 +14,17 @@ database); `run_screen` is it for the screen of one release, tier by tier
    that was paid for is never asked again;
 4. the loop (`tier_loop.py`): claim a batch whenever the voters could take more work, ask
    each claimed work's missing voters (both at once; `ChatVoter` bounds each
-   voter's concurrency), and group-commit what came back: the raw lines are
-   appended and fsynced, then one `store.record` writes the votes and every
+   voter's concurrency), and group-commit each answer as soon as it came back,
+   whatever the job's other voter does: the raw lines are appended and
+   fsynced, then one `store.record` writes the votes, the failures and every
    verdict the gate can now give. A heartbeat extends the claims every
-   lease/3. `--max-cost` stops claiming once this run's spend reaches it.
+   lease/3. `--max-cost` (`budget.py`) reserves each request's worst case
+   before it is sent and stops sending when the next one would pass the cap.
 5. at the end, however it ends, the claims without a verdict are released.
+
+SIGINT (Ctrl-C) and SIGTERM (`timeout`, systemd, `docker stop`) both drain:
+nothing more is claimed or sent, what was sent is answered and recorded; the
+same signal again aborts at once.
 
 All database calls run on one worker thread, so the event loop keeps
 reading replies while a commit waits for the disk.
@@ -32,6 +38,7 @@ crash test cannot otherwise aim at; the command never passes it.
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import secrets
 import signal
@@ -47,9 +54,10 @@ from typing import Any, Protocol
 from ..errors import InputError
 from ..progress import Progress
 from .config import TIERS, ScreenSettings, VoterSettings
+from .budget import Budget
 from .rawlog import RawReply, dead_runners, open_raw_log, orphans, raw_line, replay, reply_usage
 from .run_report import RunReport, TierReport
-from .tier_loop import Asked, Tally, Tier, TierLoop
+from .tier_loop import Answered, Asked, Tally, Tier, TierLoop
 from .votes import FAILED, AnswerSchema, Vote
 
 def new_runner_id() -> str:
@@ -182,11 +190,13 @@ class _Run:
         self.tasks, self.settings, self.runner = tasks, tasks.settings, runner
         self.environ, self.max_cost, self.show = environ, max_cost, progress
         self.after_raw_written = after_raw_written
-        self.spend = 0.0
+        self.budget = Budget(max_cost)
+        """What this run spent, and the worst cases of its requests in flight (--max-cost)."""
         self.batches = 0
         self.voters: list[Any] = []
-        self.interrupted = False
-        """Set by the first Ctrl-C: claim nothing more, let what was sent be answered and recorded."""
+        self.interrupted: str | None = None
+        """Set by the first SIGINT or SIGTERM (its name): claim nothing more, let what was sent be answered and
+        recorded."""
         self._db = ThreadPoolExecutor(1, thread_name_prefix="screen-db")
         self.store: Any = None
         self.raw: Any = None
@@ -199,11 +209,11 @@ class _Run:
         from .provider import ChatVoter
         from .store import open_store
         # Every voter first: a key missing from the environment stops the run before anything is written.
-        voters = {task: [ChatVoter(v, self.environ, answer=self.tasks.answer(task)) for v in vs]
+        voters = {task: [ChatVoter(v, self.environ, answer=self.tasks.answer(task), budget=self.budget) for v in vs]
                   for task, vs in self.tasks.voters().items()}
         self.voters = [v for vs in voters.values() for v in vs]
         reports: list[TierReport] = []
-        watching = self._watch_sigint()
+        watching = self._watch_signals()
         try:
             self.store = await self.db(open_store, self.settings.database, where=self.tasks.where)
             await self.db(self.store.register_runner, self.runner, socket.gethostname(), os.getpid())
@@ -224,36 +234,39 @@ class _Run:
         finally:
             await asyncio.gather(*(v.aclose() for vs in voters.values() for v in vs), return_exceptions=True)
             await self._close()
-            if watching:
-                asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+            for signum in watching:
+                asyncio.get_running_loop().remove_signal_handler(signum)
         return RunReport(self.runner, self.tasks.report_id(), tuple(reports), self.max_cost,
-                         interrupted=self.interrupted)
+                         interrupted=self.interrupted is not None, signal=self.interrupted or "")
 
-    def _watch_sigint(self) -> bool:
-        """The first Ctrl-C stops the claiming (what was sent is answered and recorded); a second aborts at once.
-
-        False when signals cannot be handled here (not the main thread): Ctrl-C then interrupts as usual.
-        """
+    def _watch_signals(self) -> list[int]:
+        """The first SIGINT or SIGTERM stops the claiming (what was sent is answered and recorded); a second aborts
+        at once. The signals handled ([] when signals cannot be handled here, not the main thread: they then act as
+        usual)."""
         loop, task = asyncio.get_running_loop(), asyncio.current_task()
 
-        def on_sigint() -> None:
+        def on_signal(name: str) -> None:
+            said = "Ctrl-C" if name == "SIGINT" else name
             if self.interrupted:
-                print("\nsecond Ctrl-C: aborting now; replies not yet recorded are asked again by the next run",
+                print(f"\nsecond {said}: aborting now; replies not yet recorded are asked again by the next run",
                       file=sys.stderr, flush=True)
                 if task is not None:
                     task.cancel()
                 return
-            self.interrupted = True
+            self.interrupted = name
             for voter in self.voters:
                 voter.halted = True  # requests waiting for a slot are not sent
-            print("\nCtrl-C: claiming no more works; the requests already sent are being answered and recorded "
-                  "(Ctrl-C again to abort at once)", file=sys.stderr, flush=True)
+            print(f"\n{said}: claiming no more works; the requests already sent are being answered and recorded "
+                  f"({said} again to abort at once)", file=sys.stderr, flush=True)
 
-        try:
-            loop.add_signal_handler(signal.SIGINT, on_sigint)
-        except (ValueError, RuntimeError, NotImplementedError):
-            return False
-        return True
+        watching = []
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(signum, on_signal, signal.Signals(signum).name)
+            except (ValueError, RuntimeError, NotImplementedError):
+                break
+            watching.append(signum)
+        return watching
 
     async def _close(self) -> None:
         """Release this runner's claims without a verdict, note it finished, close its file (whatever happened)."""
@@ -290,7 +303,7 @@ class _Run:
             raise loop.abort
         return TierReport(tier.name, tier.generation.id, len(tier.scope.work_ids), tally.screened, tally.votes,
                           tally.recovered, tally.refused, tally.failures, tally.spend, tally.stopped,
-                          note=tier.scope.note)
+                          note=tier.scope.note, invalid=dict(sorted(tally.invalid.items())))
 
     # --- recovery (on the database thread) ---
 
@@ -317,9 +330,12 @@ class _Run:
         return adopted
 
     def _adopt(self, tier: Tier, found: Mapping[str, Mapping[str, RawReply]]) -> int:
-        """Claim each work with orphan replies and record them as votes (plus the verdicts they make)."""
-        from .store_rows import VoteRow
-        asked, rows = [], []
+        """Claim each work with orphan replies and record them as votes (plus the verdicts they make).
+
+        A line that cannot be read back into a vote the store can hold is recorded as that voter's failure, with
+        the cause, and the recovery goes on (a later run asks that voter again)."""
+        from .store_rows import FailureRow, VoteRow
+        asked, rows, failures = [], [], []
         for work_id in sorted(found):
             job = self.store.claim_work(tier.name, tier.generation.id, work_id, self.runner,
                                         self.settings.lease_seconds)
@@ -329,50 +345,64 @@ class _Run:
             for voter, line in sorted(found[work_id].items()):
                 if voter in job.votes:
                     continue
-                reply = got.replies[voter] = replay(line, tier.by_name[voter], self.environ, tier.answer)
-                rows.append(VoteRow(tier.name, tier.generation.id, work_id, voter, reply.vote, reply.input_tokens,
-                                    reply.output_tokens, reply.cost_usd, line.file, line.offset))
+                try:
+                    reply = replay(line, tier.by_name[voter], self.environ, tier.answer)
+                    row = VoteRow(tier.name, tier.generation.id, work_id, voter, reply.vote, reply.input_tokens,
+                                  reply.output_tokens, reply.cost_usd, line.file, line.offset)
+                    unstorable(row)
+                except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+                    cause = got.failed[voter] = (f"the raw reply {line.file}@{line.offset} could not be recorded "
+                                                 f"({type(exc).__name__}: {str(exc)[:200]}); recorded as this "
+                                                 f"voter's failure")
+                    failures.append(FailureRow(tier.name, tier.generation.id, work_id, voter, cause))
+                    continue
+                got.replies[voter] = reply
+                rows.append(row)
             asked.append(got)
         if not asked:
             return 0
-        recorded = self._record(tier, asked, rows, Tally())
+        recorded = self._record(tier, asked, rows, failures, Tally())
         # Those replies were answered (paid), only never recorded: they are no longer in flight for their runner.
         for file, n in sorted(Counter(row.raw_file for row in rows).items()):
             self.store.note_requests(file.removesuffix(".jsonl"), answered=n)
         return recorded.votes
 
-    def commit_batch(self, tier: Tier, asked: list[Asked], tally: Tally) -> None:
-        """Group commit: the batch's raw lines appended and fsynced, then its vote rows and verdicts, one transaction."""
-        from .store_rows import VoteRow
+    def commit_batch(self, tier: Tier, batch: list[Answered], tally: Tally) -> None:
+        """Group commit of the answers that came since the last one: their raw lines appended and fsynced, then
+        their vote rows, the failures and the verdicts of the jobs whose last answer is among them, one transaction."""
+        from .store_rows import FailureRow, VoteRow
         at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-        keys = [(a, v, r) for a in asked for v, r in sorted(a.replies.items())]
-        lines = [raw_line(tier=tier.name, generation=tier.generation.id, work_id=a.job.work_id, voter=v,
-                          model=tier.by_name[v].model, at=at, status=r.status, usage=reply_usage(r), body=r.body)
-                 for a, v, r in keys]
+        got = [a for a in batch if a.reply is not None]
+        lines = [raw_line(tier=tier.name, generation=tier.generation.id, work_id=a.asked.job.work_id, voter=a.voter,
+                          model=tier.by_name[a.voter].model, at=at, status=a.reply.status,
+                          usage=reply_usage(a.reply), body=a.reply.body) for a in got]
         where = self.raw.append(lines)
         self.batches += 1
         if self.after_raw_written is not None:
             self.after_raw_written(self.batches)
-        rows = [VoteRow(tier.name, tier.generation.id, a.job.work_id, v, r.vote, r.input_tokens, r.output_tokens,
-                        r.cost_usd, file, offset) for (a, v, r), (file, offset) in zip(keys, where)]
-        recorded = self._record(tier, asked, rows, tally, answered=len(rows) + sum(len(a.failed) for a in asked),
-                                unsent=sum(a.unsent for a in asked))
+        rows = [VoteRow(tier.name, tier.generation.id, a.asked.job.work_id, a.voter, a.reply.vote,
+                        a.reply.input_tokens, a.reply.output_tokens, a.reply.cost_usd, file, offset)
+                for a, (file, offset) in zip(got, where)]
+        failures = [FailureRow(tier.name, tier.generation.id, a.asked.job.work_id, a.voter, a.failure)
+                    for a in batch if a.failure is not None]
+        recorded = self._record(tier, [a.asked for a in batch if a.last], rows, failures, tally,
+                                answered=len(rows) + len(failures), unsent=sum(a.unsent for a in batch))
         tally.votes += recorded.votes
 
-    def _record(self, tier: Tier, asked: list[Asked], rows: list[Any], tally: Tally, answered: int = 0,
-                unsent: int = 0) -> Any:
-        from .store_rows import FailureRow, VerdictRow
+    def _record(self, tier: Tier, complete: list[Asked], rows: list[Any], failures: list[Any], tally: Tally,
+                answered: int = 0, unsent: int = 0) -> Any:
+        """Write vote rows, failures, and the verdicts of the `complete` jobs (every voter asked has come back)."""
+        from .store_rows import VerdictRow
         verdicts = []
-        for a in asked:
+        for a in complete:
             outcome = _gate(tier, a)
             if outcome != "incomplete":
                 verdicts.append(VerdictRow(tier.name, tier.generation.id, a.job.work_id, outcome))
-        failures = [FailureRow(tier.name, tier.generation.id, a.job.work_id, v, cause)
-                    for a in asked for v, cause in sorted(a.failed.items())]
         recorded = self.store.record(self.runner, rows, verdicts, failures, answered=answered, unsent=unsent)
         tally.screened += recorded.verdicts
         tally.refused += len(recorded.refused)
         tally.failures += len(failures)
+        tally.invalid.update(row.vote.invalid_cause for row in rows if row.vote.invalid_cause is not None)
         return recorded
 
 
@@ -395,3 +425,18 @@ def _gate(tier: Tier, asked: Asked) -> str:
 def _vote_of(value: Any) -> Vote:
     """A job's existing vote: a Vote, or a row holding one."""
     return value if isinstance(value, Vote) else value.vote
+
+
+BIGINT = 2**63 - 1
+"""The largest count (tokens, offsets) a state database's BIGINT column holds."""
+
+
+def unstorable(row: Any) -> None:
+    """Raise ValueError when a vote row holds a number the state database cannot store (its text always can:
+    `store_text`)."""
+    for name in ("input_tokens", "output_tokens", "raw_offset"):
+        value = getattr(row, name)
+        if value is not None and (not isinstance(value, int) or not 0 <= value <= BIGINT):
+            raise ValueError(f"{name} {value!r} is not a count the database holds (0 to 2^63-1)")
+    if not isinstance(row.cost_usd, float) or not math.isfinite(row.cost_usd) or row.cost_usd < 0:
+        raise ValueError(f"cost_usd {row.cost_usd!r} is not a finite amount")

@@ -1,19 +1,23 @@
 """One task's claim-ask-record loop (a screen tier, the judge over a week), the part of a run that sends requests
 and drains their replies.
 
-`TierLoop.run` claims a batch whenever the voters could take more work,
-asks each claimed work's missing voters (both at once; `ChatVoter` bounds
-each voter's concurrency), and hands what came back to the committer, which
-group-commits it through the run (`runner._Run.commit_batch`: raw lines
-fsynced, then vote rows and verdicts). A voter failing FAILURES_IN_A_ROW
-requests in a row stops the run. The run itself (registering, recovery, the
-heartbeat, closing) is `runner.py`.
+`TierLoop.run` claims a batch whenever the voters could take more work and
+asks each claimed work's missing voters (at once; `ChatVoter` bounds each
+voter's concurrency). Each voter's answer (or failure) goes to the committer
+the moment it arrives, whatever the job's other voter does, and the committer
+group-commits what came meanwhile through the run (`runner._Run.commit_batch`:
+raw lines fsynced, then vote rows, failures and, with a job's last answer, its
+verdict). So a reply that was paid for is on disk as soon as it is read: a
+second voter that fails, stalls or is killed costs the first voter nothing. A
+voter failing FAILURES_IN_A_ROW requests in a row stops the run. The run itself
+(registering, recovery, the heartbeat, the budget, closing) is `runner.py`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,8 +42,26 @@ class Asked:
     """Voter name -> Reply received."""
     failed: dict[str, str] = field(default_factory=dict)
     """Voter name -> why the request failed after retries."""
-    unsent: int = 0
-    """Requests counted as sent that were never sent (the run stopped while they waited for a slot)."""
+    waiting: int = 0
+    """Voters asked whose answer has not come back yet."""
+
+
+@dataclass
+class Answered:
+    """One voter's outcome on one claimed work, handed to the committer as soon as it is known."""
+
+    asked: Asked
+    """The job it belongs to (its other voters' outcomes come in their own Answered)."""
+    voter: str
+    """The voter's name."""
+    reply: Any = None
+    """The Reply received (None: the request failed or was never sent)."""
+    failure: str | None = None
+    """Why the request failed after retries."""
+    unsent: bool = False
+    """Counted as sent but never sent (the run stopped, or the budget refused it, while it waited for a slot)."""
+    last: bool = False
+    """The job's last outcome: the committer records the job's verdict with it (all its answers are in)."""
 
 
 @dataclass
@@ -53,6 +75,8 @@ class Tally:
     failures: int = 0
     spend: float = 0.0
     stopped: bool = False
+    invalid: Counter = field(default_factory=Counter)
+    """Invalid answers recorded, by cause (paid for, recorded, not an answer: each is a failure of its voter)."""
 
 
 class Tier:
@@ -87,7 +111,7 @@ class TierLoop:
     def __init__(self, run: Any, tier: Tier, voters: list[Any], tally: Tally, bar: Progress) -> None:
         # `run` is the run this tier belongs to (runner._Run): its database thread, store, spend and commit
         self.run_, self.tier, self.voters, self.tally, self.bar = run, tier, voters, tally, bar
-        self.pending: list[Asked] = []
+        self.pending: list[Answered] = []
         self.wake = asyncio.Event()
         self.closing = False
         self.in_a_row = {v.name: 0 for v in tier.voters}
@@ -140,32 +164,38 @@ class TierLoop:
             self.tier.works.update(await self.run_.db(self.tier.load_texts, missing))
 
     def _over_budget(self) -> bool:
-        return self.run_.max_cost is not None and self.run_.spend >= self.run_.max_cost
+        return self.run_.budget.refused
 
     async def _ask(self, job: Any) -> None:
-        from .provider import NotSent, VoterFailure
         work = self.tier.works[job.work_id]
         messages = tier_messages(self.tier, work)
         missing = self._missing(job)
-        results = await asyncio.gather(*(v.ask(messages) for v in missing), return_exceptions=True)
-        asked = Asked(job)
-        for voter, result in zip(missing, results):
-            if isinstance(result, NotSent):
-                asked.unsent += 1
-            elif isinstance(result, VoterFailure):
-                asked.failed[voter.name] = str(result.cause)
-                self.in_a_row[voter.name] += 1
-                if self.in_a_row[voter.name] >= FAILURES_IN_A_ROW and self.abort is None:
-                    self.abort = voter_down(self.tier.by_name[voter.name], self.tier.table,
-                                             self.in_a_row[voter.name], asked.failed[voter.name])
-            elif isinstance(result, BaseException):
-                raise result
-            else:
-                asked.replies[voter.name] = result
-                self.in_a_row[voter.name] = 0
-                self.run_.spend += result.cost_usd  # paid on arrival: --max-cost counts it at once
-                self.tally.spend += result.cost_usd
-        self.pending.append(asked)
+        asked = Asked(job, waiting=len(missing))
+        await asyncio.gather(*(self._ask_one(asked, voter, messages) for voter in missing))
+
+    async def _ask_one(self, asked: Asked, voter: Any, messages: list[dict]) -> None:
+        """Ask one voter and hand its outcome to the committer at once (the job's other voter may take long)."""
+        from .provider import NotSent, VoterFailure
+        out = Answered(asked, voter.name)
+        try:
+            out.reply = await voter.ask(messages)
+        except NotSent:
+            out.unsent = True
+            if self.run_.budget.refused:
+                self.tally.stopped = True  # the next request's worst case would pass --max-cost
+        except VoterFailure as exc:
+            out.failure = asked.failed[voter.name] = str(exc.cause)
+            self.in_a_row[voter.name] += 1
+            if self.in_a_row[voter.name] >= FAILURES_IN_A_ROW and self.abort is None:
+                self.abort = voter_down(self.tier.by_name[voter.name], self.tier.table,
+                                         self.in_a_row[voter.name], out.failure)
+        else:
+            asked.replies[voter.name] = out.reply
+            self.in_a_row[voter.name] = 0
+            self.tally.spend += out.reply.cost_usd
+        asked.waiting -= 1
+        out.last = asked.waiting == 0
+        self.pending.append(out)
         self.wake.set()
 
     def _missing(self, job: Any) -> list[Any]:

@@ -18,6 +18,7 @@ from typing import Any
 from ...errors import InputError
 from ...hashing import sha256_json
 from ...screening.plan import open_readonly
+from ...text import replace_surrogates
 from ..records import MISSING, JudgeEntry, Record
 from .archived import JudgeSpend
 from .config import WHERE, JudgeSettings
@@ -74,9 +75,12 @@ def _entry(voter: str, model: str, row: Any) -> JudgeEntry:
     if row is None:
         return JudgeEntry(voter, model, None, (), "", MISSING)
     vote = row.vote
+    # A reason an older reporter recorded with a lone surrogate in it is read with U+FFFD (as a new reply is
+    # recorded), so the week's hash, pages and files can encode it.
+    reason = replace_surrogates(vote.reason)
     if vote.answer is None:
-        return JudgeEntry(voter, model, None, (), vote.reason, vote.invalid_cause)
-    return JudgeEntry(voter, model, vote.answer, cited_lines(vote), vote.reason)
+        return JudgeEntry(voter, model, None, (), reason, vote.invalid_cause)
+    return JudgeEntry(voter, model, vote.answer, cited_lines(vote), reason)
 
 
 def refuse_unjudged(week: str, answers: WeekAnswers, judge: JudgeSettings) -> InputError:

@@ -11,7 +11,7 @@ from typing import Any
 
 from ...config import load_workspace
 from ...errors import InputError
-from ...screening.run_report import RunReport, RunWords, format_run, interrupted_note
+from ...screening.run_report import RunReport, RunWords, format_run, interrupted_note, run_exit_code
 from ..archive import parse_week, week_range
 
 JUDGE_EPILOG = """\
@@ -100,7 +100,7 @@ def run_judge_command(args: argparse.Namespace) -> int:
             print(interrupted_note(report, JUDGE_WORDS), file=sys.stderr)
     else:
         print(format_run(report, JUDGE_WORDS, weeks))
-    return 130 if report.interrupted else 0
+    return run_exit_code(report)
 
 
 def judge_run_json(report: RunReport, weeks: list[str]) -> dict[str, Any]:

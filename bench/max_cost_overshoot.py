@@ -1,0 +1,83 @@
+"""How far `--max-cost` lets a run's spend pass its cap (issue 30, item 6).
+
+The issue's case: `max_concurrency = 1`, answers of about $0.0011 each, a
+cap of $0.001; before the fix, the cap was compared with the spend after the
+fact and a whole claimed batch was bought ($0.033). Now each request's worst
+case (its prompt's tokens plus `max_tokens`, at the voter's prices) is
+reserved before it is sent.
+
+`reporter judge --run --max-cost CAP` (one judge, 30 papers, batch 32, as a
+subprocess) against the fake OpenAI-compatible server of
+tests/support/fake_openai.py, its prices set so one answer costs about
+$0.0011, at three caps; per cap: the requests sent, the spend, and the
+overshoot (spend minus cap; negative: under it).
+
+    .venv/bin/python bench/max_cost_overshoot.py [--caps 0.001 0.01 0.05] [--max-tokens 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from support.fake_openai import FakeOpenAI  # noqa: E402
+from support.judge import KEY, KEY_ENV, judge_workspace, judgement  # noqa: E402
+
+WEEK = "2026-W20"
+PAPERS = 30
+ANSWER_USD = 0.0011
+
+
+def judge_run(root: Path, *args: str) -> dict:
+    out = subprocess.run([sys.executable, "-m", "reporter.cli", "judge", "--workspace", str(root), "--week", WEEK,
+                          "--run", "--json", *args], env={**os.environ, KEY_ENV: KEY}, capture_output=True,
+                         text=True, timeout=600)
+    if out.returncode != 0:
+        raise SystemExit(out.stderr[-2000:])
+    return json.loads(out.stdout)
+
+
+def workspace(root: Path, base_url: str, price: float, max_tokens: int) -> dict:
+    w = judge_workspace(root, base_url, {WEEK: PAPERS}, judges=1, batch_size=32, concurrency=1)
+    toml = root / "reporter.toml"
+    text = toml.read_text().replace("price_in_per_mtok = 1.0", f"price_in_per_mtok = {price!r}")
+    text = text.replace("price_out_per_mtok = 2.0", f"price_out_per_mtok = {price!r}\nmax_tokens = {max_tokens}")
+    toml.write_text(text)
+    return w
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--caps", type=float, nargs="+", default=[0.001, 0.01, 0.05])
+    parser.add_argument("--max-tokens", type=int, default=30, help="each judge's max_tokens (the worst output)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp, FakeOpenAI(default=judgement()) as server:
+        # One uncapped answer at $1 per million tokens sizes the price that makes an answer cost ANSWER_USD.
+        probe = workspace(Path(tmp) / "probe", server.base_url, 1.0, args.max_tokens)
+        server.titles = probe["titles"]
+        first = judge_run(probe["root"])
+        per_answer = first["spend_usd"] / first["weeks"][0]["votes"]
+        price = 1.0 * ANSWER_USD / per_answer
+        print(f"{PAPERS} papers, one judge, max_concurrency 1, batch 32, max_tokens {args.max_tokens}, "
+              f"price ${price:.2f} per million tokens: about ${ANSWER_USD} an answer")
+        print(f"{'cap':>8} {'sent':>5} {'spend':>9} {'overshoot':>10}  stopped")
+        for cap in args.caps:
+            w = workspace(Path(tmp) / f"cap-{cap}", server.base_url, price, args.max_tokens)
+            server.titles = w["titles"]
+            before = server.total
+            report = judge_run(w["root"], "--max-cost", repr(cap))
+            sent = server.total - before
+            spend = report["spend_usd"]
+            print(f"${cap:<7g} {sent:>5} ${spend:>8.5f} {spend - cap:>+10.5f}  {report['stopped_by_max_cost']}")
+
+
+if __name__ == "__main__":
+    main()
