@@ -32,7 +32,7 @@ from ..digest.archive import is_week, week_start
 from ..errors import InputError
 from ..files import locked, parse_json, read_capped, write_json
 from ..masking import mask_secret
-from ..naming import email_edition_paths
+from ..naming import SITE_MANIFEST, SITE_MANIFEST_CAP, email_edition_paths
 from .config import MailSettings, cleartext_problem
 
 SENT_RECORD = "state/mail-sent.json"
@@ -44,12 +44,8 @@ QUIT_TIMEOUT = 10.0
 message is sent)."""
 EML_LIMIT = 64 * 1024 * 1024
 """The largest .eml read (an edition is under 100 kB; mail servers refuse far less than this)."""
-MANIFEST_LIMIT = 256 * 1024 * 1024
-"""The largest site manifest.json read (about 200 bytes a file: a million files)."""
 RECORD_LIMIT = 16 * 1024 * 1024
 """The largest state/mail-sent.json read (about 400 bytes a send: 40,000 sends)."""
-MANIFEST = "manifest.json"
-"""The site's manifest, at its root: every file's sha256 (written by reporter.site)."""
 REBUILD = ("build the site again (reporter build, or reporter render) so that its manifest.json records the e-mail "
            "edition; nothing was sent")
 PASSWORD_MARK = "[password]"
@@ -355,9 +351,9 @@ def _sha256(data: bytes) -> str:
 def _manifest_entry(site: Path, relative: str) -> str:
     """The sha256 the site's manifest records for a file; InputError when the manifest cannot say (missing,
     unreadable, not the site's, or without the file): an edition nothing vouches for is not sent."""
-    manifest = site / MANIFEST
+    manifest = site / SITE_MANIFEST
     try:
-        doc = parse_json(read_capped(manifest, MANIFEST_LIMIT, "the site's manifest"), str(manifest))
+        doc = parse_json(read_capped(manifest, SITE_MANIFEST_CAP, "the site's manifest"), str(manifest))
     except FileNotFoundError:
         raise InputError(f"{manifest}: missing, so nothing vouches for {relative}; {REBUILD}") from None
     except InputError as exc:

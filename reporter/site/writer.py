@@ -26,14 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError, InternalError
-from ..files import MiB, locked, read_capped, remove_debris, replace_files, resource_error
+from ..files import locked, read_capped, remove_debris, replace_files, resource_error
 from ..hashing import dump_json
+from ..naming import SITE_MANIFEST, SITE_MANIFEST_CAP
 from ..plurals import count
 
-MANIFEST = "manifest.json"
-MANIFEST_CAP = 128 * MiB
-"""The largest manifest.json read: an entry is about 200 bytes, so over 600,000 files (a year of weekly releases
-of 2,000 rules each is about 210,000 pages); docs/limits.md."""
+MANIFEST, MANIFEST_CAP = SITE_MANIFEST, SITE_MANIFEST_CAP
 SITE_VERSION = 5
 """The layout of archived pages. Bump it with every change to what an archived page (a release, rule or
 digest week page, or a file beside one) looks like: pages archived by an earlier version are then kept as
@@ -187,7 +185,7 @@ def _published(manifest: Path) -> dict[str, dict]:
 def _holds(path: Path, data: bytes) -> bool:
     """Whether a regular file at `path` holds exactly `data` (read only when its size is that of `data`)."""
     try:
-        return path.stat().st_size == len(data) and read_capped(path, len(data), "site manifest") == data
+        return path.stat().st_size == len(data) and read_capped(path, len(data), "site page") == data
     except (FileNotFoundError, InputError):
         return False
 
