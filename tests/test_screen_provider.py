@@ -69,6 +69,9 @@ VALID = '{"label": "exclude", "reason": "Not about humans."}'
     ('{"label": "include", "reason": 3}', "stop", None, "schema"),
     ('{"label": "include", "reason": "r", "confidence": 0.9}', "stop", None, "schema"),
     ('{"note": "thinking"} {"label": "include", "reason": "r"}', "stop", None, "schema"),
+    # issue 30, adversarial: Python keeps the last of two values, other readers the first: no answer at all
+    ('{"label": "include", "label": "exclude", "reason": "r"}', "stop", None, "schema"),
+    ('{"label": "exclude", "reason": "r", "reason": "s"}', "stop", None, "schema"),
     ("include", "stop", None, "unparseable"),
     ("", "stop", None, "unparseable"),
     ("  \n ", "stop", None, "unparseable"),
@@ -342,6 +345,16 @@ def test_a_key_echoed_upper_cased_is_not_repeated_in_the_cause():
     with FakeOpenAI({("w1", "m"): Status(401, body=f"Incorrect API key provided: {KEY.upper()}.")}) as server:
         failure = _failure(server)
     assert KEY.upper() not in failure.cause.upper() and "[key]" in failure.cause
+
+
+def test_a_key_a_json_error_body_spells_with_escapes_of_its_own_is_not_repeated_in_the_cause():
+    """Issue 30, adversarial: a 400 whose JSON message held the key as `\\u0073\\u006b...` (escaped twice on
+    the wire) reached the failures table; the body is now masked as JSON, string by string, before it is cut."""
+    escaped = "".join(f"\\u{ord(c):04x}" for c in KEY)
+    body = json.dumps({"error": {"message": f"bad key {escaped}"}})
+    with FakeOpenAI({("w1", "m"): Status(400, body=body)}) as server:
+        failure = _failure(server)
+    assert escaped not in failure.cause and "[key]" in failure.cause, failure.cause
 
 
 # --- reporter.masking: one function for every secret (issue 30, item 4) ------------------------------------

@@ -63,9 +63,33 @@ def invalid_vote(cause: str, why: str) -> Vote:
     return Vote(answer=None, invalid_cause=cause, reason=why[:REASON_CHARS])
 
 
+class _Twice(ValueError):
+    """An answer object that names a key more than once: readers disagree on which value holds."""
+
+    def __init__(self, keys: list[str]) -> None:
+        super().__init__(", ".join(keys))
+        self.keys = keys
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict:
+    obj: dict = {}
+    twice: list[str] = []
+    for key, value in pairs:
+        if key in obj:
+            twice.append(key)
+        obj[key] = value
+    if twice:
+        raise _Twice(sorted(set(twice)))
+    return obj
+
+
 def _first_object(text: str) -> dict | None:
-    """The first JSON object in `text`: behind code fences, prose or a trailing remark alike."""
-    decoder = json.JSONDecoder()
+    """The first JSON object in `text`: behind code fences, prose or a trailing remark alike.
+
+    An object that names a key twice (`{"fit": "in_scope", "fit": "out_of_scope"}`) raises `_Twice`: Python
+    keeps the last value, other readers the first, so such a reply is no answer at all.
+    """
+    decoder = json.JSONDecoder(object_pairs_hook=_once)
     start = text.find("{")
     for _ in range(_MAX_OBJECT_STARTS):
         if start < 0:
@@ -73,6 +97,8 @@ def _first_object(text: str) -> dict | None:
         try:
             value, _end = decoder.raw_decode(text, start)
             return json_without_surrogates(value) if isinstance(value, dict) else value
+        except _Twice:
+            raise
         except (ValueError, RecursionError):
             start = text.find("{", start + 1)
     return None
@@ -117,7 +143,10 @@ def parse_content(content: str | None, finish_reason: str | None, refusal: str |
         return invalid_vote("truncated", f"the reply was cut at max_tokens: {text!r}")
     if not text.strip():
         return invalid_vote("unparseable", "empty reply")
-    obj = _first_object(text)
+    try:
+        obj = _first_object(text)
+    except _Twice as twice:
+        return invalid_vote("schema", f"the answer names {', '.join(map(repr, twice.keys))} more than once: {text!r}")
     if obj is None:
         return invalid_vote("unparseable", f"no JSON object in the reply: {text!r}")
     return answer.read(obj)
@@ -396,7 +425,9 @@ class ChatVoter:
         status = exc.status_code
         retried = self._attempts(exc) if status in _RETRIED or status >= 500 else ""
         try:
-            snippet = _printable(" ".join(exc.response.text.split())[:SNIPPET_CHARS])
+            # the body is masked as JSON first: a key its strings spell with escapes of their own is masked too
+            body = mask_json_text(exc.response.text, self._mask_key)
+            snippet = _printable(" ".join(body.split())[:SNIPPET_CHARS])
         except Exception:  # a body that cannot be read adds nothing to the cause
             snippet = ""
         hint = ""
