@@ -250,6 +250,20 @@ def test_the_api_key_never_reaches_a_file(tmp_path):
     assert leaked == []
 
 
+@pytest.mark.parametrize("cap", [0.0, -1.0, float("nan"), float("inf")])
+def test_a_max_cost_that_is_no_cap_is_refused_before_anything_is_asked(tmp_path, cap):
+    """Issue 30, adversarial: `--max-cost inf` (and 1e309, which float() reads as inf) was taken and shown as
+    `$inf`; a cap that caps nothing is refused like 0, negatives and NaN, naming the flag."""
+    from reporter.errors import InputError
+
+    with FakeOpenAI(default=Answer("include")) as server:
+        w = make_workspace(tmp_path / "ws", server.base_url, screen=2, cheap_voters=False)
+        server.titles = w["titles"]
+        with pytest.raises(InputError, match="--max-cost .*give a positive, finite number of US dollars"):
+            screen(w, tiers=("expensive",), max_cost=cap)
+        assert server.total == 0
+
+
 def test_max_cost_stops_claiming(tmp_path):
     with FakeOpenAI(default=Answer("include")) as server:
         w = make_workspace(tmp_path / "ws", server.base_url, screen=8, cheap_voters=False, batch_size=2,

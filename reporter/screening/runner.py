@@ -115,8 +115,9 @@ def run_screen(ws: Any, release_dir: Path, *, tiers: Sequence[str], max_cost: fl
 def run_tasks(tasks: Tasks, *, max_cost: float | None = None, environ: Mapping[str, str], progress: bool = True,
               runner_id: str | None = None, after_raw_written: Callable[[int], None] | None = None) -> RunReport:
     """Run the steps of `tasks` in order as one runner: claim, ask the missing voters, record (the module doc)."""
-    if max_cost is not None and not max_cost > 0:
-        raise InputError(f"--max-cost {max_cost}: give a positive number of US dollars")
+    if max_cost is not None and not (max_cost > 0 and math.isfinite(max_cost)):
+        raise InputError(f"--max-cost {max_cost}: give a positive, finite number of US dollars (leave the flag out "
+                         f"for no cap)")
     run = _Run(tasks, runner_id or new_runner_id(), environ, max_cost, progress, after_raw_written)
     try:
         return asyncio.run(run.main())
