@@ -12,7 +12,8 @@ tests/support/fake_openai.py, its prices set so one answer costs about
 $0.0011, at three caps; per cap: the requests sent, the spend, and the
 overshoot (spend minus cap; negative: under it).
 
-    .venv/bin/python bench/max_cost_overshoot.py [--caps 0.001 0.01 0.05] [--max-tokens 30]
+    .venv/bin/python bench/max_cost_overshoot.py [--caps 0.001 0.01 0.05] [--max-tokens 30] [--concurrency 1]
+        [--latency 0]
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ def judge_run(root: Path, *args: str) -> dict:
     return json.loads(out.stdout)
 
 
-def workspace(root: Path, base_url: str, price: float, max_tokens: int) -> dict:
-    w = judge_workspace(root, base_url, {WEEK: PAPERS}, judges=1, batch_size=32, concurrency=1)
+def workspace(root: Path, base_url: str, price: float, max_tokens: int, concurrency: int = 1) -> dict:
+    w = judge_workspace(root, base_url, {WEEK: PAPERS}, judges=1, batch_size=32, concurrency=concurrency)
     toml = root / "reporter.toml"
     text = toml.read_text().replace("price_in_per_mtok = 1.0", f"price_in_per_mtok = {price!r}")
     text = text.replace("price_out_per_mtok = 2.0", f"price_out_per_mtok = {price!r}\nmax_tokens = {max_tokens}")
@@ -58,19 +59,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--caps", type=float, nargs="+", default=[0.001, 0.01, 0.05])
     parser.add_argument("--max-tokens", type=int, default=30, help="each judge's max_tokens (the worst output)")
+    parser.add_argument("--concurrency", type=int, default=1, help="the judge's max_concurrency (requests in flight)")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds the server waits before each answer")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp, FakeOpenAI(default=judgement()) as server:
+    with tempfile.TemporaryDirectory() as tmp, FakeOpenAI(default=judgement(), latency=args.latency) as server:
         # One uncapped answer at $1 per million tokens sizes the price that makes an answer cost ANSWER_USD.
         probe = workspace(Path(tmp) / "probe", server.base_url, 1.0, args.max_tokens)
         server.titles = probe["titles"]
         first = judge_run(probe["root"])
         per_answer = first["spend_usd"] / first["weeks"][0]["votes"]
         price = 1.0 * ANSWER_USD / per_answer
-        print(f"{PAPERS} papers, one judge, max_concurrency 1, batch 32, max_tokens {args.max_tokens}, "
+        print(f"{PAPERS} papers, one judge, max_concurrency {args.concurrency}, latency {args.latency} s, batch 32, max_tokens {args.max_tokens}, "
               f"price ${price:.2f} per million tokens: about ${ANSWER_USD} an answer")
         print(f"{'cap':>8} {'sent':>5} {'spend':>9} {'overshoot':>10}  stopped")
         for cap in args.caps:
-            w = workspace(Path(tmp) / f"cap-{cap}", server.base_url, price, args.max_tokens)
+            w = workspace(Path(tmp) / f"cap-{cap}", server.base_url, price, args.max_tokens, args.concurrency)
             server.titles = w["titles"]
             before = server.total
             report = judge_run(w["root"], "--max-cost", repr(cap))
