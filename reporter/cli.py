@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 
 from .errors import InputError, InternalError
@@ -102,9 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     except InternalError as exc:
         print(f"reporter {args.command}: internal error: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         print(f"reporter {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return 128 + int(getattr(exc, "signum", signal.SIGINT))
     except OSError as exc:
         message = resource_error(exc)
         if message is None:

@@ -258,3 +258,35 @@ def test_the_cap_is_shown_to_a_tenth_of_a_cent():
     assert [dollars(v, tenths=True) for v in (0.001, 0.0015, 1.005, 12.0, 1234.5)] == [
         "$0.0010", "$0.0015", "$1.005", "$12.00", "$1,234.50"]
     assert "spend $0.0000 of --max-cost $0.0010" in format_run(RunReport("r", "rel", (), 0.001))
+
+
+def test_a_second_sigterm_aborts_with_sigterms_exit_code(tmp_path):
+    """Issue 30, adversarial: a second SIGTERM (systemd's, docker's) aborted with exit 130, Ctrl-C's code."""
+    release = threading.Event()
+    with FakeOpenAI(lambda work, model, attempt: Until(release.is_set, judgement(), bound=WAIT_SECONDS)) as server:
+        w = judge_workspace(tmp_path / "ws", server.base_url, {WEEK: 4}, batch_size=2, concurrency=1)
+        server.titles = w["titles"]
+        proc = judge_command(w)
+        try:
+            deadline = time.monotonic() + WAIT_SECONDS
+            while server.total < 1:
+                assert time.monotonic() < deadline, "the run never sent its first request"
+                time.sleep(0.02)
+            proc.send_signal(signal.SIGTERM)
+            # Two SIGTERMs pending at once are one (signals do not queue): the second is sent once the first was
+            # taken, and the held request cannot be answered before it arrives.
+            err = ""
+            while "claiming no more works" not in err:
+                chunk = os.read(proc.stderr.fileno(), 4096)
+                assert chunk, "the run ended before it took the first SIGTERM"
+                err += chunk.decode(errors="replace")
+            proc.send_signal(signal.SIGTERM)
+            _, rest = proc.communicate(timeout=WAIT_SECONDS)
+            err += rest
+        finally:
+            release.set()
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert proc.returncode == 143, err[-2000:]
+    assert "second SIGTERM: aborting now" in err and "Traceback" not in err

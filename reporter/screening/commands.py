@@ -40,7 +40,8 @@ requests sent and never answered (in flight at a kill: asked again).
 
 Exit status: 0 when done (or stopped by --max-cost); 2 for bad input, or a
 voter failing request after request (the message names it, its base_url and
-the cause); 130 after Ctrl-C; nothing recorded is lost either way.
+the cause); 130 after Ctrl-C, 143 after SIGTERM (a second one aborts at once, with the same code);
+nothing recorded is lost either way.
 """
 
 EXPORT_EPILOG = """\

@@ -51,7 +51,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import InputError
+from ..errors import Aborted, InputError
 from ..progress import Progress
 from .config import TIERS, ScreenSettings, VoterSettings
 from .budget import Budget
@@ -122,7 +122,8 @@ def run_tasks(tasks: Tasks, *, max_cost: float | None = None, environ: Mapping[s
     try:
         return asyncio.run(run.main())
     except asyncio.CancelledError:
-        raise KeyboardInterrupt from None  # a second Ctrl-C: aborted at once
+        # a second SIGINT or SIGTERM: aborted at once, with the exit code of the first signal
+        raise Aborted(signal.Signals[run.interrupted or "SIGINT"]) from None
 
 
 def screen_settings(ws: Any) -> ScreenSettings:

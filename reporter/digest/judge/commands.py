@@ -30,8 +30,8 @@ With --run (and perhaps --max-cost 2): each week's papers are claimed and
 only the answers still missing are asked; each raw reply is on disk before
 its row. Any number of runners may run at once (each claims its own
 papers), and a runner killed at any point loses no paid reply: the next run
-adopts it. A re-run on a judged week sends nothing. Ctrl-C stops the
-claiming; what was sent is answered and recorded (exit 130).
+adopts it. A re-run on a judged week sends nothing. Ctrl-C (or SIGTERM) stops the
+claiming; what was sent is answered and recorded (exit 130; 143 for SIGTERM).
 
 `reporter digest` and `reporter build` then read the recorded answers and
 never send; a week with papers not judged yet is refused there unless
@@ -39,7 +39,7 @@ never send; a week with papers not judged yet is refused there unless
 
 Exit status: 0 when done (or stopped by --max-cost); 2 for bad input, or a
 judge failing request after request (the message names it, its base_url and
-the cause); 130 after Ctrl-C.
+the cause); 130 after Ctrl-C, 143 after SIGTERM (a second one aborts at once, with the same code).
 """
 
 
