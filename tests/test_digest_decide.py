@@ -197,6 +197,7 @@ papers = st.lists(st.tuples(st.sampled_from([f"doi:{i}" for i in range(12)]), te
                             st.one_of(st.none(), texts), st.booleans()), max_size=12, unique_by=lambda p: p[0])
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(papers, st.integers(1, 5))
 def test_every_guardrail_holds_on_any_week(rows, max_kept):

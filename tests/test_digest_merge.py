@@ -181,6 +181,7 @@ ARXIV_DAILY = (Path(__file__).resolve().parents[2] / "shared" / "data" / "arxiv_
 
 
 @pytest.mark.realdata
+@pytest.mark.slow
 @pytest.mark.skipif(not ARXIV_DAILY.exists(), reason="../shared/data/arxiv_daily is absent")
 def test_real_listing_merge_accounts_for_every_record():
     records = read_papers(ARXIV_DAILY)  # 23,631 listing rows (test_digest_records checks the fold)

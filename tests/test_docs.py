@@ -43,6 +43,27 @@ def test_readme_names_the_two_commands_and_ci_runs_the_test_one():
     assert "make test" in ci and "make demo" in ci, "CI runs both of the README's commands"
 
 
+def _recipe(makefile: str, target: str) -> str:
+    """The recipe lines of a Makefile target, joined."""
+    found = re.search(rf"^{re.escape(target)}:[^\n]*\n((?:\t[^\n]*\n)+)", makefile, flags=re.M)
+    assert found, f"the Makefile has no target {target}"
+    return found.group(1)
+
+
+def test_make_test_runs_every_test_and_the_quick_command_leaves_out_only_the_slow_ones():
+    makefile = (ROOT / "Makefile").read_text()
+    whole, quick = _recipe(makefile, "test"), _recipe(makefile, "test-quick")
+    options = whole.partition("pytest")[2]  # what follows `python -m pytest`
+    assert "pytest" in whole and not re.search(r"\s-(m|k)\b|--deselect|--ignore", options), "make test runs every test"
+    assert re.search(r'pytest -q -m "not slow"$', quick.strip()), quick
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    addopts = re.search(r'^addopts = "([^"]*)"', pyproject, flags=re.M).group(1)
+    assert "--strict-markers" in addopts and not re.search(r"-(m|k)\b", addopts), addopts
+    assert re.search(r'^  "slow: ', pyproject, flags=re.M), "the slow marker is registered"
+    readme = (ROOT / "README.md").read_text()
+    assert re.search(r"^make test .*`make test-quick`", readme, flags=re.M), "the README names the quick command"
+
+
 def test_the_readme_command_table_lists_every_command_and_no_other():
     readme = (ROOT / "README.md").read_text()
     named = set(re.findall(r"^\| `reporter ([a-z-]+)`", readme, flags=re.M))
@@ -75,6 +96,7 @@ def _examples():
     return out
 
 
+@pytest.mark.slow
 def test_every_help_example_runs_in_the_example_workspace(tmp_path):
     """Copy the example workspace (3,000 generated works), build it, then run every other example."""
     import shlex
