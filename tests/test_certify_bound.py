@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reporter.certify import bound
 from reporter.certify.bound import as_fraction, hypergeometric_cdf, max_relevant
 
 BIG = 5_000_000
@@ -92,11 +92,17 @@ def test_the_edges():
     assert as_fraction(0.95) == Fraction(19, 20) and as_fraction("0.999") == Fraction(999, 1000)
 
 
-def test_five_million_is_fast():
-    start = time.perf_counter()
+def test_five_million_takes_a_binary_search_of_the_cdf(monkeypatch):
+    """At N = 5,000,000 a bound is a binary search over K: about log2(N) evaluations of the CDF, never a scan."""
+    evaluations = []
+    numerator = bound._numerator
+    monkeypatch.setattr(bound, "_numerator", lambda *a: evaluations.append(a) or numerator(*a))
     for n, k in ((400, 0), (400, 5), (2_000, 20), (4_000, 40)):
-        max_relevant(BIG, n, k, 0.95)
-    assert time.perf_counter() - start < 5
+        evaluations.clear()
+        K = max_relevant(BIG, n, k, 0.95)
+        assert 1 <= len(evaluations) <= math.ceil(math.log2(BIG)) + 1, (n, k, len(evaluations))
+        assert {a[0] for a in evaluations} == {k}  # each evaluation sums k + 1 terms at most
+        assert k < K < BIG - (n - k)
 
 
 @settings(max_examples=150, deadline=None)
