@@ -69,6 +69,19 @@ def test_the_readme_command_table_lists_every_command_and_no_other():
     assert sorted(named) == sorted(_commands()), "the README's command table and the CLI disagree"
 
 
+def test_every_test_file_is_named_by_the_table_of_tests_readme():
+    """tests/README.md: `test_<stage>_<topic>.py` with a prefix of its table, or `test_<module>.py` for a module
+    its last row names; a file named otherwise breaks the one-prefix-per-stage rule."""
+    table = (ROOT / "tests" / "README.md").read_text()
+    prefixes = re.findall(r"^\| `(test_[a-z]+_)` \|", table, flags=re.M)
+    modules_row = re.search(r"^\| `test_<module>` \|(.*)\|$", table, flags=re.M)
+    assert prefixes and modules_row, "tests/README.md lost its table"
+    modules = re.findall(r"`([a-z_]+)`", modules_row.group(1))
+    misnamed = [p.name for p in sorted((ROOT / "tests").glob("test_*.py"))
+                if not p.name.startswith(tuple(prefixes)) and p.stem.removeprefix("test_") not in modules]
+    assert not misnamed, f"named by no prefix or module of tests/README.md: {misnamed}"
+
+
 def _docs():
     return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
