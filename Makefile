@@ -1,11 +1,12 @@
 # The two commands of the README:
 #   make demo   set up and build the example site into site/: two weekly releases and what changed
-#   make test   set up and run every test
+#   make test   set up and run every test (CI runs this one: the slow tests included)
+# and beside them, for a quick check while working: make test-quick (every test not marked slow)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: setup setup-test demo test bench clean
+.PHONY: setup setup-test demo test test-quick bench clean
 
 # pip -qq: errors only. The package is installed once per change of pyproject.toml (a stamp in the
 # venv), so a second `make demo` or `make test` installs nothing and prints nothing of pip's.
@@ -51,6 +52,10 @@ demo: setup
 
 test: setup-test
 	$(BIN)/python -m pytest -q
+
+# The tests marked slow (tests/README.md, "Slow tests") left out: a few minutes instead of the whole suite's.
+test-quick: setup-test
+	$(BIN)/python -m pytest -q -m "not slow"
 
 bench: setup
 	$(BIN)/python bench/route.py --rows 200000

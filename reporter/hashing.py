@@ -1,4 +1,7 @@
-"""Canonical JSON and content digests: the vocabulary of release ids and manifests."""
+"""Canonical JSON and content digests: the vocabulary of release ids and manifests.
+
+Every sha256 the tool computes goes through these helpers (bytes, text, canonical JSON, files).
+"""
 
 from __future__ import annotations
 
@@ -20,9 +23,14 @@ def dump_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
+def sha256_bytes(data: bytes) -> str:
+    """Hex sha256 of bytes: the project's one call of hashlib.sha256 on data in memory."""
+    return hashlib.sha256(data).hexdigest()
+
+
 def sha256_text(text: str) -> str:
     """Hex sha256 of a text's UTF-8 bytes."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_bytes(text.encode("utf-8"))
 
 
 def sha256_json(value: Any) -> str:

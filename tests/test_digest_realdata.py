@@ -25,7 +25,7 @@ from reporter.digest.config import DigestSettings
 from reporter.digest.listings import load_papers
 from reporter.digest.weeks import prepare_weeks, run_weeks
 
-pytestmark = pytest.mark.realdata
+pytestmark = [pytest.mark.realdata, pytest.mark.slow]
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arxiv_daily"
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "digest" / "lm-evaluation"

@@ -352,6 +352,7 @@ ARXIV_DAILY = (Path(__file__).resolve().parents[2] / "shared" / "data" / "arxiv_
 
 
 @pytest.mark.realdata
+@pytest.mark.slow
 @pytest.mark.skipif(not ARXIV_DAILY.exists(), reason="../shared/data/arxiv_daily is absent")
 def test_real_arxiv_listing_folds_repeated_listings():
     with gzip.open(ARXIV_DAILY, "rt", encoding="utf-8") as f:

@@ -86,6 +86,7 @@ def _kill_when(proc: subprocess.Popen, archive: Path, trigger: str) -> None:
     proc.wait(timeout=60)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trigger", ["after 0.3", "temporary", "published 1", "published 4"])
 def test_a_killed_catch_up_is_finished_by_the_same_command(catch_up, tmp_path, trigger):
     papers, reference = catch_up
@@ -108,6 +109,7 @@ def test_a_killed_catch_up_is_finished_by_the_same_command(catch_up, tmp_path, t
         assert ("already published with the same inputs" in line) == (week in done_before), line
 
 
+@pytest.mark.slow
 def test_the_temporaries_of_a_killed_run_are_removed_by_the_next_run(catch_up, tmp_path):
     papers, reference = catch_up
     archive = tmp_path / "archive"
@@ -130,6 +132,7 @@ def test_the_temporaries_of_a_killed_run_are_removed_by_the_next_run(catch_up, t
     assert temporaries(archive) == [] and archive_files(archive) == reference
 
 
+@pytest.mark.slow
 def test_a_week_whose_inputs_changed_needs_force_and_the_refusal_says_which(catch_up, tmp_path):
     papers, reference = catch_up
     archive = tmp_path / "archive"

@@ -1,6 +1,7 @@
 """Documentation is tested: every command has help with an example, every rule key is documented."""
 
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -17,17 +18,15 @@ def _commands():
     return sub.choices
 
 
-def test_the_commands_of_the_readme_exist():
-    readme = (ROOT / "README.md").read_text()
-    named = set(re.findall(r"\| `reporter ([a-z-]+)`", readme))
-    assert named and named <= set(_commands())
-
-
 @pytest.mark.parametrize("name", sorted(_commands()))
-def test_every_command_has_help_with_an_example(name):
-    text = _commands()[name].format_help()
-    assert "xample" in text, f"`reporter {name} --help` shows no example"
-    assert f"reporter {name}" in text
+def test_every_command_has_help_with_an_example_that_parses(name):
+    """Each command's --help ends with examples of that command, and the parser accepts each one as written (a
+    renamed or removed flag breaks its example here, in the quick suite; the slow test below runs them)."""
+    examples = [line for command, line in _examples() if command == name]
+    assert examples, f"`reporter {name} --help` shows no example"
+    for line in examples:
+        args = build_parser().parse_args(shlex.split(line)[1:])
+        assert args.command == name, line
 
 
 def test_every_rule_key_is_documented_in_the_project_docs():
@@ -43,10 +42,44 @@ def test_readme_names_the_two_commands_and_ci_runs_the_test_one():
     assert "make test" in ci and "make demo" in ci, "CI runs both of the README's commands"
 
 
+def _recipe(makefile: str, target: str) -> str:
+    """The recipe lines of a Makefile target, joined."""
+    found = re.search(rf"^{re.escape(target)}:[^\n]*\n((?:\t[^\n]*\n)+)", makefile, flags=re.M)
+    assert found, f"the Makefile has no target {target}"
+    return found.group(1)
+
+
+def test_make_test_runs_every_test_and_the_quick_command_leaves_out_only_the_slow_ones():
+    makefile = (ROOT / "Makefile").read_text()
+    whole, quick = _recipe(makefile, "test"), _recipe(makefile, "test-quick")
+    options = whole.partition("pytest")[2]  # what follows `python -m pytest`
+    assert "pytest" in whole and not re.search(r"\s-(m|k)\b|--deselect|--ignore", options), "make test runs every test"
+    assert re.search(r'pytest -q -m "not slow"$', quick.strip()), quick
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    addopts = re.search(r'^addopts = "([^"]*)"', pyproject, flags=re.M).group(1)
+    assert "--strict-markers" in addopts and not re.search(r"-(m|k)\b", addopts), addopts
+    assert re.search(r'^  "slow: ', pyproject, flags=re.M), "the slow marker is registered"
+    readme = (ROOT / "README.md").read_text()
+    assert re.search(r"^make test .*`make test-quick`", readme, flags=re.M), "the README names the quick command"
+
+
 def test_the_readme_command_table_lists_every_command_and_no_other():
     readme = (ROOT / "README.md").read_text()
-    named = set(re.findall(r"^\| `reporter ([a-z-]+)`", readme, flags=re.M))
-    assert named == set(_commands()), "the README's command table and the CLI disagree"
+    named = re.findall(r"^\| `reporter ([a-z-]+)`", readme, flags=re.M)
+    assert sorted(named) == sorted(_commands()), "the README's command table and the CLI disagree"
+
+
+def test_every_test_file_is_named_by_the_table_of_tests_readme():
+    """tests/README.md: `test_<stage>_<topic>.py` with a prefix of its table, or `test_<module>.py` for a module
+    its last row names; a file named otherwise breaks the one-prefix-per-stage rule."""
+    table = (ROOT / "tests" / "README.md").read_text()
+    prefixes = re.findall(r"^\| `(test_[a-z]+_)` \|", table, flags=re.M)
+    modules_row = re.search(r"^\| `test_<module>` \|(.*)\|$", table, flags=re.M)
+    assert prefixes and modules_row, "tests/README.md lost its table"
+    modules = re.findall(r"`([a-z_]+)`", modules_row.group(1))
+    misnamed = [p.name for p in sorted((ROOT / "tests").glob("test_*.py"))
+                if not p.name.startswith(tuple(prefixes)) and p.stem.removeprefix("test_") not in modules]
+    assert not misnamed, f"named by no prefix or module of tests/README.md: {misnamed}"
 
 
 def _docs():
@@ -75,9 +108,9 @@ def _examples():
     return out
 
 
+@pytest.mark.slow
 def test_every_help_example_runs_in_the_example_workspace(tmp_path):
     """Copy the example workspace (3,000 generated works), build it, then run every other example."""
-    import shlex
     import shutil
     import socket
     import subprocess

@@ -9,6 +9,8 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pytest
+
 from reporter.certify.results import load_certificates
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,6 +39,7 @@ class _Notes(HTMLParser):
             self.notes[-1] += data
 
 
+@pytest.mark.slow
 def test_build_the_example_workspace_small(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -78,6 +81,7 @@ def _cli(args, cwd, epoch):
                           env=env)
 
 
+@pytest.mark.slow
 def test_the_demo_recipe_small_two_weeks_and_what_changed(tmp_path):
     """`make demo`'s steps at 3,000 rows: week 26 without 100 works week 27 adds and with 100 it lost,
     last week's rule book; the home page and the diff say what changed."""

@@ -18,7 +18,7 @@ import pytest
 
 from reporter.novelty import check_candidate, load_graph, openalex_events, parse_candidate, write_events
 
-pytestmark = pytest.mark.realdata
+pytestmark = [pytest.mark.realdata, pytest.mark.slow]
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "synergy_v1"
 WORKS = DATA / "synergy_v1_works.jsonl.gz"

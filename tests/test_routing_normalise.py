@@ -35,30 +35,29 @@ def test_spec_examples():
 
 
 def test_required_literals_of_regexes():
-    from reporter.routing.regexlit import required_literal
-    assert required_literal(r"\breplicat\w+ of\b") == "replicat"
     from reporter.routing.regexlit import required_literals
+    assert required_literals(r"\breplicat\w+ of\b") == ("replicat",)
     assert required_literals(r"colou?r chart") == ("color chart", "colour chart")  # `u?`: with or without
     assert required_literals(r"\bp [<=] ?\.[0-9]+") == ("p < .", "p <.", "p = .", "p =.")
     assert required_literals(r"\(d = -?[0-9]") == ("(d = ",)      # "(d = -" holds "(d = ": one literal does
-    assert required_literal(r"colou*r chart") == "r chart"          # `u*` may repeat: the run stops
-    assert required_literal(r"direct\s+Replication") == "replication"
-    assert required_literal(r"foo|bar") is None                      # top-level alternation: no literal
-    assert required_literal(r"re(analysis|analyses)") is None        # too short outside the group
-    assert required_literal(r"A\.B\.C test") == "a.b.c test"
+    assert required_literals(r"colou*r chart") == ("r chart",)        # `u*` may repeat: the run stops
+    assert required_literals(r"direct\s+Replication") == ("replication",)
+    assert required_literals(r"foo|bar") == ("bar", "foo")            # top-level alternation: one of either
+    assert required_literals(r"re(analysis|analyses)") == ("reanalyses", "reanalysis")  # the group's two ways
+    assert required_literals(r"A\.B\.C test") == ("a.b.c test",)
 
 
 def test_non_ascii_characters_join_a_literal_only_where_lower_casing_mirrors_their_case_folding():
     """β (Β, ϐ) and é are seen as themselves in the lower-cased text; ς and σ are not (Σ lower-cases to σ)."""
     from reporter.routing.regexchars import seen_as
-    from reporter.routing.regexlit import needs_non_ascii, required_literal, required_literals
+    from reporter.routing.regexlit import needs_non_ascii, required_literals
     assert required_literals(r"\((d|or|β) = -?[0-9]+\.[0-9]+") == ("(d = ", "(or = ", "(β = ")
-    assert required_literal("Café au lait") == "café au lait"
-    assert required_literal("STRAẞE") == "straße"
-    assert required_literal("µg of") == "μg of"            # the micro sign is μ after NFKC
-    assert required_literal("ſtudy") == "study"             # long s: RE2 folds it with s, NFKC makes it s
-    assert required_literal("ςσ data") == " data"           # both sigmas stop the literal run
-    assert required_literal("ab\u0301cd") is None           # a combining mark: NFKC may join it to a neighbour
+    assert required_literals("Café au lait") == ("café au lait",)
+    assert required_literals("STRAẞE") == ("straße",)
+    assert required_literals("µg of") == ("μg of",)            # the micro sign is μ after NFKC
+    assert required_literals("ſtudy") == ("study",)             # long s: RE2 folds it with s, NFKC makes it s
+    assert required_literals("ςσ data") == (" data",)           # both sigmas stop the literal run
+    assert required_literals("ab\u0301cd") is None             # a combining mark: NFKC may join it to a neighbour
     assert [seen_as(c) for c in "βΒϐςσΣÉİ"] == ["β", "β", "β", None, None, None, "é", "i"]
     assert needs_non_ascii("β") and not needs_non_ascii("ſ")   # ſ matches s
 

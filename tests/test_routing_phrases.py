@@ -87,6 +87,7 @@ phrase_st = st.builds(lambda ws, sep, star: sep.join(ws) + ("*" if star else "")
                       st.sampled_from([" ", "  ", "-", "\u2010", "\n"]), st.booleans())
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(phrases=st.lists(phrase_st, min_size=1, max_size=4), chunk=st.sampled_from([3, 65_536]), data=st.data())
 def test_agrees_with_the_engine(phrases, chunk, data):

@@ -7,6 +7,7 @@ import re
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -65,6 +66,7 @@ def pools(draw):
              "title": draw(text), "abstract": draw(text)} for i in range(n)]
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rules=rule_books(), rows=pools())
 def test_engine_agrees_with_reference(tmp_path_factory, rules, rows):

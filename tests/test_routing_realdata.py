@@ -22,7 +22,7 @@ import pytest
 from support.reference import norm, phrase_re, route
 from support.routing import TODAY, DEFAULT_PILES, synergy_works, write_specs
 
-pytestmark = pytest.mark.realdata
+pytestmark = [pytest.mark.realdata, pytest.mark.slow]
 
 
 PILES = DEFAULT_PILES

@@ -19,6 +19,7 @@ from reporter.site import render_site
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "site_workspace"
 EPOCH_2026_07_06 = "1783339200"  # 2026-07-06 12:00 UTC: the same day in every time zone within ±11 h
+EPOCH_2026_08_05 = "1785931200"  # 2026-08-05 12:00 UTC: a later build's day
 
 
 @pytest.fixture()
@@ -159,11 +160,18 @@ def test_label_and_date_on_the_home_release_and_status_pages_after_route(ws, mon
     out = root / "releases"
     _, routed = _route(["--pool", pool, "--specs", specs, "--out", out, "--label", "2026-W27"], monkeypatch)
     site = root / "site"
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH_2026_08_05)  # rendered a month later: the date is the release's
     render_site(out, site, progress=False)
     rid = routed["release_id"]
-    for page in (site / "index.html", site / "releases" / rid / "index.html", site / "releases" / rid / "status.html"):
+    named = f'<bdi>2026-W27</bdi> <code class="id">{rid[:12]}</code></a>'
+    shown = {site / "index.html": f"{named}, first written 2026-07-06: ",
+             site / "releases" / rid / "index.html":
+                 f'<p>Release <strong><bdi>2026-W27</bdi></strong>, <code class="id">{rid}</code>, first written 2026-07-06: ',
+             site / "releases" / rid / "status.html": f'{named}<span class="muted">, first written 2026-07-06</span>'}
+    for page, line in shown.items():
         text = _text(page)
-        assert "2026-W27" in text and "2026-07-06" in text, page
+        assert line in text, page
+        assert "2026-08-05" not in text, page
 
 
 def test_build_publishes_the_workspace_label_and_shows_it_before_publishing(tmp_path):
@@ -172,13 +180,15 @@ def test_build_publishes_the_workspace_label_and_shows_it_before_publishing(tmp_
     releases = ws / "releases"
     assert _published(releases, report.release_id) == {"label": "2026-W27", "first_written": "2026-07-06"}
     home = _text(ws / "site" / "index.html")
-    assert "2026-W27" in home and "2026-07-06" in home
+    assert f'<bdi>2026-W27</bdi> <code class="id">{report.release_id[:12]}</code></a>, first written 2026-07-06: ' in home
     # a rebuild under another label keeps the published one, on disk and on the pages
     (ws / "reporter.toml").write_text(_text(ws / "reporter.toml").replace("2026-W27", "renamed"))
-    again = build(load_workspace(ws), environ={"SOURCE_DATE_EPOCH": "1785931200"}, progress=False)
+    again = build(load_workspace(ws), environ={"SOURCE_DATE_EPOCH": EPOCH_2026_08_05}, progress=False)
     assert again.release_id == report.release_id and not again.created
     assert _published(releases, report.release_id) == {"label": "2026-W27", "first_written": "2026-07-06"}
-    assert "renamed" not in _text(ws / "site" / "index.html")
+    home = _text(ws / "site" / "index.html")
+    assert f'<bdi>2026-W27</bdi> <code class="id">{report.release_id[:12]}</code></a>, first written 2026-07-06: ' in home
+    assert "renamed" not in home and "2026-08-05" not in home
 
 
 def test_naming_a_release_later_takes_a_hand_edit_and_a_rerender_of_the_archive(ws, monkeypatch, capsys):

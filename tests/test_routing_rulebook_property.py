@@ -19,6 +19,7 @@ import json
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -232,6 +233,7 @@ def _check(root, piles, rules) -> str:
 OUTCOMES: dict[str, int] = {}
 
 
+@pytest.mark.slow
 @settings(max_examples=70, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow])
 @given(book=books())

@@ -300,6 +300,7 @@ def test_a_book_past_the_rule_limit_is_refused_naming_the_first_rule_too_many(tm
                                      f"{MAX_RULES:,} rules (shadow rules included)")
 
 
+@pytest.mark.slow
 def test_a_book_at_the_rule_limit_routes_and_renders(tmp_path):
     from reporter.routing.specs import MAX_RULES
     words = ["replication", "trial", "erratum", "other", "data"]

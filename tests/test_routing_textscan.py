@@ -173,6 +173,7 @@ def test_an_unknown_engine_is_refused():
 
 
 @pytest.mark.realdata
+@pytest.mark.slow
 def test_engines_agree_on_real_abstracts_with_the_benchmark_book():
     if not WORKS.exists():
         pytest.skip(f"real data not found at {WORKS}")
@@ -193,6 +194,7 @@ def test_engines_agree_on_real_abstracts_with_the_benchmark_book():
 
 
 @pytest.mark.realdata
+@pytest.mark.slow
 def test_a_release_is_the_same_bytes_with_either_engine(tmp_path):
     """The whole route (normalisation, patch rows, evidence, samples) over real records, once per engine."""
     import pyarrow.parquet as pq
@@ -242,6 +244,7 @@ _UTF8_EDGES = [0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1,
                0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF]
 
 
+@pytest.mark.slow
 @settings(max_examples=3000, deadline=None)
 @example(rows=[b"\xed\xa0\x80"], skip=0)            # a surrogate
 @example(rows=[b"\xed\x9f\xbf"], skip=0)            # ... the last character before them

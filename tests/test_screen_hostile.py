@@ -87,6 +87,7 @@ def all_hostile(work: str, model: str, attempt: int):
     return Answer("exclude", HOSTILE_REASONS[work] + model)
 
 
+@pytest.mark.slow
 def test_a_raw_log_holding_hostile_replies_recovers_after_a_kill(tmp_path, database):
     with FakeOpenAI(all_hostile) as server:
         w = make_workspace(tmp_path / "ws", server.base_url, screen=3, cheap_voters=False, batch_size=3,

@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 
+import pytest
 from support.fake_openai import Answer, FakeOpenAI, Slow
 from test_screen_crash import KEY, KEY_ENV, WAIT_SECONDS, finish, start_run, wait_for
 from test_screen_run import db_rows, make_workspace, verdicts
@@ -58,6 +59,7 @@ def dry_run(root) -> dict:
     return json.loads(out.stdout)
 
 
+@pytest.mark.slow
 def test_ctrl_c_lets_what_was_sent_be_answered_and_recorded_then_a_rerun_resumes(tmp_path):
     # One request in flight per voter: of the first 2 works claimed, one is sent, the other waits for a slot.
     with running(tmp_path, 2.0, screen=6, batch=2, concurrency=1, sent=2) as (server, w, proc, release):
@@ -92,6 +94,7 @@ def test_a_second_ctrl_c_aborts_at_once(tmp_path):
     assert proc.returncode == 130 and "second Ctrl-C: aborting now" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_requests_in_flight_at_a_kill_are_counted_per_run_and_shown_by_the_dry_run(tmp_path):
     with running(tmp_path, 300, screen=4, batch=4, concurrency=4, sent=8) as (_server, w, proc, release):
         proc.send_signal(signal.SIGKILL)

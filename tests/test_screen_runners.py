@@ -97,11 +97,13 @@ def run_at_once(tmp_path, runners: int, database: str | None) -> None:
     assert sum(t["votes"] for r in reports for t in r["tiers"]) == len(expected)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("runners", [2, 4])
 def test_runners_at_once_on_one_sqlite_file(tmp_path, runners):
     run_at_once(tmp_path, runners, None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("runners", [2, 4])
 def test_runners_at_once_on_postgresql(tmp_path, runners, postgres_url):
     run_at_once(tmp_path, runners, postgres_url)

@@ -437,16 +437,30 @@ def test_every_stage_adds_its_pages_through_stage_pages(two_releases, tmp_path):
     from reporter.routing.artifacts import load_releases
     from reporter.site import novelty_stage, prepare_site, screening_stage
     from reporter.site.status_page import ScreeningStatus
+    from conftest import NOVELTY_FIXTURE
+
+    from reporter.novelty import load_novelty_results
     releases, a, b = two_releases
+    results = tmp_path / "results.jsonl"
+    assert main(["novelty", "--batch", str(NOVELTY_FIXTURE / "candidates.jsonl"), "--out", str(results)]) == 0
+    rows = load_novelty_results(results)
+    assert len(rows) > 1
     note = "Screening is shown on another site of this workspace."
     site = prepare_site(load_releases(releases), tmp_path / "site", progress=False,
-                        stages=[novelty_stage([], "results.jsonl"), screening_stage(ScreeningStatus(None, None, note))])
+                        stages=[novelty_stage(rows, results), screening_stage(ScreeningStatus(None, None, note))])
     report = site.commit()
-    assert (report.novelty, report.digests) == (0, 0)
+    assert (report.novelty, report.digests) == (len(rows), 0)  # the stage's count, through its `report`
     for release in (a, b):
         assert note in (tmp_path / "site" / "releases" / release / "status.html").read_text()
     assert (tmp_path / "site" / "novelty.html").is_file()
-    assert 'href="novelty.html"' in (tmp_path / "site" / "index.html").read_text()
+    home = (tmp_path / "site" / "index.html").read_text()
+    assert f'<a href="novelty.html"><strong data-key="home-candidates">{len(rows)}</strong> candidates' in home
+    # Without the stages none of it is there: each part came from its stage, not from the site itself.
+    plain = prepare_site(load_releases(releases), tmp_path / "plain", progress=False).commit()
+    assert (plain.novelty, plain.digests) == (None, 0)
+    assert not (tmp_path / "plain" / "novelty.html").exists()
+    assert 'href="novelty.html"' not in (tmp_path / "plain" / "index.html").read_text()
+    assert note not in (tmp_path / "plain" / "releases" / a / "status.html").read_text()
     with pytest.raises(ValueError, match="status pages"):
         prepare_site(load_releases(releases), tmp_path / "other", progress=False,
                      stages=[screening_stage(ScreeningStatus(None, None, note))] * 2)

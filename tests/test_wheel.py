@@ -31,7 +31,8 @@ WORKSPACE = ROOT / "tests" / "fixtures" / "site_workspace"
 # Signs that an isolated build could not fetch its backend (no network, no index), as opposed to a broken package.
 _NO_BACKEND = ("install build dependencies did not run successfully", "No matching distribution found")
 
-pytestmark = pytest.mark.skipif(find_spec("pip") is None, reason="pip is not installed: no wheel can be built")
+pytestmark = [pytest.mark.skipif(find_spec("pip") is None, reason="pip is not installed: no wheel can be built"),
+              pytest.mark.slow]
 
 
 def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

@@ -43,14 +43,6 @@ def _numerator(k: int, N: int, K: int, n: int) -> int:
     return total
 
 
-def hypergeometric_cdf(k: int, N: int, K: int, n: int) -> Fraction:
-    """P[X <= k] for X the relevant works in a uniform sample of n of N works of which K are relevant, exactly."""
-    _check(N, n, k)
-    if not 0 <= K <= N:
-        raise ValueError(f"K={K} must be between 0 and N={N}")
-    return Fraction(_numerator(k, N, K, n), math.comb(N, n))
-
-
 def max_relevant(N: int, n: int, k: int, confidence: float | str | Fraction) -> int:
     """The largest K with P_K[X <= k] >= 1 - confidence: at most this many of the N works are relevant.
 

@@ -12,13 +12,13 @@ makes it stale), and within `[certify] max_missed_fraction` when that is set.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from ..files import read_capped
+from ..hashing import sha256_bytes
 from ..plurals import count
 from ..screening.scope import STATS_FILE, read_release_doc
 from .certificate import confidence_of, measure, state_dir, stratum_digest
@@ -79,7 +79,7 @@ def verify(ws: Any, works: StratumWorks, cert: Certificate) -> None:
         raise InputError(f"{path}: the sheet it certified, {sheet_path}, cannot be read (no such file); "
                          f"--require-certified recomputes every certificate from its sheet: put the sheet back, "
                          f"or certify it again where it is (reporter certify --sheet ...)") from None
-    digest = hashlib.sha256(data).hexdigest()
+    digest = sha256_bytes(data)
     if digest != cert.sheet_sha256:
         raise InputError(f"{path}: field 'sheet_sha256' records {cert.sheet_sha256}, but the sheet {sheet_path} "
                          f"hashes to {digest} now: the sheet changed since it was certified, or the certificate "

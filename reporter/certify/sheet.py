@@ -11,7 +11,6 @@ empty for a work not labelled yet; anything else is refused naming the row.
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -21,6 +20,7 @@ from pathlib import Path
 from ..csvcells import csv_bytes, uncell
 from ..errors import InputError
 from ..files import read_capped, write_bytes
+from ..hashing import sha256_bytes
 from ..ids import paper_url
 from ..screening.scope import ScopeWork
 from .results import MAX_COUNT, MAX_SEED
@@ -186,7 +186,7 @@ def parse_sheet(data: bytes, path: Path) -> Sheet:
                                  for c in ("release", "stratum", "seed", "n"))
     where = f"{path}: row {first_row}"
     return Sheet(path=path, release=release, stratum=stratum, seed=_integer(seed, "seed", where, 0, MAX_SEED),
-                 n=_integer(n, "n", where, 1, MAX_COUNT), rows=tuple(rows), sha256=hashlib.sha256(data).hexdigest(),
+                 n=_integer(n, "n", where, 1, MAX_COUNT), rows=tuple(rows), sha256=sha256_bytes(data),
                  data=data)
 
 

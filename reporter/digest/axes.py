@@ -301,11 +301,6 @@ class NoveltyAxis:
         return f"an earlier version was covered ({kept}, matched by {self.how})"
 
 
-def titles_match(a: str, b: str) -> bool:
-    """Two titles are one work's: normalised (merge.normalize_title), Levenshtein normalized similarity > 0.9."""
-    return _similar(normalize_title(a), normalize_title(b))
-
-
 def _similar(a: str, b: str) -> bool:
     """normalized_similarity(a, b) > 0.9, decided exactly: 1 - d / L > 0.9 is 10 d < L. Empty titles never match."""
     longest = max(len(a), len(b))

@@ -85,11 +85,6 @@ def normalize_title(title: str) -> str:
     return " ".join(text.split())
 
 
-def title_similarity(a: str, b: str) -> float:
-    """rapidfuzz Levenshtein.normalized_similarity of two titles after normalize_title (1.0 is identical)."""
-    return Levenshtein.normalized_similarity(normalize_title(a), normalize_title(b))
-
-
 def surname(name: str) -> str | None:
     """The comparison key of an author name's surname, or None for an empty name.
 

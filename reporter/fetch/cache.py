@@ -16,13 +16,13 @@ run's temporaries and asks only the pages that are missing.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
 from ..files import read_capped, remove_debris, write_bytes
+from ..hashing import sha256_text
 from .config import DEFAULT_MAX_PAGE_BYTES
 
 SUFFIX = ".page"
@@ -88,4 +88,4 @@ class RawCache:
 
 def request_key(text: str) -> str:
     """The cache key of a request: the sha256 of its keyed text (Request.key_text)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_text(text)

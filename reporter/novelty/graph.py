@@ -8,7 +8,6 @@ the JSONL changes; nothing is written beside it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
 from ..errors import InputError
+from ..hashing import sha256_bytes
 from ..ids import SCHEMES, normalize_key, normalize_lom_id
 
 TABLES = ("paper", "citation_edge", "claim", "references_checked", "ingest_error")
@@ -324,13 +324,13 @@ _CACHE: OrderedDict[tuple[str, str], Graph] = OrderedDict()
 def read_graph(path: Path) -> Graph:
     """Read and fold one JSONL events file (no cache)."""
     data = _read_bytes(path)
-    return parse_events(_lines(data, path), str(path), hashlib.sha256(data).hexdigest())
+    return parse_events(_lines(data, path), str(path), sha256_bytes(data))
 
 
 def load_graph(path: Path) -> Graph:
     """The graph of a JSONL events file, from the in-memory cache when its bytes are unchanged."""
     data = _read_bytes(path)
-    digest = hashlib.sha256(data).hexdigest()
+    digest = sha256_bytes(data)
     key = (str(Path(path).resolve()), digest)
     graph = _CACHE.get(key)
     if graph is None:

@@ -110,19 +110,6 @@ def warm_tables() -> None:
     _compose_second()
 
 
-def tables_built() -> bool:
-    """Whether this process holds the tables warm_tables builds (a forked worker inherits them)."""
-    return _COMPOSE_SECOND is not None
-
-
-def forget_tables() -> None:
-    """Drop this process's normalisation tables and caches, as a fresh process starts: for a check that
-    routing builds them before it forks its workers. Normalisation then builds them again when it needs them."""
-    global _COMPOSE_SECOND
-    _COMPOSE_SECOND = None
-    _FLAGS.clear()
-
-
 # What normalisation does to a non-ASCII character, as bit flags.
 SIMPLE = 1   # NFKC maps it, on its own, to characters that cannot combine with neighbours
 FULL = 2     # NFKC must see the whole row (combining marks, composition partners)

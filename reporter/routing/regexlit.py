@@ -396,9 +396,3 @@ def required_literals(pattern: str) -> tuple[str, ...] | None:
         out.add((" " if lit[:1].isspace() else "") + core + (" " if lit[-1:].isspace() else ""))
     # A literal holding another of the set selects no row the other does not (` = -` and ` = `).
     return tuple(sorted(x for x in out if not any(y != x and y in x for y in out)))
-
-
-def required_literal(pattern: str) -> str | None:
-    """The single required literal of a regex, when there is exactly one."""
-    lits = required_literals(pattern)
-    return lits[0] if lits and len(lits) == 1 else None

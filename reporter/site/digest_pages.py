@@ -10,7 +10,7 @@ beside the new one). So it shows only what its own folder holds and what
 existed when it was published: links to the paper pages are built from the
 ids alone, and the prior weeks it names were published before it. How it
 groups its papers (REVIEW by why, DROP by cause and rationale) is
-digest_groups.py; CAUSES, the drop causes in words, is imported from there.
+digest_groups.py.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from ..money import dollars
 from ..novelty.results import ResultLine, load_novelty_results, result_lines
 from ..plurals import count
 from .charts import Bar, Chart, Label, Legend, fmt
-from .digest_groups import CAUSES, by_rationale, cap_ranks, drop_groups, ranking, review_groups
+from .digest_groups import by_rationale, cap_ranks, drop_groups, ranking, review_groups
 from .links import HOME, Href, href, paper_href, slug
 from .models import (CandidateRow, DigestIndexPage, DigestSummary, DigestWeekPage, DriftConcept, DriftEntry,
                      DisagreementRow, DropGroup, DropReason, DropRow, JudgeSpendRow, JudgeView, Link, ListedAgainView, MergeView, PaperRow, PaperView, ReviewGroup, Row,
@@ -326,5 +326,5 @@ def _rel(from_page: str, target: str) -> str:
     return posixpath.relpath(target, posixpath.dirname(from_page) or ".")
 
 
-__all__ = ["CAUSES", "DigestWeek", "REVIEW_IN_FULL", "build_index_page", "build_week_page", "digest_summary",
+__all__ = ["DigestWeek", "REVIEW_IN_FULL", "build_index_page", "build_week_page", "digest_summary",
            "digest_week", "histogram_chart", "load_digest_weeks", "paper_href", "week_dates", "week_path"]

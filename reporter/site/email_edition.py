@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import datetime as dt
 import email.utils
-import hashlib
 import urllib.parse
 from collections import Counter
 from collections.abc import Sequence
@@ -30,6 +29,7 @@ from email.policy import SMTP
 
 from ..digest.archive import Decision, week_start
 from ..errors import InternalError
+from ..hashing import sha256_text
 from ..naming import email_edition_paths
 from ..plurals import count
 from .digest_groups import CAUSES
@@ -100,7 +100,7 @@ def message_domain(base_url: str | None) -> str:
 
 def email_message(edition: EmailEdition, html: str, text: str, base_url: str | None = None) -> bytes:
     """The .eml: multipart/alternative of the text and the HTML, every byte from the content (CRLF line ends)."""
-    digest = hashlib.sha256("\0".join((edition.subject, text, html)).encode("utf-8")).hexdigest()
+    digest = sha256_text("\0".join((edition.subject, text, html)))
     domain = message_domain(base_url)
     msg = EmailMessage(policy=SMTP)
     msg["Subject"] = edition.subject

@@ -17,7 +17,6 @@ bidi controls dropped, no escapes (docs/digest.md, "The e-mail edition").
 from __future__ import annotations
 
 import base64
-import hashlib
 import re
 import textwrap
 import unicodedata
@@ -30,6 +29,7 @@ import jinja2
 from markupsafe import Markup
 
 from ..errors import InternalError
+from ..hashing import sha256_text
 from ..plurals import count
 
 TEMPLATES = resources.files("reporter") / "templates"
@@ -185,7 +185,7 @@ def _static(name: str) -> str:
 
 
 def _csp_hash(text: str) -> str:
-    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
+    return "'sha256-" + base64.b64encode(bytes.fromhex(sha256_text(text))).decode() + "'"
 
 
 def _common(env: jinja2.Environment) -> jinja2.Environment:
