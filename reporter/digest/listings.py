@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..hashing import canonical_json, sha256_text
-from .archive import parse_week, week_of, week_start
+from ..isoweek import parse_week, week_of, week_start
 from .axes import PriorKeep
 from .read import paper_files, read_listed
 from .records import ListedAgain, Record, WeekDecisions

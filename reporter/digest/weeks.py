@@ -22,8 +22,9 @@ from typing import Any
 from ..errors import InputError
 from ..files import locked, remove_debris, write_bytes
 from ..hashing import dump_json, sha256_file
-from .archive import (DECISIONS_FILE, archive_state, parse_week, prior_weeks, published_weeks, read_published,
-                      sha256_bytes, week_bytes, week_start)
+from ..isoweek import parse_week, week_start
+from .archive import (DECISIONS_FILE, archive_state, prior_weeks, published_weeks, read_published, sha256_bytes,
+                      week_bytes)
 from .axes import PriorKeep
 from .config import DigestSettings
 from .criteria import Criteria, load_criteria

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..digest.archive import parse_week, week_start
 from ..digest.records import Record
 from ..errors import InputError
 from ..files import write_bytes
 from ..hashing import canonical_json
+from ..isoweek import parse_week, week_start
 from ..digest.sources.fold import fold_same_id
 from ..progress import Progress
 from . import arxiv, biorxiv, openalex, pubmed

@@ -28,8 +28,9 @@ from collections.abc import Sequence
 from email.message import EmailMessage, MIMEPart
 from email.policy import SMTP
 
-from ..digest.archive import Decision, week_start
+from ..digest.archive import Decision
 from ..errors import InternalError
+from ..isoweek import week_start
 from ..naming import email_edition_paths
 from ..plurals import count
 from .digest_groups import CAUSES
