@@ -47,7 +47,7 @@ from reporter.digest.criteria import Criteria, load_criteria
 from reporter.digest.decide import WeekOutcome, decide, score_axes
 from reporter.digest.merge import merge_records
 from reporter.digest.read import read_papers
-from reporter.digest.records import Record
+from reporter.pool.record import Record
 from reporter.digest.watchlist import Watchlist, load_watchlist
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -32,7 +32,6 @@ from ..isoweek import is_week, shift_week, week_start
 from ..isoweek import parse_week, week_range  # noqa: F401  TEMPORARY (issue 31, item 3): only for
 # reporter/digest/judge/commands.py, which another branch of issue 31 is rewriting; once it imports them from
 # reporter.isoweek this line goes (tests/test_import_rules.py::test_the_calendar_is_read_from_its_leaf).
-from ..text import json_without_surrogates, may_hold_surrogates
 from .judge.archived import Disagreement, JudgeSpend, WeekJudge, read_judge
 from .records import DROP_CAUSES, Decision, JudgeEntry, ListedAgain, WeekDecisions
 
@@ -247,11 +246,9 @@ def read_decisions(data: bytes, source: str) -> tuple[WeekDecisions, dict[str, A
     """A decisions.json's bytes read back: (its decisions, its document); InputError naming `source`.
 
     A lone surrogate (a `\\ud800` escape, which names no character) is read as
-    U+FFFD, as the record readers read one, so the week can be shown and written.
+    U+FFFD (reporter.files.parse_json), so the week can be shown and written.
     """
     document = parse_json(data, source)
-    if may_hold_surrogates(data):
-        document = json_without_surrogates(document)
     try:
         return WeekDecisions.from_json(document), document
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
