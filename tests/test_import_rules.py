@@ -101,6 +101,25 @@ def test_a_forbidden_import_is_caught(tmp_path):
     }
 
 
+def test_fetch_reading_the_digest_or_the_pool_reading_a_stage_is_caught(tmp_path):
+    """The check itself (issue 31, item 3): fetch reading the digest or routing, the pool reading fetch."""
+    package = tmp_path / "reporter"
+    for name in ("fetch", "digest", "routing", "pool", "pool/sources"):
+        (package / name).mkdir(parents=True)
+        (package / name / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "fetch" / "run.py").write_text("from ..digest import records\nfrom ..pool.sources import fold\n")
+    (package / "fetch" / "pages.py").write_text("def f():\n    import reporter.routing\n")
+    (package / "pool" / "sources" / "fold.py").write_text("from ...fetch import run\n")
+    table = tomllib.loads(RULES.read_text(encoding="utf-8"))
+    fetch_rule = "fetch never imports routing or the digest: its source readers and the paper record are the pool's"
+    assert broken(imports(package), table) == {
+        f"reporter.fetch.run -> reporter.digest: {fetch_rule}",
+        f"reporter.fetch.pages -> reporter.routing: {fetch_rule}",
+        "reporter.pool.sources.fold -> reporter.fetch.run: the pool readers are the bottom layer: they import no stage",
+    }
+
+
 def cycles(edges: set[tuple[str, str]]) -> list[list[str]]:
     """Every group of modules that import each other round a loop (Tarjan's strongly connected components)."""
     graph: dict[str, set[str]] = {}
