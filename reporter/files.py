@@ -520,8 +520,7 @@ def read_capped(path: Path, limit: int, what: str) -> bytes:
 
 
 def parse_json(text: str | bytes, where: str) -> Any:
-    """JSON text or bytes parsed (reporter.text.json_loads: a lone surrogate, `\\ud800`, read as U+FFFD), with bad
-    or too deeply nested JSON an InputError naming `where` (a file, a line)."""
+    """text.json_loads (`\\ud800` read as U+FFFD), with bad or too deep JSON an InputError naming `where` (a file)."""
     try:
         return json_loads(text)
     except RecursionError:

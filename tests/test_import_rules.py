@@ -11,27 +11,38 @@ from __future__ import annotations
 
 import ast
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RULES = Path(__file__).with_name("import_rules.toml")
 
 
-def imports(package_root: Path) -> set[tuple[str, str]]:
-    """(importing module, imported module) for every import of a `reporter` module below package_root."""
-    found: set[tuple[str, str]] = set()
+def modules(package_root: Path) -> Iterator[tuple[str, str, ast.Module]]:
+    """(module name, its package, its syntax tree) of every module below package_root."""
     for path in sorted(package_root.rglob("*.py")):
         parts = path.relative_to(package_root.parent).with_suffix("").parts
         is_package = parts[-1] == "__init__"
         module = ".".join(parts[:-1] if is_package else parts)
         package = module if is_package else module.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        yield module, package, ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
+def source(package: str, node: ast.ImportFrom) -> str:
+    """The module a `from ... import` in `package` reads from, relative levels resolved."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def imports(package_root: Path) -> set[tuple[str, str]]:
+    """(importing module, imported module) for every import of a `reporter` module below package_root."""
+    found: set[tuple[str, str]] = set()
+    for module, package, tree in modules(package_root):
+        for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    target = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    target = node.module or ""
+                target = source(package, node)
                 # `from .pkg import mod` names a module where one is called so: count the module itself
                 names = [f"{target}.{a.name}" if _is_module(package_root, f"{target}.{a.name}") else target
                          for a in node.names]
@@ -192,22 +203,13 @@ def detours(package_root: Path) -> set[str]:
     """`M defines N` for a name of HOMES defined outside its home; `M imports N from X` for one imported from
     elsewhere."""
     found: set[str] = set()
-    for path in sorted(package_root.rglob("*.py")):
-        parts = path.relative_to(package_root.parent).with_suffix("").parts
-        is_package = parts[-1] == "__init__"
-        module = ".".join(parts[:-1] if is_package else parts)
-        package = module if is_package else module.rpartition(".")[0]
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    for module, package, tree in modules(package_root):
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and HOMES.get(node.name, module) != module:
                 found.add(f"{module} defines {node.name}")
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    target = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    target = node.module or ""
+                target = source(package, node)
                 found |= {f"{module} imports {a.name} from {target}" for a in node.names
                           if target.split(".")[0] == "reporter" and HOMES.get(a.name, target) != target}
     return found
