@@ -36,11 +36,11 @@ from pathlib import Path
 
 from rapidfuzz.distance import Levenshtein
 
-from reporter.digest.archive import week_of, week_start
 from reporter.digest.axes import _similar, _title_matches
 from reporter.digest.config import DigestSettings
 from reporter.digest.merge import normalize_title
 from reporter.digest.weeks import run_weeks
+from reporter.isoweek import week_of, week_start
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"

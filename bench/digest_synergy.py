@@ -40,13 +40,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from reporter.digest.archive import load_week, prior_weeks, published_weeks, week_of, week_start
+from reporter.digest.archive import load_week, prior_weeks, published_weeks
+from reporter.isoweek import week_of, week_start
 from reporter.digest.config import DigestSettings
 from reporter.digest.criteria import Criteria, load_criteria
 from reporter.digest.decide import WeekOutcome, decide, score_axes
 from reporter.digest.merge import merge_records
 from reporter.digest.read import read_papers
-from reporter.digest.records import Record
+from reporter.pool.record import Record
 from reporter.digest.watchlist import Watchlist, load_watchlist
 from reporter.digest.weeks import prior_keeps, run_weeks
 

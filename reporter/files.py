@@ -33,6 +33,7 @@ from typing import Any
 
 from .errors import InputError
 from .hashing import dump_json
+from .text import json_loads
 
 INDEX = "index.json"
 TEMP_PREFIX = ".tmp-"
@@ -519,9 +520,9 @@ def read_capped(path: Path, limit: int, what: str) -> bytes:
 
 
 def parse_json(text: str | bytes, where: str) -> Any:
-    """json.loads, with bad or too deeply nested JSON an InputError naming `where` (a file, a line)."""
+    """text.json_loads (`\\ud800` read as U+FFFD), with bad or too deep JSON an InputError naming `where` (a file)."""
     try:
-        return json.loads(text)
+        return json_loads(text)
     except RecursionError:
         raise InputError(f"{where}: JSON nested too deeply to read; no input of ours nests more than a "
                          f"few dozen levels") from None

@@ -6,11 +6,13 @@ string cannot be encoded, so it cannot be written to a file, an Arrow
 column or a page. Where text enters (the record readers, a decisions.json
 read back, the phrase matcher's column), each lone surrogate becomes
 U+FFFD, the replacement character: one code point for one, so offsets into
-the text are unchanged.
+the text are unchanged. `json_loads` is the one JSON parser that does so
+(reporter.files.parse_json, the file layer's, is built on it).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -53,3 +55,10 @@ def json_without_surrogates(value: Any) -> Any:
                 item.update(cleaned)
             stack.extend((item, k) for k in item)
     return root[0]
+
+
+def json_loads(data: str | bytes) -> Any:
+    """json.loads with every lone surrogate read as U+FFFD; raises what json.loads raises (ValueError, including
+    json.JSONDecodeError and UnicodeDecodeError, and RecursionError)."""
+    value = json.loads(data)
+    return json_without_surrogates(value) if may_hold_surrogates(data) else value

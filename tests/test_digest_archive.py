@@ -13,7 +13,7 @@ import pytest
 from support.huge import HUGE, link_to_huge
 
 from reporter.cli import main
-from reporter.digest.archive import load_week, parse_week, published_weeks, shift_week, week_of, week_range
+from reporter.digest.archive import load_week, published_weeks
 from reporter.digest.axes import PriorKeep
 from reporter.digest.config import DigestSettings
 from reporter.digest.read import read_papers
@@ -21,6 +21,7 @@ from reporter.digest.records import ListedAgain
 from reporter.digest.weeks import pending_weeks, prepare_weeks, publish_week, run_week, run_weeks
 from reporter.errors import InputError
 from reporter.hashing import canonical_json
+from reporter.isoweek import parse_week, shift_week, week_of, week_range
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "digest"
 EXAMPLES = Path(__file__).resolve().parent / "fixtures" / "digest" / "made-up"

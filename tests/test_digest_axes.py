@@ -23,7 +23,7 @@ from reporter.digest.axes import (
 )
 from reporter.digest.criteria import load_criteria, parse_criteria
 from reporter.digest.decide import score_axes
-from reporter.digest.records import Record
+from reporter.pool.record import Record
 from reporter.digest.watchlist import parse_watchlist
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "digest"

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from reporter.digest.axes import PriorKeep
 from reporter.digest.criteria import load_criteria
 from reporter.digest.decide import Thresholds, combine, decide_week
-from reporter.digest.records import CRITERIA_CAUSES, DROP_CAUSES, Record
+from reporter.digest.records import CRITERIA_CAUSES, DROP_CAUSES
+from reporter.pool.record import Record
 from reporter.digest.watchlist import parse_watchlist
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "digest"

@@ -210,15 +210,16 @@ NOT_WEEKS = ["2026-W20\n", "2026-W20\r\n", " 2026-W20", "\u0662\u0660\u0662\u066
 
 @pytest.mark.parametrize("week", NOT_WEEKS)
 def test_only_iso_weeks_are_accepted_by_the_parser(week):
-    from reporter.digest.archive import is_week, parse_week
     from reporter.errors import InputError
+    from reporter.isoweek import is_week, parse_week
     with pytest.raises(InputError, match="not an ISO week; write YYYY-Www in ASCII digits"):
         parse_week(week)
     assert not is_week(week)
 
 
 def test_the_first_and_last_years_accepted_can_be_shifted_and_shown():
-    from reporter.digest.archive import parse_week, prior_weeks, shift_week, week_start
+    from reporter.digest.archive import prior_weeks
+    from reporter.isoweek import parse_week, shift_week, week_start
     from reporter.site.feed import updated
     assert parse_week("9998-W53") == "9998-W53" and parse_week("0002-W01") == "0002-W01"
     assert shift_week("9998-W53", 1) == "9999-W01" and prior_weeks("0002-W01")[0] == "0001-W49"

@@ -203,7 +203,8 @@ from itertools import product  # noqa: E402
 
 from reporter.digest.decide import Thresholds, decide_week, judge, score_axes  # noqa: E402
 from reporter.digest.judge.axis import fits_disagree, judged_axis  # noqa: E402
-from reporter.digest.records import JudgeEntry, Record  # noqa: E402
+from reporter.digest.records import JudgeEntry  # noqa: E402
+from reporter.pool.record import Record  # noqa: E402
 from reporter.digest.watchlist import parse_watchlist  # noqa: E402
 
 FITS = ("in_scope", "borderline", "partial", "out_of_scope", "silent")

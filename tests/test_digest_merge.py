@@ -10,7 +10,7 @@ from rapidfuzz.distance import Levenshtein
 
 from reporter.digest.merge import Merge, first_author_surname, merge_records, normalize_title, surname
 from reporter.digest.read import read_papers
-from reporter.digest.records import Record
+from reporter.pool.record import Record
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "sources"
 TITLE = "Protein language models learn evolutionary statistics of interacting sequence motifs"

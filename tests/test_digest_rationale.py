@@ -9,7 +9,7 @@ import pytest
 from reporter.digest.axes import PriorKeep
 from reporter.digest.criteria import load_criteria
 from reporter.digest.decide import Thresholds, decide_week
-from reporter.digest.records import Record
+from reporter.pool.record import Record
 from reporter.digest.watchlist import parse_watchlist
 
 CRITERIA = load_criteria(Path(__file__).resolve().parent / "fixtures" / "digest" / "criteria.md")

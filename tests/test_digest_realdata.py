@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from reporter.cli import main
-from reporter.digest.archive import week_of, week_start
 from reporter.digest.config import DigestSettings
 from reporter.digest.listings import load_papers
 from reporter.digest.weeks import prepare_weeks, run_weeks
+from reporter.isoweek import week_of, week_start
 
 pytestmark = [pytest.mark.realdata, pytest.mark.slow]
 

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from reporter.digest.read import detect_format, read_papers
-from reporter.digest.records import Record
+from reporter.pool.record import Record
 from reporter.errors import InputError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "sources"

@@ -8,7 +8,8 @@ import math
 from reporter.digest.axes import count_terms
 from reporter.digest.criteria import parse_criteria
 from reporter.digest.decide import decide_week
-from reporter.digest.records import Decision, Record, WeekDecisions
+from reporter.digest.records import Decision, WeekDecisions
+from reporter.pool.record import Record
 from reporter.digest.relevance import B, K1, TITLE_WEIGHT, field_words, query_terms, relevance
 from reporter.digest.watchlist import parse_watchlist
 

@@ -18,10 +18,11 @@ import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
+from ..pool.record import Record
 from ..routing import match_phrases
 from .criteria import IN_SCOPE, OUT_OF_SCOPE, REDUCED_FIT, REQUIRED, Concept, Criteria
 from .merge import normalize_title
-from .records import JudgeEntry, Record
+from .records import JudgeEntry
 from .watchlist import Watchlist
 
 TITLE_MATCH = 0.9

@@ -11,8 +11,8 @@ from typing import Any
 from ..config import load_workspace
 from ..errors import InputError
 from ..hashing import canonical_json
+from ..isoweek import parse_week, week_range
 from ..progress import Progress
-from .archive import parse_week, week_range
 from .weeks import WeekResult, run_weeks
 from .config import DEFAULT_MAX_KEPT, DigestSettings
 from .decide import rank_key

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..pool.record import Record
 from .axes import (
     FAILS_REQUIRED,
     NOT_IN_SCOPE,
@@ -35,8 +36,8 @@ from .axes import (
 )
 from .config import DEFAULT_KEEP, DEFAULT_MAX_KEPT, DEFAULT_REVIEW
 from .criteria import Criteria
-from .records import Axes, Calibration, Decision, JudgeEntry, Record
 from .rationale import COVERED, NEVER_KEEP, RESCUED, CapRank, Outcome, rationale
+from .records import Axes, Calibration, Decision, JudgeEntry
 from .relevance import query_terms, relevance
 from .watchlist import Watchlist
 

@@ -28,11 +28,12 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..hashing import canonical_json, sha256_text
-from .archive import parse_week, week_of, week_start
+from ..isoweek import parse_week, week_of, week_start
+from ..pool.record import Record
+from ..pool.sources.fold import folded_records, version_key
 from .axes import PriorKeep
 from .read import paper_files, read_listed
-from .records import ListedAgain, Record, WeekDecisions
-from .sources.fold import folded_records, version_key
+from .records import ListedAgain, WeekDecisions
 
 _WEEK_NAME = re.compile(r"[0-9]{4}-W[0-9]{2}")
 

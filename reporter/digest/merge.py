@@ -3,7 +3,7 @@
 In this order:
 
 1. **same id**: records with one id (repeated listings, versions) fold into
-   one, the newest version's text kept (reporter.digest.sources.fold.fold_same_id).
+   one, the newest version's text kept (reporter.pool.sources.fold.fold_same_id).
 2. **doi** / **related_ids**: records that share a key merge, transitively
    (a union-find). A record's keys are its id, its `doi` (as `doi:…`) and its
    `related_ids`. Two records that both have the key as their own DOI merge
@@ -34,8 +34,8 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein
 from rapidfuzz.process import cdist
 
-from .sources.fold import fold_same_id
-from .records import Record
+from ..pool.record import Record
+from ..pool.sources.fold import fold_same_id
 
 REASONS = ("same id", "doi", "related_ids", "title+author")
 """Why records were merged, in the order the steps run."""

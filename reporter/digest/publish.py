@@ -14,13 +14,14 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..isoweek import week_start
 from ..novelty.candidate import parse_candidate
 from ..novelty.graph import Graph
 from ..novelty.resolvers import Resolver
 from ..novelty.results import result_row, write_novelty_results
 from ..novelty.verdict import check_candidate
 from ..novelty.workspace import graph_name
-from .archive import GRAPH_FILE, archive_state, published_weeks, week_start
+from .archive import GRAPH_FILE, archive_state, published_weeks
 from .config import DigestSettings
 from .listings import load_papers
 from .weeks import WeekResult, pending_weeks, prepare_weeks, publish, sweep_archive

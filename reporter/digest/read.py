@@ -35,10 +35,10 @@ from typing import Any, Iterable
 
 from ..errors import InputError
 from ..ids import doi_id, normalize_lom_id, split_arxiv
-from .records import Record
-from .sources.files import decode, head, iso_date, json_items, read_bytes, text_field
-from .sources.fold import folded_records
-from .sources.kinds import SOURCE_READERS, json_kind, xml_kind
+from ..pool.record import Record
+from ..pool.sources.files import decode, head, iso_date, json_items, read_bytes, text_field
+from ..pool.sources.fold import folded_records
+from ..pool.sources.kinds import SOURCE_READERS, json_kind, xml_kind
 
 FIELDS = ("id", "title", "abstract", "source", "doi", "published", "type", "authors", "venue",
           "related_ids", "version", "categories")
@@ -96,7 +96,7 @@ def paper_files(path: Path) -> list[Path]:
 
 def detect_format(path: Path, data: bytes | None = None) -> str:
     """The format of a papers file (the rule is the module docstring): parquet, csv, jsonl (normalized
-    records), or one of reporter.digest.sources.kinds.SOURCE_READERS' names. `data`: its bytes, when already read."""
+    records), or one of reporter.pool.sources.kinds.SOURCE_READERS' names. `data`: its bytes, when already read."""
     name = path.name.lower()
     if name.endswith((".parquet", ".pq")):
         return "parquet"

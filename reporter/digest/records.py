@@ -1,9 +1,7 @@
-"""The digest's data: a paper record in, a decision out (docs/design/digest.md).
+"""The digest's data: a decision out (docs/design/digest.md); the paper record in is reporter.pool.record.
 
-`Record` is what every reader produces (normalized records, and the
-sources' own formats through `reporter.digest.sources`). `Decision` and
-`WeekDecisions` are what `decisions.json` holds; the pages are built from
-them and nothing else.
+`Decision` and `WeekDecisions` are what `decisions.json` holds; the pages
+are built from them and nothing else.
 """
 
 from __future__ import annotations
@@ -11,6 +9,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..pool.record import Record  # noqa: F401  TEMPORARY (issue 31, item 3): only for reporter/digest/judge/
+# (axis, answers, run), which another branch of issue 31 is rewriting; once they import Record from
+# reporter.pool.record this line goes (tests/test_import_rules.py::test_shared_names_are_read_from_their_home).
 
 DECISIONS = ("KEEP", "REVIEW", "DROP")
 DROP_CAUSES = ("already-covered", "look-alike-trap", "fails-required", "not-in-scope", "weak-match")
@@ -21,46 +23,6 @@ CRITERIA_SOURCES = ("judge", "keyword")
 """What decided a paper's Axis 2: the criteria judge's answers, or the keyword rule."""
 MISSING = "missing"
 """A judge's failure cause when it has not answered the paper yet (decided with --keyword-fallback)."""
-
-
-@dataclass(frozen=True)
-class Record:
-    """One paper of a week: scheme-prefixed id, text, and the ids of its other versions."""
-
-    id: str
-    """Scheme-prefixed identity: `arxiv:2608.13940` (no version), `doi:10.1101/...`, `pmid:39000000`, `openalex:W1`."""
-    title: str
-    """The title as the source gave it (never empty)."""
-    abstract: str | None = None
-    """The abstract, or None when the source returned none (such a paper is never KEEP)."""
-    source: str = ""
-    """Where it came from: arxiv, biorxiv, medrxiv, pubmed, openalex, or the file's own `source`."""
-    doi: str | None = None
-    """The DOI without a resolver prefix, lower-cased (`10.1101/2026.05.07.123456`), or None."""
-    published: str | None = None
-    """Publication or posting date, ISO `YYYY-MM-DD`, or None."""
-    type: str | None = None
-    """The source's work type (preprint, journal-article, ...)."""
-    authors: tuple[str, ...] = ()
-    """Author names in order, as given ("Ada Lovelace" or "Lovelace, Ada")."""
-    venue: str | None = None
-    """Journal, server or listing."""
-    related_ids: tuple[str, ...] = ()
-    """Scheme-prefixed ids of other versions of the same work (e.g. its preprint, its journal DOI)."""
-    version: str | None = None
-    """The source's version of this text (arXiv `v2`, bioRxiv `3`), kept as a field, never part of `id`."""
-    categories: tuple[str, ...] = ()
-    """The source's subject categories in its order: arXiv's (`cs.CL`, `cs.AI`; the primary first), bioRxiv's
-    subject collection (`bioinformatics`); () when the source has none."""
-    where: str = ""
-    """Where the record was read: `FILE:line N` or `FILE: record N`, for error messages and the merge list."""
-
-    def to_json(self) -> dict[str, Any]:
-        """The normalized-record form (one JSONL line of `reporter fetch`)."""
-        return {"id": self.id, "title": self.title, "abstract": self.abstract, "source": self.source,
-                "doi": self.doi, "published": self.published, "type": self.type, "authors": list(self.authors),
-                "venue": self.venue, "related_ids": list(self.related_ids), "version": self.version,
-                "categories": list(self.categories)}
 
 
 @dataclass(frozen=True)

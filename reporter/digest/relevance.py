@@ -32,10 +32,10 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
+from ..pool.record import Record
 from ..routing.normalise import normalise_array, phrase_literal
 from .axes import TermCounts
 from .criteria import IN_SCOPE, Criteria
-from .records import Record
 from .watchlist import Watchlist
 
 K1 = 1.2

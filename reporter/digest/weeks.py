@@ -22,18 +22,19 @@ from typing import Any
 from ..errors import InputError
 from ..files import locked, remove_debris, write_bytes
 from ..hashing import dump_json, sha256_bytes, sha256_file
-from .archive import (DECISIONS_FILE, archive_state, parse_week, prior_weeks, published_weeks, read_published,
-                      week_bytes, week_start)
+from ..isoweek import parse_week, week_start
+from ..pool.record import Record
+from .archive import DECISIONS_FILE, archive_state, prior_weeks, published_weeks, read_published, week_bytes
 from .axes import PriorKeep
 from .config import DigestSettings
 from .criteria import Criteria, load_criteria
 from .decide import Thresholds, WeekOutcome, decide_week
-from .listings import Papers, check_covered, given_decisions, load_papers, prior_decisions, week_papers
 from .judge.answers import WeekAnswers, recorded_answers, refuse_unjudged, week_judge
 from .judge.axis import keyword_disagreements
 from .judge.prompt import JudgeSetup, judge_setup
+from .listings import Papers, check_covered, given_decisions, load_papers, prior_decisions, week_papers
 from .merge import Merge, merge_records
-from .records import ListedAgain, Record, WeekDecisions
+from .records import ListedAgain, WeekDecisions
 from .watchlist import Watchlist, load_watchlist
 
 RULES = "digest.3"

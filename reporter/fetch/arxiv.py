@@ -19,7 +19,7 @@ import urllib.parse
 from collections.abc import Iterator
 
 from ..errors import InputError
-from ..digest.sources.arxiv import ATOM, arxiv_atom_record
+from ..pool.sources.arxiv import ATOM, arxiv_atom_record
 from .config import SourceSettings
 from .http import BadPage, Client, Request
 from .pages import Page, Window, count, follow, pages_for, read_items, xml_page

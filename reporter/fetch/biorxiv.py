@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..errors import InputError
-from ..digest.sources.biorxiv import biorxiv_record
+from ..pool.sources.biorxiv import biorxiv_record
 from .config import SourceSettings
 from .http import BadPage, Client, Request
 from .pages import Page, Window, count, follow, json_page, pages_for, read_items

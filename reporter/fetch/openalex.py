@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from ..digest.sources.openalex import openalex_record
+from ..pool.sources.openalex import openalex_record
 from .config import SourceSettings
 from .http import BadPage, Client, Request
 from .pages import Page, Window, count, follow, json_page, pages_for, read_items

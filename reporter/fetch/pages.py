@@ -3,7 +3,7 @@
 A walker (`reporter.fetch.arxiv.walk`, ...) asks its API page after page
 through a `reporter.fetch.http.Client` and yields a `Page` for each answer,
 until the API's own total or cursor says the results have ended. Records
-are read by the digest's readers (`reporter.digest.sources`), one record at a
+are read by the pool's source readers (`reporter.pool.sources`), one record at a
 time, so a record the reader refuses is skipped and named (`Page.skipped`)
 while the rest of the page is kept: a failure is counted and shown, never
 silent and never fatal for the week.
@@ -12,7 +12,6 @@ silent and never fatal for the week.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Iterator
@@ -20,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..digest.records import Record
 from ..errors import InputError
-from ..digest.sources.files import parse_xml
-from ..text import json_without_surrogates, may_hold_surrogates
+from ..pool.record import Record
+from ..pool.sources.files import parse_xml
+from ..text import json_loads
 from .http import BadPage, Client, Request
 
 T = TypeVar("T")
@@ -78,12 +77,12 @@ def read_items(items: Iterable[T], read_one: Callable[[T, str], Record], label: 
 def json_page(body: bytes) -> dict[str, Any]:
     """A page that must be one JSON object; BadPage (asked again) when it is not."""
     try:
-        doc = json.loads(body)
+        doc = json_loads(body)  # `\ud800` read as U+FFFD
     except (ValueError, RecursionError) as exc:
         raise BadPage(f"not valid JSON: {exc}") from None
     if not isinstance(doc, dict):
         raise BadPage(f"a JSON {type(doc).__name__}, not an object")
-    return json_without_surrogates(doc) if may_hold_surrogates(body) else doc  # `\ud800` read as U+FFFD
+    return doc
 
 
 def xml_page(body: bytes, label: str) -> ET.Element:

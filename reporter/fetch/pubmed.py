@@ -26,7 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import InputError
-from ..digest.sources.pubmed import pubmed_record
+from ..pool.sources.pubmed import pubmed_record
 from .config import SourceSettings
 from .http import BadPage, Client, Request
 from .pages import Page, Window, count, follow, json_page, pages_for, read_items, xml_page

@@ -3,7 +3,7 @@
 `fetch_sources(settings, names, window, ...)` runs each source's walker in
 turn with its own client (etiquette, retries, the shared raw-answer cache),
 shows a progress line per source, folds each source's versions
-(reporter.digest.sources.fold.fold_same_id: the newest version's text, the first
+(reporter.pool.sources.fold.fold_same_id: the newest version's text, the first
 date) and returns the records with a report per source. Nothing is
 written but the cache; `write_records` writes the file, atomically, so a
 fetch that fails or is killed leaves the old file (or none).
@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..digest.archive import parse_week, week_start
-from ..digest.records import Record
 from ..errors import InputError
 from ..files import write_bytes
 from ..hashing import canonical_json
-from ..digest.sources.fold import fold_same_id
+from ..isoweek import parse_week, week_start
+from ..pool.record import Record
+from ..pool.sources.fold import fold_same_id
 from ..progress import Progress
 from . import arxiv, biorxiv, openalex, pubmed
 from .cache import RawCache

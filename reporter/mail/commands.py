@@ -70,8 +70,8 @@ def register(subparsers: Any) -> None:
 def run_mail(args: argparse.Namespace) -> int:
     """Find the week's message, then print it (dry run) or send it once; the password is read here, at the edge."""
     from ..config import load_workspace
-    from ..digest.archive import parse_week
     from ..hashing import canonical_json
+    from ..isoweek import parse_week
     from .send import SENT_RECORD, built_weeks, find_message, plan, send_week
 
     ws = load_workspace(args.workspace)

@@ -28,9 +28,9 @@ from email.policy import SMTP
 from pathlib import Path
 from typing import Any
 
-from ..digest.archive import is_week, week_start
 from ..errors import InputError
 from ..files import locked, parse_json, read_capped, write_json
+from ..isoweek import is_week, week_start
 from ..masking import mask_secret
 from ..naming import SITE_MANIFEST, SITE_MANIFEST_CAP, email_edition_paths
 from .config import MailSettings, cleartext_problem

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..digest.archive import (GRAPH_FILE, ArchivedWeek, Decision, MergeEntry, RejectedEntry, archived_weeks,
-                              read_week, week_start)
+                              read_week)
+from ..isoweek import week_start
 from ..money import dollars
 from ..novelty.results import ResultLine, load_novelty_results, result_lines
 from ..plurals import count

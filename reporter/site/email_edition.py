@@ -27,9 +27,10 @@ from collections.abc import Sequence
 from email.message import EmailMessage, MIMEPart
 from email.policy import SMTP
 
-from ..digest.archive import Decision, week_start
+from ..digest.archive import Decision
 from ..errors import InternalError
 from ..hashing import sha256_text
+from ..isoweek import week_start
 from ..naming import email_edition_paths
 from ..plurals import count
 from .digest_groups import CAUSES

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from markupsafe import Markup
 
-from ..digest.archive import week_start
+from ..isoweek import week_start
 from .models import DigestWeekPage, PaperView
 
 ATOM = "http://www.w3.org/2005/Atom"

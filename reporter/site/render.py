@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..digest.archive import week_start
 from ..errors import InputError
 from ..files import locked
+from ..isoweek import week_start
 from ..novelty.results import load_novelty_results
 from ..progress import Progress
 from ..routing.artifacts import Release, ReleaseSet, load_releases

@@ -6,10 +6,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ...errors import InputError
-from ..records import Record
+from ...files import parse_json
+from ..record import Record
 from .arxiv import ATOM, arxiv_atom_records, arxiv_listing_records
 from .biorxiv import biorxiv_records
-from .files import LEADING, decode, is_json_document, parse_json, xml_root
+from .files import LEADING, decode, is_json_document, xml_root
 from .openalex import openalex_records
 from .pubmed import pubmed_records
 

@@ -1,4 +1,4 @@
-"""OpenAlex works JSON (a list, an API page with `results`, one work, or JSONL) into digest records."""
+"""OpenAlex works JSON (a list, an API page with `results`, one work, or JSONL) into paper records."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from ...errors import InputError
 from ...ids import arxiv_doi_id, doi_id, normalize_openalex
-from ..records import Record
+from ..record import Record
 from .files import ASCII_DIGITS, clean, iso_date, json_items, json_object, read_bytes, required, text_field
 from .fold import folded_records
 

@@ -1,4 +1,4 @@
-"""arXiv into digest records: the API's Atom feed and the daily listing JSONL (crawl_date, id, ..., summary).
+"""arXiv into paper records: the API's Atom feed and the daily listing JSONL (crawl_date, id, ..., summary).
 
 Both carry the paper's arXiv categories (`categories`, the primary one first): the listing's `categories`
 list, the feed's `arxiv:primary_category` and `category` terms.
@@ -12,7 +12,7 @@ from typing import Any
 
 from ...errors import InputError
 from ...ids import doi_id, split_arxiv
-from ..records import Record
+from ..record import Record
 from .files import (clean, iso_date, json_items, json_object, parse_xml, read_bytes, required, text_field, text_list,
                     xml_text)
 from .fold import folded_records

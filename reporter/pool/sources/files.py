@@ -1,6 +1,6 @@
 """Reading a source file: gzip, UTF-8, JSON and JSONL, XML without DTD tricks, and the fields of a record.
 
-Shared by every source reader (reporter.digest.sources) and by the
+Shared by every source reader (reporter.pool.sources) and by the
 normalized-record reader (reporter.digest.read). Anything unreadable is an
 InputError naming the file and the position.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
-from ...text import json_without_surrogates, may_hold_surrogates
+from ...files import parse_json
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -48,17 +48,6 @@ def decode(path: Path, data: bytes, where: str | None = None) -> str:
     except UnicodeDecodeError as exc:
         at = where or str(path)
         raise InputError(f"{at}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
-
-
-def parse_json(text: str, where: str) -> Any:
-    """JSON text parsed, a lone surrogate (`\\ud800`, no character) read as U+FFFD (reporter.text)."""
-    try:
-        value = json.loads(text)
-        return json_without_surrogates(value) if may_hold_surrogates(text) else value
-    except RecursionError:
-        raise InputError(f"{where}: JSON nested too deeply to read") from None
-    except ValueError as exc:
-        raise InputError(f"{where}: not valid JSON ({exc})") from None
 
 
 def jsonl_items(path: Path, data: bytes) -> Iterator[tuple[str, Any]]:

@@ -6,7 +6,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-from ..records import Record
+from ..record import Record
 
 # --- one paper seen several times: fold into one record -------------------------------------------
 

@@ -1,4 +1,4 @@
-"""PubMed E-utilities `efetch` XML (PubmedArticleSet) into digest records."""
+"""PubMed E-utilities `efetch` XML (PubmedArticleSet) into paper records."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ...errors import InputError
 from ...ids import doi_id
-from ..records import Record
+from ..record import Record
 from .files import ASCII_DIGITS, iso_date, parse_xml, read_bytes, required, xml_text
 from .fold import folded_records
 

@@ -1,4 +1,4 @@
-"""bioRxiv/medRxiv `details` API JSON (`collection`) into digest records, versions of one DOI folded."""
+"""bioRxiv/medRxiv `details` API JSON (`collection`) into paper records, versions of one DOI folded."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from ...errors import InputError
 from ...ids import doi_id
-from ..records import Record
+from ..record import Record
 from .files import clean, iso_date, json_items, json_object, read_bytes, required, text_field
 from .fold import folded_records
 

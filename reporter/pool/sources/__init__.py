@@ -1,4 +1,4 @@
-"""The sources' own formats into digest records (reporter.digest.records.Record), one module per family.
+"""The sources' own formats into paper records (reporter.pool.record.Record), one module per family.
 
 One reader per format, each `read_<format>(path) -> list[Record]`:
 
