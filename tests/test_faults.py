@@ -218,6 +218,7 @@ def _releases_whole(want: Path) -> callable:
 
 # --- (a) kill -9 at random points, then run again ---------------------------------------------------
 
+@pytest.mark.slow
 def test_route_killed_at_random_points_then_rerun_gives_the_same_release(base, routed, tmp_path):
     want_ws, timing = routed
     want = {k: v for k, v in _outputs(want_ws).items() if k.startswith("releases/")}
@@ -230,6 +231,7 @@ def test_route_killed_at_random_points_then_rerun_gives_the_same_release(base, r
     _kill_trials("route", make, ROUTE, want, timing, _releases_whole(want_ws), random.Random(SEED), tmp_path)
 
 
+@pytest.mark.slow
 def test_build_killed_at_random_points_then_rerun_gives_the_same_outputs(base, tmp_path):
     def make(dst: Path) -> Path:
         ws = _copy(base, dst)
@@ -241,6 +243,7 @@ def test_build_killed_at_random_points_then_rerun_gives_the_same_outputs(base, t
                  random.Random(SEED + 1), tmp_path)
 
 
+@pytest.mark.slow
 def test_render_killed_at_random_points_then_rerun_gives_the_same_site(routed, rendered, tmp_path):
     routed_ws = routed[0]
 
@@ -276,6 +279,7 @@ def test_concurrent_routes_all_succeed_and_list_each_release_once(base, routed, 
     assert _debris(ws) == []
 
 
+@pytest.mark.slow
 def test_concurrent_builds_all_succeed_and_leave_a_consistent_site(base, tmp_path):
     ws = _copy(base, tmp_path / "ws")
     for name, specs in (("two", "specs_v2"), ("three", "specs_v3")):
