@@ -19,8 +19,8 @@ from reporter.errors import InputError
 from reporter.routing.routing_table import ROUTING_SCHEMA, read_routing
 
 ROOT = Path(__file__).resolve().parents[1] / "reporter"
-OWNERS = {"routing.parquet": "routing", "rule_stats.json": "routing", "release.json": "routing"
-}
+OWNERS = {"routing.parquet": "routing", "rule_stats.json": "routing", "release.json": "routing",
+          "manifest.json": "site"}
 
 
 @pytest.mark.parametrize("name, owner", sorted(OWNERS.items()))
@@ -74,3 +74,54 @@ def test_a_missing_or_broken_routing_table_is_refused_naming_it(tmp_path, how):
     with pytest.raises(InputError) as caught:
         read_routing(tmp_path, ["work_id", "evidence_all"])
     assert str(caught.value).startswith(f"{path}: "), caught.value
+
+
+def test_mail_may_ask_the_site_s_manifest_reader_and_nothing_else_of_the_site(tmp_path):
+    """The layering table lets `reporter mail` import reporter.site.manifest, and no other module of the site;
+    every other stage still imports none of it."""
+    import tomllib
+
+    from test_import_rules import RULES, broken, imports
+
+    package = tmp_path / "reporter"
+    for name in ("site", "mail", "digest"):
+        (package / name).mkdir(parents=True)
+        (package / name / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "site" / "manifest.py").write_text("")
+    (package / "site" / "writer.py").write_text("")
+    (package / "mail" / "send.py").write_text("from ..site.manifest import read_manifest\n"
+                                              "def f():\n    from ..site import writer\n")
+    (package / "digest" / "weeks.py").write_text("from ..site.manifest import read_manifest\n")
+    assert broken(imports(package), tomllib.loads(RULES.read_text(encoding="utf-8"))) == {
+        "reporter.mail.send -> reporter.site.writer: mail reads the site only through its manifest reader, and "
+        "imports no command line",
+        "reporter.digest.weeks -> reporter.site.manifest: no stage imports the site or the command line",
+    }
+
+
+@pytest.mark.parametrize("field, value", [("site_version", "4"), ("site_version", True), ("archived", "yes"),
+                                          ("sha256", 7), ("bytes", "12")])
+def test_a_manifest_entry_of_the_wrong_type_keeps_nothing_and_stops_nothing_but_the_change(tmp_path, field, value):
+    """A hostile manifest entry (a field of another type than the writer writes) is not listed: the archived
+    page it names is then one that would change, refused as such (it crashed the writer with a TypeError when
+    site_version was a string), never kept as an earlier version's page."""
+    import hashlib
+    import json
+
+    from reporter.site.manifest import read_manifest
+    from reporter.site.writer import SiteWriter
+
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "w.html").write_text("old")
+    entry = {"sha256": hashlib.sha256(b"old").hexdigest(), "bytes": 3, "archived": True, "site_version": 1}
+    (root / "manifest.json").write_text(json.dumps({"site_version": 1, "files": {"w.html": {**entry, field: value}}}))
+    assert read_manifest(root).files == {} and read_manifest(root).problem is None
+    writer = SiteWriter(root)
+    writer.add("w.html", "new", archived=True)
+    with pytest.raises(InputError, match="1 archived page would change: w.html"):
+        writer.check()
+    (root / "manifest.json").write_text(json.dumps({"site_version": 1, "files": {"w.html": entry}}))
+    assert read_manifest(root).sha256("w.html") == entry["sha256"]
+    writer.check()  # as the writer wrote it: an earlier version's page, kept as published
