@@ -16,6 +16,7 @@ and the prior of the next week. Deciding and publishing weeks is
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import errno
 import hashlib
@@ -31,7 +32,8 @@ from ..errors import InputError
 from ..files import MiB, parse_json, read_capped
 from ..text import json_without_surrogates, may_hold_surrogates
 from .judge.archived import Disagreement, JudgeSpend, WeekJudge, read_judge
-from .records import DROP_CAUSES, Decision, JudgeEntry, ListedAgain, WeekDecisions
+from .records import (DROP_CAUSES, EARLIER_VERSION_NOVELTY, REVIEW_REASONS, SILENT_CRITERIA, Decision, JudgeEntry,
+                      ListedAgain, WeekDecisions, review_reason_of)
 
 DECISIONS_FILE = "decisions.json"
 DECISIONS_CAP = 64 * MiB
@@ -321,11 +323,14 @@ def read_week(data: bytes, source: str) -> ArchivedWeek:
     Every count a page shows must follow from the decisions: a calibration that
     disagrees with them, thresholds that are not scores, a paper listed twice
     or a score or cause that does not fit its decision are refused, naming
-    `source`.
+    `source`. Every REVIEW comes with its `review_reason`: a week decided before
+    it was recorded gets the one its decision had (`review_reason_of`, with the
+    week's thresholds), so its page groups its papers as before.
     """
     decisions, document = read_decisions(data, source)
     _check_counts(decisions, source)
     head = _head(document, source)
+    decisions = _with_review_reasons(decisions, head.settings)
     _check_decisions(decisions.decisions, source)
     _check_listed_again(decisions, source)
     try:
@@ -363,6 +368,16 @@ def sha256_bytes(data: bytes) -> str:
 
 
 # Reading the head ----------------------------------------------------------------------------------------
+
+
+def _with_review_reasons(week: WeekDecisions, settings: WeekSettings) -> WeekDecisions:
+    """The week with a `review_reason` on every REVIEW: as recorded, or derived for a week decided before it was."""
+    if all(d.review_reason is not None for d in week.decisions if d.decision == "REVIEW"):
+        return week
+    return dataclasses.replace(week, decisions=tuple(
+        dataclasses.replace(d, review_reason=review_reason_of(d.tags, d.score, settings.keep_threshold,
+                                                              settings.review_threshold))
+        if d.decision == "REVIEW" and d.review_reason is None else d for d in week.decisions))
 
 
 def _check_counts(decisions: WeekDecisions, source: str) -> None:
@@ -461,7 +476,8 @@ def _score(settings: dict[str, Any], name: str, default: int, source: str) -> in
     return value
 
 
-__all__ = ["DECISIONS_FILE", "DROP_CAUSES", "GRAPH_FILE", "ArchivedWeek", "Decision", "Disagreement", "Drift",
+__all__ = ["DECISIONS_FILE", "DROP_CAUSES", "EARLIER_VERSION_NOVELTY", "GRAPH_FILE", "REVIEW_REASONS",
+           "SILENT_CRITERIA", "ArchivedWeek", "Decision", "Disagreement", "Drift",
            "InputFile", "JudgeEntry", "JudgeSpend", "ListedAgain", "WeekJudge",
            "MergeEntry", "MissedConcept", "RejectedEntry", "WeekDecisions", "WeekHead", "WeekSettings", "archive_state", "archived_weeks", "is_week", "load_week", "parse_week",
            "prior_weeks", "published_weeks", "read_decisions", "read_published", "read_week", "sha256_bytes",
