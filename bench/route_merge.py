@@ -78,7 +78,7 @@ def merge_samples(rules: int, pieces: int, rng) -> dict:
 
 
 def writer_and_ids(rows: int, rules: int, rng) -> dict:
-    from reporter.routing.engine import ROUTING_SCHEMA
+    from reporter.routing.routing_table import ROUTING_SCHEMA
     from reporter.routing.pieces import IdTally
     from reporter.routing.release import _check_ids, _GroupWriter
     from reporter.routing.samples import id_hashes

@@ -99,7 +99,7 @@ class Gathered:
     """What the screen has done and would do for the staged release (its state read, never written); None
     without a release."""
     site: SiteInputs
-    """The comparisons the rebuilt pages show (read from routing.parquet) and the titles they need."""
+    """The comparisons the rebuilt pages show (read from the routing tables) and the titles they need."""
 
 
 def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,

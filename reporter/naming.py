@@ -14,13 +14,6 @@ import re
 
 from .hashing import sha256_text
 
-SITE_MANIFEST = "manifest.json"
-"""The site's manifest, at its root: every file's sha256 and site version (written by the site's writer, read
-by it and by `reporter mail`, which sends only an edition the manifest vouches for)."""
-SITE_MANIFEST_CAP = 128 * 1024 * 1024
-"""The largest manifest.json read: an entry is about 200 bytes, so over 600,000 files (a year of weekly releases
-of 2,000 rules each is about 210,000 pages); docs/limits.md."""
-
 _PLAIN = re.compile(r"[a-z0-9][a-z0-9._-]{0,79}")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")

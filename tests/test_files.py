@@ -1,4 +1,4 @@
-"""The one file layer: modes, atomicity, the index and its lock."""
+"""The one file layer: modes, atomicity, locks."""
 
 import json
 import multiprocessing
@@ -61,35 +61,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["doc.json"]
 
 
-def test_read_index_refuses_what_is_not_a_list_of_unique_ids(tmp_path):
-    assert files.read_index(tmp_path) == []
-    for text, message in [("{", "not valid UTF-8 JSON"), ('{"a": 1}', "list of release id strings"),
-                          ('["a", 1]', "list of release id strings"), ('["a", "a"]', "twice")]:
-        (tmp_path / "index.json").write_text(text)
-        with pytest.raises(InputError, match=message):
-            files.read_index(tmp_path)
-
-
-def _append_many(folder, start):
-    for i in range(start, start + 25):
-        files.append_index(folder, f"r{i:03d}")
-
-
-def test_concurrent_appends_lose_no_release(tmp_path):
-    ctx = multiprocessing.get_context("fork")
-    procs = [ctx.Process(target=_append_many, args=(tmp_path, k * 25)) for k in range(4)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join()
-    assert all(p.exitcode == 0 for p in procs)
-    assert sorted(files.read_index(tmp_path)) == [f"r{i:03d}" for i in range(100)]
-    files.append_index(tmp_path, "r000")  # once only
-    assert len(files.read_index(tmp_path)) == 100
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(files.TEMP_PREFIX)]
-
-
-# --- debris of killed runs, locks, the missing index ---------------------------------------------
+# --- debris of killed runs, locks ---------------------------------------------
 
 def _leave_debris(folder):
     """A run that makes a temporary folder and file, then dies without cleaning up (like kill -9)."""
@@ -150,7 +122,8 @@ def test_the_folder_lock_excludes_other_runs_and_is_reentrant_within_one(tmp_pat
     queue = ctx.Queue()
     with files.locked(tmp_path):
         with files.locked(tmp_path):  # the same run again: no deadlock
-            files.append_index(tmp_path, "r1")  # which takes it too
+            with files.locked(tmp_path):  # and a function of the run that takes it too
+                pass
         p = ctx.Process(target=_try_lock, args=(tmp_path, queue))
         p.start()
         p.join()
@@ -159,23 +132,7 @@ def test_the_folder_lock_excludes_other_runs_and_is_reentrant_within_one(tmp_pat
     p.start()
     p.join()
     assert queue.get(timeout=5) == "took it"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["index.json"], "no lock file in the folder"
-
-
-def test_a_missing_index_beside_release_folders_is_refused(tmp_path):
-    files.start_index(tmp_path)
-    assert files.read_index(tmp_path) == [] and (tmp_path / "index.json").read_text() == "[]\n"
-    (tmp_path / ("a" * 64)).mkdir()
-    (tmp_path / ("a" * 64) / "release.json").write_text("{}")
-    (tmp_path / ".tmp-release-x").mkdir()  # a staged release is not a release
-    (tmp_path / ".tmp-release-x" / "release.json").write_text("{}")
-    files.append_index(tmp_path, "a" * 64)
-    (tmp_path / "index.json").unlink()
-    for call in (files.read_index, files.start_index, lambda f: files.append_index(f, "b" * 64)):
-        with pytest.raises(InputError, match=r"index.json: missing, but .* holds 1 release folder\(s\)") as caught:
-            call(tmp_path)
-        assert "a" * 64 in str(caught.value) and "oldest first" in str(caught.value)
-    assert not (tmp_path / "index.json").exists()
+    assert list(tmp_path.iterdir()) == [], "no lock file in the folder"
 
 
 def test_replace_files_puts_everything_back_when_a_rename_fails(tmp_path, monkeypatch):

@@ -160,7 +160,7 @@ def test_a_release_name_that_is_not_one_printable_line_is_refused(copied):
                                   "published.json", "index.json"])
 def test_a_release_file_linked_to_a_huge_file_is_refused_by_its_size_before_it_is_read(copied, name):
     """Issue 30, item 10: each was read whole (then refused as bad JSON); now its size is refused first."""
-    from reporter.files import INDEX_CAP
+    from reporter.routing.index import INDEX_CAP
     from reporter.routing.published import RELEASE_JSON_CAP
 
     folder, rid, _path, _stats = copied

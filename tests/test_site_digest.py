@@ -29,13 +29,12 @@ from markdown_it import MarkdownIt
 from reporter.build import build
 from reporter.cli import main
 from reporter.config import load_workspace
-from reporter.digest.records import DROP_CAUSES, Axes, Decision
+from reporter.digest.records import DROP_CAUSES, REVIEW_REASONS, Decision, review_reason_of
 from reporter.digest.weeks import run_weeks
 from reporter.errors import InputError
 from reporter.site import render, render_site
-from reporter.digest.archive import WeekSettings
 from reporter.plurals import count
-from reporter.site.digest_groups import REVIEW_REASONS, cap_ranks, review_reason
+from reporter.site.digest_groups import cap_ranks
 from reporter.site.digest_pages import REVIEW_IN_FULL, paper_anchor, paper_href, week_dates
 from reporter.site.models import DigestWeekPage
 from reporter.site.paper_text import authors_line, snippet
@@ -202,10 +201,8 @@ def test_the_week_page_lists_keep_then_review_by_why_then_every_drop_by_cause_an
 def test_a_review_is_grouped_by_the_reason_that_decided_it(tags, score, reason):
     """The first that fits in REVIEW_REASONS order, as the rationale's head names it: the cap, the stricter pass's
     rescue (a score under REVIEW), the never-KEEP overrides, a criteria rule, an earlier version, else the score."""
-    settings = WeekSettings(max_kept=25, keep_threshold=70, review_threshold=50, prior="archive", watchlist="w",
-                            criteria="c")
-    d = Decision(id="x:1", decision="REVIEW", score=score, axes=Axes(1, 1, 1), rationale="r", tags=tags, title="t")
-    assert review_reason(d, settings) == reason and reason in REVIEW_REASONS
+    assert review_reason_of(tags, score, keep_threshold=70, review_threshold=50) == reason
+    assert reason in REVIEW_REASONS
 
 
 def test_paper_links_are_built_from_ids_only(site):

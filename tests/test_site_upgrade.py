@@ -88,7 +88,7 @@ def test_a_manifest_or_novelty_results_linked_to_a_huge_file_is_refused_by_its_s
     """Issue 30, item 10: the site's manifest.json (and a --novelty results file) linked to a 256 MiB file were
     read whole; now refused by their size before they are read, naming the file and the cap, nothing written."""
     from reporter.novelty.results import RESULTS_CAP
-    from reporter.site.writer import MANIFEST_CAP
+    from reporter.site.manifest import MANIFEST_CAP
 
     ws = _copy(tmp_path)
     manifest = ws / "site" / "manifest.json"

@@ -18,8 +18,8 @@ from typing import Any
 from ..errors import InputError
 from ..hashing import sha256_json
 from ..plurals import count
+from ..routing.artifacts import read_manifest
 from ..routing.published import find_release
-from ..screening.scope import release_id_of
 from .bound import as_fraction, max_relevant
 from .results import Certificate, recall_bound, state_dir
 from .sample import bottom_k
@@ -29,7 +29,7 @@ from .strata import StratumWorks, parse_stratum, stratum_works
 def sheet_works(ws: Any, sheet: Sheet) -> tuple[Path, StratumWorks]:
     """The release folder and the stratum's works now, for the release and stratum a sheet names."""
     release_dir = find_release(ws.releases, sheet.release, flag=f"{sheet.path}: release")
-    if release_id_of(release_dir) != sheet.release:
+    if read_manifest(release_dir).release_id != sheet.release:
         raise InputError(f"{sheet.path}: release {sheet.release!r} is not a release id as `reporter certify --out` "
                          f"writes it (64 hex); the sheet was edited")
     where = f"{sheet.path}: row {sheet.rows[0].row}"

@@ -20,7 +20,7 @@ from ..errors import InputError
 from ..files import read_capped
 from ..hashing import sha256_bytes
 from ..plurals import count
-from ..screening.scope import STATS_FILE, read_release_doc
+from ..routing.artifacts import read_stats
 from .certificate import confidence_of, measure, state_dir, stratum_digest
 from .results import Certificate, certificate_path, load_certificates
 from .sheet import MAX_SHEET_BYTES, parse_sheet
@@ -29,9 +29,9 @@ from .strata import SCREEN_STRATA, StratumWorks, stratum_named, stratum_works
 
 def discarding_strata(ws: Any, release_dir: Path) -> tuple[StratumWorks, ...]:
     """The release's discard piles that hold works, then each configured tier's discards when it has any."""
-    stats = read_release_doc(release_dir, STATS_FILE)
-    found = [stratum_works(ws, release_dir, stratum_named(p["name"])) for p in stats["pile_order"]
-             if p["kind"] == "discard" and stats["piles"].get(p["name"])]
+    stats = read_stats(release_dir)
+    found = [stratum_works(ws, release_dir, stratum_named(p.name)) for p in stats.pile_order
+             if p.kind == "discard" and stats.piles.get(p.name)]
     if ws.screen is not None:
         from ..screening.plan import readonly_store
         with readonly_store(ws) as store:

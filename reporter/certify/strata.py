@@ -16,9 +16,11 @@ A pile's name never holds `/` (the rule book refuses it), so the names
 cannot be confused; `domain-misses`, `screen:discarded` and
 `screen_cheap:discarded` are kept for these strata (a pile so named would
 have to be renamed to be certified). The works come in release (pool) order,
-read through the stages' own readers: routing.parquet (`screening.scope.
-read_routing`), the domain through `routing.diagnose.select_rows` with the
-rule book the release was routed with, the screen's verdicts through
+read through the stages' own readers: the release's statistics, manifest and
+routing table through routing's (`routing.artifacts.read_stats`,
+`read_manifest`, `routing.routing_table.read_routing`: only the columns
+needed, as pyarrow), the domain through `routing.diagnose.select_rows` with
+the rule book the release was routed with, the screen's verdicts through
 `screening.report.tier_discards`.
 """
 
@@ -28,10 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import polars as pl
+import pyarrow.compute as pc
 
 from ..errors import InputError
-from ..screening.scope import STATS_FILE, check_text_inputs, read_release_doc, read_routing
+from ..routing.artifacts import RuleStat, RuleStats, read_manifest, read_stats
+from ..routing.routing_table import read_routing, routing_file
+from ..screening.scope import check_text_inputs
 
 RULE_PART = "/rule:"
 """Joins a pile (or `domain-misses`) and a rule id in a stratum's name."""
@@ -117,9 +121,9 @@ def parse_stratum(name: str, where: str) -> Stratum:
 
 def stratum_works(ws: Any, release_dir: Path, stratum: Stratum, *, store: Any = None) -> StratumWorks:
     """The works of `stratum` in the release now (the screen's state read-only; `store` when already open)."""
-    stats = read_release_doc(release_dir, STATS_FILE)
-    release_id = stats["release_id"]
-    piles = {p["name"]: p for p in stats["pile_order"]}
+    stats = read_stats(release_dir)
+    release_id = stats.release_id
+    piles = {p.name: p for p in stats.pile_order}
     if stratum.kind == "screen":
         from ..screening.report import tier_discards
         found = tier_discards(ws, release_dir, stratum.tier, store=store)
@@ -134,43 +138,43 @@ def stratum_works(ws: Any, release_dir: Path, stratum: Stratum, *, store: Any = 
                               f"{', '.join(piles)} (or domain-misses with a rule, screen:discarded, "
                               f"screen_cheap:discarded)")
     routing = read_routing(release_dir, ["work_id", "pile", "winner"])
-    chosen = pl.col("pile") == stratum.pile
+    chosen = pc.equal(routing["pile"], stratum.pile)
     if stratum.kind == "wins":
         rule = _rule(stats, stratum, release_id)
-        if rule["shadow"]:
+        if rule.shadow:
             raise stratum.refused("--rule", stratum.rule, " is a shadow rule: it wins nothing", "certify its pile")
-        if rule["pile"] != stratum.pile:
-            raise stratum.refused("--rule", stratum.rule, f" wins into {rule['pile']!r}, not {stratum.pile!r}",
-                                  f"name --pile {rule['pile']}")
-        chosen = chosen & (pl.col("winner") == stratum.rule)
-    ids = routing.filter(chosen.fill_null(False))["work_id"]
-    return StratumWorks(stratum, release_id, tuple(ids.to_list()))
+        if rule.pile != stratum.pile:
+            raise stratum.refused("--rule", stratum.rule, f" wins into {rule.pile!r}, not {stratum.pile!r}",
+                                  f"name --pile {rule.pile}")
+        chosen = pc.and_(chosen, pc.equal(routing["winner"], stratum.rule))
+    ids = routing["work_id"].filter(pc.fill_null(chosen, False))
+    return StratumWorks(stratum, release_id, tuple(ids.to_pylist()))
 
 
-def _rule(stats: dict, stratum: Stratum, release_id: str) -> dict:
-    rule = next((r for r in stats["rules"] if r["id"] == stratum.rule), None)
+def _rule(stats: RuleStats, stratum: Stratum, release_id: str) -> RuleStat:
+    rule = next((r for r in stats.rules if r.id == stratum.rule), None)
     if rule is None:
         raise stratum.refused("--rule", stratum.rule, f": release {release_id[:12]} has no such rule")
     return rule
 
 
-def _domain_misses(ws: Any, release_dir: Path, stratum: Stratum, stats: dict) -> tuple[str, ...]:
+def _domain_misses(ws: Any, release_dir: Path, stratum: Stratum, stats: RuleStats) -> tuple[str, ...]:
     """The rule's domain misses, its domain evaluated over the pool with the release's own rule book."""
     from ..routing.diagnose import select_rows
     from ..routing.specs import load_rulebook
     rule_id = stratum.rule
-    rule = _rule(stats, stratum, stats["release_id"])
-    if rule["domain"] is None:
+    rule = _rule(stats, stratum, stats.release_id)
+    if rule.domain is None:
         raise stratum.refused("--rule", rule_id, " has no domain, so it has no domain misses")
     book = load_rulebook(ws.specs)
-    inputs = read_release_doc(release_dir, "release.json")["inputs"]
-    piles = [[p["name"], p["kind"], p.get("tier")] for p in stats["pile_order"]]
-    if book.specs_digest() != inputs["specs"] or [[p.name, p.kind, p.tier] for p in book.piles] != piles:
-        raise InputError(f"{ws.specs}: the rule book differs from the one release {stats['release_id'][:12]} was "
+    inputs = read_manifest(release_dir).inputs
+    piles = [(p.name, p.kind, p.tier) for p in stats.pile_order]
+    if book.specs_digest() != inputs["specs"] or [(p.name, p.kind, p.tier) for p in book.piles] != piles:
+        raise InputError(f"{ws.specs}: the rule book differs from the one release {stats.release_id[:12]} was "
                          f"routed with, so its domains would not be the release's; certify the newest release "
                          f"(reporter build), or restore the book")
     check_text_inputs(ws, release_dir)
-    routing = Path(release_dir) / "routing.parquet"
-    rows = select_rows(routing, book, rule=rule_id, kind="domain-misses", pool=ws.pool, overlay=ws.overlay)
+    rows = select_rows(routing_file(release_dir), book, rule=rule_id, kind="domain-misses", pool=ws.pool,
+                       overlay=ws.overlay)
     ids = read_routing(release_dir, ["work_id"])["work_id"]
-    return tuple(ids.gather(rows).to_list()) if len(rows) else ()
+    return tuple(ids.take(rows).to_pylist()) if len(rows) else ()

@@ -17,6 +17,7 @@ the shared leaf `reporter.isoweek`.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 import stat
@@ -33,7 +34,8 @@ from ..isoweek import parse_week, week_range  # noqa: F401  TEMPORARY (issue 31,
 # reporter/digest/judge/commands.py, which another branch of issue 31 is rewriting; once it imports them from
 # reporter.isoweek this line goes (tests/test_import_rules.py::test_the_calendar_is_read_from_its_leaf).
 from .judge.archived import Disagreement, JudgeSpend, WeekJudge, read_judge
-from .records import DROP_CAUSES, Decision, JudgeEntry, ListedAgain, WeekDecisions
+from .records import (DROP_CAUSES, EARLIER_VERSION_NOVELTY, REVIEW_REASONS, SILENT_CRITERIA, Decision, JudgeEntry,
+                      ListedAgain, WeekDecisions, review_reason_of)
 
 DECISIONS_FILE = "decisions.json"
 DECISIONS_CAP = 64 * MiB
@@ -262,11 +264,14 @@ def read_week(data: bytes, source: str) -> ArchivedWeek:
     Every count a page shows must follow from the decisions: a calibration that
     disagrees with them, thresholds that are not scores, a paper listed twice
     or a score or cause that does not fit its decision are refused, naming
-    `source`.
+    `source`. Every REVIEW comes with its `review_reason`: a week decided before
+    it was recorded gets the one its decision had (`review_reason_of`, with the
+    week's thresholds), so its page groups its papers as before.
     """
     decisions, document = read_decisions(data, source)
     _check_counts(decisions, source)
     head = _head(document, source)
+    decisions = _with_review_reasons(decisions, head.settings)
     _check_decisions(decisions.decisions, source)
     _check_listed_again(decisions, source)
     try:
@@ -299,6 +304,16 @@ def archive_state(archive: Path, weeks: Iterable[str]) -> dict[str, str | None]:
 
 
 # Reading the head ----------------------------------------------------------------------------------------
+
+
+def _with_review_reasons(week: WeekDecisions, settings: WeekSettings) -> WeekDecisions:
+    """The week with a `review_reason` on every REVIEW: as recorded, or derived for a week decided before it was."""
+    if all(d.review_reason is not None for d in week.decisions if d.decision == "REVIEW"):
+        return week
+    return dataclasses.replace(week, decisions=tuple(
+        dataclasses.replace(d, review_reason=review_reason_of(d.tags, d.score, settings.keep_threshold,
+                                                              settings.review_threshold))
+        if d.decision == "REVIEW" and d.review_reason is None else d for d in week.decisions))
 
 
 def _check_counts(decisions: WeekDecisions, source: str) -> None:
@@ -397,7 +412,8 @@ def _score(settings: dict[str, Any], name: str, default: int, source: str) -> in
     return value
 
 
-__all__ = ["DECISIONS_FILE", "DROP_CAUSES", "GRAPH_FILE", "ArchivedWeek", "Decision", "Disagreement", "Drift",
+__all__ = ["DECISIONS_FILE", "DROP_CAUSES", "EARLIER_VERSION_NOVELTY", "GRAPH_FILE", "REVIEW_REASONS",
+           "SILENT_CRITERIA", "ArchivedWeek", "Decision", "Disagreement", "Drift",
            "InputFile", "JudgeEntry", "JudgeSpend", "ListedAgain", "WeekJudge",
            "MergeEntry", "MissedConcept", "RejectedEntry", "WeekDecisions", "WeekHead", "WeekSettings", "archive_state",
            "archived_weeks", "load_week", "prior_weeks", "published_weeks", "read_decisions", "read_published",

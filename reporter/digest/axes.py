@@ -22,7 +22,7 @@ from ..pool.record import Record
 from ..routing import match_phrases
 from .criteria import IN_SCOPE, OUT_OF_SCOPE, REDUCED_FIT, REQUIRED, Concept, Criteria
 from .merge import normalize_title
-from .records import JudgeEntry
+from .records import EARLIER_VERSION_NOVELTY, SILENT_CRITERIA, JudgeEntry
 from .watchlist import Watchlist
 
 TITLE_MATCH = 0.9
@@ -150,7 +150,7 @@ def match_axis(records: Sequence[Record], watchlist: Watchlist, counts: TermCoun
 
 SILENT, TRAP, NOT_IN_SCOPE, FAILS_REQUIRED, REDUCED, IN_SCOPE_FIT, PARTIAL = (
     "criteria-silent", "look-alike-trap", "not-in-scope", "fails-required", "reduced-fit", "in-scope", "partial")
-CRITERIA_VALUES = {SILENT: (70, 70), TRAP: (0, 0), NOT_IN_SCOPE: (0, 0), FAILS_REQUIRED: (0, 0),
+CRITERIA_VALUES = {SILENT: (SILENT_CRITERIA, SILENT_CRITERIA), TRAP: (0, 0), NOT_IN_SCOPE: (0, 0), FAILS_REQUIRED: (0, 0),
                    REDUCED: (70, 40), IN_SCOPE_FIT: (100, 100), PARTIAL: (40, 20)}
 """Per rule: (hundredths in the first pass, hundredths in the stricter pass)."""
 JUDGES_DISAGREE, JUDGE_FAILED, JUDGE_MISSING = "judges-disagree", "judge-failed", "judge-missing"
@@ -322,9 +322,10 @@ def novelty_axis(records: Sequence[Record], prior: Sequence[PriorKeep]) -> list[
             continue
         related = [by_id[x] for x in record.related_ids if x in by_id]
         if related:
-            out.append(NoveltyAxis(50, min(related, key=lambda p: (_week_desc(p.week), p.id)), "related id"))
+            out.append(NoveltyAxis(EARLIER_VERSION_NOVELTY, min(related, key=lambda p: (_week_desc(p.week), p.id)),
+                                   "related id"))
         elif similar[i] is not None:
-            out.append(NoveltyAxis(50, prior[similar[i]], "title"))
+            out.append(NoveltyAxis(EARLIER_VERSION_NOVELTY, prior[similar[i]], "title"))
         else:
             out.append(NoveltyAxis(100))
     return out

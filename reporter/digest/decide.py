@@ -37,7 +37,7 @@ from .axes import (
 from .config import DEFAULT_KEEP, DEFAULT_MAX_KEPT, DEFAULT_REVIEW
 from .criteria import Criteria
 from .rationale import COVERED, NEVER_KEEP, RESCUED, CapRank, Outcome, rationale
-from .records import Axes, Calibration, Decision, JudgeEntry
+from .records import EARLIER_VERSION_NOVELTY, Axes, Calibration, Decision, JudgeEntry, review_reason_of
 from .relevance import query_terms, relevance
 from .watchlist import Watchlist
 
@@ -181,7 +181,7 @@ def judge(record: Record, axes: PaperAxes, criteria: Criteria, thresholds: Thres
     tags.extend(axes.criteria.flags)
     if strict and axes.criteria.value(True) != axes.criteria.value(False):
         tags.append("stricter-pass")
-    if n == 50:
+    if n == EARLIER_VERSION_NOVELTY:
         tags.append(f"journal-version-of:{axes.novelty.covered_by.week}")
     if new_version_of is not None:
         tags.append(f"new-version-of:{new_version_of}")
@@ -198,11 +198,13 @@ def judge(record: Record, axes: PaperAxes, criteria: Criteria, thresholds: Thres
         decision = "REVIEW"
         tags.append("demoted-for-cap")
     cause = drop_cause(axes.criteria, axes.novelty) if decision == "DROP" else None
+    reason = (review_reason_of(tuple(tags), score, thresholds.keep, thresholds.review) if decision == "REVIEW"
+              else None)
     line = rationale(Outcome(decision, score, band, cause, override, cap, strict), axes.match, axes.criteria,
                      axes.novelty, criteria, keep=thresholds.keep, review=thresholds.review, abstract=axes.abstract)
     return Decision(
         id=record.id, decision=decision, score=score, axes=Axes(m / 100, c / 100, n / 100),
-        rationale=line, tags=tuple(tags), title=record.title, cause=cause,
+        rationale=line, tags=tuple(tags), title=record.title, cause=cause, review_reason=reason,
         criteria_lines=tuple(sorted({x.line for x in axes.criteria.cited})),
         matched_terms=axes.match.entries, merged_ids=tuple(merged_ids), relevance=axes.relevance,
         authors=record.authors, published=record.published, venue=record.venue, categories=record.categories,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from .axes import FAILS_REQUIRED, IN_SCOPE_FIT, JUDGE_FAILED, JUDGES_DISAGREE, NOT_IN_SCOPE, PARTIAL, REDUCED, SILENT, \
     TRAP, CriteriaAxis, MatchAxis, NoveltyAxis
 from .criteria import Criteria
-from .records import CRITERIA_CAUSES
+from .records import CRITERIA_CAUSES, EARLIER_VERSION_NOVELTY
 from .relevance import DECIMALS
 
 COVERED, NEVER_KEEP, RESCUED = "already-covered", "never-keep", "rescued"
@@ -142,7 +142,7 @@ def _sides(m: int, fit: CriteriaAxis, c: int, novelty: NoveltyAxis) -> tuple[lis
         (strong if m >= 70 else weak).append(
             "strong match" if m == 100 else "the watchlist matched" if m >= 70 else "the watchlist barely matched")
     (strong if c >= 70 and fit.rule != SILENT else weak).append(criteria_words(fit))
-    if novelty.value == 50:
+    if novelty.value == EARLIER_VERSION_NOVELTY:
         weak.append(f"an earlier version was kept in {novelty.covered_by.week}")
     return strong, weak
 

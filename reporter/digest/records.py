@@ -17,6 +17,15 @@ from ..pool.record import Record  # noqa: F401  TEMPORARY (issue 31, item 3): on
 DECISIONS = ("KEEP", "REVIEW", "DROP")
 DROP_CAUSES = ("already-covered", "look-alike-trap", "fails-required", "not-in-scope", "weak-match")
 """Why a paper was dropped, in the order the digest page groups them."""
+REVIEW_REASONS = ("over-cap", "rescued", "no-abstract", "judges-disagree", "judge-failed", "judge-missing",
+                  "criteria-silent", "fails-required", "look-alike-trap", "earlier-version", "near-threshold", "other")
+"""Why a REVIEW waits for a reader (`review_reason` of decisions.json), in the order the week page groups them:
+a paper's reason is the first of these that fits (`review_reason_of`)."""
+SILENT_CRITERIA = 70
+"""Hundredths: the criteria value of a paper no concept of the criteria matched (`criteria-silent`), in both
+passes: a stand-in, not a fit, so such a paper is never KEEP."""
+EARLIER_VERSION_NOVELTY = 50
+"""Hundredths: the novelty of a paper a prior week kept another version of (tag `journal-version-of:`)."""
 CRITERIA_CAUSES = ("look-alike-trap", "not-in-scope", "fails-required")
 """The drop causes that are the criteria's doing (a rationale quotes the criteria line)."""
 CRITERIA_SOURCES = ("judge", "keyword")
@@ -96,6 +105,10 @@ class Decision:
     """The paper's title (for the pages)."""
     cause: str | None = None
     """For a DROP: one of DROP_CAUSES (the group it is listed under); None otherwise."""
+    review_reason: str | None = None
+    """For a REVIEW: one of REVIEW_REASONS, why it waits for a reader (the group it is listed under); None
+    otherwise. A decisions.json written before it was recorded has none: the archive's reader derives it
+    (`review_reason_of`, with the week's thresholds)."""
     criteria_lines: tuple[int, ...] = ()
     """Lines of the criteria document the criteria score came from."""
     matched_terms: tuple[str, ...] = ()
@@ -129,6 +142,7 @@ class Decision:
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "decision": self.decision, "score": self.score, "axes": self.axes.to_json(),
                 "rationale": self.rationale, "tags": list(self.tags), "title": self.title, "cause": self.cause,
+                "review_reason": self.review_reason,
                 "criteria_lines": list(self.criteria_lines), "matched_terms": list(self.matched_terms),
                 "merged_ids": list(self.merged_ids), "relevance": self.relevance, "authors": list(self.authors),
                 "published": self.published, "venue": self.venue, "categories": list(self.categories),
@@ -142,6 +156,9 @@ class Decision:
         recorded reads as None or () for them."""
         if data["decision"] not in DECISIONS or (data.get("cause") is not None and data["cause"] not in DROP_CAUSES):
             raise ValueError(f"decision {data['decision']!r} or cause {data.get('cause')!r} unknown")
+        reason = data.get("review_reason")
+        if reason is not None and (reason not in REVIEW_REASONS or data["decision"] != "REVIEW"):
+            raise ValueError(f"review_reason {reason!r:.40} unknown, or given to a {data['decision']}")
         relevance = data.get("relevance")
         source = data.get("criteria_source", "keyword")
         if source not in CRITERIA_SOURCES:
@@ -149,6 +166,7 @@ class Decision:
         return cls(id=str(data["id"]), decision=data["decision"], score=int(data["score"]),
                    axes=Axes.from_json(data["axes"]), rationale=str(data["rationale"]),
                    tags=tuple(data["tags"]), title=str(data.get("title", "")), cause=data.get("cause"),
+                   review_reason=reason,
                    criteria_lines=tuple(int(x) for x in data.get("criteria_lines", ())),
                    matched_terms=tuple(data.get("matched_terms", ())),
                    merged_ids=tuple(data.get("merged_ids", ())),
@@ -157,6 +175,25 @@ class Decision:
                    venue=_text(data.get("venue")), categories=_strings(data.get("categories"), "categories"),
                    abstract=_text(data.get("abstract")), version=_text(data.get("version")),
                    criteria_source=source, judges=tuple(JudgeEntry.from_json(j) for j in data.get("judges") or ()))
+
+
+def review_reason_of(tags: tuple[str, ...], score: int, keep_threshold: int, review_threshold: int) -> str:
+    """Why a REVIEW waits for a reader (one of REVIEW_REASONS): the first that fits, in the order the rationale's
+    head states the decisive reason (docs/digest.md, "Rationales"): the cap, the stricter pass's rescue (a score
+    under REVIEW: only a KEEP of the first pass is REVIEW there), the never-KEEP overrides and the criteria's tags,
+    an earlier version kept, else the score (near the threshold, or `other` for a score at or over KEEP)."""
+    given = set(tags)
+    if "demoted-for-cap" in given:
+        return "over-cap"
+    if score < review_threshold:
+        return "rescued"
+    for reason in ("no-abstract", "judges-disagree", "judge-failed", "judge-missing", "criteria-silent",
+                   "fails-required", "look-alike-trap"):
+        if reason in given:
+            return reason
+    if any(t.startswith("journal-version-of:") for t in given):
+        return "earlier-version"
+    return "near-threshold" if score < keep_threshold else "other"
 
 
 @dataclass(frozen=True)

@@ -36,8 +36,8 @@ starttls = false is refused unless smtp_host is this machine (127.0.0.1,
 
 The week is recorded the moment the server accepts the message (before
 QUIT), so a refused or stalled QUIT, or a run killed after it, never sends
-it twice. The .eml goes out only if the site's manifest.json records its
-sha256 (rebuild the site otherwise).
+it twice. The .eml goes out only if the site's manifest (at the site's
+root) records its sha256 (rebuild the site otherwise).
 
 Exit status: 0 sent, or nothing to send (a dry run, or a week already sent);
 2 for bad input (no message for the week, a manifest that cannot vouch for

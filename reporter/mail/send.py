@@ -9,8 +9,8 @@ each send (week, Message-ID, recipients, the .eml's sha256), written the
 moment the server accepted the message (its 250 to DATA), before QUIT, so
 that nothing after it (a refused or stalled QUIT, a kill) sends it twice;
 the whole check-send-record runs under the state folder's lock, so two runs
-at once send one message. The .eml is sent only when the site's
-manifest.json records its sha256.
+at once send one message. The .eml is sent only when the site's manifest
+(read by the site's reader, `reporter.site.manifest`) records its sha256.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ from ..errors import InputError
 from ..files import locked, parse_json, read_capped, write_json
 from ..isoweek import is_week, week_start
 from ..masking import mask_secret
-from ..naming import SITE_MANIFEST, SITE_MANIFEST_CAP, email_edition_paths
+from ..naming import email_edition_paths
+from ..site.manifest import read_manifest
 from .config import MailSettings, cleartext_problem
 
 SENT_RECORD = "state/mail-sent.json"
@@ -46,7 +47,7 @@ EML_LIMIT = 64 * 1024 * 1024
 """The largest .eml read (an edition is under 100 kB; mail servers refuse far less than this)."""
 RECORD_LIMIT = 16 * 1024 * 1024
 """The largest state/mail-sent.json read (about 400 bytes a send: 40,000 sends)."""
-REBUILD = ("build the site again (reporter build, or reporter render) so that its manifest.json records the e-mail "
+REBUILD = ("build the site again (reporter build, or reporter render) so that its manifest records the e-mail "
            "edition; nothing was sent")
 PASSWORD_MARK = "[password]"
 """What the password reads as in any message."""
@@ -351,18 +352,15 @@ def _sha256(data: bytes) -> str:
 def _manifest_entry(site: Path, relative: str) -> str:
     """The sha256 the site's manifest records for a file; InputError when the manifest cannot say (missing,
     unreadable, not the site's, or without the file): an edition nothing vouches for is not sent."""
-    manifest = site / SITE_MANIFEST
     try:
-        doc = parse_json(read_capped(manifest, SITE_MANIFEST_CAP, "the site's manifest"), str(manifest))
-    except FileNotFoundError:
-        raise InputError(f"{manifest}: missing, so nothing vouches for {relative}; {REBUILD}") from None
-    except InputError as exc:
+        manifest = read_manifest(site)
+    except InputError as exc:  # too large, a folder, a FIFO
         raise InputError(f"{exc}; {REBUILD}") from None
-    files = doc.get("files") if isinstance(doc, dict) else None
-    entry = files.get(relative) if isinstance(files, dict) else None
-    sha = entry.get("sha256") if isinstance(entry, dict) else None
-    if not isinstance(sha, str):
-        raise InputError(f"{manifest}: records no sha256 for {relative}, so nothing vouches for it; {REBUILD}")
+    if manifest.problem is not None:
+        raise InputError(f"{manifest.path}: {manifest.problem}, so nothing vouches for {relative}; {REBUILD}")
+    sha = manifest.sha256(relative)
+    if sha is None:
+        raise InputError(f"{manifest.path}: records no sha256 for {relative}, so nothing vouches for it; {REBUILD}")
     return sha
 
 

@@ -62,7 +62,7 @@ class Overlay:
         return pa.RecordBatch.from_arrays(list(cols.values()), names=list(cols))
 
     def summary(self) -> dict:
-        """Counts for rule_stats.json."""
+        """Counts for the release's statistics (routing writes them; `reporter.routing.artifacts.RuleStats.overlay`)."""
         return {"rows": len(self.ids), "abstracts_filled": self.abstracts_filled,
                 "titles_filled": self.titles_filled, "unknown_ids": int((~self.seen).sum())}
 

@@ -17,11 +17,13 @@ routing wrote it, because the pages print it as JSON: a rule's `spec` and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
+
 from ..errors import InputError
-from ..files import read_index, release_folders
 from ..hashing import sha256_file
 from ..naming import is_safe_segment
 from .artifact_checks import (INPUT_NAMES, LABELS_KEYS, MANIFEST_KEYS, SAMPLES_KEYS, STATS_KEYS, check_ids,
@@ -29,12 +31,19 @@ from .artifact_checks import (INPUT_NAMES, LABELS_KEYS, MANIFEST_KEYS, SAMPLES_K
 from .artifact_records import (LabelFindings, LabelRule, LostInclude, LostIncludes, Manifest, OverlapMatrix,
                                OverlayCounts, Pile, PoolCounts, RuleRows, RuleStat, RuleStats)
 from .artifact_samples import Context, Evidence, RuleSamples, SampleWork, Samples
+from .index import MANIFEST_FILE, read_index, release_folders
 from .published import PUBLISHED_FILE
+from .routing_table import ROUTING_FILE, read_routing, routing_file
+
+STATS_FILE = "rule_stats.json"
+"""Every count of the release (RuleStats)."""
+SAMPLES_FILE = "samples.json"
+"""The seeded samples (Samples)."""
 
 __all__ = ["INPUT_NAMES", "Context", "Evidence", "LabelFindings", "LabelRule", "LostInclude", "LostIncludes",
            "Manifest", "OverlapMatrix", "OverlayCounts", "Pile", "PoolCounts", "Published", "Release", "ReleaseSet",
            "RuleRows", "RuleSamples", "RuleStat", "RuleStats", "SampleWork", "Samples", "check_stats",
-           "load_published", "load_release", "load_releases"]
+           "load_published", "load_release", "load_releases", "read_manifest", "read_stats"]
 
 
 @dataclass(frozen=True)
@@ -68,11 +77,18 @@ class Release:
 
     @property
     def routing(self) -> Path:
-        """routing.parquet (read only by the release diff)."""
-        return self.folder / "routing.parquet"
+        """The routing table's path (for messages; read it with `read_routing`)."""
+        return routing_file(self.folder)
+
+    def read_routing(self, columns: Sequence[str], *, dictionary: Sequence[str] = ()) -> pa.Table:
+        """Columns of the release's routing table (`routing_table.read_routing`), its bytes first checked against
+        the digest the manifest records (a table edited since it was published is refused, not read)."""
+        if self.routing.is_file():
+            self.check_file(ROUTING_FILE)
+        return read_routing(self.folder, columns, dictionary=dictionary)
 
     def check_file(self, name: str) -> None:
-        """Refuse a release file whose bytes differ from the digest release.json recorded for it.
+        """Refuse a release file whose bytes differ from the digest the manifest recorded for it.
 
         Releases of engines before routing.3 recorded no file digests; theirs are not checked.
         """
@@ -124,21 +140,45 @@ def load_release(folder: Path, release_id: str, rdir: Path | None = None) -> Rel
     rdir = folder / release_id if rdir is None else rdir
     if not rdir.is_dir():
         raise InputError(f"{rdir}: index.json lists release {release_id} but its folder is missing")
-    manifest = read_doc(rdir / "release.json", MANIFEST_KEYS)
-    stats = read_doc(rdir / "rule_stats.json", STATS_KEYS)
-    samples = read_doc(rdir / "samples.json", SAMPLES_KEYS)
-    window = context_chars(samples, manifest, rdir / "samples.json")
+    manifest = read_doc(rdir / MANIFEST_FILE, MANIFEST_KEYS)
+    stats = read_doc(rdir / STATS_FILE, STATS_KEYS)
+    samples = read_doc(rdir / SAMPLES_FILE, SAMPLES_KEYS)
+    window = context_chars(samples, manifest, rdir / SAMPLES_FILE)
     labels_file = rdir / "labels.json"
     labels = read_doc(labels_file, LABELS_KEYS) if labels_file.exists() else None
     check_ids(rdir, release_id, manifest, stats)
-    check_stats(stats, rdir / "rule_stats.json")
+    check_stats(stats, rdir / STATS_FILE)
     release = Release(release_id=release_id, folder=rdir, manifest=Manifest.from_doc(manifest),
                       stats=RuleStats.from_doc(stats), samples=Samples.from_doc(samples, window),
                       labels=LabelFindings.from_doc(labels) if labels is not None else None,
                       published=load_published(rdir / PUBLISHED_FILE))
-    for name in ("rule_stats.json", "samples.json"):
-        release.check_file(name)  # routing.parquet is checked where it is read (the diff)
+    for name in (STATS_FILE, SAMPLES_FILE):
+        release.check_file(name)  # the routing table is checked where it is read (the diff)
     return release
+
+
+def read_manifest(release_dir: Path) -> Manifest:
+    """One release folder's release.json, checked and typed: what the stages that work on one release (screening's
+    scope, certify's strata) read of its inputs, without the samples and pages `load_release` reads."""
+    path = Path(release_dir) / MANIFEST_FILE
+    doc = read_doc(path, MANIFEST_KEYS)
+    if not isinstance(doc["release_id"], str) or not doc["release_id"] or not isinstance(doc["inputs"], dict):
+        raise InputError(f"{path}: release_id must be the release's id and inputs an object (see "
+                         f"docs/release-format.md); is {release_dir} a release folder written by `reporter route` "
+                         f"or `reporter build`?")
+    for name in INPUT_NAMES:
+        if name not in doc["inputs"]:
+            raise InputError(f"{path}: inputs.{name} is missing; the six inputs are " + ", ".join(INPUT_NAMES))
+    return Manifest.from_doc(doc)
+
+
+def read_stats(release_dir: Path) -> RuleStats:
+    """One release folder's rule_stats.json, checked (artifact_checks.check_stats) and typed: its piles in
+    piles.json order with their kind and tier, its rules, every count."""
+    path = Path(release_dir) / STATS_FILE
+    doc = read_doc(path, STATS_KEYS)
+    check_stats(doc, path)
+    return RuleStats.from_doc(doc)
 
 
 def load_published(path: Path) -> Published | None:

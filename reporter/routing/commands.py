@@ -150,8 +150,8 @@ def run_route(args) -> int:
 def run_diagnose(args) -> int:
     """Sample and measure."""
     from .diagnose import sample, select_rows
+    from .index import read_index
     from .labels import label_stats, load_labels
-    from ..files import read_index
     from .specs import load_rulebook
     import polars as pl
     if args.n < 1:

@@ -23,21 +23,11 @@ from ..errors import InputError
 from .evidence import FIELDS, find_evidence, spans_text
 from .fieldtext import FieldText
 from .regexlit import any_pattern, needs_non_ascii, required_literals
+from .routing_table import EVIDENCE_TYPE, ROUTING_SCHEMA
 from .samples import batch_samples, id_hashes
 from .specs import All, AnyOf, ColumnIn, Empty, Not, Phrase, Predicate, Regex, RuleBook
 from .stats import REASONS, Decisions, count_batch
 from .textscan import Scanner
-
-EVIDENCE_TYPE = pa.struct([("field", pa.string()), ("start", pa.int32()),
-                           ("end", pa.int32()), ("text", pa.string())])
-ROUTING_SCHEMA = pa.schema([
-    ("work_id", pa.string()), ("pile", pa.string()), ("pending_reason", pa.string()),
-    ("winner", pa.string()), ("matched", pa.list_(pa.string())),
-    ("shadow_matched", pa.list_(pa.string())), ("evidence", EVIDENCE_TYPE), ("title_only", pa.bool_()),
-    ("evidence_all", pa.list_(EVIDENCE_TYPE)),
-])
-"""routing.parquet's columns. `evidence_all` (engine routing.5) holds one span per text condition of the
-winner that matched, in the rule's order; it is last so that no earlier column moves."""
 
 
 @dataclass(frozen=True)

@@ -188,7 +188,7 @@ def route_piece(setup: Setup, piece: Piece) -> PieceResult:
 
 
 def _empty_table() -> pa.Table:
-    from .engine import ROUTING_SCHEMA
+    from .routing_table import ROUTING_SCHEMA
     return ROUTING_SCHEMA.empty_table()
 
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InputError
-from ..files import MiB, parse_json, read_capped, read_index
+from ..files import MiB, parse_json, read_capped
+from .index import read_index
+from .routing_table import ROUTING_FILE, holds_routing
 
 PUBLISHED_FILE = "published.json"
 """Beside the release's files, not one of them: its name and the date it was first written
@@ -65,15 +67,15 @@ def find_release(releases: Path, name: str | Path | None, flag: str = "--release
             raise InputError(f"{releases}: no releases yet; run `reporter build` (or `reporter route`) first")
         return releases / ids[-1]
     text = str(name)
-    if (Path(name) / "routing.parquet").is_file():
+    if holds_routing(Path(name)):
         return Path(name)  # a release folder, perhaps outside the releases folder (a copy, a test's)
     hits = [rid for rid in ids if rid == text or (len(text) >= PREFIX_CHARS and rid.startswith(text))]
     if not hits:
         hits = [rid for rid in ids if ((read_published(releases / rid) or {}).get("label") or "").strip() == text]
     if len(hits) == 1:
-        if not (releases / hits[0] / "routing.parquet").is_file():
+        if not holds_routing(releases / hits[0]):
             raise InputError(f"{releases / hits[0]}: index.json lists release {hits[0][:12]} but its folder holds "
-                             f"no routing.parquet; restore the folder")
+                             f"no {ROUTING_FILE}; restore the folder")
         return releases / hits[0]
     newest = ", ".join(rid[:12] for rid in ids[-3:]) or "none yet"
     why = "names more than one release" if hits else "names no release"

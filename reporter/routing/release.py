@@ -21,16 +21,17 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..errors import InputError, InternalError
-from ..files import (append_index, locked, make_temp_dir, read_index, remove_debris, remove_tree,
-                     resource_error, start_index, write_json)
+from ..files import locked, make_temp_dir, remove_debris, remove_tree, resource_error, write_json
 from ..hashing import sha256_file, sha256_json, sha256_text
 from ..pool.overlay import Overlay, load_overlay
 from ..pool.reader import REQUIRED_POOL_COLUMNS, open_table, require_columns
 from ..progress import Progress
-from .engine import ROUTING_SCHEMA, compile_plan
+from .engine import compile_plan
+from .index import append_index, read_index, start_index
 from .normalise import SETTINGS, settings_digest
 from .pieces import RULE_SAMPLE_K, SAMPLE_K, IdTally, Setup, default_workers, plan_pieces, run_local
 from .published import PUBLISHED_FILE, check_release_name, read_published
+from .routing_table import ROUTING_SCHEMA
 from .samples import CONTEXT_CHARS
 from .specs import check_columns, load_rulebook
 from .stats import add_counts, build_rule_stats, compile_empty_totals, count_sources

@@ -1,13 +1,15 @@
 """Which works of a release each tier screens, and the text the voters see (read-only).
 
 A pile of kind `screen` names its tier (piles.json; the release records it in
-rule_stats.json's `pile_order`). The cheap tier screens the works of its
+its statistics' `pile_order`). The cheap tier screens the works of its
 `tier: cheap` piles. The expensive screen screens the works of its `tier:
 expensive` piles plus the cheap-tier works whose cheap verdict (current cheap
 generation) is `proceed`; with no cheap voters configured the cheap piles'
 works go straight to it. The text is the pool's title and abstract with the
 overlay applied, read by the pool reader routing uses, so a voter sees what
-routing saw. Nothing here writes anything.
+routing saw. The release's files are read through routing's readers
+(`routing.artifacts` for its manifest and statistics,
+`routing.routing_table` for the routing table). Nothing here writes anything.
 """
 
 from __future__ import annotations
@@ -20,14 +22,11 @@ from typing import Any
 import polars as pl
 
 from ..errors import InputError
-from ..files import parse_json
 from ..pool.overlay import load_overlay, pool_batches
 from ..pool.reader import open_table
+from ..routing import routing_table
+from ..routing.artifacts import read_manifest, read_stats
 from .config import TIERS
-
-ROUTING_FILE = "routing.parquet"
-STATS_FILE = "rule_stats.json"
-MANIFEST_FILE = "release.json"
 
 
 @dataclass(frozen=True)
@@ -61,56 +60,30 @@ class ScopeWork:
     abstract: str | None
     """The abstract after the overlay, or None when it has none (null or blank)."""
     title_only: bool
-    """Screened on its title alone (routing.parquet's `title_only`): the title-only prompt."""
-
-
-def read_release_doc(release_dir: Path, name: str) -> dict[str, Any]:
-    """One JSON document of a release folder (release.json, rule_stats.json), refused clearly when unreadable."""
-    path = Path(release_dir) / name
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read it ({exc.strerror or exc}); is {release_dir} a release folder "
-                         f"written by `reporter route` or `reporter build`?") from None
-    doc = parse_json(data, str(path))
-    if not isinstance(doc, dict):
-        raise InputError(f"{path}: must be a JSON object")
-    return doc
+    """Screened on its title alone (the routing table's `title_only`): the title-only prompt."""
 
 
 def release_id_of(release_dir: Path) -> str:
-    """The release's id as release.json records it."""
-    doc = read_release_doc(release_dir, MANIFEST_FILE)
-    rid = doc.get("release_id")
-    if not isinstance(rid, str) or not rid:
-        raise InputError(f"{Path(release_dir) / MANIFEST_FILE}: lacks its release_id")
-    return rid
+    """The release's id as its manifest records it."""
+    return read_manifest(release_dir).release_id
 
 
 def screen_piles(release_dir: Path) -> dict[str, tuple[str, ...]]:
     """Tier -> the release's pile names of kind screen in that tier (piles.json order; empty for none)."""
-    stats = read_release_doc(release_dir, STATS_FILE)
-    order = stats.get("pile_order")
-    if not isinstance(order, list):
-        raise InputError(f"{Path(release_dir) / STATS_FILE}: lacks the field 'pile_order'")
     piles: dict[str, list[str]] = {tier: [] for tier in TIERS}
-    for pile in order:
-        if isinstance(pile, dict) and pile.get("kind") == "screen":
-            tier = pile.get("tier")
-            if tier not in piles:
-                raise InputError(f"{Path(release_dir) / STATS_FILE}: screen pile {pile.get('name')!r} has tier "
-                                 f"{tier!r}; a screen pile's tier is {' or '.join(TIERS)}")
-            piles[tier].append(str(pile["name"]))
+    for pile in read_stats(release_dir).pile_order:
+        if pile.kind == "screen":
+            if pile.tier not in piles:
+                raise InputError(f"{release_dir}: the release's screen pile {pile.name!r} has tier {pile.tier!r}; "
+                                 f"a screen pile's tier is {' or '.join(TIERS)}")
+            piles[pile.tier].append(pile.name)
     return {tier: tuple(names) for tier, names in piles.items()}
 
 
 def read_routing(release_dir: Path, columns: list[str]) -> pl.DataFrame:
-    """Columns of the release's routing.parquet (one row per pool row, pool order), refused clearly when unreadable."""
-    path = Path(release_dir) / ROUTING_FILE
-    try:
-        return pl.read_parquet(path, columns=columns)
-    except (OSError, pl.exceptions.PolarsError) as exc:
-        raise InputError(f"{path}: cannot read the routing table ({exc})") from None
+    """Columns of the release's routing table (one row per pool row, pool order) as a polars frame, read by
+    routing's reader (`routing_table.read_routing`: only these columns)."""
+    return pl.DataFrame(routing_table.read_routing(release_dir, columns))
 
 
 def pile_works(release_dir: Path, piles: Iterable[str]) -> pl.DataFrame:
@@ -158,7 +131,7 @@ def tier_scope(ws: Any, release_dir: Path, tier: str, *, cheap_generation: str |
 
 def check_text_inputs(ws: Any, release_dir: Path) -> None:
     """Refuse to read text from a pool or overlay other than the ones the release was routed with."""
-    inputs = read_release_doc(release_dir, MANIFEST_FILE).get("inputs", {})
+    inputs = read_manifest(release_dir).inputs
     pool = open_table(ws.pool, "pool")
     if inputs.get("pool") is not None and pool.digest() != inputs["pool"]:
         raise InputError(f"{ws.pool}: the pool differs from the one release {release_id_of(release_dir)[:12]} "
@@ -176,7 +149,7 @@ def load_works(ws: Any, release_dir: Path, work_ids: Iterable[str], *, check: bo
 
     `check` first refuses a pool or overlay that differs from the release's
     inputs (its text would not be what routing saw). `title_only` comes from
-    routing.parquet. A work the pool lacks is refused. `progress` counts the pool rows read (pool_batches).
+    the routing table. A work the pool lacks is refused. `progress` counts the pool rows read (pool_batches).
     """
     wanted = sorted(set(work_ids))
     if not wanted:

@@ -1,6 +1,6 @@
 """Numbers the pages show that are not stored as such: the flow, plain names, identity sums, overlaps.
 
-Pure functions of rule_stats.json (its record, `RuleStats`); no template and no table library here.
+Pure functions of a release's statistics (routing's record, `RuleStats`); no template and no table library here.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def plain_name(state: str, stats: RuleStats) -> str:
 def flow_steps(stats: RuleStats, screen: Any = None) -> list[FlowStep]:
     """Routing as a flow diagram, in the order works travel: each box, and beside it what left it and why.
 
-    pool (per source when rule_stats.json counts them; out: no rule matched)
+    pool (per source when the statistics count them; out: no rule matched)
     -> matched by a rule (out: discarded or set aside, per pile and rule) ->
     sent on to be screened (out: no text) -> with text to screen, split into
     the screening piles. With `screen` (a ScreenFunnel of the status page's

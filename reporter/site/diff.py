@@ -1,8 +1,10 @@
 """The release diff: how many works moved from which pile to which, and by which rule.
 
-The one place the site reads `routing.parquet`: four columns of each of the
-two releases (work_id, pile, pending_reason, winner), the last three read
-dictionary-encoded and turned into small integer codes at once. When both
+The one place the site reads a routing table, through routing's reader
+(`Release.read_routing`, its bytes checked against the release's manifest
+first): four columns of each of the two releases (work_id, pile,
+pending_reason, winner), the last three read dictionary-encoded and turned
+into small integer codes at once. When both
 releases routed the same pool (work_id columns equal, row for row) the
 diff is a bincount over aligned rows; otherwise the two are joined on a
 64-bit hash of work_id (on the strings themselves if two ids share a hash).
@@ -22,10 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ..errors import InputError
-from ..routing.artifacts import Release
+from ..routing.artifacts import STATS_FILE, Release
 
 ABSENT = "(not in release)"
 COLUMNS = ["work_id", "pile", "pending_reason", "winner"]
@@ -88,7 +89,7 @@ def state_names(release: Release) -> list[str]:
 
 
 def state_counts(release: Release) -> dict[str, int]:
-    """Works per state, from rule_stats.json."""
+    """Works per state, from the release's statistics."""
     pending = {p.name for p in release.stats.pile_order if p.kind == "pending"}
     counts = {name: n for name, n in release.stats.piles.items() if name not in pending}
     counts.update({f"pending/{r}": n for r, n in release.stats.pending.items()})
@@ -178,13 +179,7 @@ def _vocabulary(previous: Release, current: Release) -> list[str]:
 
 def _read(release: Release, states: list[str], rules: list[str]) -> _Side:
     path = release.routing
-    if not path.exists():
-        raise InputError(f"{path}: missing; the release diff reads it")
-    release.check_file("routing.parquet")
-    try:
-        table = pq.read_table(path, columns=COLUMNS, read_dictionary=COLUMNS[1:]).unify_dictionaries()
-    except Exception as exc:  # pyarrow raises several kinds for a bad file
-        raise InputError(f"{path}: cannot read the columns {COLUMNS}: {exc}") from None
+    table = release.read_routing(COLUMNS, dictionary=COLUMNS[1:]).unify_dictionaries()
     pile, pile_names = _codes(table.column("pile"))
     reason, reason_names = _codes(table.column("pending_reason"))
     winner, winner_names = _codes(table.column("winner"))
@@ -196,11 +191,11 @@ def _read(release: Release, states: list[str], rules: list[str]) -> _Side:
             lookup[i, j] = states.index(name) if name in states else -1
     state = lookup[pile, reason + 1]
     if (state < 0).any() or (pile < 0).any():
-        raise InputError(f"{path}: holds a pile or pending reason that rule_stats.json does not list")
+        raise InputError(f"{path}: holds a pile or pending reason that {STATS_FILE} does not list")
     rule_code = np.array([rules.index(w) if w in rules else -2 for w in winner_names] + [-1], np.int32)
     win = rule_code[winner]  # -1 (the appended slot) for null
     if (win == -2).any():
-        raise InputError(f"{path}: names a winner that rule_stats.json does not list")
+        raise InputError(f"{path}: names a winner that {STATS_FILE} does not list")
     return _Side(table.column("work_id"), state, win)
 
 
@@ -287,7 +282,7 @@ def _check_totals(transitions: dict[tuple[str, str], int], previous: Release, cu
         expected = {s: n for s, n in state_counts(release).items() if n}
         if seen != expected:
             raise InputError(f"{release.routing}: its piles {dict(sorted(seen.items()))} disagree with "
-                             f"rule_stats.json {dict(sorted(expected.items()))}")
+                             f"{STATS_FILE} {dict(sorted(expected.items()))}")
 
 
 def _reasons(pending: Mapping[str, int]) -> list[str]:

@@ -1,7 +1,7 @@
 """The diff page's model: what changed between an earlier release and this one, and why.
 
-From the two releases' release.json (which of the six inputs changed),
-rule_stats.json (every rule added, removed or edited, with the diff of its
+From the two releases' manifests (which of the six inputs changed),
+statistics (every rule added, removed or edited, with the diff of its
 spec as written; counts per pile) and the routing diff (reporter/site/diff.py:
 works new in the pool and gone from it, per pile; moves of works in both,
 with the rules deciding them before and now). Titles come from `Titles`

@@ -1,10 +1,11 @@
 """How a digest week page groups its papers: REVIEW by why it waits for a reader, DROP by cause and rationale.
 
-Read from the decisions alone, as `reporter digest` wrote them (tags, score,
-the week's thresholds and cap), so an archived page says only what its week
-holds. Each REVIEW falls in one group, the first that fits in REVIEW_REASONS
-order; the groups follow the rationale's head (docs/digest.md, "Rationales"):
-the decisive reason first. Every DROP is listed under its cause and, within
+Read from the decisions alone, as `reporter digest` wrote them (each REVIEW's
+`review_reason`, the week's thresholds and cap), so an archived page says only
+what its week holds. Each REVIEW is listed under the reason the digest
+recorded for it (the archive's reader derives it for a week decided before it
+was recorded), the groups in the digest's REVIEW_REASONS order; the numbers
+the groups' words quote are the week's settings and the digest's constants. Every DROP is listed under its cause and, within
 it, under its rationale: a week's DROPs share a handful of rationales word for
 word (1,933 DROPs of the real 2026-W22 have 15), so each is written once
 above the papers it decided.
@@ -15,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..digest.archive import DROP_CAUSES, Decision, WeekSettings
+from ..digest.archive import (DROP_CAUSES, EARLIER_VERSION_NOVELTY, REVIEW_REASONS, SILENT_CRITERIA, Decision,
+                              WeekSettings)
+from ..errors import InternalError
 
 CAUSES = {
     "already-covered": ("Already covered", "A prior week (W-1 to W-4) already kept this paper: dropped whatever "
@@ -27,9 +30,6 @@ CAUSES = {
     "weak-match": ("Weak match", "The score is below the REVIEW threshold: the watchlist barely matched."),
 }
 assert tuple(CAUSES) == DROP_CAUSES
-REVIEW_REASONS = ("over-cap", "rescued", "no-abstract", "judges-disagree", "judge-failed", "judge-missing",
-                  "criteria-silent", "fails-required", "look-alike-trap", "earlier-version", "near-threshold", "other")
-"""Why a REVIEW waits for a reader, in the order the week page groups them (a paper in the first that fits)."""
 RELEVANCE_DECIMALS = 4
 """decisions.json rounds a relevance to 4 decimals (docs/digest.md, "Relevance"); the page shows all four."""
 
@@ -39,29 +39,13 @@ class Group:
     """Papers of one reason or cause, with what it means this week."""
 
     key: str
-    """The reason (REVIEW_REASONS) or the cause (DROP_CAUSES)."""
+    """The reason (the digest's REVIEW_REASONS) or the cause (DROP_CAUSES)."""
     label: str
     """The reason in words."""
     meaning: str
     """What it means, with the week's numbers."""
     decisions: tuple[Decision, ...]
     """Its papers, in the order of decisions.json."""
-
-
-def review_reason(d: Decision, settings: WeekSettings) -> str:
-    """The group of a REVIEW: the cap, the stricter pass's rescue, an override's reason, a tag, else its score."""
-    tags = set(d.tags)
-    if "demoted-for-cap" in tags:
-        return "over-cap"
-    if d.score < settings.review_threshold:
-        return "rescued"  # a DROP by its score: only a KEEP of the first pass is REVIEW there
-    for reason in ("no-abstract", "judges-disagree", "judge-failed", "judge-missing", "criteria-silent",
-                   "fails-required", "look-alike-trap"):
-        if reason in tags:
-            return reason
-    if any(t.startswith("journal-version-of:") for t in tags):
-        return "earlier-version"
-    return "near-threshold" if d.score < settings.keep_threshold else "other"
 
 
 def review_groups(decisions: Sequence[Decision], settings: WeekSettings) -> tuple[Group, ...]:
@@ -87,8 +71,9 @@ def review_groups(decisions: Sequence[Decision], settings: WeekSettings) -> tupl
                                            "the keyword rule decided Axis 2, and the paper is never KEEP."),
         "judge-missing": ("Not judged yet", "A criteria judge had not answered when the week was decided "
                                             "(--keyword-fallback): the keyword rule decided Axis 2, never KEEP."),
-        "criteria-silent": ("Criteria silent", "No concept of the criteria matched: their 0.70 is a stand-in, not "
-                                               "a fit, so the paper is never KEEP."),
+        "criteria-silent": ("Criteria silent", f"No concept of the criteria matched: their "
+                                               f"{_fraction(SILENT_CRITERIA)} is a stand-in, not a fit, so the paper "
+                                               f"is never KEEP."),
         "fails-required": ("Fails a required criterion", f"The abstract has no term of a Required concept, so the "
                                                          f"criteria score 0 and the score stays under the KEEP "
                                                          f"threshold {keep_at}."),
@@ -96,15 +81,17 @@ def review_groups(decisions: Sequence[Decision], settings: WeekSettings) -> tupl
                                                f"title, so the criteria score 0 and the score stays under the KEEP "
                                                f"threshold {keep_at}."),
         "earlier-version": ("An earlier version was kept", f"A prior week kept another version of the paper "
-                                                           f"(novelty 0.50), and the score is under the KEEP "
-                                                           f"threshold {keep_at}."),
+                                                           f"(novelty {_fraction(EARLIER_VERSION_NOVELTY)}), and the "
+                                                           f"score is under the KEEP threshold {keep_at}."),
         "near-threshold": ("Near the threshold", f"A score from {review_at} to {keep_at - 1}: at or over the REVIEW "
                                                  f"threshold, under the KEEP one. The rationale says what was weak."),
         "other": ("For review", "The rationale says why."),
     }
     by_reason: dict[str, list[Decision]] = {r: [] for r in REVIEW_REASONS}
     for d in reviews:
-        by_reason[review_reason(d, settings)].append(d)
+        if d.review_reason not in by_reason:  # the archive's reader gives every REVIEW its reason
+            raise InternalError(f"{d.id}: a REVIEW without its review_reason reached the week page")
+        by_reason[d.review_reason].append(d)
     return tuple(Group(r, *words[r], tuple(ds)) for r, ds in by_reason.items() if ds)
 
 
@@ -140,10 +127,14 @@ def ranking(d: Decision, ranks: dict[str, str]) -> str:
     return " · ".join(x for x in (ranks.get(d.id, ""), relevance(d)) if x)
 
 
+def _fraction(hundredths: int) -> str:
+    """An axis value in hundredths as the rationales write it: 70 is `0.70`."""
+    return f"{hundredths / 100:.2f}"
+
+
 def relevance(d: Decision) -> str:
     """`relevance 3.1416`, or empty for a decisions.json written before relevance was recorded."""
     return "" if d.relevance is None else f"relevance {d.relevance:.{RELEVANCE_DECIMALS}f}"
 
 
-__all__ = ["CAUSES", "REVIEW_REASONS", "Group", "by_rationale", "cap_ranks", "drop_groups", "ranking", "relevance",
-           "review_groups", "review_reason"]
+__all__ = ["CAUSES", "Group", "by_rationale", "cap_ranks", "drop_groups", "ranking", "relevance", "review_groups"]

@@ -29,13 +29,13 @@ NO_SAMPLES = RuleSamples(wins=(), domain_misses=())
 
 
 def rule_count(page: str, release_id: str, item: RuleRows, known: set[str]) -> Count:
-    """`{"rule", "rows"}` from rule_stats.json as a linked count."""
+    """`{"rule", "rows"}` of the release's statistics (`RuleStats`) as a linked count."""
     link = rule_link(page, release_id, item.rule, known)
     return Count(item.rule, item.rows, link.href if link else None)
 
 
 def rule_row(page: str, release_id: str, r: RuleStat) -> RuleRow:
-    """One rule of rule_stats.json as the tables show it."""
+    """One rule of the release's statistics (`RuleStat`) as the tables show it."""
     return RuleRow(
         id=r.id, anchor=rule_anchor(r.id), key=f"r-{slug(r.id)}", href=href(page, rule_path(release_id, r.id)),
         description=r.description, file=r.file, pile=r.pile,

@@ -96,7 +96,7 @@ class SiteInputs:
     """What the rebuilt pages read beyond the releases: the comparisons and the titles they show."""
 
     pairs: Mapping[str, tuple[Pair, ...]]
-    """Release id -> the comparisons rendered for it (each read from the two releases' routing.parquet)."""
+    """Release id -> the comparisons rendered for it (each read from the two releases' routing tables)."""
     titles: Titles
     """The titles of the works the diff and status pages show, read once (samples first, then the pool)."""
     certified: Certified | None = None
@@ -105,7 +105,7 @@ class SiteInputs:
 
 def read_site_inputs(found: ReleaseSet, pool: PoolRef | None = None, against: Sequence[str] = (),
                      certified: Certified | None = None) -> SiteInputs:
-    """The comparisons first (they read routing.parquet), then one read of the titles every rebuilt page shows.
+    """The comparisons first (they read the routing tables), then one read of the titles every rebuilt page shows.
 
     `pool` is where titles no sample holds are read (the workspace's pool;
     None: no workspace). `against`: earlier releases to compare the newest

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,10 +27,9 @@ from pathlib import Path
 from ..errors import InputError, InternalError
 from ..files import locked, read_capped, remove_debris, replace_files, resource_error
 from ..hashing import dump_json
-from ..naming import SITE_MANIFEST, SITE_MANIFEST_CAP
 from ..plurals import count
+from .manifest import MANIFEST, SiteFile, read_manifest
 
-MANIFEST, MANIFEST_CAP = SITE_MANIFEST, SITE_MANIFEST_CAP
 SITE_VERSION = 5
 """The layout of archived pages. Bump it with every change to what an archived page (a release, rule or
 digest week page, or a file beside one) looks like: pages archived by an earlier version are then kept as
@@ -82,10 +80,10 @@ class SiteWriter:
         """Refuse the build (InputError, nothing written) if it would change an archived page or a folder is in the way."""
         self._plan()
 
-    def _plan(self) -> tuple[Path, dict[str, Path], list[str], list[str], list[str], dict[str, dict]]:
+    def _plan(self) -> tuple[Path, dict[str, Path], list[str], list[str], list[str], dict[str, SiteFile]]:
         root = self.root.resolve()
         targets = {path: _inside(root, path) for path in sorted(self.files)}
-        published = _published(root / MANIFEST)
+        published = read_manifest(root).files  # none when it is missing or unreadable: nothing is kept then
         changed, unchanged, conflicts, kept = [], [], [], {}
         for path, target in targets.items():
             data, archived = self.files[path]
@@ -97,9 +95,9 @@ class SiteWriter:
                 raise InputError(f"{target}: a folder stands where the site writes a file")
             if archived and on_disk is not None:
                 entry = published.get(path)
-                if (not self.rerender_archive and entry is not None and entry.get("archived")
-                        and entry.get("site_version", 1) < SITE_VERSION
-                        and entry.get("sha256") == hashlib.sha256(on_disk).hexdigest()):
+                if (not self.rerender_archive and entry is not None and entry.archived
+                        and entry.site_version < SITE_VERSION
+                        and entry.sha256 == hashlib.sha256(on_disk).hexdigest()):
                     kept[path] = entry  # an earlier version's page, as published: it stays
                     continue
                 conflicts.append(path)
@@ -141,8 +139,9 @@ class SiteWriter:
                             "archived": archived, "site_version": SITE_VERSION}
                      for path, (data, archived) in sorted(self.files.items())}
             for path, entry in kept.items():
-                files[path] = {"sha256": entry["sha256"], "bytes": entry.get("bytes", targets[path].stat().st_size),
-                               "archived": True, "site_version": entry.get("site_version", 1)}
+                files[path] = {"sha256": entry.sha256,
+                               "bytes": entry.bytes if entry.bytes is not None else targets[path].stat().st_size,
+                               "archived": True, "site_version": entry.site_version}
             manifest = {"schema_version": 1, "site_version": SITE_VERSION, "files": files,
                         "superseded": sorted(superseded)}
             manifest_file = _inside(root, MANIFEST)
@@ -164,22 +163,6 @@ class SiteWriter:
         largest = max(((p, len(d)) for p, (d, _a) in self.files.items()), key=lambda x: (x[1], x[0]),
                       default=("", 0))
         return WriteReport(tuple(changed), tuple(unchanged), tuple(superseded), tuple(sorted(kept)), largest)
-
-
-def _published(manifest: Path) -> dict[str, dict]:
-    """The files the site's manifest lists (path -> entry); none when it is missing or unreadable.
-
-    Without a readable manifest nothing is known to be an earlier version's
-    page as published, so every archived page that would change is refused.
-    One larger than MANIFEST_CAP, a folder or a FIFO is refused (InputError)
-    before it is read (files.read_capped).
-    """
-    try:
-        doc = json.loads(read_capped(manifest, MANIFEST_CAP, "site manifest").decode("utf-8"))
-    except (FileNotFoundError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        return {}
-    files = doc.get("files") if isinstance(doc, dict) else None
-    return {p: e for p, e in files.items() if isinstance(e, dict)} if isinstance(files, dict) else {}
 
 
 def _holds(path: Path, data: bytes) -> bool:

@@ -36,7 +36,7 @@ class PileRow:
     kind: str
     """discard, hold, screen, pending."""
     rows: int
-    """Works in it (from rule_stats.json)."""
+    """Works in it (from the release's statistics)."""
     share: str
     """Percentage of the pool."""
     won: int | None
@@ -131,7 +131,7 @@ class ReleasePage:
     engine_version: str
     """Engine that routed it."""
     generated_pool: str | None
-    """The generator's note when the pool is generated example data (release.json), else None."""
+    """The generator's note when the pool is generated example data (the release's manifest), else None."""
     rows: int
     """Works in the pool."""
     summary: tuple[Row, ...]
