@@ -11,8 +11,8 @@ from itertools import product
 
 import pytest
 
-from reporter.screening.votes import ANSWERS, FAILED, INVALID_CAUSES, TIER_OUTCOMES, Vote, cheap_gate, screen_gate, \
-    tier_gate
+from reporter.panel.votes import FAILED, Vote
+from reporter.screening.answer import ANSWERS, INVALID_CAUSES, TIER_OUTCOMES, cheap_gate, is_exclude, screen_gate, tier_gate
 
 VOTES = {
     **{answer: Vote(answer, reason=f"a {answer} reason") for answer in ANSWERS},
@@ -91,7 +91,7 @@ def test_only_two_valid_excludes_discard_and_a_cheap_proceed_is_never_an_admit()
 def test_an_invalid_reply_is_never_read_as_an_exclude():
     for cause in INVALID_CAUSES:
         invalid = VOTES[f"invalid:{cause}"]
-        assert not invalid.valid and not invalid.is_exclude
+        assert not invalid.valid and not is_exclude(invalid)
         assert screen_gate(invalid, VOTES["exclude"]) == "admit"
         assert cheap_gate(invalid, None) == "proceed"
 

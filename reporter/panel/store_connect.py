@@ -20,7 +20,7 @@ CONNECT_TIMEOUT_S = 15
 """How long to wait for a PostgreSQL server to answer before reporting it unreachable."""
 
 
-def is_postgres_url(database: str) -> bool:
+def is_postgres(database: str) -> bool:
     """True when `database` names a PostgreSQL server rather than a SQLite file."""
     return database.startswith(("postgresql://", "postgres://"))
 
