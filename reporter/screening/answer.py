@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Final, Literal
 
 from ..panel.provider import invalid_vote
-from ..panel.votes import FAILED, AnswerSchema, Vote, Failed
+from ..panel.votes import FAILED, AnswerSchema, Failed, Vote
 
 ANSWERS: Final = ("include", "exclude", "cannot_be_determined")
 """The answers of the answer schema (its JSON field is `label`)."""
