@@ -93,9 +93,10 @@ def start_fake(root: Path) -> tuple[subprocess.Popen, str]:
 
 async def _voters_only(base_url: str, works: list[dict], concurrency: int) -> float:
     """Works/s of the two voters alone (ChatVoter.ask, prompts assembled), with no claims, raw log or records."""
-    from reporter.screening.config import VoterSettings
-    from reporter.screening.prompt import build_prompt, messages_for
-    from reporter.screening.provider import ChatVoter
+    from reporter.panel.config import VoterSettings
+    from reporter.panel.prompt import messages_for
+    from reporter.screening.prompt import build_prompt
+    from reporter.panel.provider import ChatVoter
     prompt = build_prompt(None)
     voters = [ChatVoter(VoterSettings(name=m, base_url=base_url, model=m, api_key_env=None,
                                       max_concurrency=concurrency, price_in_per_mtok=0.15, price_out_per_mtok=0.6),

@@ -154,7 +154,7 @@ def agreement(pairs: list[tuple[str, str]]) -> tuple[float | None, float | None]
 def measure(name: str, file: Path, kind: str) -> dict:
     """Replay one review end to end and compute its figures."""
     from reporter.routing.labels import wilson
-    from reporter.screening.store import open_store
+    from reporter.panel.store import open_store
     rows = read_review(file, kind, name)
     with tempfile.TemporaryDirectory(prefix=f"replay-{name}-") as tmp:
         root = Path(tmp)
@@ -177,7 +177,7 @@ def measure(name: str, file: Path, kind: str) -> dict:
             server.terminate()
             server.wait()
         generation = current_generation(root, "expensive")
-        store = open_store(str(root / "state" / "screen.db"), readonly=True)
+        store = open_store(str(root / "state" / "screen.db"), readonly=True, where="[screen] database")
         votes = store.votes("expensive", generation)
         verdicts = store.verdicts("expensive", generation)
         store.close()
@@ -210,7 +210,8 @@ def measure(name: str, file: Path, kind: str) -> dict:
 def current_generation(root: Path, tier: str) -> str:
     """The workspace's current generation of `tier`, as the runner computes it."""
     from reporter.config import load_workspace
-    from reporter.screening.prompt import generation_for, load_prompt
+    from reporter.panel.prompt import generation_for
+    from reporter.screening.prompt import load_prompt
     ws = load_workspace(root)
     return generation_for(tier, getattr(ws.screen, tier), load_prompt(ws.screen)).id
 

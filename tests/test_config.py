@@ -8,6 +8,7 @@ import pytest
 
 from reporter.config import load_workspace
 from reporter.errors import InputError
+from reporter.panel.store_connect import is_postgres
 
 BASE = 'pool = "pool.jsonl"\nspecs = "specs"\nreleases = "releases"\nsite = "site"\n'
 
@@ -45,7 +46,7 @@ def test_every_table_parses_into_typed_settings(tmp_path):
     assert (arxiv.query, arxiv.min_interval_seconds) == ("cat:cs.CL", 0.0)
     assert ws.fetch.source("pubmed").min_interval_seconds == pytest.approx(1 / 3)  # NCBI's etiquette
     assert ws.fetch.cache_dir == tmp_path.resolve() / "state" / "fetch-cache"
-    assert ws.screen.is_postgres and ws.screen.lease_seconds == 300 and ws.screen.cheap == ()
+    assert is_postgres(ws.screen.database) and ws.screen.lease_seconds == 300 and ws.screen.cheap == ()
     assert [v.name for v in ws.screen.expensive] == ["a", "b"]
     assert ws.screen.expensive[0].max_concurrency == 8 and ws.screen.expensive[1].price_out_per_mtok == 0.6
 
@@ -64,7 +65,7 @@ def test_absent_tables_take_their_defaults(tmp_path):
 
 def test_a_sqlite_database_is_resolved_against_the_workspace(tmp_path):
     ws = _load(tmp_path, '[screen]\ndatabase = "state/s.db"\n')
-    assert ws.screen.database == str(tmp_path.resolve() / "state" / "s.db") and not ws.screen.is_postgres
+    assert ws.screen.database == str(tmp_path.resolve() / "state" / "s.db") and not is_postgres(ws.screen.database)
     assert ws.screen.raw_dir == tmp_path.resolve() / "state" / "raw"
 
 
@@ -144,7 +145,7 @@ def test_screen_defaults_and_new_keys(tmp_path):
 
 
 def test_a_model_in_the_price_table_needs_no_price(tmp_path):
-    from reporter.screening.prices import default_price
+    from reporter.panel.prices import default_price
     listed = default_price("gpt-4o-mini")
     without = VOTER.replace('model = "m"', 'model = "gpt-4o-mini"').replace("price_in_per_mtok = 0.15\n", "")
     ws = _load(tmp_path, "[[screen.expensive.voters]]\n" + without.replace("price_out_per_mtok = 0.6\n", "").format(

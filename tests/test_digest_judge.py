@@ -10,6 +10,7 @@ import pytest
 from reporter.config import load_workspace
 from reporter.digest.criteria import parse_criteria
 from reporter.errors import InputError
+from reporter.panel.store_connect import is_postgres
 
 BASE = ('pool = "pool.jsonl"\nspecs = "specs"\nreleases = "releases"\nsite = "site"\n'
         '[digest]\npapers = "papers"\nwatchlist = "w.txt"\ncriteria = "c.md"\n')
@@ -30,7 +31,7 @@ def test_the_judge_table_parses_with_screenings_voter_keys(tmp_path):
                + JUDGE.format(name="b", model="gpt-4o-mini").replace("price_in_per_mtok = 0.15\n", "")
                .replace("price_out_per_mtok = 0.6\n", "max_concurrency = 3\n"))
     judge = ws.digest.judge
-    assert judge.database == str(tmp_path.resolve() / "state" / "judge.db") and not judge.is_postgres
+    assert judge.database == str(tmp_path.resolve() / "state" / "judge.db") and not is_postgres(judge.database)
     assert judge.raw_dir == tmp_path.resolve() / "state" / "judge-raw" and judge.workspace == tmp_path.resolve()
     assert [(v.name, v.model) for v in judge.voters] == [("a", "m1"), ("b", "gpt-4o-mini")]
     assert judge.voters[1].max_concurrency == 3 and judge.voters[1].price_checked is not None  # prices.json
@@ -41,7 +42,7 @@ def test_one_judge_is_enough_and_a_digest_without_the_table_has_none(tmp_path):
     assert _load(tmp_path, "").digest.judge is None
     ws = _load(tmp_path, '[digest.judge]\ndatabase = "postgresql://u@127.0.0.1/j"\nraw_dir = "r"\n'
                + JUDGE.format(name="only", model="m"))
-    assert ws.digest.judge.is_postgres and ws.digest.judge.raw_dir == tmp_path.resolve() / "r"
+    assert is_postgres(ws.digest.judge.database) and ws.digest.judge.raw_dir == tmp_path.resolve() / "r"
     assert len(ws.digest.judge.voters) == 1
 
 
@@ -95,7 +96,7 @@ CRITERIA = """# Criteria
 
 def _judge(tmp_path: Path, *models: str, criteria: str = CRITERIA):
     from reporter.digest.judge.config import JudgeSettings
-    from reporter.screening.config import VoterSettings
+    from reporter.panel.config import VoterSettings
     (tmp_path / "c.md").write_text(criteria, encoding="utf-8")
     voters = tuple(VoterSettings(name=f"j{i}", base_url="http://127.0.0.1:1/v1", model=m, api_key_env=None,
                                  max_concurrency=2, price_in_per_mtok=1.0, price_out_per_mtok=2.0)
@@ -106,7 +107,7 @@ def _judge(tmp_path: Path, *models: str, criteria: str = CRITERIA):
 
 def test_the_prompt_is_the_task_the_numbered_criteria_the_schema_then_the_paper(tmp_path):
     from reporter.digest.judge import prompt as jp
-    from reporter.screening.prompt import messages_for
+    from reporter.panel.prompt import messages_for
     setup = jp.judge_setup(_judge(tmp_path, "m"), tmp_path / "c.md")
     system, user = messages_for(setup.prompt, "A {title} with braces", "Its abstract.", False)
     numbered = "\n".join([" 1 | # Criteria", " 2 |", " 3 | ## In scope", " 4 | - Benchmarks that measure language models",
@@ -139,7 +140,8 @@ def test_the_generation_changes_with_the_prompt_the_models_or_the_criteria_and_n
 
 def test_the_screens_generation_is_what_it_always_was():
     from reporter.hashing import sha256_json
-    from reporter.screening.prompt import build_prompt, generation_for
+    from reporter.panel.prompt import generation_for
+    from reporter.screening.prompt import build_prompt
     prompt = build_prompt(None)
     assert generation_for("cheap", (), prompt).id == sha256_json({"tier": "cheap", "prompt_hash": prompt.hash,
                                                                  "voters": []})
@@ -150,7 +152,7 @@ def test_the_screens_generation_is_what_it_always_was():
 
 def _read(content, finish="stop", refusal=None, criteria=CRITERIA):
     from reporter.digest.judge.prompt import judge_answer
-    from reporter.screening.provider import parse_content
+    from reporter.panel.provider import parse_content
     return parse_content(content, finish, refusal, judge_answer(parse_criteria(criteria, "c.md", need_terms=False)))
 
 

@@ -27,7 +27,7 @@ from reporter.config import load_workspace
 from reporter.digest.judge.run import run_judge
 from reporter.digest.publish import gather_digest
 from reporter.errors import InputError
-from reporter.screening.rawlog import orphans
+from reporter.panel.rawlog import orphans
 
 W1, W2 = "2026-W20", "2026-W21"
 KILLED = Path(__file__).resolve().parent / "support" / "judge_killed.py"

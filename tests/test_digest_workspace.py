@@ -116,7 +116,7 @@ def test_commands_that_route_or_screen_name_the_keys_to_add(tmp_path, capsys, ar
     ws = workspace(tmp_path, extra='[screen]\ndatabase = "state/screen.db"\nraw_dir = "state/raw"\n'
                                    'criteria = "criteria.md"\n' if argv[0] == "screen" else "")
     if argv[0] == "screen":
-        pytest.importorskip("reporter.screening.runner")
+        pytest.importorskip("reporter.panel.runner")
     code = main([a.format(ws=ws) for a in argv])
     err = capsys.readouterr().err
     assert code == 2, err

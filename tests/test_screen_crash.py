@@ -20,7 +20,7 @@ from support.fake_openai import Answer, FakeOpenAI, Slow
 from test_screen_run import KEY, KEY_ENV, MODELS, db_rows, make_workspace, short, verdicts
 
 from reporter.errors import InputError
-from reporter.screening.rawlog import dead_runners, open_raw_log, orphans, raw_line, read_raw
+from reporter.panel.rawlog import dead_runners, open_raw_log, orphans, raw_line, read_raw
 
 WAIT_SECONDS = 120
 """The most a test waits for a condition it polls (a bound, never a timing the result depends on)."""
@@ -77,7 +77,7 @@ def test_a_runner_is_dead_once_its_process_is_gone_however_it_ended(tmp_path):
     live = open_raw_log(tmp_path, "live")
     ended = open_raw_log(tmp_path, "ended")
     ended.close()
-    code = ("import sys, time; from reporter.screening.rawlog import open_raw_log; "
+    code = ("import sys, time; from reporter.panel.rawlog import open_raw_log; "
             "log = open_raw_log(sys.argv[1], 'killed'); print('ready', flush=True); time.sleep(600)")
     child = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:

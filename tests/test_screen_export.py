@@ -14,9 +14,10 @@ from test_screen_run import PREFIX, RULES, make_workspace, screen, title_of
 from reporter.cli import main
 from reporter.config import load_workspace
 from reporter.errors import InputError
+from reporter.panel.readonly import open_readonly
 from reporter.routing.release import route_release
+from reporter.screening.config import WHERE
 from reporter.screening.export import export_release, iter_export_rows, screen_columns, write_export
-from reporter.screening.plan import readonly_store
 
 SCRIPT = {
     ("W001", "cheap-a"): Answer("exclude"), ("W001", "cheap-b"): Answer("exclude"),   # cheap discard
@@ -46,7 +47,7 @@ def screened(tmp_path_factory):
 
 def rows_of(w: dict, release_dir) -> list[dict]:
     ws = load_workspace(w["root"])
-    with readonly_store(ws) as store:
+    with open_readonly(ws.screen.database, WHERE) as store:
         return list(iter_export_rows(ws, release_dir, store=store))
 
 
@@ -133,9 +134,9 @@ def test_an_unscreened_workspace_exports_a_header_and_creates_no_database(tmp_pa
 
 
 def test_screen_columns_and_write_export_alone(tmp_path):
-    from reporter.screening.config import VoterSettings
-    from reporter.screening.store_rows import VoteRow
-    from reporter.screening.votes import Vote
+    from reporter.panel.config import VoterSettings
+    from reporter.panel.store_rows import VoteRow
+    from reporter.panel.votes import Vote
     voters = tuple(VoterSettings(n, "http://x/v1", m, None, 1, 0.0, 0.0) for n, m in (("a", "ma"), ("b", "mb")))
     votes = {"a": VoteRow("expensive", "g" * 64, "w", "a", Vote(None, "refusal", "No."), 10, 2, 0.5, "r.jsonl", 0)}
     cols = screen_columns("admit", votes, voters)

@@ -7,12 +7,15 @@ under test: each vote is put in one of four kinds, and the outcome of every
 pair of kinds is written out as the design states it.
 """
 
+import sqlite3
 from itertools import product
 
 import pytest
 
-from reporter.screening.votes import ANSWERS, FAILED, INVALID_CAUSES, TIER_OUTCOMES, Vote, cheap_gate, screen_gate, \
-    tier_gate
+from reporter.panel.votes import FAILED, Vote
+from reporter.panel.store import open_store
+from reporter.screening.answer import (ANSWERS, INVALID_CAUSES, TIER_OUTCOMES, cheap_gate, is_exclude, screen_gate,
+                                       tier_gate)
 
 VOTES = {
     **{answer: Vote(answer, reason=f"a {answer} reason") for answer in ANSWERS},
@@ -91,7 +94,7 @@ def test_only_two_valid_excludes_discard_and_a_cheap_proceed_is_never_an_admit()
 def test_an_invalid_reply_is_never_read_as_an_exclude():
     for cause in INVALID_CAUSES:
         invalid = VOTES[f"invalid:{cause}"]
-        assert not invalid.valid and not invalid.is_exclude
+        assert not invalid.valid and not is_exclude(invalid)
         assert screen_gate(invalid, VOTES["exclude"]) == "admit"
         assert cheap_gate(invalid, None) == "proceed"
 
@@ -99,3 +102,23 @@ def test_an_invalid_reply_is_never_read_as_an_exclude():
 def test_an_unknown_tier_is_refused():
     with pytest.raises(ValueError, match="unknown tier 'medium'"):
         tier_gate("medium", VOTES["exclude"], VOTES["exclude"])
+
+
+def test_the_state_schema_allows_each_tier_exactly_the_outcomes_of_its_gate(tmp_path):
+    """The panel's schema keeps the verdict CHECK as schema version 1 wrote it (`store_sql.OUTCOME_CHECK`); the
+    screen's outcomes are screening's (`TIER_OUTCOMES`): each tier's are stored, no other outcome is, and a task
+    other than the tiers (the digest's judge) stores `done`."""
+    database = tmp_path / "s.db"
+    open_store(str(database), where="[screen] database").close()
+    conn = sqlite3.connect(database)
+    every = {o for outcomes in TIER_OUTCOMES.values() for o in outcomes} | {"done", "incomplete"}
+    stored = set()
+    for k, (tier, outcome) in enumerate(product([*TIER_OUTCOMES, "judge"], sorted(every))):
+        try:
+            with conn:
+                conn.execute("INSERT INTO verdicts VALUES (?, 'g', ?, ?, 'r', 0)", (tier, f"w{k}", outcome))
+            stored.add((tier, outcome))
+        except sqlite3.IntegrityError:
+            pass
+    conn.close()
+    assert stored == {(t, o) for t, outcomes in TIER_OUTCOMES.items() for o in outcomes} | {("judge", "done")}

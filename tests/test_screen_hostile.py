@@ -19,10 +19,11 @@ from test_screen_crash import WAIT_SECONDS, finish, start_run
 from test_screen_run import KEY, MODELS, make_workspace, screen, short
 
 from reporter.config import load_workspace
-from reporter.screening.prompt import generation_for, load_prompt
-from reporter.screening.rawlog import orphans
-from reporter.screening.store import open_store
-from reporter.screening.store_sql import store_text, stored_text
+from reporter.panel.prompt import generation_for
+from reporter.panel.rawlog import orphans
+from reporter.panel.store import open_store
+from reporter.panel.store_sql import store_text, stored_text
+from reporter.screening.prompt import load_prompt
 from reporter.text import replace_surrogates
 
 LONE = "\ud800 lone"
@@ -49,7 +50,7 @@ def hostile_script(work: str, model: str, attempt: int):
 def stored_votes(w: dict) -> dict[tuple[str, str], object]:
     ws = load_workspace(w["root"])
     generation = generation_for("expensive", ws.screen.expensive, load_prompt(ws.screen)).id
-    with open_store(ws.screen.database) as store:
+    with open_store(ws.screen.database, where="[screen] database") as store:
         return {(short(wid), voter): row.vote for wid, by in store.votes("expensive", generation).items()
                 for voter, row in by.items()}
 
@@ -140,7 +141,7 @@ def echo_script(work: str, model: str, attempt: int):
 
 
 def test_a_key_echoed_in_a_reply_reaches_no_file_in_any_encoding(tmp_path, database):
-    from reporter.screening.runner import run_screen
+    from reporter.screening.run import run_screen
     with FakeOpenAI(echo_script) as server:
         w = make_workspace(tmp_path / "ws", server.base_url, screen=8, cheap_voters=False,
                            **({"database": database} if database else {}))
@@ -175,7 +176,7 @@ def test_mask_secret_replaces_each_form_once_and_never_inside_its_own_mark():
 
 
 def test_a_raw_line_an_older_reporter_wrote_with_the_key_is_recovered_with_the_key_masked(tmp_path):
-    from reporter.screening.rawlog import open_raw_log, raw_line
+    from reporter.panel.rawlog import open_raw_log, raw_line
     with FakeOpenAI(default=Answer("include", "fine")) as server:
         w = make_workspace(tmp_path / "ws", server.base_url, screen=1, cheap_voters=False)
         server.titles = w["titles"]
@@ -185,7 +186,7 @@ def test_a_raw_line_an_older_reporter_wrote_with_the_key_is_recovered_with_the_k
         body = json.dumps({"object": "chat.completion", "choices": [
             {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 5, "completion_tokens": 2}})
-        with open_store(ws.screen.database) as store:  # the older runner had seeded the job and claimed it
+        with open_store(ws.screen.database, where="[screen] database") as store:  # the older runner had seeded the job and claimed it
             store.seed_scope(w["release_dir"].name, "expensive", generation, ["t:W001"])
         with open_raw_log(ws.screen.raw_dir, "older-runner") as raw:  # closed: its runner has ended
             raw.append([raw_line(tier="expensive", generation=generation, work_id="t:W001", voter="expensive-a",
@@ -223,7 +224,7 @@ def test_a_usage_count_past_the_column_is_no_count_and_the_run_goes_on(tmp_path)
 
 
 def test_a_raw_line_with_an_unstorable_usage_is_recovered_not_replayed_into_a_crash(tmp_path):
-    from reporter.screening.rawlog import open_raw_log, raw_line
+    from reporter.panel.rawlog import open_raw_log, raw_line
     script = {("W001", "exp-a"): [Status(400), Answer("include")]}  # the first run seeds the jobs, W001 left open
     with FakeOpenAI(script, default=Answer("include")) as server:
         w = make_workspace(tmp_path / "ws", server.base_url, screen=2, cheap_voters=False)

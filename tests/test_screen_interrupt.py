@@ -111,7 +111,7 @@ def test_requests_in_flight_at_a_kill_are_counted_per_run_and_shown_by_the_dry_r
 
 
 def test_the_expensive_progress_line_shows_its_own_spend(tmp_path, capsys):
-    from reporter.screening.runner import run_screen
+    from reporter.screening.run import run_screen
     from test_screen_run import environ
     with FakeOpenAI(default=Answer("include")) as server:
         w = make_workspace(tmp_path / "ws", server.base_url, cheap=3, screen=3)

@@ -30,7 +30,7 @@ from test_screen_run import MODELS, db_rows, make_workspace, screen
 from reporter.config import load_workspace
 from reporter.digest.judge.run import run_judge
 from reporter.errors import InputError
-from reporter.screening.rawlog import orphans
+from reporter.panel.rawlog import orphans
 
 WEEK = "2026-W20"
 CONDITION_BOUND = 30.0
@@ -254,10 +254,11 @@ def test_sigterm_drains_the_judge_like_ctrl_c(tmp_path):
 def test_the_cap_is_shown_to_a_tenth_of_a_cent():
     """Issue 30, item 6: a cap of $0.001 was shown as `$0.00`."""
     from reporter.money import dollars
-    from reporter.screening.run_report import RunReport, format_run
+    from reporter.panel.run_report import RunReport, format_run
+    from reporter.screening.run import SCREEN_WORDS
     assert [dollars(v, tenths=True) for v in (0.001, 0.0015, 1.005, 12.0, 1234.5)] == [
         "$0.0010", "$0.0015", "$1.005", "$12.00", "$1,234.50"]
-    assert "spend $0.0000 of --max-cost $0.0010" in format_run(RunReport("r", "rel", (), 0.001))
+    assert "spend $0.0000 of --max-cost $0.0010" in format_run(RunReport("r", "rel", (), 0.001), SCREEN_WORDS)
 
 
 def test_a_second_sigterm_aborts_with_sigterms_exit_code(tmp_path):

@@ -8,12 +8,14 @@ import pytest
 from test_screen_scope import ALL_EXPENSIVE, CHEAP, DIRECT, gens, make_workspace, record, route
 
 from reporter.errors import InputError
-from reporter.screening.plan import (DEFAULT_OUTPUT_TOKENS, format_plan, plan_json, plan_screen, token_stats)
-from reporter.screening.prompt import load_prompt, messages_for
+from reporter.panel.plan import DEFAULT_OUTPUT_TOKENS, token_stats
+from reporter.panel.prompt import messages_for
+from reporter.panel.store import open_store
+from reporter.panel.tokens import count_message_tokens
+from reporter.panel.votes import Vote
+from reporter.screening.plan import format_plan, plan_json, plan_screen
+from reporter.screening.prompt import load_prompt
 from reporter.screening.scope import load_works
-from reporter.screening.store import open_store
-from reporter.screening.tokens import count_message_tokens
-from reporter.screening.votes import Vote
 
 
 def expected_lengths(ws, rdir, ids) -> dict[str, int]:
@@ -85,7 +87,7 @@ def test_verdicts_remove_works_and_a_changed_prompt_brings_them_back(tmp_path):
     root = make_workspace(tmp_path / "ws")
     ws, rdir = route(root)
     gen = gens(ws)["expensive"]
-    with open_store(ws.screen.database) as store:
+    with open_store(ws.screen.database, where="[screen] database") as store:
         include, exclude = Vote("include", reason="r"), Vote("exclude", reason="r")
         record(store, rdir, "expensive", gen, votes={
             "doi:10.5555/a1": {"a": include, "b": include}, "doi:10.5555/a6": {"a": exclude, "b": exclude},

@@ -8,11 +8,13 @@ import pytest
 
 from reporter.errors import InputError
 from reporter.hashing import sha256_json
+from reporter.panel.config import VoterSettings
+from reporter.panel.prompt import Generation, Prompt, generation_for, messages_for, response_format
+from reporter.panel import prompt as panel_prompt
 from reporter.screening import prompt as prompt_module
-from reporter.screening.config import ScreenSettings, VoterSettings
-from reporter.screening.prompt import ANSWER_SCHEMA, Generation, Prompt, build_prompt, generation_for, \
-    load_prompt, messages_for, response_format
-from reporter.screening.votes import ANSWERS
+from reporter.screening.answer import ANSWER_SCHEMA, ANSWERS, SCREEN_ANSWER
+from reporter.screening.config import ScreenSettings
+from reporter.screening.prompt import build_prompt, load_prompt
 
 DEFAULT_PROMPT_HASH = "67ad3bde3252339885c6770de0d70fbc47504db29ce092e01f3460cbdba7f7bf"
 """The built-in prompt's hash. Changing a fragment changes it, and every workspace's old verdicts stop counting:
@@ -130,7 +132,7 @@ def test_the_same_settings_give_the_same_hash(tmp_path):
     import sys
     path = _criteria(tmp_path, "Include: trials.\n")
     prompt = load_prompt(_settings(tmp_path, path))
-    text = json.dumps({"fragments": [list(f) for f in prompt.fragments], "assembly": prompt_module.ASSEMBLY},
+    text = json.dumps({"fragments": [list(f) for f in prompt.fragments], "assembly": panel_prompt.ASSEMBLY},
                       sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert prompt.hash == hashlib.sha256(text.encode("utf-8")).hexdigest()
     assert dict(prompt.fragments)["criteria"].endswith("Include: trials.")  # the file's text, stripped
@@ -148,18 +150,19 @@ def test_any_criteria_change_changes_the_hash(tmp_path):
     assert len(hashes) == 4
 
 
-@pytest.mark.parametrize("constant", ["TASK", "CRITERIA_LEAD", "DEFAULT_CRITERIA", "SCHEMA", "WORK",
-                                      "WORK_TITLE_ONLY"])
-def test_any_fragment_change_changes_the_hash(monkeypatch, constant):
+@pytest.mark.parametrize("module, constant", [(prompt_module, "TASK"), (prompt_module, "CRITERIA_LEAD"),
+                                              (prompt_module, "DEFAULT_CRITERIA"), (prompt_module, "SCHEMA"),
+                                              (panel_prompt, "WORK"), (panel_prompt, "WORK_TITLE_ONLY")])
+def test_any_fragment_change_changes_the_hash(monkeypatch, module, constant):
     before = build_prompt()
-    monkeypatch.setattr(prompt_module, constant, getattr(prompt_module, constant) + " ")
+    monkeypatch.setattr(module, constant, getattr(module, constant) + " ")
     after = build_prompt()
     assert after.hash != before.hash and after.fragments != before.fragments
 
 
 def test_an_assembly_change_changes_the_hash(monkeypatch):
     before = build_prompt()
-    monkeypatch.setattr(prompt_module, "ASSEMBLY", {**prompt_module.ASSEMBLY, "separator": "\n"})
+    monkeypatch.setattr(panel_prompt, "ASSEMBLY", {**panel_prompt.ASSEMBLY, "separator": "\n"})
     assert build_prompt().fragments == before.fragments and build_prompt().hash != before.hash
 
 
@@ -233,7 +236,7 @@ def test_the_answer_schema_and_the_response_format():
         "required": ["label", "reason"],
         "additionalProperties": False,
     }
-    assert response_format() == {"type": "json_schema", "json_schema": {
+    assert response_format(SCREEN_ANSWER.name, SCREEN_ANSWER.schema) == {"type": "json_schema", "json_schema": {
         "name": "screening_vote", "strict": True, "schema": ANSWER_SCHEMA}}
 
 

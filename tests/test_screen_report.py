@@ -21,10 +21,10 @@ from __future__ import annotations
 import pytest
 from test_screen_scope import HOSTILE, LABELS, gens, make_workspace, record, route
 
+from reporter.panel.store import open_store
+from reporter.panel.votes import Vote
 from reporter.routing.labels import load_labels, wilson
 from reporter.screening.report import cohen_kappa, rate, screen_report, workspace_report
-from reporter.screening.store import open_store
-from reporter.screening.votes import Vote
 
 INC, EXC, CBD = Vote("include", reason="r"), Vote("exclude", reason="r"), Vote("cannot_be_determined", reason="r")
 BAD = Vote(None, "unparseable", "no JSON")
@@ -39,10 +39,10 @@ def screened(tmp_path):
     """The workspace with the votes above recorded; the store open read-only."""
     ws, rdir = route(make_workspace(tmp_path / "ws"))
     gen = gens(ws)["expensive"]
-    with open_store(ws.screen.database) as store:
+    with open_store(ws.screen.database, where="[screen] database") as store:
         record(store, rdir, "expensive", gen, votes=VOTES, verdicts=VERDICTS, failures=(("pmid:103", "b", "HTTP 500"),),
                tokens=(100, 20, 0.001))
-    with open_store(ws.screen.database, readonly=True) as store:
+    with open_store(ws.screen.database, readonly=True, where="[screen] database") as store:
         yield ws, rdir, screen_report(ws, rdir, store=store, labels=load_labels(ws.labels))
 
 
@@ -124,7 +124,7 @@ def test_no_database_means_nothing_screened_and_nothing_created(tmp_path):
 def test_the_cheap_tier_reports_its_own_outcomes(tmp_path):
     ws, rdir = route(make_workspace(tmp_path / "ws", cheap=True))
     cheap_gen = gens(ws)["cheap"]
-    with open_store(ws.screen.database) as store:
+    with open_store(ws.screen.database, where="[screen] database") as store:
         record(store, rdir, "cheap", cheap_gen, votes={"pmid:101": {"c1": EXC, "c2": EXC}, "pmid:102": {"c1": INC}},
                verdicts={"pmid:101": "discard", "pmid:102": "proceed"})
         report = screen_report(ws, rdir, store=store, labels=load_labels(ws.labels))

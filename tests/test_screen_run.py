@@ -17,9 +17,9 @@ from support.fake_openai import Answer, Content, FakeOpenAI, Refuse, Status
 from support.routing import TODAY, write_pool, write_specs
 
 from reporter.config import load_workspace
+from reporter.panel.run_report import RunReport
 from reporter.routing.release import route_release
-from reporter.screening.run_report import RunReport
-from reporter.screening.runner import run_screen
+from reporter.screening.run import run_screen
 
 KEY_ENV = "SCREEN_TEST_KEY"
 KEY = "sk-test-SECRET-7f3a9c1e5b"
@@ -280,9 +280,10 @@ def test_max_cost_stops_claiming(tmp_path):
 
 @pytest.mark.parametrize("cap", [0.001, 0.004, 0.01])
 def test_max_cost_reserves_each_requests_worst_case_so_the_spend_stays_under_the_cap(tmp_path, cap):
-    from reporter.screening.budget import Budget
+    from reporter.panel.budget import Budget
     from reporter.screening.prompt import load_prompt
-    from reporter.screening.tier_loop import Tier, tier_messages
+    from reporter.panel.tier_loop import tier_messages
+    from reporter.screening.run import screen_tier
     with FakeOpenAI(default=Answer("include")) as server:
         w = make_workspace(tmp_path / "ws", server.base_url, screen=30, cheap_voters=False, batch_size=4,
                            concurrency=2, prices=(1.0, 3.0))
@@ -291,7 +292,7 @@ def test_max_cost_reserves_each_requests_worst_case_so_the_spend_stays_under_the
         asked = server.total
     voter = w["ws"].screen.expensive[0]
     work = type("W", (), {"title": "Study W030 screenword", "abstract": "Abstract of W030.", "title_only": False})
-    tier = Tier("expensive", w["ws"].screen.expensive, load_prompt(w["ws"].screen), None, None, {})
+    tier = screen_tier("expensive", w["ws"].screen.expensive, load_prompt(w["ws"].screen), None, None, {})
     worst = Budget(cap).worst_case(voter, tier_messages(tier, work))
     assert 0 <= report.spend_usd <= cap, "the spend never passes the cap"
     assert report.stopped_by_max_cost and asked < 60

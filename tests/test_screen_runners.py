@@ -110,8 +110,9 @@ def test_runners_at_once_on_postgresql(tmp_path, runners, postgres_url):
 
 
 def test_works_held_by_a_live_runner_are_left_to_it_and_taken_over_once_its_lease_ran_out(tmp_path):
-    from reporter.screening.prompt import generation_for, load_prompt
-    from reporter.screening.store import open_store
+    from reporter.panel.prompt import generation_for
+    from reporter.screening.prompt import load_prompt
+    from reporter.panel.store import open_store
     from test_screen_run import screen
 
     with FakeOpenAI(default=Answer("include")) as server:
@@ -121,7 +122,7 @@ def test_works_held_by_a_live_runner_are_left_to_it_and_taken_over_once_its_leas
         generation = generation_for("expensive", settings.expensive, load_prompt(settings)).id
         release_id = json.loads((w["release_dir"] / "release.json").read_text())["release_id"]
         ids = [f"t:W00{i}" for i in range(1, 7)]
-        store = open_store(settings.database)
+        store = open_store(settings.database, where="[screen] database")
         try:
             # A runner on another machine (no raw file here) claims two works with a long lease.
             store.seed_scope(release_id, "expensive", generation, ids)

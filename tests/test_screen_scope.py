@@ -18,13 +18,13 @@ from support.routing import TODAY
 
 from reporter.config import load_workspace
 from reporter.errors import InputError
+from reporter.panel.store import open_store
+from reporter.panel.store_rows import FailureRow, VerdictRow, VoteRow
+from reporter.panel.votes import Vote
 from reporter.routing.release import route_release
 from reporter.screening.plan import generations
 from reporter.screening.prompt import load_prompt
 from reporter.screening.scope import load_works, screen_piles, tier_scope
-from reporter.screening.store import open_store
-from reporter.screening.store_rows import FailureRow, VerdictRow, VoteRow
-from reporter.screening.votes import Vote
 
 HOSTILE = "Replication of <script>alert(1)</script> Smith | **1990** [x](javascript:alert(1))"
 WORKS = [
@@ -147,7 +147,7 @@ def test_with_cheap_voters_only_proceeded_works_reach_the_screen(tmp_path):
     cheap_gen = gens(ws)["cheap"]
     s = tier_scope(ws, rdir, "expensive", cheap_generation=cheap_gen, store=None)
     assert s.work_ids == DIRECT and (s.direct, s.from_cheap, s.pending_cheap) == (4, 0, 2)
-    with open_store(ws.screen.database) as store:
+    with open_store(ws.screen.database, where="[screen] database") as store:
         record(store, rdir, "cheap", cheap_gen, verdicts={"pmid:102": "proceed"})
         s = tier_scope(ws, rdir, "expensive", cheap_generation=cheap_gen, store=store)
         assert s.work_ids == ("doi:10.5555/a1", "pmid:102", "osf:abc01", "doi:10.5555/a6", "pmid:103")

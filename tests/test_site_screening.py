@@ -18,13 +18,13 @@ from test_screen_scope import CRITERIA, HOSTILE, gens, make_workspace, record, r
 
 from reporter.build import build
 from reporter.config import load_workspace
+from reporter.panel.store import open_store
+from reporter.routing.artifacts import load_release
 from reporter.routing.labels import load_labels
 from reporter.screening.report import screen_report
-from reporter.screening.store import open_store
 from reporter.site import env, render_site
-from reporter.routing.artifacts import load_release
-from reporter.site.status_page import NO_WORKSPACE, NOT_CONFIGURED, build_status_page
 from reporter.site.models import Grid, Row
+from reporter.site.status_page import NO_WORKSPACE, NOT_CONFIGURED, build_status_page
 
 DAY = date(2026, 6, 1)
 
@@ -35,7 +35,7 @@ def page(tmp_path):
     ws, rdir = route(make_workspace(tmp_path / "ws"))
     gen = gens(ws)["expensive"]
     votes = {**VOTES, "doi:10.5555/a1": {"a": EXC, "b": EXC}}
-    with open_store(ws.screen.database) as store:
+    with open_store(ws.screen.database, where="[screen] database") as store:
         record(store, rdir, "expensive", gen, votes=votes, verdicts={**VERDICTS, "doi:10.5555/a1": "discard"},
                failures=(("pmid:103", "b", "HTTP 500"),))
         report = screen_report(ws, rdir, store=store, labels=load_labels(ws.labels))
@@ -176,7 +176,7 @@ def test_render_shows_the_screen_with_its_workspace_and_says_so_without(tmp_path
 
 def test_requests_sent_and_never_answered_are_said_on_the_status_page(tmp_path):
     ws, rdir = route(make_workspace(tmp_path / "ws"))
-    with open_store(ws.screen.database) as store:
+    with open_store(ws.screen.database, where="[screen] database") as store:
         store.register_runner("killed-1", "host", 1)
         store.note_requests("killed-1", sent=7, answered=2)
         store.register_runner("clean-2", "host", 2)

@@ -110,8 +110,9 @@ def admitted_relevant(ws: Any, release_dir: Path) -> int | None:
         return None
     from ..routing.labels import load_labels
     from ..screening.export import admitted_works
-    from ..screening.plan import readonly_store
-    with readonly_store(ws) as store:
+    from ..panel.readonly import open_readonly
+    from ..screening.config import WHERE
+    with open_readonly(ws.screen.database, WHERE) as store:
         if store is None:
             return None
         admitted = admitted_works(ws, release_dir, store=store)["work_id"].to_list()

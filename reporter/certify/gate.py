@@ -33,8 +33,9 @@ def discarding_strata(ws: Any, release_dir: Path) -> tuple[StratumWorks, ...]:
     found = [stratum_works(ws, release_dir, stratum_named(p.name)) for p in stats.pile_order
              if p.kind == "discard" and stats.piles.get(p.name)]
     if ws.screen is not None:
-        from ..screening.plan import readonly_store
-        with readonly_store(ws) as store:
+        from ..panel.readonly import open_readonly
+        from ..screening.config import WHERE
+        with open_readonly(ws.screen.database, WHERE) as store:
             for name, tier in SCREEN_STRATA.items():
                 if getattr(ws.screen, tier):
                     works = stratum_works(ws, release_dir, stratum_named(name), store=store)

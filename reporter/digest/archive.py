@@ -30,9 +30,6 @@ from ..errors import InputError
 from ..files import MiB, parse_json, read_capped
 from ..hashing import sha256_bytes
 from ..isoweek import is_week, shift_week, week_start
-from ..isoweek import parse_week, week_range  # noqa: F401  TEMPORARY (issue 31, item 3): only for
-# reporter/digest/judge/commands.py, which another branch of issue 31 is rewriting; once it imports them from
-# reporter.isoweek this line goes (tests/test_import_rules.py::test_the_calendar_is_read_from_its_leaf).
 from .judge.archived import Disagreement, JudgeSpend, WeekJudge, read_judge
 from .records import (DROP_CAUSES, EARLIER_VERSION_NOVELTY, REVIEW_REASONS, SILENT_CRITERIA, Decision, JudgeEntry,
                       ListedAgain, WeekDecisions, review_reason_of)

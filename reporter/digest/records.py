@@ -10,9 +10,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..pool.record import Record  # noqa: F401  TEMPORARY (issue 31, item 3): only for reporter/digest/judge/
-# (axis, answers, run), which another branch of issue 31 is rewriting; once they import Record from
-# reporter.pool.record this line goes (tests/test_import_rules.py::test_shared_names_are_read_from_their_home).
 
 DECISIONS = ("KEEP", "REVIEW", "DROP")
 DROP_CAUSES = ("already-covered", "look-alike-trap", "fails-required", "not-in-scope", "weak-match")

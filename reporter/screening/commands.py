@@ -111,7 +111,7 @@ def _tiers(choice: str) -> tuple[str, ...]:
 
 def run_screen_command(args: argparse.Namespace) -> int:
     """The dry run, or with --run the screen."""
-    from .runner import screen_settings
+    from .run import screen_settings
     ws = load_workspace(args.workspace)
     screen_settings(ws)
     release_dir = release_dir_for(ws, args.release)
@@ -128,23 +128,23 @@ def run_screen_command(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(format_plan(plans) + format_unanswered(runs))
         return 0
-    from .run_report import format_run, interrupted_note, run_exit_code, run_json
-    from .runner import run_screen
+    from ..panel.run_report import format_run, interrupted_note, run_exit_code, run_json
+    from .run import SCREEN_WORDS, run_screen
     report = run_screen(ws, release_dir, tiers=tiers, max_cost=args.max_cost, environ=os.environ,
                         progress=not args.json or sys.stderr.isatty())
     if args.json:
         print(json.dumps(run_json(report), sort_keys=True, ensure_ascii=False))
         if report.interrupted:
-            print(interrupted_note(report), file=sys.stderr)
+            print(interrupted_note(report, SCREEN_WORDS), file=sys.stderr)
     else:
-        print(format_run(report))
+        print(format_run(report, SCREEN_WORDS))
     return run_exit_code(report)
 
 
 def run_export_command(args: argparse.Namespace) -> int:
     """Write the hand-off file."""
     from .export import export_release
-    from .runner import screen_settings
+    from .run import screen_settings
     from .export import check_out
     check_output_file(check_out(args.out), "--out")
     ws = load_workspace(args.workspace)

@@ -25,9 +25,11 @@ from ..errors import InputError
 from ..files import atomic_path, write_bytes
 from ..hashing import canonical_json
 from ..pool.reader import TEXT_COLUMNS, open_table
-from .config import VoterSettings
-from .prompt import generation_for, load_prompt
-from .runner import screen_settings
+from ..panel.config import VoterSettings
+from ..panel.prompt import generation_for
+from .config import WHERE
+from .prompt import load_prompt
+from .run import screen_settings
 from ..pool.overlay import pool_batches
 from .scope import check_text_inputs, read_routing, screen_piles
 
@@ -168,7 +170,7 @@ def _flat(table: pa.Table) -> pa.Table:
 
 def export_release(ws: Any, release_dir: Path, out: Path) -> int:
     """Write the release's hand-off to `out` (the state database read-only; none yet: no rows)."""
-    from .plan import readonly_store
+    from ..panel.readonly import open_readonly
     check_out(out)
-    with readonly_store(ws) as store:
+    with open_readonly(ws.screen.database, WHERE) as store:
         return write_export(iter_export_rows(ws, release_dir, store=store), out, schema=export_schema(ws))

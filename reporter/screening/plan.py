@@ -4,89 +4,37 @@ Nothing is claimed, sent or written: the state database is opened read-only
 (and not created when it is absent; then nothing is decided yet). A work
 would be sent when it is in the tier's scope (scope.py) and has no verdict
 in the tier's current generation; a voter is asked only for the works it has
-not voted on. The input tokens of a work are those of its assembled prompt
-(system and user message plus the chat format's overhead), counted offline
-with `o200k_base`; output tokens are the mean of the voter's recorded replies
-in this generation, or DEFAULT_OUTPUT_TOKENS per reply before there is one.
+not voted on. What each voter would cost is the panel's (`reporter.panel.plan`:
+prompt lengths counted offline, output tokens from the recorded replies).
 """
 
 from __future__ import annotations
 
-import contextlib
-import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ..errors import InputError
 from ..money import dollars
-from .config import TIERS, VoterSettings
-from .prompt import Prompt, generation_for, load_prompt, work_text
+from ..panel.config import VoterSettings
+from ..panel.plan import TokenStats, VoterCost, cost_lines, mean_output, prompt_lengths, token_stats, tokens_json, \
+    voter_cost
+from ..panel.prices import cost_usd
+from ..panel.prompt import Prompt, generation_for
+from ..panel.readonly import open_readonly
+from .config import TIERS, WHERE
+from .prompt import load_prompt
 from .scope import TierScope, load_works, tier_scope
 
-# tokens.py (bpe-openai) is imported where tokens are counted: loading it takes a second or two, which
-# the site (whose status page shows plans) and the commands that never count tokens should not pay.
+# the panel's tokens.py (bpe-openai) is imported where tokens are counted: loading it takes a second or two,
+# which the site (whose status page shows plans) and the commands that never count tokens should not pay.
 
-DEFAULT_OUTPUT_TOKENS = 60
-"""Output tokens per reply assumed before a voter has recorded any in the generation."""
-HISTOGRAM_BINS = 10
-"""Bins of the token-length histogram (equal widths from the shortest prompt to the longest)."""
 TIER_NAMES = {"cheap": "cheap tier (discard-only)", "expensive": "expensive screen"}
 """How outputs name each tier."""
 HOW_TO_CONFIGURE = ("add a [screen] table to reporter.toml with two [[screen.expensive.voters]] entries "
                     "(and two [[screen.cheap.voters]] for the discard-only tier); see docs/screening.md")
 """What to do when screening is not configured."""
-
-
-@dataclass(frozen=True)
-class TokenStats:
-    """The input-token lengths of the prompts a tier would send (nearest-rank percentiles)."""
-
-    count: int
-    """Prompts counted."""
-    min: int
-    """The shortest prompt."""
-    median: int
-    """The median (nearest rank: the lower middle of an even count)."""
-    p90: int
-    """The 90th percentile (nearest rank)."""
-    p99: int
-    """The 99th percentile (nearest rank)."""
-    max: int
-    """The longest prompt."""
-    total: int
-    """All prompts together (what one voter asked for every work would read)."""
-    histogram: tuple[tuple[int, int, int], ...]
-    """(lowest, highest, prompts) per bin, each bin `lowest..highest` tokens inclusive, shortest first."""
-
-
-@dataclass(frozen=True)
-class VoterCost:
-    """What one voter would be asked and what it would cost."""
-
-    voter: str
-    """The voter's name."""
-    model: str
-    """The model it asks."""
-    works: int
-    """Works it would be asked (those without its vote in this generation)."""
-    input_tokens: int
-    """Their prompts' tokens."""
-    output_tokens_estimate: int
-    """Reply tokens expected: `works` times the mean of its recorded replies (or DEFAULT_OUTPUT_TOKENS)."""
-    cost_usd: float
-    """At the voter's configured prices, in US dollars."""
-    estimate: bool
-    """True when the input count is an estimate (not an OpenAI model) or no reply is recorded to size the output."""
-    output_basis: str
-    """Where the output estimate comes from, in words."""
-    price_in_per_mtok: float
-    """Dollars per million input tokens used."""
-    price_out_per_mtok: float
-    """Dollars per million output tokens used."""
 
 
 @dataclass(frozen=True)
@@ -121,64 +69,6 @@ class TierPlan:
     """How tokens were counted (exact for OpenAI's o200k models, an estimate otherwise)."""
 
 
-def token_stats(lengths: Sequence[int], bins: int = HISTOGRAM_BINS) -> TokenStats | None:
-    """Min, median, p90, p99, max and a histogram of equal-width bins (None for no lengths)."""
-    if not len(lengths):
-        return None
-    values = np.sort(np.asarray(lengths, dtype=np.int64))
-    n = len(values)
-
-    def rank(p: float) -> int:
-        return int(values[max(0, math.ceil(p * n) - 1)])
-
-    low, high = int(values[0]), int(values[-1])
-    width = max(1, math.ceil((high - low + 1) / bins))
-    edges = np.arange(low, high + width + 1, width)
-    counts = np.histogram(values, bins=edges)[0] if len(edges) > 1 else np.array([n])
-    histogram = tuple((int(edges[i]), int(edges[i] + width - 1), int(c)) for i, c in enumerate(counts)
-                      if edges[i] <= high)
-    return TokenStats(count=n, min=low, median=rank(0.5), p90=rank(0.9), p99=rank(0.99), max=high,
-                      total=int(values.sum()), histogram=histogram)
-
-
-def prompt_lengths(prompt: Prompt, works: Sequence[Any]) -> list[int]:
-    """Input tokens of each work's request: system and user message, each with the chat format's overhead.
-
-    The same as `tokens.count_message_tokens` over `messages_for`, with the
-    system message (the same for every work) counted once.
-    """
-    from .tokens import TOKENS_PER_MESSAGE, TOKENS_PER_REPLY, count_tokens
-    system = count_tokens([prompt.system])[0]
-    users = count_tokens([work_text(prompt, w.title, w.abstract, w.title_only) for w in works])
-    return [system + user + 2 * TOKENS_PER_MESSAGE + TOKENS_PER_REPLY for user in users]
-
-
-def cost_usd(voter: VoterSettings, input_tokens: int, output_tokens: int) -> float:
-    """Dollars at the voter's prices per million tokens."""
-    return (input_tokens * voter.price_in_per_mtok + output_tokens * voter.price_out_per_mtok) / 1e6
-
-
-def readonly_store(ws: Any, store: Any = None) -> contextlib.AbstractContextManager[Any]:
-    """`store` when given, else the workspace's store opened read-only (None when its database does not exist)."""
-    return open_readonly(ws.screen.database, store)
-
-
-@contextlib.contextmanager
-def open_readonly(database: str, store: Any = None, where: str = "[screen] database") -> Iterator[Any]:
-    """`store` when given, else the store at `database` opened read-only: None when it does not exist (nothing is
-    created, nothing is written)."""
-    if store is not None:
-        yield store
-        return
-    from .store import open_store
-    opened = open_store(database, readonly=True, where=where)
-    try:
-        yield opened
-    finally:
-        if opened is not None:
-            opened.close()
-
-
 def tier_voters(ws: Any) -> dict[str, tuple[VoterSettings, ...]]:
     """Tier -> its configured voters (empty when the tier is not configured)."""
     return {tier: tuple(getattr(ws.screen, tier)) for tier in TIERS}
@@ -199,11 +89,11 @@ def plan_screen(ws: Any, release_dir: Path, *, store: Any = None) -> tuple[TierP
     """The dry run of every tier of the release (cheap, then expensive); never writes anything."""
     if ws.screen is None:
         raise InputError(f"{ws.file}: screening is not configured; {HOW_TO_CONFIGURE}")
-    from .tokens import TOKENIZER_NOTE
+    from ..panel.tokens import TOKENIZER_NOTE
     prompt = load_prompt(ws.screen)
     gens = generations(ws, prompt)
     voters = tier_voters(ws)
-    with readonly_store(ws, store) as db:
+    with open_readonly(ws.screen.database, WHERE, store) as db:
         scope = scopes(ws, release_dir, gens, db)
         decided, votes = {}, {}
         for tier in TIERS:
@@ -227,7 +117,8 @@ def plan_screen(ws: Any, release_dir: Path, *, store: Any = None) -> tuple[TierP
         ids = send[tier]
         costs = tuple(voter_cost(v, ids, lengths, votes[tier]) for v in voters[tier])
         coming = may_come if tier == "expensive" else []
-        coming_cost = sum(cost_usd(v, sum(lengths[w] for w in coming), _mean_output(v, votes[tier]) * len(coming))
+        coming_cost = sum(cost_usd(v.price_in_per_mtok, v.price_out_per_mtok, sum(lengths[w] for w in coming),
+                               mean_output(v, votes[tier]) * len(coming))
                           for v in voters[tier])
         note = s.note if voters[tier] else _unconfigured_note(tier, s)
         plans.append(TierPlan(
@@ -243,29 +134,6 @@ def _unconfigured_note(tier: str, s: TierScope) -> str:
         return (f"its {len(s.work_ids):,} works go straight to the expensive screen; add two [[screen.cheap.voters]] "
                 f"to screen them first")
     return "nothing can be admitted until two [[screen.expensive.voters]] are configured"
-
-
-def _mean_output(voter: VoterSettings, votes: dict[str, dict[str, Any]]) -> float:
-    sizes = [row[voter.name].output_tokens for row in votes.values() if voter.name in row
-             and row[voter.name].output_tokens is not None]
-    return sum(sizes) / len(sizes) if sizes else DEFAULT_OUTPUT_TOKENS
-
-
-def voter_cost(voter: VoterSettings, ids: list[str], lengths: dict[str, int],
-               votes: dict[str, dict[str, Any]]) -> VoterCost:
-    """What `voter` would be asked of `ids` (those it has no vote on in `votes`, its generation's) and would cost."""
-    from .tokens import is_openai_model
-    asked = [w for w in ids if voter.name not in votes.get(w, {})]
-    recorded = sum(1 for row in votes.values() if voter.name in row and row[voter.name].output_tokens is not None)
-    mean = _mean_output(voter, votes)
-    input_tokens = sum(lengths[w] for w in asked)
-    output = round(mean * len(asked))
-    basis = (f"the mean of its {recorded:,} recorded replies in this generation ({mean:,.1f} tokens)" if recorded
-             else f"{DEFAULT_OUTPUT_TOKENS} tokens per reply (no reply recorded yet)")
-    return VoterCost(voter=voter.name, model=voter.model, works=len(asked), input_tokens=input_tokens,
-                     output_tokens_estimate=output, cost_usd=cost_usd(voter, input_tokens, output),
-                     estimate=not is_openai_model(voter.model) or not recorded, output_basis=basis,
-                     price_in_per_mtok=voter.price_in_per_mtok, price_out_per_mtok=voter.price_out_per_mtok)
 
 
 # --- outputs -------------------------------------------------------------------------------------
@@ -294,35 +162,6 @@ def format_plan(plans: Sequence[TierPlan]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def cost_lines(tokens: TokenStats | None, voters: Sequence[VoterCost], total: float, *,
-               unit: str = "work", voter: str = "voter", works: str = "works") -> list[str]:
-    """A plan's token distribution (with its histogram), its cost per voter and its total, as terminal lines."""
-    lines = []
-    if tokens is not None:
-        t = tokens
-        lines.append(f"  input tokens per {unit}: min {t.min:,}, median {t.median:,}, p90 {t.p90:,}, "
-                     f"p99 {t.p99:,}, max {t.max:,}")
-        top = max(c for _lo, _hi, c in t.histogram) or 1
-        for lo, hi, c in t.histogram:
-            lines.append(f"    {lo:>7,}–{hi:<7,} {'#' * math.ceil(30 * c / top) if c else '':<30} {c:,}")
-    lines.append(f"  {voter:<20} {'model':<28} {works:>9} {'input tokens':>14} {'output (est.)':>14} {'cost':>12}")
-    for v in voters:
-        lines.append(f"  {v.voter[:20]:<20} {v.model[:28]:<28} {v.works:>9,} {v.input_tokens:>14,} "
-                     f"{v.output_tokens_estimate:>14,} {dollars(v.cost_usd):>12}"
-                     f"{' (estimate)' if v.estimate else ''}")
-    lines.append(f"  total {dollars(total)}" + (" (an estimate)" if any(v.estimate for v in voters) else ""))
-    return lines
-
-
-def tokens_json(tokens: TokenStats | None) -> dict[str, Any] | None:
-    """A token distribution as JSON, its histogram as {lowest, highest, works} rows."""
-    if tokens is None:
-        return None
-    doc = asdict(tokens)
-    doc["histogram"] = [{"lowest": lo, "highest": hi, "works": c} for lo, hi, c in tokens.histogram]
-    return doc
-
-
 def plan_json(plans: Sequence[TierPlan]) -> dict[str, Any]:
     """The dry run as JSON (for --json): every field of every tier's plan."""
     tiers = []
@@ -337,8 +176,8 @@ def unanswered_runs(ws: Any) -> list[tuple[Any, bool]]:
     Such requests were in flight when the run was killed (a later run asks
     them again), or are in flight now (a live runner).
     """
-    from .rawlog import SUFFIX, is_dead
-    with readonly_store(ws) as db:
+    from ..panel.rawlog import SUFFIX, is_dead
+    with open_readonly(ws.screen.database, WHERE) as db:
         runs = db.runs() if db is not None else []
     return [(r, r.finished_at is None and not is_dead(Path(ws.screen.raw_dir) / (r.runner + SUFFIX)))
             for r in runs if r.in_flight]

@@ -23,13 +23,15 @@ from typing import Any
 
 from ..errors import InputError
 from ..routing.labels import load_labels, wilson
-from .config import TIERS
+from .config import TIERS, WHERE
 from ..errors import InputError
-from .plan import HOW_TO_CONFIGURE, TierPlan, generations, plan_screen, readonly_store, scopes, tier_voters
-from .prompt import EXAMPLE_WORK, load_prompt, messages_for
+from ..panel.prompt import EXAMPLE_WORK, messages_for
+from ..panel.readonly import open_readonly
+from ..panel.store_connect import is_postgres, redact_url
+from .plan import HOW_TO_CONFIGURE, TierPlan, generations, plan_screen, scopes, tier_voters
+from .prompt import load_prompt
 from .scope import TierScope, load_works, pile_works, screen_piles, tier_scope
-from .store_connect import redact_url
-from .votes import ANSWERS, INVALID_CAUSES, TIER_OUTCOMES
+from .answer import ANSWERS, INVALID_CAUSES, TIER_OUTCOMES
 
 INVALID = "invalid"
 """The column of invalid replies beside the three answers."""
@@ -137,7 +139,7 @@ class Calibration:
 
 
 @dataclass(frozen=True)
-class TierReport:
+class TierStatus:
     """What one tier has done for the release, in its current generation."""
 
     tier: str
@@ -204,7 +206,7 @@ class ScreenReport:
     """The state database as shown (a path relative to the workspace, or a URL without its password)."""
     database_exists: bool
     """False when the database does not exist yet: nothing has been screened."""
-    tiers: tuple[TierReport, ...]
+    tiers: tuple[TierStatus, ...]
     """Cheap, then expensive."""
     plan: tuple[TierPlan, ...]
     """The dry run of each tier (what `reporter screen` would send now)."""
@@ -287,7 +289,7 @@ def workspace_report(ws: Any, release_dir: Path, labels: Any = None) -> ScreenRe
     """The report of a workspace's release, the store opened read-only (never created); None without [screen]."""
     if ws.screen is None:
         return None
-    with readonly_store(ws) as store:
+    with open_readonly(ws.screen.database, WHERE) as store:
         return screen_report(ws, release_dir, store=store, labels=labels)
 
 
@@ -311,7 +313,7 @@ def tier_discards(ws: Any, release_dir: Path, tier: str, *, store: Any = None) -
     gens = generations(ws, load_prompt(ws.screen))
     if gens[tier] is None:
         return TierDiscards(tier, None, ())
-    with readonly_store(ws, store) as db:
+    with open_readonly(ws.screen.database, WHERE, store) as db:
         if db is None:
             return TierDiscards(tier, gens[tier], ())
         scope = tier_scope(ws, release_dir, tier, cheap_generation=gens["cheap"], store=db)
@@ -321,7 +323,7 @@ def tier_discards(ws: Any, release_dir: Path, tier: str, *, store: Any = None) -
 
 def _database_label(ws: Any) -> str:
     database = ws.screen.database
-    if ws.screen.is_postgres:
+    if is_postgres(ws.screen.database):
         return redact_url(database)
     path = Path(database)
     return path.relative_to(ws.root).as_posix() if ws.root in path.parents else str(path)
@@ -337,7 +339,7 @@ def _labels(labels: Any) -> dict[str, str] | None:
 
 
 def _tier(ws: Any, tier: str, scope: TierScope, generation: str | None, voters: tuple, store: Any,
-          known: dict[str, str] | None, release_dir: Path) -> TierReport:
+          known: dict[str, str] | None, release_dir: Path) -> TierStatus:
     ids = scope.work_ids
     in_scope = set(ids)
     if store is not None and generation is not None and ids:
@@ -354,7 +356,7 @@ def _tier(ws: Any, tier: str, scope: TierScope, generation: str | None, voters: 
     calibration = None
     if known is not None and voters:
         calibration = _calibration(ws, release_dir, tier, ids, voters, votes, verdicts, known)
-    return TierReport(
+    return TierStatus(
         tier=tier, configured=bool(voters), generation=generation, scope=scope,
         claimable=max(0, incomplete - claimed), claimed=claimed, screened=len(verdicts),
         outcomes=(*((o, outcomes.get(o, 0)) for o in TIER_OUTCOMES[tier]), ("incomplete", incomplete)),
@@ -441,7 +443,7 @@ def _calibration(ws: Any, release_dir: Path, tier: str, ids: tuple[str, ...], vo
                        lost_total=len(lost_ids))
 
 
-def _funnel(ws: Any, release_dir: Path, tiers: tuple[TierReport, ...], gens: dict[str, str | None],
+def _funnel(ws: Any, release_dir: Path, tiers: tuple[TierStatus, ...], gens: dict[str, str | None],
             store: Any) -> ScreenFunnel:
     cheap, screen = tiers
     piles = screen_piles(release_dir)
@@ -459,5 +461,5 @@ def _funnel(ws: Any, release_dir: Path, tiers: tuple[TierReport, ...], gens: dic
 
 
 __all__ = ["Agreement", "Calibration", "Confusion", "LostInclude", "ReleaseScreen", "ScreenFunnel", "ScreenReport",
-           "TierPlan", "TierReport", "VoterTally", "cohen_kappa", "gather_screening", "rate", "screen_report",
+           "TierPlan", "TierStatus", "VoterTally", "cohen_kappa", "gather_screening", "rate", "screen_report",
            "workspace_labels", "workspace_report"]

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ..money import dollars
 from ..routing.artifacts import LabelRule, LostInclude, Release
-from ..screening.report import Calibration, ReleaseScreen, ScreenReport, TierPlan, TierReport
+from ..screening.report import Calibration, ReleaseScreen, ScreenReport, TierPlan, TierStatus
 from . import compute
 from .certified import Certified, certificate_parts
 from .charts import Stack, flow_chart, fmt, stacked_chart
@@ -181,7 +181,7 @@ def screening_section(report: ScreenReport | None, note: str) -> ScreeningSectio
         example=tuple(Fragment(role, text) for role, text in report.example))
 
 
-def _tier_view(t: TierReport, plan: TierPlan, labels: bool) -> TierView:
+def _tier_view(t: TierStatus, plan: TierPlan, labels: bool) -> TierView:
     key = f"sc-{t.tier}"
     s = t.scope
     counts = [Row("routed to it now", fmt(len(s.work_ids)), f"{key}-routed")]

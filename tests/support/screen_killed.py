@@ -13,7 +13,7 @@ import sys
 
 from reporter.config import load_workspace
 from reporter.screening.commands import release_dir_for
-from reporter.screening.runner import run_screen
+from reporter.screening.run import run_screen
 
 
 def main(workspace: str, nth: int) -> None:

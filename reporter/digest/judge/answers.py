@@ -17,9 +17,10 @@ from typing import Any
 
 from ...errors import InputError
 from ...hashing import sha256_json
-from ...screening.plan import open_readonly
+from ...panel.readonly import open_readonly
 from ...text import replace_surrogates
-from ..records import MISSING, JudgeEntry, Record
+from ...pool.record import Record
+from ..records import MISSING, JudgeEntry
 from .archived import JudgeSpend
 from .config import WHERE, JudgeSettings
 from .prompt import TASK_NAME, JudgeSetup, cited_lines
@@ -56,7 +57,7 @@ def recorded_answers(judge: JudgeSettings, setup: JudgeSetup, records: Sequence[
     """The recorded answers of the judge's current generation on `records` (read-only; nothing is sent)."""
     ids = [r.id for r in records]
     gen = setup.generation.id
-    with open_readonly(judge.database, store, WHERE) as db:
+    with open_readonly(judge.database, WHERE, store) as db:
         votes = db.votes(TASK_NAME, gen, ids) if db is not None and ids else {}
     entries = {pid: tuple(_entry(v.name, v.model, votes.get(pid, {}).get(v.name)) for v in judge.voters)
                for pid in ids}

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from ..axes import (FAILS_REQUIRED, IN_SCOPE_FIT, JUDGE_FAILED, JUDGE_MISSING, JUDGES_DISAGREE, NOT_IN_SCOPE, PARTIAL,
                     REDUCED, SILENT, TRAP, CriteriaAxis, criteria_axis)
 from ..criteria import IN_SCOPE, OUT_OF_SCOPE, REQUIRED, Concept, Criteria
-from ..records import MISSING, Decision, JudgeEntry, Record
+from ...pool.record import Record
+from ..records import MISSING, Decision, JudgeEntry
 
 SCALE = ("out_of_scope", "partial", "borderline", "in_scope")
 """The fits other than silent, in order: two judges two or more steps apart disagree."""

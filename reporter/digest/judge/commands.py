@@ -11,8 +11,8 @@ from typing import Any
 
 from ...config import load_workspace
 from ...errors import InputError
-from ...screening.run_report import RunReport, RunWords, format_run, interrupted_note, run_exit_code
-from ..archive import parse_week, week_range
+from ...panel.run_report import RunReport, RunWords, format_run, interrupted_note, run_exit_code
+from ...isoweek import parse_week, week_range
 
 JUDGE_EPILOG = """\
 examples (in the repository: examples/judge/ is a workspace whose digest has a judge, examples/digest/'s two
@@ -105,7 +105,7 @@ def run_judge_command(args: argparse.Namespace) -> int:
 
 def judge_run_json(report: RunReport, weeks: list[str]) -> dict[str, Any]:
     """The run's report as JSON: per week judged (in order; a run stopped early has fewer), the counts."""
-    from ...screening.run_report import run_json
+    from ...panel.run_report import run_json
     doc = run_json(report)
     doc["weeks"] = [{"week": week, **tier} for week, tier in zip(weeks, doc.pop("tiers"))]
     return doc

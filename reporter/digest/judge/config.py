@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...screening.config import (DEFAULT_BATCH_SIZE, DEFAULT_LEASE_SECONDS, VoterSettings, parse_database,
-                                 parse_voters)
+from ...panel.config import DEFAULT_BATCH_SIZE, DEFAULT_LEASE_SECONDS, VoterSettings, parse_database, parse_voters
 from ...settings import Table, positive, positive_seconds
 
 JUDGES = (1, 2)
@@ -27,18 +26,13 @@ class JudgeSettings:
     raw_dir: Path
     """Folder of the append-only raw-reply JSONL files, one per runner (default `state/judge-raw`)."""
     voters: tuple[VoterSettings, ...]
-    """The one or two judges, with the keys of screening's voters."""
+    """The one or two judges, with the keys of any panel's voters (`reporter.panel.config`)."""
     workspace: Path
     """The workspace folder (what the `reporter judge` command a refusal names is run in)."""
     lease_seconds: int = DEFAULT_LEASE_SECONDS
     """How long a claim lasts without a heartbeat before other runners may take it over."""
     batch_size: int = DEFAULT_BATCH_SIZE
     """How many papers a runner claims at once."""
-
-    @property
-    def is_postgres(self) -> bool:
-        """True when the database is a PostgreSQL URL."""
-        return self.database.startswith(("postgresql://", "postgres://"))
 
 
 def parse_judge(table: Table | None) -> JudgeSettings | None:

@@ -1,12 +1,12 @@
 """`reporter judge` without `--run`: the dry run, per week the papers to judge, their prompt lengths and the cost.
 
-Screening's dry run (`reporter.screening.plan`) for the task `judge`: nothing
+The panel's dry run (`reporter.panel.plan`) for the task `judge`: nothing
 is claimed, sent or created (the database is opened read-only, and not made
 when it does not exist). A paper would be sent when it has no verdict in the
 judge's current generation; a judge is counted only for the papers it has
 not answered. Input tokens are those of each paper's assembled prompt,
 counted offline; output tokens are the mean of the judge's recorded replies
-in this generation, else screening's DEFAULT_OUTPUT_TOKENS.
+in this generation, else the panel's DEFAULT_OUTPUT_TOKENS.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ...money import dollars
-from ...screening.plan import (TokenStats, VoterCost, cost_lines, open_readonly, prompt_lengths, token_stats,
-                               tokens_json, voter_cost)
+from ...panel.plan import TokenStats, VoterCost, cost_lines, prompt_lengths, token_stats, tokens_json, voter_cost
+from ...panel.readonly import open_readonly
 from ..config import DigestSettings
 from .config import WHERE
 from .prompt import TASK_NAME, judge_setup
@@ -62,12 +62,12 @@ class JudgePlan:
 
 def plan_judge(digest: DigestSettings, weeks: Sequence[str], *, store: Any = None) -> JudgePlan:
     """The dry run of the judge over `weeks`; never claims, sends or writes anything."""
-    from ...screening.tokens import TOKENIZER_NOTE
+    from ...panel.tokens import TOKENIZER_NOTE
     judge = digest.judge
     setup = judge_setup(judge, digest.criteria)
     gen = setup.generation.id
     papers = {week: week_papers(digest, week) for week in weeks}
-    with open_readonly(judge.database, store, WHERE) as db:
+    with open_readonly(judge.database, WHERE, store) as db:
         votes = db.votes(TASK_NAME, gen, None) if db is not None else {}
         decided = db.verdicts(TASK_NAME, gen, [r.id for rs in papers.values() for r in rs]) if db else {}
     plans = []

@@ -1,10 +1,10 @@
 """The criteria judge's prompt, its answer and the validation of an answer, and the judge's generation.
 
-The prompt is screening's assembly (`reporter.screening.prompt.assemble_prompt`:
+The prompt is the panel's assembly (`reporter.panel.prompt.assemble_prompt`:
 one hash, one pair of messages) of the judge's own fragments: the task, the
 criteria document with its line numbers, the answer schema, then the paper
 (`Title: ...` and `Abstract: ...`, or its title alone). The generation is
-screening's too (`generation_for`), of the task `judge`, the judges and the
+the panel's too (`generation_for`), of the task `judge`, the judges and the
 prompt's hash, with the criteria document's sha256: change any of them and
 the answers recorded before stop counting (they stay in the database and on
 disk).
@@ -25,20 +25,20 @@ from pathlib import Path
 from typing import Any, Final
 
 from ...hashing import canonical_json, sha256_file
-from ...screening.config import VoterSettings
-from ...screening.prompt import Generation, Prompt, assemble_prompt, generation_for
-from ...screening.provider import invalid_vote
-from ...screening.votes import AnswerSchema, Vote
+from ...panel.config import VoterSettings
+from ...panel.prompt import Generation, Prompt, assemble_prompt, generation_for
+from ...panel.provider import invalid_vote
+from ...panel.votes import AnswerSchema, Vote
 from ..criteria import Criteria, parse_criteria
 from ..watchlist import read_text
 from .config import JudgeSettings
 
 TASK_NAME: Final = "judge"
-"""The task the state database records the judge's answers under (screening's `tier` column)."""
+"""The task the state database records the judge's answers under (the panel's store: its `tier` column)."""
 FITS: Final = ("in_scope", "borderline", "partial", "out_of_scope", "silent")
 """The answers a judge may give."""
 CAUSES: Final = ("unparseable", "unknown_fit", "schema", "refusal", "truncated", "uncited")
-"""Why a judge's reply that was paid for is not an answer: screening's envelope causes, an unknown fit, a
+"""Why a judge's reply that was paid for is not an answer: the panel's envelope causes, an unknown fit, a
 shape that is not the schema's, and a fit other than silent citing no concept line of the criteria."""
 
 TASK = (

@@ -1,7 +1,7 @@
-"""`reporter judge --run`: the judge asked for the papers of each week, on screening's run (`run_tasks`).
+"""`reporter judge --run`: the judge asked for the papers of each week, on the panel's run (`run_tasks`).
 
 The judged papers of a week are its papers after the merge (`merge_records`),
-the same records the digest decides. Each week is one step of screening's
+the same records the digest decides. Each week is one step of the panel's
 claim-ask-record run: its papers are the scope of the task `judge` (keyed by
 the week), a paper's job is done (`done`) once every judge has an answer or a
 failure recorded, and only the judges still missing are asked. So the raw
@@ -18,15 +18,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ...errors import InputError
-from ...screening.config import VoterSettings
-from ...screening.run_report import RunReport, TierReport
-from ...screening.runner import run_tasks
-from ...screening.scope import ScopeWork, TierScope
-from ...screening.tier_loop import Tier
-from ...screening.votes import DONE, AnswerSchema, Vote
+from ...panel.config import VoterSettings
+from ...panel.run_report import RunReport, TierReport
+from ...panel.runner import run_tasks
+from ...panel.tier_loop import StepScope, Tier, Work
+from ...panel.votes import DONE, AnswerSchema, Vote
 from ..config import DigestSettings
 from ..merge import merge_records
-from ..records import Record
+from ...pool.record import Record
 from ..listings import load_papers, week_papers as listed_in_week
 from .config import TABLE, WHERE, JudgeSettings
 from .prompt import TASK_NAME, JudgeSetup, judge_setup
@@ -49,10 +48,10 @@ def week_papers(digest: DigestSettings, week: str) -> list[Record]:
     return merge_records(listed_in_week(load_papers(digest.papers), week, {}).records)[0]
 
 
-def paper_work(record: Record) -> ScopeWork:
+def paper_work(record: Record) -> Work:
     """A paper as a judge is shown it: its title and abstract (a blank abstract is none: the title alone)."""
     abstract = record.abstract if record.abstract and record.abstract.strip() else None
-    return ScopeWork(record.id, record.title, abstract, False)
+    return Work(record.id, record.title, abstract, False)
 
 
 def judge_gate(votes: Sequence[Any]) -> str:
@@ -61,7 +60,7 @@ def judge_gate(votes: Sequence[Any]) -> str:
 
 
 class JudgeTasks:
-    """The judge over some weeks: one step per week, in order (screening's `Tasks`)."""
+    """The judge over some weeks: one step per week, in order (the panel's `Tasks`)."""
 
     where = WHERE
 
@@ -75,7 +74,7 @@ class JudgeTasks:
     def answer(self, task: str) -> AnswerSchema:
         return self.setup.answer
 
-    def _tier(self, scope: TierScope | None, works: dict[str, ScopeWork], todo: int = 0, week: str = "") -> Tier:
+    def _tier(self, scope: StepScope | None, works: dict[str, Work], todo: int = 0, week: str = "") -> Tier:
         return Tier(TASK_NAME, self.settings.voters, self.setup.prompt, self.setup.generation, scope, works, todo,
                     answer=self.setup.answer, gate=judge_gate, label=f"judge {week}".strip(), table=TABLE,
                     unit="papers", load_texts=lambda ids: {w: works[w] for w in ids if w in works})
@@ -89,7 +88,7 @@ class JudgeTasks:
         ids = [r.id for r in self.papers[week]]
         store.seed_scope(week, TASK_NAME, generation.id, ids)
         decided = store.verdicts(TASK_NAME, generation.id, ids)
-        scope = TierScope(TASK_NAME, week, tuple(ids), len(ids), 0, 0, "")
+        scope = StepScope(week, tuple(ids))
         works = {r.id: paper_work(r) for r in self.papers[week]}
         return self._tier(scope, works, sum(1 for w in ids if w not in decided), week)
 

@@ -36,9 +36,9 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
-from ..errors import InputError, InternalError
+from ..errors import InputError
 from ..hashing import canonical_json
-from .store_connect import connect_postgres, connect_sqlite, is_postgres_url, redact_url, scrub
+from .store_connect import Closed, connect_postgres, connect_sqlite, is_postgres, is_transient, redact_url, scrub
 from .store_rows import FailureRow, Job, Recorded, RunRow, ScopeCounts, VerdictRow, VoteRow
 from .store_sql import (
     POSTGRES, REQUESTS_TABLE, SCHEMA, SQLITE, VOTE_COLUMNS, VOTE_DETAILS_TABLE, Dialect, StoredCursor, store_param,
@@ -59,7 +59,7 @@ _FIRST_REFRESH = 500
 T = TypeVar("T")
 
 
-def open_store(database: str, *, readonly: bool = False, where: str = "[screen] database") -> Store | None:
+def open_store(database: str, *, readonly: bool = False, where: str) -> Store | None:
     """The store at `database` (a SQLite path or a postgresql:// URL), with its schema made when absent.
 
     `readonly` never creates or writes anything: it returns None when the SQLite
@@ -69,7 +69,7 @@ def open_store(database: str, *, readonly: bool = False, where: str = "[screen] 
     `[screen] database`, `[digest.judge] database`).
     """
     setting = where
-    if is_postgres_url(database):
+    if is_postgres(database):
         conn, dialect, where = connect_postgres(database, readonly, setting), POSTGRES, redact_url(database)
     else:
         if readonly and not Path(database).is_file():
@@ -98,7 +98,7 @@ def open_store(database: str, *, readonly: bool = False, where: str = "[screen] 
 class Store:
     """One interface over the state database; every method is one transaction and safe from any thread."""
 
-    def __init__(self, conn: Any, dialect: Dialect, where: str, setting: str = "[screen] database") -> None:
+    def __init__(self, conn: Any, dialect: Dialect, where: str, setting: str) -> None:
         self._conn = conn
         self._d = dialect
         self._lock = threading.RLock()
@@ -108,7 +108,7 @@ class Store:
         self.where = where
         """The database, as messages name it (a path, or the URL without its password)."""
         self.setting = setting
-        """The setting that names it (`[screen] database`)."""
+        """The setting that names it (`[screen] database`, `[digest.judge] database`)."""
 
     # -- plumbing
 
@@ -146,7 +146,7 @@ class Store:
                     with self._transaction():
                         return work()
                 except Exception as exc:
-                    if attempt + 1 == _RETRIES or not _is_transient(exc):
+                    if attempt + 1 == _RETRIES or not is_transient(exc):
                         raise
         raise AssertionError("unreachable")
 
@@ -482,11 +482,11 @@ class Store:
     def close(self) -> None:
         """Close the connection (idempotent); any later call raises `InternalError`."""
         with self._lock:
-            if not isinstance(self._conn, _Closed):
+            if not isinstance(self._conn, Closed):
                 try:
                     self._conn.close()
                 finally:
-                    self._conn = _Closed()
+                    self._conn = Closed()
 
     def __enter__(self) -> Self:
         return self
@@ -494,14 +494,3 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-class _Closed:
-    """Stands for the connection of a closed store: using it is a bug, reported as one."""
-
-    def __getattr__(self, name: str) -> Any:
-        raise InternalError("the screening state store was used after close()")
-
-
-def _is_transient(exc: BaseException) -> bool:
-    """A PostgreSQL deadlock or serialisation failure: the transaction may simply run again."""
-    return getattr(exc, "sqlstate", None) in ("40P01", "40001")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
-from ..errors import InputError
+from ..errors import InputError, InternalError
 from ..files import make_dirs
 from ..masking import mask_secret
 
@@ -20,7 +20,7 @@ CONNECT_TIMEOUT_S = 15
 """How long to wait for a PostgreSQL server to answer before reporting it unreachable."""
 
 
-def is_postgres_url(database: str) -> bool:
+def is_postgres(database: str) -> bool:
     """True when `database` names a PostgreSQL server rather than a SQLite file."""
     return database.startswith(("postgresql://", "postgres://"))
 
@@ -102,3 +102,15 @@ def connect_postgres(url: str, readonly: bool, setting: str = "[screen] database
         raise InputError(f"{setting} {redact_url(url)}: cannot connect "
                          f"({scrub(str(exc).strip(), url)}); check the URL and that the server runs") from None
     return conn
+
+
+class Closed:
+    """Stands for the connection of a closed store: using it is a bug, reported as one."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise InternalError("the screening state store was used after close()")
+
+
+def is_transient(exc: BaseException) -> bool:
+    """A PostgreSQL deadlock or serialisation failure: the transaction may simply run again."""
+    return getattr(exc, "sqlstate", None) in ("40P01", "40001")

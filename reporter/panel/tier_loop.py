@@ -20,13 +20,13 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import InputError
 from ..progress import Progress
 from .config import VoterSettings
 from .run_report import format_duration
-from .votes import tier_gate
+from .votes import AnswerSchema
 
 FAILURES_IN_A_ROW = 5
 """A voter that fails this many requests in a row (after the client's own retries) stops the run."""
@@ -79,25 +79,63 @@ class Tally:
     """Invalid answers recorded, by cause (paid for, recorded, not an answer: each is a failure of its voter)."""
 
 
+@dataclass(frozen=True)
+class Work:
+    """One work (a paper) as a voter is shown it."""
+
+    work_id: str
+    """Its id (the store's `work_id`)."""
+    title: str
+    """The title, verbatim (empty when it has none)."""
+    abstract: str | None
+    """The abstract, or None when it has none: the title-only prompt."""
+    title_only: bool
+    """Judged on its title alone whatever the abstract (the title-only prompt)."""
+
+
+class Scope(Protocol):
+    """What one step asks about: the works of one scope (the store's `scope` rows under `release_id`)."""
+
+    release_id: str
+    """The scope's key in the store's `scope` table (a release id; the digest's judge: a week)."""
+    work_ids: tuple[str, ...]
+    """The works, in order."""
+    note: str
+    """How the scope came about, in a sentence (what the run report says), or empty."""
+
+
+@dataclass(frozen=True)
+class StepScope:
+    """A scope that is only its key, its works and a note (a `Scope`; the screen's tiers have their own)."""
+
+    release_id: str
+    """The scope's key (the digest's judge: the week)."""
+    work_ids: tuple[str, ...]
+    """The works, in order."""
+    note: str = ""
+    """How the scope came about, or empty."""
+
+
 class Tier:
     """One task being run over one scope (a screen tier of a release; the judge over a week): its voters,
     generation, scope and texts, and what is the task's own (its answer, its gate, its names)."""
 
     def __init__(self, name: str, voters: tuple[VoterSettings, ...], prompt: Any, generation: Any,
-                 scope: Any, works: dict[str, Any], todo: int = 0, *, answer: Any = None,
-                 gate: Callable[[Sequence[Any]], str] | None = None, label: str | None = None,
-                 table: str | None = None, unit: str = "works",
+                 scope: Scope | None, works: dict[str, Any], todo: int = 0, *, answer: AnswerSchema,
+                 gate: Callable[[Sequence[Any]], str], label: str, table: str, unit: str = "works",
                  load_texts: Callable[[list[str]], dict[str, Any]] | None = None) -> None:
         self.name, self.voters, self.prompt, self.generation = name, voters, prompt, generation
         self.scope, self.works, self.todo = scope, works, todo
+        """The scope (None: only the task's current generation, for recovery) and the texts of its works
+        (work id -> a `Work`-like object: `title`, `abstract`, `title_only`)."""
         self.by_name = {v.name: v for v in voters}
         self.answer = answer
-        """The AnswerSchema its replies are read against (None: the screen's vote)."""
-        self.gate = gate or (lambda votes: tier_gate(name, *votes))
+        """The AnswerSchema its replies are read against."""
+        self.gate = gate
         """The voters' votes (configured order; None missing, FAILED failed) -> a verdict or `incomplete`."""
-        self.label = label or f"screen {name}"
+        self.label = label
         """What the progress line calls it."""
-        self.table = table or f"[screen.{name}]"
+        self.table = table
         """The table its voters are configured in (messages name it)."""
         self.unit = unit
         """What it asks about, for the progress line."""

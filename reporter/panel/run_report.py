@@ -1,4 +1,4 @@
-"""What a screening run did (`run_screen`'s RunReport, one TierReport per tier), as text and as JSON."""
+"""What a run did (`run_tasks`' RunReport, one TierReport per step: a screen tier, a judged week), as text and JSON."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from ..money import dollars
 
 @dataclass(frozen=True)
 class TierReport:
-    """What one tier's run did."""
+    """What one step of a run did (a screen tier; the judge over a week): the one report of a step's run."""
 
     tier: str
-    """cheap or expensive."""
+    """The step's task (the store's `tier` column: cheap, expensive, judge)."""
     generation: str | None
-    """The tier's generation hash (None when the tier is not configured)."""
+    """The task's generation hash (None when the task is not configured)."""
     scope: int
-    """Works of the release in this tier's scope."""
+    """Works in the step's scope."""
     screened: int
     """Works this run gave a verdict."""
     votes: int
@@ -48,14 +48,14 @@ class TierReport:
 
 @dataclass(frozen=True)
 class RunReport:
-    """What `run_screen` did, per tier."""
+    """What `run_tasks` did, per step."""
 
     runner: str
     """This runner's id (its raw file is raw_dir/<runner>.jsonl)."""
     release_id: str
-    """The release screened."""
+    """What it ran on (`Tasks.report_id`: the release screened, the weeks judged)."""
     tiers: tuple[TierReport, ...]
-    """One report per tier run, in order."""
+    """One report per step run, in order."""
     max_cost: float | None
     """The --max-cost given."""
     interrupted: bool = False
@@ -76,24 +76,21 @@ class RunReport:
 
 @dataclass(frozen=True)
 class RunWords:
-    """How a run's report names what it ran on and what it did (the screen's words by default)."""
+    """How a run's report names what it ran on and what it did (each task its own words)."""
 
-    subject: str = "release"
-    """What `RunReport.release_id` is."""
-    done: str = "works screened"
-    """Jobs given a verdict."""
-    votes: str = "votes"
-    """Replies recorded."""
-    scope: str = "works in scope"
-    """A step's scope."""
-    claimed: str = "works"
-    """What is claimed."""
-
-
-SCREEN_WORDS = RunWords()
+    subject: str
+    """What `RunReport.release_id` is (`release`)."""
+    done: str
+    """Jobs given a verdict (`works screened`)."""
+    votes: str
+    """Replies recorded (`votes`)."""
+    scope: str
+    """A step's scope (`works in scope`)."""
+    claimed: str
+    """What is claimed (`works`)."""
 
 
-def format_run(report: RunReport, words: RunWords = SCREEN_WORDS, heads: Sequence[str] | None = None) -> str:
+def format_run(report: RunReport, words: RunWords, heads: Sequence[str] | None = None) -> str:
     """The run's report as text lines; `heads` names each step (default: its tier)."""
     lines = [f"runner {report.runner}, {words.subject} {report.release_id}"]
     for k, t in enumerate(report.tiers):
@@ -117,7 +114,7 @@ def format_run(report: RunReport, words: RunWords = SCREEN_WORDS, heads: Sequenc
     return "\n".join(lines)
 
 
-def failures_text(t: TierReport, words: RunWords = SCREEN_WORDS) -> str:
+def failures_text(t: TierReport, words: RunWords) -> str:
     """`N failures`, and when some replies were no valid answer, what the failures are."""
     text = f"{t.failed:,} failures"
     if t.invalid:
@@ -127,7 +124,7 @@ def failures_text(t: TierReport, words: RunWords = SCREEN_WORDS) -> str:
     return text
 
 
-def interrupted_note(report: RunReport, words: RunWords = SCREEN_WORDS) -> str:
+def interrupted_note(report: RunReport, words: RunWords) -> str:
     """What an interrupted run recorded and spent, and how to resume."""
     votes = sum(t.votes + t.recovered for t in report.tiers)
     screened = sum(t.screened for t in report.tiers)

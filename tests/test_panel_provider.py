@@ -8,12 +8,14 @@ import pytest
 from support.fake_openai import Answer, Content, Drop, FakeOpenAI, Refuse, Slow, Status, tokens
 
 from reporter.errors import InputError
-from reporter.screening.config import VoterSettings
-from reporter.screening.prices import Price, cost_usd, default_price, parse_prices, price_table
-from reporter.screening.prompt import ANSWER_SCHEMA, build_prompt, messages_for
-from reporter.screening.provider import ChatVoter, Reply, VoterFailure, endpoint, parse_content, vote_from_body
-from reporter.screening.tokens import TOKENIZER_NOTE, count_message_tokens, count_tokens, is_openai_model
-from reporter.screening.votes import Vote
+from reporter.panel.config import VoterSettings
+from reporter.panel.prices import Price, cost_usd, default_price, parse_prices, price_table
+from reporter.panel.prompt import messages_for
+from reporter.panel.provider import ChatVoter, Reply, VoterFailure, endpoint, parse_content, vote_from_body
+from reporter.panel.tokens import TOKENIZER_NOTE, count_message_tokens, count_tokens, is_openai_model
+from reporter.panel.votes import Vote
+from reporter.screening.answer import ANSWER_SCHEMA, SCREEN_ANSWER
+from reporter.screening.prompt import build_prompt
 
 KEY = "sk-test-5ecret-never-written"
 ENV = {"SCREEN_KEY": KEY, "UNRELATED": "x"}
@@ -32,7 +34,8 @@ def _messages(title: str = "w1") -> list[dict]:
 
 async def _ask(server: FakeOpenAI, messages: list[dict] | None = None, *, max_retries: int = 2,
                environ=ENV, **change) -> Reply:
-    voter = ChatVoter(_voter_settings(server.base_url, **change), environ, max_retries=max_retries)
+    voter = ChatVoter(_voter_settings(server.base_url, **change), environ, max_retries=max_retries,
+                      answer=SCREEN_ANSWER)
     try:
         return await voter.ask(messages or _messages())
     finally:
@@ -89,7 +92,7 @@ VALID = '{"label": "exclude", "reason": "Not about humans."}'
     (VALID, "content_filter", None, Vote("exclude", reason="Not about humans.")),
 ])
 def test_parse_content_never_guesses_a_label(content, finish, refusal, expected):
-    vote = parse_content(content, finish, refusal)
+    vote = parse_content(content, finish, refusal, SCREEN_ANSWER)
     if isinstance(expected, Vote):
         assert vote == expected
     else:
@@ -107,13 +110,13 @@ def _body(content, *, finish="stop", refusal=None, usage=True) -> str:
 
 
 def test_vote_from_body_reads_a_chat_completion_and_its_usage():
-    assert vote_from_body(_body(VALID)) == (Vote("exclude", reason="Not about humans."),
+    assert vote_from_body(_body(VALID), SCREEN_ANSWER) == (Vote("exclude", reason="Not about humans."),
                                             {"prompt_tokens": 120, "completion_tokens": 14, "total_tokens": 134})
-    assert vote_from_body(_body(VALID, usage=False)) == (Vote("exclude", reason="Not about humans."), None)
-    assert vote_from_body(_body(VALID, finish="length"))[0].invalid_cause == "truncated"
-    assert vote_from_body(_body(None, refusal="No."))[0] == Vote(None, "refusal", "No.")
+    assert vote_from_body(_body(VALID, usage=False), SCREEN_ANSWER) == (Vote("exclude", reason="Not about humans."), None)
+    assert vote_from_body(_body(VALID, finish="length"), SCREEN_ANSWER)[0].invalid_cause == "truncated"
+    assert vote_from_body(_body(None, refusal="No."), SCREEN_ANSWER)[0] == Vote(None, "refusal", "No.")
     parts = [{"type": "text", "text": '{"label": "include", '}, {"type": "text", "text": '"reason": "r"}'}]
-    assert vote_from_body(_body(parts))[0] == Vote("include", reason="r")
+    assert vote_from_body(_body(parts), SCREEN_ANSWER)[0] == Vote("include", reason="r")
 
 
 @pytest.mark.parametrize("body", [
@@ -122,7 +125,7 @@ def test_vote_from_body_reads_a_chat_completion_and_its_usage():
     '{"choices": "x"}', "[" * 100_000,
 ])
 def test_a_body_that_is_not_a_chat_completion_is_an_unparseable_vote(body):
-    vote, usage = vote_from_body(body)
+    vote, usage = vote_from_body(body, SCREEN_ANSWER)
     assert vote.answer is None and vote.invalid_cause == "unparseable"
 
 
@@ -260,7 +263,7 @@ def test_at_most_max_concurrency_requests_are_in_flight():
             await Answer("include", "Ok.")._reply(exchange)
 
     async def ask_six(base_url):
-        voter = ChatVoter(_voter_settings(base_url, max_concurrency=2), ENV, max_retries=0)
+        voter = ChatVoter(_voter_settings(base_url, max_concurrency=2), ENV, max_retries=0, answer=SCREEN_ANSWER)
         try:
             return await asyncio.gather(*(voter.ask(_messages(f"w{i}")) for i in range(6)))
         finally:
@@ -275,19 +278,19 @@ def test_at_most_max_concurrency_requests_are_in_flight():
 
 def test_the_key_comes_from_the_named_variable_or_a_placeholder_for_local_servers():
     with pytest.raises(InputError) as caught:
-        ChatVoter(_voter_settings("http://127.0.0.1:9/v1"), {"OTHER": KEY})
+        ChatVoter(_voter_settings("http://127.0.0.1:9/v1"), {"OTHER": KEY}, answer=SCREEN_ANSWER)
     assert "voter 'a'" in str(caught.value) and "SCREEN_KEY is not set" in str(caught.value)
     assert KEY not in str(caught.value)
     with pytest.raises(InputError):
-        ChatVoter(_voter_settings("http://127.0.0.1:9/v1"), {"SCREEN_KEY": " "})
+        ChatVoter(_voter_settings("http://127.0.0.1:9/v1"), {"SCREEN_KEY": " "}, answer=SCREEN_ANSWER)
     odd = b"sk-\xffkey".decode("utf-8", "surrogateescape")  # an environment's bytes that are not UTF-8
     with pytest.raises(InputError, match="SCREEN_KEY holds bytes that are not UTF-8; export the key as text"):
-        ChatVoter(_voter_settings("http://127.0.0.1:9/v1"), {"SCREEN_KEY": odd})
+        ChatVoter(_voter_settings("http://127.0.0.1:9/v1"), {"SCREEN_KEY": odd}, answer=SCREEN_ANSWER)
     with FakeOpenAI() as server:
         reply = asyncio.run(_ask(server, environ={}, api_key_env=None))
         assert server.requests[0]["headers"]["authorization"] == "Bearer no-key"
     assert reply.vote == Vote("include", reason="Default.")
-    voter = ChatVoter(_voter_settings("http://127.0.0.1:9/v1"), ENV)
+    voter = ChatVoter(_voter_settings("http://127.0.0.1:9/v1"), ENV, answer=SCREEN_ANSWER)
     assert KEY not in repr(voter) and voter.name == "a" and voter.settings.model == "m"
     asyncio.run(voter.aclose())
 

@@ -277,15 +277,15 @@ def _parse(raw: bytes, name: str, offset: int) -> RawReply | None:
     return RawReply(file=name, offset=offset, **data)
 
 
-def replay(line: RawReply, voter: VoterSettings, environ: Mapping[str, str], answer: Any = None) -> Any:
+def replay(line: RawReply, voter: VoterSettings, environ: Mapping[str, str], answer: Any) -> Any:
     """The reply a raw line holds, its body validated again as if it had just arrived (the voter's key masked).
 
-    `answer`: the AnswerSchema the reply is read against (None: the screen's vote).
+    `answer`: the AnswerSchema of the line's task, the reply is read against it.
     """
     from .prices import cost_usd
-    from .provider import SCREEN_ANSWER, Reply, read_masked, usage_count
+    from .provider import Reply, read_masked, usage_count
     secret = environ.get(voter.api_key_env) if voter.api_key_env else None
-    body, vote, usage, _text = read_masked(line.body, secret, answer or SCREEN_ANSWER)
+    body, vote, usage, _text = read_masked(line.body, secret, answer)
     noted = line.usage if isinstance(line.usage, dict) else {}
     # What the line noted, else the body's usage; a number the database cannot hold is no count (usage_count).
     tokens_in = usage_count(noted, "input_tokens")

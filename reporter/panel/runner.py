@@ -2,9 +2,10 @@
 
 `run_tasks` runs the steps of a `Tasks` (what is asked of whom) as one
 runner among any number (on this machine or others, through one state
-database); `run_screen` is it for the screen of one release, tier by tier
-(`ScreenTasks`), and the digest's criteria judge runs it over weeks
-(`reporter.digest.judge.run`):
+database). A task describes itself to it (`Tasks`: its voters, its answer
+schema, its prompt and generation, its scope, its gate); the screen of a
+release runs it tier by tier (`reporter.screening.run`), the digest's
+criteria judge over weeks (`reporter.digest.judge.run`):
 
 1. register the runner, open its raw file (locked for its life);
 2. per step (a tier; a judged week): the prompt and the generation (registered), the scope (seeded);
@@ -29,7 +30,7 @@ same signal again aborts at once.
 All database calls run on one worker thread, so the event loop keeps
 reading replies while a commit waits for the disk.
 
-The crash tests' seam (documented in docs/screening.md): `run_screen`'s
+The crash tests' seam (documented in docs/screening.md): `run_tasks`'s
 `after_raw_written` is called with the batch count right after a batch's raw
 lines are fsynced and before their vote rows are written, the one moment a
 crash test cannot otherwise aim at; the command never passes it.
@@ -48,12 +49,11 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import Aborted, InputError
 from ..progress import Progress
-from .config import TIERS, ScreenSettings, VoterSettings
+from .config import VoterSettings
 from .budget import Budget
 from .rawlog import RawReply, dead_runners, open_raw_log, orphans, raw_line, replay, reply_usage
 from .run_report import RunReport, TierReport
@@ -96,22 +96,6 @@ class Tasks(Protocol):
         """What the run's report names as what it ran on (a release id, a range of weeks)."""
 
 
-def run_screen(ws: Any, release_dir: Path, *, tiers: Sequence[str], max_cost: float | None = None,
-               environ: Mapping[str, str], progress: bool = True, runner_id: str | None = None,
-               after_raw_written: Callable[[int], None] | None = None) -> RunReport:
-    """Screen a release's works tier by tier (cheap, then expensive): claim, ask, record; see the module doc.
-
-    `after_raw_written(n)`, for the crash tests only, runs after the n-th batch's raw lines are fsynced
-    and before its vote rows are written."""
-    settings = screen_settings(ws)
-    for tier in tiers:
-        if tier not in TIERS:
-            raise InputError(f"tier {tier!r}: use one of {', '.join(TIERS)}")
-    return run_tasks(ScreenTasks(ws, settings, Path(release_dir), tuple(t for t in TIERS if t in tiers)),
-                     max_cost=max_cost, environ=environ, progress=progress, runner_id=runner_id,
-                     after_raw_written=after_raw_written)
-
-
 def run_tasks(tasks: Tasks, *, max_cost: float | None = None, environ: Mapping[str, str], progress: bool = True,
               runner_id: str | None = None, after_raw_written: Callable[[int], None] | None = None) -> RunReport:
     """Run the steps of `tasks` in order as one runner: claim, ask the missing voters, record (the module doc)."""
@@ -126,64 +110,7 @@ def run_tasks(tasks: Tasks, *, max_cost: float | None = None, environ: Mapping[s
         raise Aborted(signal.Signals[run.interrupted or "SIGINT"]) from None
 
 
-def screen_settings(ws: Any) -> ScreenSettings:
-    """The workspace's [screen] settings, or an InputError saying how to add them."""
-    if ws.screen is None:
-        raise InputError(f"{ws.file}: no [screen] table; add one with the state database and each tier's "
-                         f"two voters (docs/screening.md)")
-    return ws.screen
-
-
 # --- the run ---------------------------------------------------------------------------------------------
-
-
-class ScreenTasks:
-    """The screen of one release, tier by tier (cheap, then expensive; the expensive scope is read after the
-    cheap tier ran, so the works it passed on are in it)."""
-
-    where = "[screen] database"
-
-    def __init__(self, ws: Any, settings: ScreenSettings, release_dir: Path, tiers: tuple[str, ...]) -> None:
-        self.ws, self.settings, self.release_dir, self.steps = ws, settings, release_dir, tiers
-        self.release_id: str | None = None
-
-    def voters(self) -> dict[str, tuple[VoterSettings, ...]]:
-        return {tier: getattr(self.settings, tier) for tier in self.steps}
-
-    def answer(self, task: str) -> AnswerSchema:
-        from .provider import SCREEN_ANSWER
-        return SCREEN_ANSWER
-
-    def current(self) -> list[Tier]:
-        from .prompt import generation_for, load_prompt
-        prompt = load_prompt(self.settings)
-        return [Tier(name, voters, prompt, generation_for(name, voters, prompt), None, {})
-                for name in TIERS if (voters := getattr(self.settings, name))]
-
-    def prepare(self, tier: str, store: Any) -> Tier | TierReport:
-        from .prompt import generation_for, load_prompt
-        from .scope import load_works, tier_scope
-        voters: tuple[VoterSettings, ...] = getattr(self.settings, tier)
-        if not voters:
-            return TierReport(tier, None, 0, 0, 0, 0, 0, 0, 0.0, False,
-                              note=f"not configured (no [[screen.{tier}.voters]] in {self.ws.file.name})")
-        prompt = load_prompt(self.settings)
-        generation = generation_for(tier, voters, prompt)
-        cheap = None
-        if tier == "expensive" and self.settings.cheap:
-            cheap = generation_for("cheap", self.settings.cheap, prompt).id
-        store.register_generation(generation.id, tier, generation.definition)
-        scope = tier_scope(self.ws, self.release_dir, tier, cheap_generation=cheap, store=store)
-        self.release_id = scope.release_id
-        store.seed_scope(scope.release_id, tier, generation.id, list(scope.work_ids))
-        decided = store.verdicts(tier, generation.id, list(scope.work_ids))
-        todo = [w for w in scope.work_ids if w not in decided]
-        works = load_works(self.ws, self.release_dir, todo)
-        return Tier(tier, voters, prompt, generation, scope, works, len(todo),
-                    load_texts=lambda ids: load_works(self.ws, self.release_dir, ids))
-
-    def report_id(self) -> str:
-        return self.release_id or self.release_dir.name
 
 
 class _Run:
@@ -199,7 +126,7 @@ class _Run:
         self.interrupted: str | None = None
         """Set by the first SIGINT or SIGTERM (its name): claim nothing more, let what was sent be answered and
         recorded."""
-        self._db = ThreadPoolExecutor(1, thread_name_prefix="screen-db")
+        self._db = ThreadPoolExecutor(1, thread_name_prefix="panel-db")
         self.store: Any = None
         self.raw: Any = None
 

@@ -18,9 +18,9 @@ import psycopg
 import pytest
 
 from reporter.errors import InputError, InternalError
-from reporter.screening.store import SCHEMA_VERSION, open_store
-from reporter.screening.store_rows import FailureRow, Job, Recorded, ScopeCounts, VerdictRow, VoteRow
-from reporter.screening.votes import Vote
+from reporter.panel.store import SCHEMA_VERSION, open_store
+from reporter.panel.store_rows import FailureRow, Job, Recorded, ScopeCounts, VerdictRow, VoteRow
+from reporter.panel.votes import Vote
 
 E, G1, G2 = "expensive", "g1", "g2"
 LEASE = 300.0
@@ -37,7 +37,7 @@ def database(request, tmp_path) -> str:
 
 @pytest.fixture
 def store(database):
-    with open_store(database) as s:
+    with open_store(database, where="[screen] database") as s:
         yield s
 
 
@@ -73,16 +73,16 @@ WORKS = [f"w{i:03d}" for i in range(10)]
 # --- opening -------------------------------------------------------------------------------------
 
 def test_the_schema_is_made_once_and_opening_again_is_harmless(database):
-    with open_store(database) as s:
+    with open_store(database, where="[screen] database") as s:
         assert s.seed_scope("r1", E, G1, WORKS) == 10
-    with open_store(database) as s:
+    with open_store(database, where="[screen] database") as s:
         assert s.counts("r1", E, G1) == ScopeCounts(scoped=10, done=0, claimed_live=0, claimable=10)
     assert execute(database, "SELECT value FROM meta WHERE key = 'schema_version'") == [(str(SCHEMA_VERSION),)]
 
 
 def test_stores_opened_at_once_on_a_fresh_database_all_work(database):
     def open_and_seed(i: int) -> int:
-        with open_store(database) as s:
+        with open_store(database, where="[screen] database") as s:
             return s.seed_scope(f"r{i}", E, G1, WORKS)
 
     with ThreadPoolExecutor(4) as pool:
@@ -94,7 +94,7 @@ def test_stores_opened_at_once_on_a_fresh_database_all_work(database):
 def _open_when_all_are_ready(path: str, ready) -> str:
     ready.wait()
     try:
-        with open_store(path):
+        with open_store(path, where="[screen] database"):
             return "opened"
     except InputError as exc:
         return str(exc)
@@ -116,44 +116,44 @@ def test_processes_starting_at_once_on_a_new_sqlite_file_all_open_it(tmp_path):
 
 
 def test_a_database_of_another_schema_version_is_refused_not_altered(database):
-    open_store(database).close()
+    open_store(database, where="[screen] database").close()
     execute(database, "UPDATE meta SET value = '99' WHERE key = 'schema_version'")
     for readonly in (False, True):
         with pytest.raises(InputError, match="schema version 99") as err:
-            open_store(database, readonly=readonly)
+            open_store(database, readonly=readonly, where="[screen] database")
         assert "[screen] database" in str(err.value)
     assert execute(database, "SELECT value FROM meta") == [("99",)]
 
 
 def test_readonly_never_creates_a_sqlite_file(tmp_path):
     path = tmp_path / "state" / "screen.db"
-    assert open_store(str(path), readonly=True) is None
+    assert open_store(str(path), readonly=True, where="[screen] database") is None
     assert not path.parent.exists()
 
 
 def test_readonly_on_a_database_without_the_schema_is_none_and_creates_nothing(postgres_url):
-    assert open_store(postgres_url, readonly=True) is None
+    assert open_store(postgres_url, readonly=True, where="[screen] database") is None
     assert execute(postgres_url, "SELECT COUNT(*) FROM information_schema.tables "
                                  "WHERE table_schema = current_schema()") == [(0,)]
 
 
 def test_readonly_reads_and_never_writes(database):
-    with open_store(database) as s:
+    with open_store(database, where="[screen] database") as s:
         s.seed_scope("r1", E, G1, WORKS[:2])
         s.claim("r1", E, G1, "A", 1, LEASE)
         s.record("A", [vote(WORKS[0])], [verdict(WORKS[0])])
-    with open_store(database, readonly=True) as ro:
+    with open_store(database, readonly=True, where="[screen] database") as ro:
         assert ro.verdicts(E, G1) == {WORKS[0]: "admit"}
         assert ro.votes(E, G1)[WORKS[0]]["a"].vote == INCLUDE
         with pytest.raises((sqlite3.OperationalError, psycopg.errors.ReadOnlySqlTransaction), match="(?i)read.?only"):
             ro.claim("r1", E, G1, "B", 5, LEASE)
-    with open_store(database) as s:
+    with open_store(database, where="[screen] database") as s:
         assert s.counts("r1", E, G1) == ScopeCounts(scoped=2, done=1, claimed_live=0, claimable=1)
 
 
 def test_an_unreachable_server_is_an_input_error_without_the_password():
     with pytest.raises(InputError) as err:
-        open_store("postgresql://screen:s3cr3t-pw@127.0.0.1:1/state?password=s3cr3t-pw")
+        open_store("postgresql://screen:s3cr3t-pw@127.0.0.1:1/state?password=s3cr3t-pw", where="[screen] database")
     message = str(err.value)
     assert "s3cr3t-pw" not in message
     assert message.startswith("[screen] database postgresql://screen:***@127.0.0.1:1/state")
@@ -163,7 +163,7 @@ def test_a_file_that_is_not_sqlite_is_an_input_error(tmp_path):
     path = tmp_path / "notes.db"
     path.write_text("these are notes, not a database\n" * 100)
     with pytest.raises(InputError, match="notes.db"):
-        open_store(str(path))
+        open_store(str(path), where="[screen] database")
     assert path.read_text().startswith("these are notes")
 
 
@@ -207,11 +207,11 @@ MANY = [f"m{i:04d}" for i in range(500)]
 
 
 def test_four_threads_never_claim_the_same_job(database):
-    with open_store(database) as s:
+    with open_store(database, where="[screen] database") as s:
         s.seed_scope("r1", E, G1, MANY)
     # Two runners share one store (the runner's worker threads), two have their own connection.
-    shared = open_store(database)
-    stores = [shared, shared, open_store(database), open_store(database)]
+    shared = open_store(database, where="[screen] database")
+    stores = [shared, shared, open_store(database, where="[screen] database"), open_store(database, where="[screen] database")]
     barrier = threading.Barrier(4)
 
     def run(i: int) -> list[str]:
@@ -226,19 +226,19 @@ def test_four_threads_never_claim_the_same_job(database):
             s.close()
     everything = [w for got in claimed for w in got]
     assert sorted(everything) == MANY, "every job claimed exactly once"
-    with open_store(database) as s:
+    with open_store(database, where="[screen] database") as s:
         assert s.counts("r1", E, G1) == ScopeCounts(scoped=500, done=500, claimed_live=0, claimable=0)
         assert len(s.verdicts(E, G1)) == 500
 
 
 def _claim_in_process(database: str, runner: str, barrier, out) -> None:
-    with open_store(database) as s:
+    with open_store(database, where="[screen] database") as s:
         barrier.wait()
         out.put((runner, _claim_until_empty(s, runner, batch=5)))
 
 
 def test_four_processes_never_claim_the_same_job(database):
-    with open_store(database) as s:
+    with open_store(database, where="[screen] database") as s:
         s.seed_scope("r1", E, G1, MANY)
     ctx = multiprocessing.get_context("spawn")
     barrier, out = ctx.Barrier(4), ctx.Queue()
@@ -255,7 +255,7 @@ def test_four_processes_never_claim_the_same_job(database):
     assert all(p.exitcode == 0 for p in procs)
     everything = [w for got in results.values() for w in got]
     assert sorted(everything) == MANY, "every job claimed exactly once"
-    with open_store(database) as s:
+    with open_store(database, where="[screen] database") as s:
         assert s.counts("r1", E, G1).done == 500
     runners = {r for (r,) in execute(database, "SELECT DISTINCT runner FROM verdicts")}
     assert runners == {r for r, got in results.items() if got}
@@ -269,7 +269,7 @@ def _past(lease: float) -> None:
 
 
 def test_an_expired_lease_is_taken_over_and_the_first_runner_writes_nothing(database):
-    a, b = open_store(database), open_store(database)
+    a, b = open_store(database, where="[screen] database"), open_store(database, where="[screen] database")
     try:
         a.seed_scope("r1", E, G1, WORKS[:3])
         assert ids(a.claim("r1", E, G1, "A", 2, 0.5)) == WORKS[:2]
@@ -291,7 +291,7 @@ def test_an_expired_lease_is_taken_over_and_the_first_runner_writes_nothing(data
 
 
 def test_a_heartbeat_keeps_the_claim_even_past_the_first_lease(database):
-    a, b = open_store(database), open_store(database)
+    a, b = open_store(database, where="[screen] database"), open_store(database, where="[screen] database")
     try:
         a.seed_scope("r1", E, G1, WORKS[:3])
         a.register_runner("A", "host-a", 101)
@@ -489,5 +489,5 @@ def test_a_store_serves_a_runners_worker_threads(store):
 
 def test_the_sqlite_store_uses_wal(tmp_path):
     path = tmp_path / "s.db"
-    open_store(str(path)).close()
+    open_store(str(path), where="[screen] database").close()
     assert execute(str(path), "PRAGMA journal_mode") == [("wal",)]

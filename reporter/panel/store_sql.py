@@ -1,7 +1,7 @@
 """The state store's SQL: its text escaping, the two dialects, and the schema.
 
 Every string parameter goes in through `store_text` and every string read
-comes out through `stored_text` (see reporter.screening.store); SQLite and
+comes out through `stored_text` (see reporter.panel.store); SQLite and
 PostgreSQL differ only in the small SQL pieces of `Dialect`.
 """
 
@@ -11,10 +11,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-from .votes import DONE, TIER_OUTCOMES
-
+from typing import Any, Final
 
 TEXT_MARK = "\ufffe"
 """Starts an escaped code point in stored text (a noncharacter: no text of ours holds it)."""
@@ -132,12 +129,12 @@ POSTGRES = Dialect(
 )
 
 
-def _outcome_check() -> str:
-    """Each tier's outcomes; any other task (the digest's judge) stores DONE."""
-    allowed = " OR ".join(f"(tier = '{tier}' AND outcome IN ({', '.join(repr(o) for o in outcomes)}))"
-                          for tier, outcomes in TIER_OUTCOMES.items())
-    tiers = ", ".join(repr(t) for t in TIER_OUTCOMES)
-    return f"CHECK ({allowed} OR (tier NOT IN ({tiers}) AND outcome = '{DONE}'))"
+OUTCOME_CHECK: Final = ("CHECK ((tier = 'cheap' AND outcome IN ('discard', 'proceed')) OR (tier = 'expensive' AND "
+                        "outcome IN ('admit', 'discard')) OR (tier NOT IN ('cheap', 'expensive') AND outcome = 'done'))")
+"""The outcomes a verdict may store, as schema version 1 wrote them when the screen's two tiers were the only tasks:
+the tasks `cheap` and `expensive` store their gates' outcomes, any other task (the digest's judge) stores DONE. It
+is the schema's text, kept verbatim so every database made before reads the same (tests/test_screen_gate.py checks
+the screen's gates against it); a new task stores DONE."""
 
 
 # Column types both databases accept (SQLite maps them to its affinities). `done` is 0/1, not a boolean,
@@ -166,7 +163,7 @@ CREATE INDEX IF NOT EXISTS votes_raw ON votes (raw_file, raw_offset);
 CREATE TABLE IF NOT EXISTS verdicts (
   tier TEXT NOT NULL, generation TEXT NOT NULL, work_id TEXT NOT NULL, outcome TEXT NOT NULL,
   runner TEXT NOT NULL, recorded_at DOUBLE PRECISION NOT NULL,
-  PRIMARY KEY (tier, generation, work_id), {_outcome_check()});
+  PRIMARY KEY (tier, generation, work_id), {OUTCOME_CHECK});
 CREATE TABLE IF NOT EXISTS failures (
   tier TEXT NOT NULL, generation TEXT NOT NULL, work_id TEXT NOT NULL, voter TEXT NOT NULL, cause TEXT NOT NULL,
   runner TEXT NOT NULL, at DOUBLE PRECISION NOT NULL);

@@ -33,8 +33,8 @@ from ..text import json_without_surrogates, may_hold_surrogates
 from .budget import Budget
 from .config import VoterSettings
 from .prices import cost_usd
-from .prompt import ANSWER_SCHEMA, response_format
-from .votes import ANSWERS, AnswerSchema, Vote
+from .prompt import response_format
+from .votes import AnswerSchema, Vote
 
 CONNECTIONS_PER_CLIENT = 8
 """Requests in flight per openai client: a voter with more concurrency gets several clients.
@@ -104,28 +104,8 @@ def _first_object(text: str) -> dict | None:
     return None
 
 
-def read_vote(obj: dict) -> Vote:
-    """A decoded object checked against the screen's answer schema (its `label` first: it says the most)."""
-    answer = obj.get("label")
-    if not isinstance(answer, str):
-        return invalid_vote("schema", "no label" if answer is None else f"label is not a string: {answer!r}")
-    if answer not in ANSWERS:
-        return invalid_vote("unknown_label", f"label {answer!r} is not one of {', '.join(ANSWERS)}")
-    extra = sorted(set(obj) - {"label", "reason"})
-    if extra:
-        return invalid_vote("schema", f"keys outside the schema: {', '.join(map(str, extra))}")
-    reason = obj.get("reason")
-    if not isinstance(reason, str):
-        return invalid_vote("schema", "no reason" if reason is None else f"reason is not a string: {reason!r}")
-    return Vote(answer=answer, reason=reason)
-
-
-SCREEN_ANSWER = AnswerSchema("screening_vote", ANSWER_SCHEMA, read_vote)
-"""The screen's answer: `{"label", "reason"}` (prompt.ANSWER_SCHEMA), read by `read_vote`."""
-
-
 def parse_content(content: str | None, finish_reason: str | None, refusal: str | None,
-                  answer: AnswerSchema = SCREEN_ANSWER) -> Vote:
+                  answer: AnswerSchema) -> Vote:
     """A reply's message as a Vote: a valid answer, or an invalid reply with its cause (never a guess).
 
     refusal: the message's `refusal` field, or no content with `finish_reason`
@@ -186,7 +166,7 @@ def _read_body(body: str, answer: AnswerSchema) -> tuple[Vote, dict | None, str]
 
 
 def read_masked(body: str, secret: str | None,
-                answer: AnswerSchema = SCREEN_ANSWER) -> tuple[str, Vote, dict | None, str]:
+                answer: AnswerSchema) -> tuple[str, Vote, dict | None, str]:
     """(body, vote, usage, message text) of a reply with the voter's key masked in the body and the reason.
 
     A server may echo the key (a proxy quoting the request, a model repeating
@@ -202,7 +182,7 @@ def read_masked(body: str, secret: str | None,
     return body, vote, usage, text
 
 
-def vote_from_body(body: str, answer: AnswerSchema = SCREEN_ANSWER) -> tuple[Vote, dict | None]:
+def vote_from_body(body: str, answer: AnswerSchema) -> tuple[Vote, dict | None]:
     """The vote and the `usage` object (None when absent) of a raw chat.completion HTTP body."""
     vote, usage, _text = _read_body(body, answer)
     return vote, usage
@@ -291,7 +271,7 @@ class ChatVoter:
     """One configured voter: asks a work's messages and returns the Reply, or raises VoterFailure."""
 
     def __init__(self, settings: VoterSettings, environ: Mapping[str, str], *, max_retries: int = 8,
-                 answer: AnswerSchema = SCREEN_ANSWER, budget: Budget | None = None):
+                 answer: AnswerSchema, budget: Budget | None = None):
         self.name = settings.name
         """The voter's name (votes are recorded under it)."""
         self.settings = settings
