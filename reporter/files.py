@@ -158,6 +158,35 @@ def write_json(path: Path, value: Any) -> None:
     write_text(path, dump_json(value))
 
 
+def write_new(path: Path, data: bytes) -> bool:
+    """Write bytes to `path` only if nothing is there, atomically: False (nothing written) when it exists.
+
+    The bytes go to a locked temporary file beside `path` (as `atomic_path`'s), which is then hard-linked to
+    `path` (a link never replaces an entry) and removed: a reader, or a run killed at any point, sees no file
+    or the whole one, and a killed run's temporary is debris that `remove_debris` takes.
+    """
+    path = Path(path)
+    make_dirs(path.parent)
+    while True:
+        fd, name = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{path.name}.", dir=path.parent)
+        if _claim(Path(name), fd):
+            break
+        os.close(fd)
+    tmp = Path(name)
+    try:
+        with open(fd, "wb", closefd=False) as f:
+            f.write(data)
+        os.chmod(tmp, file_mode())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        return True
+    finally:
+        tmp.unlink(missing_ok=True)
+        os.close(fd)
+
+
 def make_temp_dir(parent: Path, name: str) -> Path:
     """A new, uniquely named temporary folder inside parent, with the folder mode, locked by this run.
 
