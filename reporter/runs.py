@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from . import __version__
-from .clock import Clock
+from .clock import Clock, run_clock
 from .errors import InputError
 from .files import MiB, parse_json, read_capped, remove_debris, write_new
 from .hashing import dump_json, sha256_bytes, sha256_file, sha256_files
@@ -36,6 +36,8 @@ KINDS = ("route", "screen", "judge", "digest", "certify", "mail", "fetch")
 STATUSES = ("done", "stopped", "interrupted", "failed")
 """How a run ended: done; stopped (by --max-cost, or by a cap it was given); interrupted (Ctrl-C, SIGTERM:
 it drained and ended); failed (after changing state)."""
+STATE_DIR = "state"
+"""The workspace's state folder (beside reporter.toml)."""
 RUNS_DIR = "runs"
 """The records' folder inside the workspace's state folder (`state/runs/`)."""
 RECORD_LIMIT = 4 * MiB
@@ -140,6 +142,17 @@ def start_run(state_dir: Path, argv: Sequence[str], clock: Clock, secrets: Itera
     kept = tuple(sorted({s for s in secrets if s}, key=lambda s: (-len(s), s)))
     command = tuple(_mask(str(a), kept) for a in ("reporter", *argv))
     return RunStart(Path(state_dir), command, clock, stamp(clock()), kept)
+
+
+def state_of(root: Path) -> Path:
+    """The state folder of the workspace at `root` (where its runs' records go)."""
+    return Path(root) / STATE_DIR
+
+
+def start_command_run(args: Any, state_dir: Path, environ: Mapping[str, str],
+                      secrets: Iterable[str | None] = ()) -> RunStart:
+    """A command's run, at its edge: the argv `cli.main` kept (`args.argv`), the clock `run_clock(environ)`."""
+    return start_run(state_dir, getattr(args, "argv", ()), run_clock(environ), secrets)
 
 
 def stamp(moment: datetime) -> str:
