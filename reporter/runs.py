@@ -13,6 +13,7 @@ one reader.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -147,6 +148,29 @@ def start_run(state_dir: Path, argv: Sequence[str], clock: Clock, secrets: Itera
 def state_of(root: Path) -> Path:
     """The state folder of the workspace at `root` (where its runs' records go)."""
     return Path(root) / STATE_DIR
+
+
+def settings_json(value: Any) -> Any:
+    """A stage's settings as JSON values: dataclasses as objects, paths as text, a URL's password masked."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: settings_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): settings_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [settings_json(v) for v in value]
+    if isinstance(value, Path):
+        return os.fsencode(value).decode("utf-8", "backslashreplace")
+    if isinstance(value, str) and "@" in value and "://" in value:
+        try:
+            password = urlsplit(value).password
+        except ValueError:
+            password = None
+        return value.replace(f":{password}@", f":{SECRET_MARK}@") if password else value
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    return str(value)
 
 
 def start_command_run(args: Any, state_dir: Path, environ: Mapping[str, str],
