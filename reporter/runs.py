@@ -134,7 +134,7 @@ class RunStart:
         """Write this run's one record, ended now; the record's path."""
         record = RunRecord(kind, self.command, self.tool_version, self.started, stamp(self.clock()), status,
                            tuple(inputs), tuple(outputs), dict(settings or {}), tuple(models),
-                           {k: int(v) for k, v in (counts or {}).items()}, round(float(cost_usd), 6))
+                           {k: int(v) for k, v in (counts or {}).items() if v is not None}, round(float(cost_usd), 6))
         return write_run(self.state_dir, record, self.secrets)
 
 
