@@ -50,7 +50,7 @@ def run_screen(ws: Any, release_dir: Path, *, tiers: Sequence[str], max_cost: fl
 
 
 def screen_inputs(record: RunStart, settings: ScreenSettings, release_dir: Path) -> list[FileRef]:
-    """What a screen's record names as its inputs: the release screened (its release.json) and the prompt."""
+    """What a screen's record names as its inputs: the release screened (its manifest) and the prompt."""
     from ..routing.index import MANIFEST_FILE
     refs = [record.ref("release", release_dir / MANIFEST_FILE)]
     prompt = getattr(settings, "prompt", None)
