@@ -123,13 +123,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
     temporary file is locked by this run until it is renamed or removed.
     """
     path = Path(path)
-    make_dirs(path.parent)
-    while True:
-        fd, name = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{path.name}.", dir=path.parent)
-        if _claim(Path(name), fd):
-            break
-        os.close(fd)
-    tmp = Path(name)
+    fd, tmp = _temp_beside(path)
     try:
         yield tmp
         os.chmod(tmp, file_mode())
@@ -138,6 +132,16 @@ def atomic_path(path: Path) -> Iterator[Path]:
         tmp.unlink(missing_ok=True)
         raise
     finally:
+        os.close(fd)
+
+
+def _temp_beside(path: Path) -> tuple[int, Path]:
+    """A new temporary file beside `path` (its folder made), locked by this run: its descriptor and path."""
+    make_dirs(path.parent)
+    while True:
+        fd, name = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{path.name}.", dir=path.parent)
+        if _claim(Path(name), fd):
+            return fd, Path(name)
         os.close(fd)
 
 
@@ -166,13 +170,7 @@ def write_new(path: Path, data: bytes) -> bool:
     or the whole one, and a killed run's temporary is debris that `remove_debris` takes.
     """
     path = Path(path)
-    make_dirs(path.parent)
-    while True:
-        fd, name = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{path.name}.", dir=path.parent)
-        if _claim(Path(name), fd):
-            break
-        os.close(fd)
-    tmp = Path(name)
+    fd, tmp = _temp_beside(path)
     try:
         with open(fd, "wb", closefd=False) as f:
             f.write(data)
