@@ -89,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    args.argv = tuple(argv)  # as given: a run's record names its command (reporter/runs.py), secrets masked
     try:
         return int(args.func(args) or 0)
     except InputError as exc:

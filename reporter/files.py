@@ -123,13 +123,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
     temporary file is locked by this run until it is renamed or removed.
     """
     path = Path(path)
-    make_dirs(path.parent)
-    while True:
-        fd, name = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{path.name}.", dir=path.parent)
-        if _claim(Path(name), fd):
-            break
-        os.close(fd)
-    tmp = Path(name)
+    fd, tmp = _temp_beside(path)
     try:
         yield tmp
         os.chmod(tmp, file_mode())
@@ -138,6 +132,16 @@ def atomic_path(path: Path) -> Iterator[Path]:
         tmp.unlink(missing_ok=True)
         raise
     finally:
+        os.close(fd)
+
+
+def _temp_beside(path: Path) -> tuple[int, Path]:
+    """A new temporary file beside `path` (its folder made), locked by this run: its descriptor and path."""
+    make_dirs(path.parent)
+    while True:
+        fd, name = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{path.name}.", dir=path.parent)
+        if _claim(Path(name), fd):
+            return fd, Path(name)
         os.close(fd)
 
 
@@ -156,6 +160,29 @@ def write_text(path: Path, text: str) -> None:
 def write_json(path: Path, value: Any) -> None:
     """Write a value as readable canonical JSON (sorted keys, 2-space indent), atomically."""
     write_text(path, dump_json(value))
+
+
+def write_new(path: Path, data: bytes) -> bool:
+    """Write bytes to `path` only if nothing is there, atomically: False (nothing written) when it exists.
+
+    The bytes go to a locked temporary file beside `path` (as `atomic_path`'s), which is then hard-linked to
+    `path` (a link never replaces an entry) and removed: a reader, or a run killed at any point, sees no file
+    or the whole one, and a killed run's temporary is debris that `remove_debris` takes.
+    """
+    path = Path(path)
+    fd, tmp = _temp_beside(path)
+    try:
+        with open(fd, "wb", closefd=False) as f:
+            f.write(data)
+        os.chmod(tmp, file_mode())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        return True
+    finally:
+        tmp.unlink(missing_ok=True)
+        os.close(fd)
 
 
 def make_temp_dir(parent: Path, name: str) -> Path:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -143,6 +144,12 @@ def _certify(args: argparse.Namespace) -> int:
     sheet = read_sheet(args.sheet)
     cert = certify(ws, sheet, ws.certify.confidence if args.confidence is None else args.confidence)
     path = write_certificate(state_dir(ws), cert)
+    from ..runs import settings_json, start_command_run, state_of
+    run = start_command_run(args, state_of(ws.root), os.environ)
+    run.write("certify", "done", inputs=[run.ref("sheet", args.sheet)], outputs=[run.ref("certificate", path)],
+              settings={**settings_json(ws.certify), "confidence": args.confidence, "release": cert.release,
+                        "stratum": cert.stratum},
+              counts={"drawn": cert.n_drawn, "labelled": cert.n_labelled, "admitted_relevant": cert.admitted_relevant})
     meets, words = cert.standing(ws.certify)
     if args.json:
         print(json.dumps({**cert.to_json(), "meets_target": meets, "standing": words, "state_file": str(path)},

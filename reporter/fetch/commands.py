@@ -107,7 +107,17 @@ def run_fetch(args: argparse.Namespace, environ: dict[str, str] | None = None) -
         _print_plan(result, args.json)
         return 0
     _check_published(ws, args.week, out, records_jsonl(result.records), args.force)
+    from ..runs import settings_json, start_run, state_of
+    from ..clock import run_clock
+    run = start_run(state_of(ws.root), getattr(args, "argv", ()), run_clock(environ))
     write_records(out, result.records)
+    counts = {"records": len(result.records)}
+    for r in result.reports:
+        counts.update({f"{r.source}.records": r.records, f"{r.source}.pages": r.pages, f"{r.source}.sent": r.sent,
+                       f"{r.source}.cached": r.cached})
+    run.write("fetch", "done", outputs=[run.ref("records", out)], counts=counts,
+              settings={**settings_json(settings), "sources": list(names), "since": str(window.since),
+                        "until": str(window.until), "refresh": bool(args.refresh)})
     _print_summary(result, out, window, args.json)
     return 0
 

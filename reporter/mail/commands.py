@@ -91,8 +91,16 @@ def run_mail(args: argparse.Namespace) -> int:
         if ws.mail is None:
             raise InputError(f"{ws.file}: no [mail] table, so there is nowhere to send {week}; add one (smtp_host, "
                              f"smtp_port, starttls, username, password_env, from, to: docs/digest.md)")
-        outcome = send_week(ws.root, ws.mail, built, _password(ws), resend=args.resend,
+        from ..runs import start_command_run, state_of
+        password = _password(ws)
+        run = start_command_run(args, state_of(ws.root), os.environ, [password])
+        outcome = send_week(ws.root, ws.mail, built, password, resend=args.resend,
                             now=dt.datetime.now(dt.timezone.utc))
+        if outcome.sent is not None:
+            from ..runs import settings_json
+            run.write("mail", "done", inputs=[run.ref("message", built.path)],
+                      outputs=[run.ref("sent record", ws.root / SENT_RECORD)], settings=settings_json(ws.mail),
+                      counts={"sent": 1, "recipients": len(ws.mail.to), "resend": int(bool(args.resend))})
     report = _report(ws, outcome, sending, ws.root / SENT_RECORD)
     print(canonical_json(report) if args.json else _text(report))
     return 0

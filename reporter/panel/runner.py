@@ -53,6 +53,7 @@ from typing import Any, Protocol
 
 from ..errors import Aborted, InputError
 from ..progress import Progress
+from ..runs import FileRef, ModelUse, RunStart, host_of, settings_json
 from .config import VoterSettings
 from .budget import Budget
 from .rawlog import RawReply, dead_runners, open_raw_log, orphans, raw_line, replay, reply_usage
@@ -97,17 +98,46 @@ class Tasks(Protocol):
 
 
 def run_tasks(tasks: Tasks, *, max_cost: float | None = None, environ: Mapping[str, str], progress: bool = True,
-              runner_id: str | None = None, after_raw_written: Callable[[int], None] | None = None) -> RunReport:
-    """Run the steps of `tasks` in order as one runner: claim, ask the missing voters, record (the module doc)."""
+              runner_id: str | None = None, after_raw_written: Callable[[int], None] | None = None,
+              record: RunStart | None = None, kind: str = "screen", inputs: Sequence[FileRef] = ()) -> RunReport:
+    """Run the steps of `tasks` in order as one runner: claim, ask the missing voters, record (the module doc).
+
+    With `record` (a command's), the run's record of `kind` is written at its end (`write_panel_run`): done,
+    stopped by --max-cost, interrupted, or failed once the state database was opened."""
     if max_cost is not None and not (max_cost > 0 and math.isfinite(max_cost)):
         raise InputError(f"--max-cost {max_cost}: give a positive, finite number of US dollars (leave the flag out "
                          f"for no cap)")
     run = _Run(tasks, runner_id or new_runner_id(), environ, max_cost, progress, after_raw_written)
     try:
-        return asyncio.run(run.main())
+        report = asyncio.run(run.main())
     except asyncio.CancelledError:
         # a second SIGINT or SIGTERM: aborted at once, with the exit code of the first signal
+        if record is not None and run.store is not None:
+            write_panel_run(record, kind, tasks, run, None, inputs, "interrupted")
         raise Aborted(signal.Signals[run.interrupted or "SIGINT"]) from None
+    except Exception:
+        if record is not None and run.store is not None:
+            write_panel_run(record, kind, tasks, run, None, inputs, "failed")
+        raise
+    if record is not None:
+        status = "interrupted" if report.interrupted else "stopped" if report.stopped_by_max_cost else "done"
+        write_panel_run(record, kind, tasks, run, report, inputs, status)
+    return report
+
+
+def write_panel_run(record: RunStart, kind: str, tasks: Tasks, run: _Run, report: RunReport | None,
+                    inputs: Sequence[FileRef], status: str) -> None:
+    """The run record of a panel's run (the screen's, the judge's): its voters with each step's prompt and
+    generation, per step its counts (`<step>.<count>`), what it spent."""
+    counts: dict[str, int] = {}
+    for t in report.tiers if report is not None else ():
+        for name in ("scope", "screened", "votes", "recovered", "refused", "failures"):
+            counts[f"{t.tier}.{name}"] = counts.get(f"{t.tier}.{name}", 0) + getattr(t, name)
+        counts[f"{t.tier}.invalid"] = counts.get(f"{t.tier}.invalid", 0) + sum(t.invalid.values())
+    settings = {"tasks": settings_json(tasks.settings), "max_cost": run.max_cost, "steps": list(tasks.steps),
+                "runner": run.runner, "ran_on": report.release_id if report is not None else tasks.report_id()}
+    record.write(kind, status, inputs=inputs, settings=settings, models=run.models, counts=counts,
+                 cost_usd=report.spend_usd if report is not None else run.budget.spent)
 
 
 # --- the run ---------------------------------------------------------------------------------------------
@@ -129,6 +159,8 @@ class _Run:
         self._db = ThreadPoolExecutor(1, thread_name_prefix="panel-db")
         self.store: Any = None
         self.raw: Any = None
+        self.models: list[ModelUse] = []
+        """Each step's voters, with its prompt and generation (the run's record)."""
 
     async def db(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Run a database (or raw-file) call on the one database thread."""
@@ -222,6 +254,10 @@ class _Run:
         if isinstance(prepared, TierReport):
             return prepared
         tier, tally = prepared, Tally(recovered=recovered.pop(prepared.name, 0))
+        for v in tier.voters:
+            use = ModelUse(tier.name, v.name, v.model, host_of(v.base_url), tier.prompt.hash, tier.generation.id)
+            if use not in self.models:
+                self.models.append(use)
         bar = Progress(tier.label, total=tier.todo, unit=tier.unit, enabled=self.show)
         loop = TierLoop(self, tier, voters[tier.name], tally, bar)
         try:

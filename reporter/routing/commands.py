@@ -116,6 +116,10 @@ def run_route(args) -> int:
     route = v["workspace"].route if v["workspace"] is not None else None
     dask = args.dask if args.dask is not None else (route.dask if route is not None else None)
     dask = dask or None  # --dask "" routes here whatever reporter.toml says
+    from ..runs import start_command_run, state_of
+    from .release import write_route_run
+    ws = v["workspace"]  # the record goes to its state folder; without one, to the releases folder's neighbour
+    run = start_command_run(args, state_of(ws.root if ws is not None else Path(v["releases"]).parent), os.environ)
     from .pieces import keep_freed_memory, no_huge_pages
     keep_freed_memory()
     no_huge_pages()
@@ -125,6 +129,9 @@ def run_route(args) -> int:
     if labels is not None:
         found = label_stats_for(result.release_dir, labels, load_rulebook(v["specs"]))
         write_label_stats(result.release_dir, found)
+    write_route_run(run, result, pool=v["pool"], specs=v["specs"], overlay=v["overlay"], labels=v["labels"],
+                    settings={"sample_seed": seed, "workers": args.workers, "dask": dask, "label": release_name,
+                              "scan_engine": engine, "as_of": as_of.isoformat()})
     if args.json:
         print(json.dumps({"release_id": result.release_id, "release_dir": str(result.release_dir),
                           "piles": result.piles, "pending": result.pending, "rows": result.rows,

@@ -26,8 +26,9 @@ from ..hashing import sha256_file, sha256_json, sha256_text
 from ..pool.overlay import Overlay, load_overlay
 from ..pool.reader import REQUIRED_POOL_COLUMNS, open_table, require_columns
 from ..progress import Progress
+from ..runs import FileRef, RunStart
 from .engine import compile_plan
-from .index import append_index, read_index, start_index
+from .index import MANIFEST_FILE, append_index, read_index, start_index
 from .normalise import SETTINGS, settings_digest
 from .pieces import RULE_SAMPLE_K, SAMPLE_K, IdTally, Setup, default_workers, plan_pieces, run_local
 from .published import PUBLISHED_FILE, check_release_name, read_published
@@ -355,3 +356,23 @@ def _publish(tmp: Path, final: Path) -> bool:
         return False
     os.replace(tmp, final)
     return True
+
+
+def write_route_run(run: RunStart, result: RouteResult, *, pool: Path, specs: Path, overlay: Path | None,
+                    labels: Path | None, settings: dict) -> Path:
+    """The route's run record (reporter/runs.py): the six inputs with the digests release.json gives them (the
+    pool is not read twice), the labels file, the release folder, its rows per pile."""
+    from .artifacts import read_manifest
+    digests = read_manifest(result.release_dir).inputs
+    inputs = [FileRef("pool", run.ref("pool", pool).path, digests["pool"]),
+              FileRef("specs", run.ref("specs", specs).path, digests["specs"])]
+    if overlay is not None:
+        inputs.append(FileRef("overlay", run.ref("overlay", overlay).path, digests["overlay"]))
+    if labels is not None:
+        inputs.append(run.ref("labels", labels))
+    outputs = [run.ref("release.json", result.release_dir / MANIFEST_FILE)]
+    counts = {"rows": result.rows, "created": int(result.created),
+              **{f"pile.{pile}": n for pile, n in result.piles.items()},
+              **{f"pending.{reason}": n for reason, n in result.pending.items()}}
+    return run.write("route", "done", inputs=inputs, outputs=outputs, counts=counts,
+                     settings={**settings, "release_id": result.release_id, "engine_version": ENGINE_VERSION})

@@ -130,8 +130,12 @@ def run_screen_command(args: argparse.Namespace) -> int:
         return 0
     from ..panel.run_report import format_run, interrupted_note, run_exit_code, run_json
     from .run import SCREEN_WORDS, run_screen
+    from ..runs import start_command_run, state_of
+    settings = screen_settings(ws)
+    keys = [os.environ.get(v.api_key_env) for t in (settings.cheap, settings.expensive) for v in t if v.api_key_env]
     report = run_screen(ws, release_dir, tiers=tiers, max_cost=args.max_cost, environ=os.environ,
-                        progress=not args.json or sys.stderr.isatty())
+                        progress=not args.json or sys.stderr.isatty(),
+                        record=start_command_run(args, state_of(ws.root), os.environ, keys))
     if args.json:
         print(json.dumps(run_json(report), sort_keys=True, ensure_ascii=False))
         if report.interrupted:

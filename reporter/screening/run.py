@@ -21,6 +21,7 @@ from ..panel.run_report import RunReport, RunWords, TierReport
 from ..panel.runner import run_tasks
 from ..panel.tier_loop import Tier
 from ..panel.votes import AnswerSchema
+from ..runs import FileRef, RunStart
 from .answer import SCREEN_ANSWER, tier_gate
 from .config import TIERS, WHERE, ScreenSettings
 from .prompt import load_prompt
@@ -32,8 +33,9 @@ SCREEN_WORDS = RunWords(subject="release", done="works screened", votes="votes",
 
 def run_screen(ws: Any, release_dir: Path, *, tiers: Sequence[str], max_cost: float | None = None,
                environ: Mapping[str, str], progress: bool = True, runner_id: str | None = None,
-               after_raw_written: Callable[[int], None] | None = None) -> RunReport:
+               after_raw_written: Callable[[int], None] | None = None, record: RunStart | None = None) -> RunReport:
     """Screen a release's works tier by tier (cheap, then expensive): claim, ask, record; see the module doc.
+    With `record` (the command's), the run's record (kind `screen`) is written at its end.
 
     `after_raw_written(n)`, for the crash tests only, runs after the n-th batch's raw lines are fsynced
     and before its vote rows are written."""
@@ -43,7 +45,16 @@ def run_screen(ws: Any, release_dir: Path, *, tiers: Sequence[str], max_cost: fl
             raise InputError(f"tier {tier!r}: use one of {', '.join(TIERS)}")
     return run_tasks(ScreenTasks(ws, settings, Path(release_dir), tuple(t for t in TIERS if t in tiers)),
                      max_cost=max_cost, environ=environ, progress=progress, runner_id=runner_id,
-                     after_raw_written=after_raw_written)
+                     after_raw_written=after_raw_written, record=record, kind="screen",
+                     inputs=screen_inputs(record, settings, Path(release_dir)) if record is not None else ())
+
+
+def screen_inputs(record: RunStart, settings: ScreenSettings, release_dir: Path) -> list[FileRef]:
+    """What a screen's record names as its inputs: the release screened (its manifest) and the prompt."""
+    from ..routing.index import MANIFEST_FILE
+    refs = [record.ref("release", release_dir / MANIFEST_FILE)]
+    prompt = getattr(settings, "prompt", None)
+    return refs + ([record.ref("prompt", prompt)] if isinstance(prompt, Path) else [])
 
 
 def screen_settings(ws: Any) -> ScreenSettings:

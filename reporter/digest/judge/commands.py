@@ -92,8 +92,11 @@ def run_judge_command(args: argparse.Namespace) -> int:
             sys.stdout.write(format_judge_plan(plan))
         return 0
     from .run import run_judge
+    from ...runs import start_command_run, state_of
+    keys = [os.environ.get(v.api_key_env) for v in ws.digest.judge.voters if v.api_key_env]
     report = run_judge(ws.digest, weeks, max_cost=args.max_cost, environ=os.environ,
-                       progress=not args.json or sys.stderr.isatty())
+                       progress=not args.json or sys.stderr.isatty(),
+                       record=start_command_run(args, state_of(ws.root), os.environ, keys))
     if args.json:
         print(json.dumps(judge_run_json(report, weeks), sort_keys=True, ensure_ascii=False))
         if report.interrupted:

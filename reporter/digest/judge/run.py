@@ -23,6 +23,7 @@ from ...panel.run_report import RunReport, TierReport
 from ...panel.runner import run_tasks
 from ...panel.tier_loop import StepScope, Tier, Work
 from ...panel.votes import DONE, AnswerSchema, Vote
+from ...runs import RunStart
 from ..config import DigestSettings
 from ..merge import merge_records
 from ...pool.record import Record
@@ -98,7 +99,7 @@ class JudgeTasks:
 
 def run_judge(digest: DigestSettings, weeks: Sequence[str], *, max_cost: float | None = None,
               environ: Mapping[str, str], progress: bool = True, runner_id: str | None = None,
-              after_raw_written: Callable[[int], None] | None = None) -> RunReport:
+              after_raw_written: Callable[[int], None] | None = None, record: RunStart | None = None) -> RunReport:
     """Judge the papers of `weeks` (in order): claim, ask the judges still missing, record; one TierReport a week.
 
     Every week's papers are read before anything is sent (a bad papers file stops the run first).
@@ -106,5 +107,7 @@ def run_judge(digest: DigestSettings, weeks: Sequence[str], *, max_cost: float |
     judge = digest.judge
     setup = judge_setup(judge, digest.criteria)
     papers = {week: week_papers(digest, week) for week in weeks}
+    inputs = [record.ref("papers", digest.papers), record.ref("criteria", digest.criteria)] if record else []
     return run_tasks(JudgeTasks(judge, setup, papers), max_cost=max_cost, environ=environ, progress=progress,
-                     runner_id=runner_id, after_raw_written=after_raw_written)
+                     runner_id=runner_id, after_raw_written=after_raw_written, record=record, kind="judge",
+                     inputs=inputs)
