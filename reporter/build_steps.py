@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from .digest.archive import DECISIONS_FILE
 from .digest.publish import DigestRun, archive_snapshot, gather_digest
-from .digest.weeks import WeekResult, publish_week, sweep_archive
+from .digest import weeks
+from .digest.weeks import WeekResult
 from .errors import InputError
 from .files import locked, remove_debris
 from .novelty.candidate import parse_candidate
@@ -262,9 +263,10 @@ def publish_digest(ws: Workspace | None, checked: Checked) -> tuple[WeekResult, 
     """Each decided week into the archive, in order, through the one way a week is published (`publish_week`)."""
     if checked.digest is None or ws is None or ws.digest is None:
         return ()
-    sweep_archive(ws.digest.archive)  # temporaries of killed runs (never a live one's)
+    weeks.sweep_archive(ws.digest.archive)  # temporaries of killed runs (never a live one's)
     evidence = checked.evidence or (None,) * len(checked.digest.results)
-    return tuple(publish_week(ws.digest, result, evidence=rows) for result, rows in zip(checked.digest.results, evidence))
+    return tuple(weeks.publish_week(ws.digest, result, evidence=rows)
+                 for result, rows in zip(checked.digest.results, evidence))
 
 
 def write_novelty(results: NoveltyResults) -> None:
