@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from . import build_steps as step
+from .build_steps import BUILD, RENDER, Plan, Sources
 from .clock import build_date
 from .config import Workspace
 from .novelty.workspace import NOVELTY_RESULTS
@@ -47,44 +48,6 @@ from .site.digest_pages import DigestWeek
 from .site.render import PreparedSite, RenderReport, SiteInputs, StagePages, prepare_site, read_site_inputs
 from .site.status_page import ScreeningStatus
 from .site.titles import PoolRef
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What a run does beyond showing what is there: the one difference between a build and a render."""
-
-    route: bool
-    """Route the workspace's pool into a release (published with its label findings)."""
-    decide: bool
-    """Check the novelty candidates and decide the digest weeks not yet published (published with the site)."""
-
-
-BUILD = Plan(route=True, decide=True)
-"""`reporter build`: route, check, decide, then publish everything and the site."""
-RENDER = Plan(route=False, decide=False)
-"""`reporter render`: route and decide nothing; write only the site."""
-
-
-@dataclass(frozen=True)
-class Sources:
-    """Where a run reads what it shows, and where the site goes."""
-
-    out: Path
-    """The site folder."""
-    workspace: Workspace | None
-    """The workspace (a build's always; a render's `--workspace`, else None)."""
-    releases: Path | None = None
-    """The releases folder (None: no release, a digest-only site)."""
-    digests: Path | None = None
-    """The digest archive whose weeks the site shows (None: no digest)."""
-    novelty: Path | None = None
-    """The novelty results file: written by a build, read by a render (None: no novelty page)."""
-    pool: PoolRef | None = None
-    """Without a workspace: the pool whose titles the diff and status pages show (a render's `--pool`)."""
-    against: tuple[str, ...] = ()
-    """Earlier releases to compare the newest with (a render's `--against`)."""
-    base_url: str | None = None
-    """Where the site is served (`[site] base_url`): the e-mail edition links under it."""
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """The steps `reporter.build` runs, in its order: what each one reads, checks, decides and writes.
 
-`reporter/build.py` is the table of contents (the plan, gather, page models,
-publish); this module holds each step, typed: what a run checks and decides
+`reporter/build.py` is the table of contents (gather, page models, publish);
+this module holds the plan a run follows (`Plan`: `BUILD`, `RENDER`), where
+it reads and writes (`Sources`), and each step, typed: what a run checks and decides
 before it routes (`Checked`), the releases and the screen as the pages read
 them, what each stage adds to the site (`stage_pages`), and the writes of
 the last step, in order (`publish_outputs`).
@@ -42,8 +43,45 @@ from .site.status_page import NO_WORKSPACE, ScreeningStatus, screening_status
 from .site.titles import PoolRef
 
 if TYPE_CHECKING:
-    from .build import Plan, Sources
     from .config import Workspace
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run does beyond showing what is there: the one difference between a build and a render."""
+
+    route: bool
+    """Route the workspace's pool into a release (published with its label findings)."""
+    decide: bool
+    """Check the novelty candidates and decide the digest weeks not yet published (published with the site)."""
+
+
+BUILD = Plan(route=True, decide=True)
+"""`reporter build`: route, check, decide, then publish everything and the site."""
+RENDER = Plan(route=False, decide=False)
+"""`reporter render`: route and decide nothing; write only the site."""
+
+
+@dataclass(frozen=True)
+class Sources:
+    """Where a run reads what it shows, and where the site goes."""
+
+    out: Path
+    """The site folder."""
+    workspace: Workspace | None
+    """The workspace (a build's always; a render's `--workspace`, else None)."""
+    releases: Path | None = None
+    """The releases folder (None: no release, a digest-only site)."""
+    digests: Path | None = None
+    """The digest archive whose weeks the site shows (None: no digest)."""
+    novelty: Path | None = None
+    """The novelty results file: written by a build, read by a render (None: no novelty page)."""
+    pool: PoolRef | None = None
+    """Without a workspace: the pool whose titles the diff and status pages show (a render's `--pool`)."""
+    against: tuple[str, ...] = ()
+    """Earlier releases to compare the newest with (a render's `--against`)."""
+    base_url: str | None = None
+    """Where the site is served (`[site] base_url`): the e-mail edition links under it."""
+
 
 ResultLine = dict[str, Any]
 """One novelty results line (a JSON object, as `reporter novelty --batch` writes it)."""
