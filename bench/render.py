@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from reporter.hashing import dump_json, sha256_json  # noqa: E402
-from reporter.site import render_site  # noqa: E402
+from reporter.build import render_site  # noqa: E402
 
 PILES = [{"name": "discard", "kind": "discard", "tier": None}, {"name": "hold", "kind": "hold", "tier": None},
          {"name": "screen_cheap", "kind": "screen", "tier": "cheap"},

@@ -1,72 +1,71 @@
-"""`reporter build`: the whole pipeline for a workspace, read like a table of contents.
+"""`reporter build` and `reporter render`: one pipeline, read like a table of contents.
 
-First gather everything into one `Gathered`: check every input, check the
-novelty candidates, decide the digest weeks not yet published (in memory,
-each KEEP checked against the citation graph when the workspace names one),
-route into a staged release, and read what the screen has done and would do
-for it (its state opened read-only: a build never claims, sends, spends or
-creates screening state). Then build and render every page from what was
-gathered alone, in memory. Then, only once the site writer's checks have
-passed, publish: the release and its index, the digest weeks, the label
-findings, the state files, and the site. A refused build (bad input, or an
-archived page that would change) leaves the releases folder, its index, the
-digest archive, the state files and the site as they were. A digest-only
-workspace (no pool, specs or releases) has no routing side: nothing is
-routed or screened, and the site shows the digest.
+A run follows a `Plan`: a build (`BUILD`) routes, decides and publishes; a
+render (`RENDER`) shows what is already there and writes only the site. Both
+take one path (`run`):
+
+1. Gather everything into one `Gathered`: check every input; a build checks
+   the novelty candidates, decides the digest weeks not yet published (in
+   memory, each KEEP checked against the citation graph when the workspace
+   names one) and routes into a staged release, where a render reads a
+   novelty results file; then the releases, the digest archive's weeks and
+   what the screen has done (its state opened read-only: a run never
+   claims, sends, spends or creates screening state).
+2. Page models: build and render every page from what was gathered alone, in
+   memory, and run the site writer's checks.
+3. Publish, only once those checks have passed: the release and its index,
+   the digest weeks, the label findings and the state files (a build), then
+   the site.
+
+A refused run (bad input, or an archived page that would change) leaves the
+releases folder, its index, the digest archive, the state files and the site
+as they were. A digest-only workspace (no pool, specs or releases) has no
+routing side: nothing is routed or screened, and the site shows the digest.
+The steps themselves are in `reporter/build_steps.py`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import os
-import sys
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
 
+from . import build_steps as step
+from .build_steps import BUILD, RENDER, Plan, Sources
 from .clock import build_date
 from .config import Workspace
-from .digest.archive import DECISIONS_FILE
-from .digest.publish import DigestRun, archive_snapshot, gather_digest, publish_digest
-from .errors import InputError
-from .files import locked, remove_debris
-from .novelty.results import write_novelty_results
-from .novelty.workspace import NOVELTY_RESULTS, check_novelty, load_workspace_graph
-from .routing import release as routing_release
-from .routing.artifacts import LabelFindings, Published, ReleaseSet, load_published, load_release, load_releases
-from .routing.labels import label_stats_for, load_labels, write_label_stats
-from .routing.published import PUBLISHED_FILE
-from .routing.specs import load_rulebook
+from .novelty.workspace import NOVELTY_RESULTS
+from .routing.artifacts import ReleaseSet
+from .routing.labels import write_label_stats
+from .routing.release import StagedRelease
 from .routing.textscan import scan_engine
-from .screening.report import gather_screening
 from .site.certified import read_certified
-from .site.digest_pages import DigestWeek, digest_week, load_digest_weeks
-from .site.status_page import ScreeningStatus, screening_status
-from .site.render import (PreparedSite, RenderReport, SiteInputs, StagePages, digest_stage, novelty_stage,
-                          prepare_site, read_site_inputs, screening_stage)
+from .site.digest_pages import DigestWeek
+from .site.render import PreparedSite, RenderReport, SiteInputs, StagePages, prepare_site, read_site_inputs
+from .site.status_page import ScreeningStatus
 from .site.titles import PoolRef
 
 
 @dataclass(frozen=True)
 class BuildReport:
-    """What a build did."""
+    """What a run did."""
 
     release_id: str | None
-    """The release routed from the workspace's pool and rule book (None: a digest-only workspace routes none)."""
+    """The release routed from the workspace's pool and rule book (None: a render, or a digest-only workspace)."""
     created: bool
     """False when an identical release was already published."""
     rows: int
     """Pool rows routed."""
     novelty: dict[str, int] | None
-    """Candidates per verdict, or None when the workspace names no candidates."""
+    """Candidates per verdict, or None when the run checked no candidates."""
     site: RenderReport
     """What the site's render wrote."""
-    as_of: date
-    """The day the build took as today."""
+    as_of: date | None
+    """The day the build took as today (None: a render, which takes none)."""
     digest: tuple[str, ...] = ()
     """Digest weeks this build decided and published (empty without [digest] or a pending week)."""
     digest_later: tuple[str, ...] = ()
@@ -75,29 +74,28 @@ class BuildReport:
 
 @dataclass(frozen=True)
 class Gathered:
-    """Everything a build shows and publishes, read and checked before anything is written."""
+    """Everything a run shows and publishes, read and checked before anything is written."""
 
-    ws: Workspace
-    """The workspace's settings."""
-    as_of: date
-    """The day the build takes as today."""
-    staged: routing_release.StagedRelease | None
-    """The release routed into a temporary folder, published only in the last step (None without a routing side)."""
+    plan: Plan
+    """What the run routes and decides."""
+    src: Sources
+    """Where it reads and writes."""
+    as_of: date | None
+    """The day a build takes as today (None: a render)."""
+    checked: step.Checked
+    """The novelty results and the digest weeks decided in memory, with their KEEPs' graph verdicts."""
+    staged: StagedRelease | None
+    """The release routed into a temporary folder, published only in the last step (None without routing)."""
     releases: ReleaseSet
-    """The published releases with the staged one as the newest, its label findings and published.json."""
-    labels: dict | None
-    """The staged release's label findings (labels.json), or None when the workspace names no labels."""
-    novelty: list[dict[str, Any]] | None
-    """The novelty results lines of [novelty] candidates, or None without candidates."""
-    digest: DigestRun | None
-    """The digest weeks decided in memory, or None without [digest]."""
+    """The published releases (with the staged one as the newest), their label findings and published.json."""
+    labels: dict[str, Any] | None
+    """The staged release's label findings (labels.json), or None when there are none to write."""
     digest_weeks: tuple[DigestWeek, ...]
     """The digest archive's published weeks as their pages read them."""
     digest_pending: tuple[DigestWeek, ...]
-    """The weeks of `digest` as their pages will read them once published."""
+    """The weeks decided in memory as their pages will read them once published."""
     screening: ScreeningStatus | None
-    """What the screen has done and would do for the staged release (its state read, never written); None
-    without a release."""
+    """What the status pages show of the screen (its state read, never written); None: nothing to show."""
     site: SiteInputs
     """The comparisons the rebuilt pages show (read from the routing tables) and the titles they need."""
 
@@ -105,163 +103,96 @@ class Gathered:
 def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
           environ: Mapping[str, str] | None = None, rerender_archive: bool = False,
           workers: int | None = None, progress: bool = True, release_name: str | None = None) -> BuildReport:
-    """Route, check novelty, render; publish everything only after every check has passed.
+    """Route, check novelty, decide the digest, render; publish everything only after every check has passed.
 
     `release_name` (`--label`; default: the workspace's) names the release when this build is the first to publish it.
     """
+    src = Sources(out=Path(out) if out is not None else ws.site, workspace=ws, releases=ws.releases,
+                  digests=ws.digest.archive if ws.digest is not None else None, novelty=ws.root / NOVELTY_RESULTS,
+                  base_url=ws.base_url)
+    return run(BUILD, src, as_of=as_of, environ=environ, rerender_archive=rerender_archive, workers=workers,
+               progress=progress, release_name=release_name or ws.release_name)
+
+
+def render_site(releases_dir: Path | None, out: Path, *, digests_dir: Path | None = None,
+                rerender_archive: bool = False, progress: bool = True, novelty: Path | None = None,
+                workspace: Workspace | None = None, against: Sequence[str] = (),
+                pool: PoolRef | None = None) -> RenderReport:
+    """`reporter render`: a build with the render-only plan, over folders already there (docs/site.md).
+
+    `releases_dir` None: no release (a digest-only site). `digests_dir`: a digest
+    archive whose published weeks are shown; `novelty`: a results JSONL of
+    `reporter novelty --batch` (the novelty page, rebuilt at every render);
+    `workspace`: its screen's state on the newest release's status page (read
+    only) and its pool for titles no sample holds (else `pool`); `against`:
+    earlier releases to compare the newest with.
+    """
+    src = Sources(out=Path(out), workspace=workspace, releases=Path(releases_dir) if releases_dir is not None else None,
+                  digests=Path(digests_dir) if digests_dir is not None else None,
+                  novelty=Path(novelty) if novelty is not None else None, pool=pool, against=tuple(against),
+                  base_url=workspace.base_url if workspace is not None else None)
+    return run(RENDER, src, rerender_archive=rerender_archive, progress=progress).site
+
+
+def run(plan: Plan, src: Sources, *, as_of: date | None = None, environ: Mapping[str, str] | None = None,
+        rerender_archive: bool = False, workers: int | None = None, progress: bool = True,
+        release_name: str | None = None) -> BuildReport:
+    """The one pipeline: gather, page models, publish, as `plan` says."""
     environ = environ if environ is not None else os.environ
-    as_of = as_of or build_date(environ)
+    ws = src.workspace
+    if plan.route or plan.decide:
+        as_of = as_of or build_date(environ)
     # 1. Gather: read and check every input before anything is written.
-    graph = load_workspace_graph(ws)
-    novelty = check_novelty(ws, environ, graph=graph)
-    digest = gather_digest(ws, as_of, graph, environ)  # decided in memory; published in step 3
-    ensure_example_data(ws, progress)  # makes an input (the example pool), never an output
-    labels = load_labels(ws.labels) if ws.labels is not None else None
-    engine = scan_engine(environ)  # REPORTER_SCAN_ENGINE, read here at the edge as `reporter route` reads it
-    with stage_release(ws, workers=workers, progress=progress, release_name=release_name or ws.release_name,
-                       as_of=as_of, engine=engine) as staged:  # None in a digest-only workspace
-        screening = screen_status(ws, staged, labels)
-        with locked_outputs(ws):
-            if digest is not None and digest.published != archive_snapshot(ws.digest.archive):
-                digest = gather_digest(ws, as_of, graph, environ)  # another run published a week meanwhile
-            gathered = gather(ws, as_of, staged, labels, novelty, digest, screening)
+    checked = step.check_inputs(plan, src, as_of, environ)  # decided in memory; published in step 3
+    if plan.route and ws is not None:
+        step.ensure_example_data(ws, progress)  # makes an input (the example pool), never an output
+    labels = step.routing_labels(plan, ws)
+    engine = scan_engine(environ) if plan.route else None  # REPORTER_SCAN_ENGINE, read at the edge as `route` does
+    with step.stage_release(plan, ws, workers=workers, progress=progress, release_name=release_name,
+                            as_of=as_of, engine=engine) as staged:  # None for a render or a digest-only workspace
+        with step.locked_outputs(plan, src):
+            checked = step.still_current(checked, ws, as_of, environ)  # another run published a week meanwhile?
+            gathered = gather(plan, src, as_of, checked, staged, labels)
             # 2. Page models, from what was gathered alone; rendered and checked in memory.
-            site = prepare_site(gathered.releases, Path(out) if out is not None else ws.site, inputs=gathered.site,
-                                stages=stage_pages(gathered), rerender_archive=rerender_archive, progress=progress)
+            site = prepare_site(gathered.releases, src.out, inputs=gathered.site, stages=stage_pages(gathered),
+                                rerender_archive=rerender_archive, progress=progress)
             # 3. Publish, now that the writer's checks have passed.
             return publish(gathered, site)
 
 
-@contextlib.contextmanager
-def stage_release(ws: Workspace, *, workers: int | None, progress: bool, release_name: str | None,
-                  as_of: date, engine: str | None = None) -> Iterator[routing_release.StagedRelease | None]:
-    """Route the workspace's pool into a staged release; removed on the way out unless it was published.
-
-    A digest-only workspace has nothing to route: None.
-    """
-    if not ws.has_routing:
-        yield None
-        return
-    side = ws.routing("a build's release")
-    staged = routing_release.stage_release(side.pool, side.specs, side.releases, overlay=ws.overlay,
-                                           sample_seed=ws.sample_seed, workers=workers, progress=progress,
-                                           release_name=release_name, as_of=as_of, engine=engine)
-    try:
-        yield staged
-    finally:
-        staged.discard()  # nothing happens once it was published
-
-
-def screen_status(ws: Workspace, staged: routing_release.StagedRelease | None, labels: Any) -> ScreeningStatus | None:
-    """What the screen has done and would do for the staged release (None without one)."""
-    if staged is None:
-        return None
-    return screening_status(gather_screening(ws, staged.release_id, staged.folder, labels),
-                            PoolRef(ws.routing().pool, ws.overlay))  # the pool: where pages read titles
-
-
-@contextlib.contextmanager
-def locked_outputs(ws: Workspace) -> Iterator[None]:
-    """The releases folder's lock, then the digest archive's (each one the workspace has).
-
-    Builds into one releases folder take turns from here (routing runs side by
-    side before it): each renders the index it publishes into, so the last
-    site written lists every published release. The digest archive likewise,
-    taken after the releases folder: the one order every build takes them in.
-    """
-    with contextlib.ExitStack() as stack:
-        for folder in (ws.releases, ws.digest.archive if ws.digest is not None else None):
-            if folder is not None:
-                stack.enter_context(locked(folder))
-        yield
-
-
-def gather(ws: Workspace, as_of: date, staged: routing_release.StagedRelease | None, labels: Any,
-           novelty: list[dict[str, Any]] | None, digest: DigestRun | None,
-           screening: ScreeningStatus | None) -> Gathered:
+def gather(plan: Plan, src: Sources, as_of: date | None, checked: step.Checked, staged: StagedRelease | None,
+           labels: Any) -> Gathered:
     """The rest of what the pages show, read under the releases folder's lock (and the archive's)."""
-    found_labels, releases = gather_releases(ws, staged, labels)
-    archive = ws.digest.archive if ws.digest is not None else None
-    pending = () if digest is None or archive is None else tuple(
-        digest_week(r.data, str(archive / r.week / DECISIONS_FILE), g)
-        for r, g in zip(digest.results, digest.graph_rows))
-    return Gathered(ws=ws, as_of=as_of, staged=staged, releases=releases, labels=found_labels, novelty=novelty,
-                    digest=digest, digest_weeks=tuple(load_digest_weeks(archive)) if archive is not None else (),
-                    digest_pending=pending, screening=screening,
-                    site=read_site_inputs(releases, screening.pool if screening is not None else None,
-                                         certified=read_certified(ws, releases.releases)))
-
-
-def gather_releases(ws: Workspace, staged: routing_release.StagedRelease | None,
-                    labels: Any) -> tuple[dict | None, ReleaseSet]:
-    """The staged release's label findings, and the published releases with it as the newest (none without it)."""
-    if staged is None:
-        return None, ReleaseSet(folder=None, releases=(), unlisted=())
-    side = ws.routing()
-    found_labels = label_stats_for(staged.folder, labels, load_rulebook(side.specs)) if labels is not None else None
-    release = dataclasses.replace(load_release(side.releases, staged.release_id, staged.folder),
-                                  labels=LabelFindings.from_doc(found_labels) if found_labels is not None else None,
-                                  published=shown_published(staged))
-    return found_labels, load_releases(side.releases, staged=release)
+    found_labels, releases = step.gather_releases(src.workspace, src.releases, staged, labels)
+    screening = step.screen_status(plan, src, staged, releases, labels)
+    published, pending = step.digest_weeks(checked, src.digests)
+    certified = read_certified(src.workspace, releases.releases) if src.workspace is not None else None
+    return Gathered(plan=plan, src=src, as_of=as_of, checked=checked, staged=staged, releases=releases,
+                    labels=found_labels, digest_weeks=published, digest_pending=pending, screening=screening,
+                    site=read_site_inputs(releases, screening.pool if screening is not None else None, src.against,
+                                          certified=certified))
 
 
 def stage_pages(g: Gathered) -> list[StagePages]:
     """What each stage adds to the site, from what was gathered."""
-    stages = [novelty_stage(g.novelty, g.ws.root / NOVELTY_RESULTS)] if g.novelty is not None else []
-    if g.ws.digest is not None:
-        stages.append(digest_stage(g.ws.digest.archive, published=g.digest_weeks, pending=g.digest_pending,
-                                   base_url=g.ws.base_url))
-    return [*stages, *([screening_stage(g.screening)] if g.screening is not None else [])]
+    digest = (g.src.digests, g.digest_weeks, g.digest_pending) if g.src.digests is not None else None
+    return step.stage_pages(g.checked.novelty, digest, g.src.base_url, g.screening)
 
 
 def publish(g: Gathered, site: PreparedSite) -> BuildReport:
-    """Publish the release, the digest weeks, the label findings, the novelty results and the site, in order."""
+    """Publish what the plan made, in order: the release, the digest weeks, the label findings, the novelty
+    results; then the site."""
     routed = g.staged.publish() if g.staged is not None else None
-    if g.digest is not None and g.ws.digest is not None:
-        publish_digest(g.ws.digest, g.digest)
+    weeks = step.publish_digest(g.src.workspace, g.checked)
     if routed is not None:
         write_label_stats(routed.release_dir, g.labels)
-    if g.novelty is not None:
-        remove_debris((g.ws.root / NOVELTY_RESULTS).parent)  # temporaries of killed builds
-        write_novelty_results(g.ws.root / NOVELTY_RESULTS, g.novelty)
+    novelty = g.checked.novelty if g.plan.decide else None
+    if novelty is not None:
+        step.write_novelty(novelty)
     report = site.commit()
-    verdicts = None
-    if g.novelty is not None:
-        verdicts = dict(sorted(Counter(row["result"]["verdict"] for row in g.novelty).items()))
+    verdicts = None if novelty is None else dict(sorted(Counter(row["result"]["verdict"] for row in novelty.rows).items()))
+    digest = g.checked.digest
     return BuildReport(release_id=routed.release_id if routed else None, created=bool(routed and routed.created),
                        rows=routed.rows if routed else 0, novelty=verdicts, site=report, as_of=g.as_of,
-                       digest=g.digest.weeks if g.digest is not None else (),
-                       digest_later=g.digest.later if g.digest is not None else ())
-
-
-def shown_published(staged: routing_release.StagedRelease) -> Published | None:
-    """The staged release's name and date as its pages show them: what `publish` will leave in place.
-
-    The published.json of a release already published (never rewritten), else
-    the one this run will write. Read under the releases folder's lock, so no
-    other run publishes the same id in between.
-    """
-    final = staged.out / staged.release_id
-    if final.exists():
-        return load_published(final / PUBLISHED_FILE)
-    doc = staged.published_doc()
-    return Published(name=doc["label"], first_written=doc["first_written"])
-
-
-def ensure_example_data(ws: Workspace, progress: bool = True) -> None:
-    """Generate the seeded example pool (and labels) when the workspace's [example] asks and they are absent."""
-    if ws.pool is None or ws.pool.exists():
-        return  # a digest-only workspace has no pool to make
-    if ws.example is None:
-        raise InputError(f"{ws.pool}: the pool does not exist ({ws.file} `pool`); add an [example] table "
-                         f"to generate made-up works, or point `pool` at your data")
-    from .example.generate import generate_labels, generate_pool
-    ws.pool.parent.mkdir(parents=True, exist_ok=True)
-    # Half-written pools of killed builds (only ours: the folder may hold the user's files).
-    remove_debris(ws.pool.parent, recursive=False,
-                  targets=[ws.pool.name] + ([ws.labels.name] if ws.labels is not None else []))
-    print(f"generating the example pool ({ws.example.rows:,} seeded, made-up works) -> {ws.pool}",
-          file=sys.stderr)
-    generate_pool(ws.pool, rows=ws.example.rows, seed=ws.example.seed, progress=progress)
-    if ws.labels is not None and not ws.labels.exists():
-        generate_labels(ws.pool, ws.labels, seed=ws.example.seed)
+                       digest=tuple(w.week for w in weeks),
+                       digest_later=digest.later if digest is not None else ())

@@ -20,6 +20,7 @@ from .files import resource_error
 COMMAND_MODULES = (
     "reporter.routing.commands",
     "reporter.build_command",
+    "reporter.render_command",
     "reporter.site.commands",
     "reporter.novelty.commands",
     "reporter.digest.commands",
@@ -36,7 +37,7 @@ COMMAND_MODULES = (
 COMMAND_MODULE = {
     "route": "reporter.routing.commands", "diagnose": "reporter.routing.commands",
     "build": "reporter.build_command",
-    "render": "reporter.site.commands", "serve": "reporter.site.commands",
+    "render": "reporter.render_command", "serve": "reporter.site.commands",
     "novelty": "reporter.novelty.commands", "novelty-ingest": "reporter.novelty.commands",
     "digest": "reporter.digest.commands", "judge": "reporter.digest.judge.commands",
     "screen": "reporter.screening.commands", "export": "reporter.screening.commands",

@@ -56,7 +56,7 @@ def site_build(tmp_path_factory):
     from reporter.routing.release import route_release
     from datetime import date
     from reporter.routing.specs import load_rulebook
-    from reporter.site import render_site
+    from reporter.build import render_site
 
     root = tmp_path_factory.mktemp("site_build")
     releases = root / "releases"
@@ -120,7 +120,7 @@ def novelty_site(site_build, tmp_path_factory):
     returns site_build's dict with `site` replaced and `novelty` (the results file) added.
     """
     from reporter.cli import main
-    from reporter.site import render_site
+    from reporter.build import render_site
 
     root = tmp_path_factory.mktemp("novelty_site")
     results = root / "novelty.jsonl"

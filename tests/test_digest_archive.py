@@ -18,7 +18,7 @@ from reporter.digest.axes import PriorKeep
 from reporter.digest.config import DigestSettings
 from reporter.digest.read import read_papers
 from reporter.digest.records import ListedAgain
-from reporter.digest.weeks import pending_weeks, prepare_weeks, publish_week, run_week, run_weeks
+from reporter.digest.weeks import pending_weeks, prepare_weeks, run_week, run_weeks, write_week as write_archive_week
 from reporter.errors import InputError
 from reporter.hashing import canonical_json
 from reporter.isoweek import parse_week, shift_week, week_of, week_range
@@ -82,16 +82,16 @@ def test_iso_weeks():
 
 def test_publish_refuses_an_existing_week_and_force_keeps_the_old_version(tmp_path):
     archive = tmp_path / "archive"
-    path, kept = publish_week(archive, "2026-W20", b'{"v": 1}\n')
+    path, kept = write_archive_week(archive, "2026-W20", b'{"v": 1}\n')
     assert path == archive / "2026-W20" / "decisions.json" and kept is None
     with pytest.raises(InputError, match="already published; re-publishing is refused. Give --force"):
-        publish_week(archive, "2026-W20", b'{"v": 2}\n')
+        write_archive_week(archive, "2026-W20", b'{"v": 2}\n')
     assert path.read_bytes() == b'{"v": 1}\n'
-    path, kept = publish_week(archive, "2026-W20", b'{"v": 2}\n', force=True)
+    path, kept = write_archive_week(archive, "2026-W20", b'{"v": 2}\n', force=True)
     sha12 = hashlib.sha256(b'{"v": 1}\n').hexdigest()[:12]
     assert kept == archive / "2026-W20" / f"decisions.superseded-{sha12}.json"
     assert kept.read_bytes() == b'{"v": 1}\n' and path.read_bytes() == b'{"v": 2}\n'
-    assert publish_week(archive, "2026-W20", b'{"v": 2}\n', force=True) == (path, None)  # same bytes: unchanged
+    assert write_archive_week(archive, "2026-W20", b'{"v": 2}\n', force=True) == (path, None)  # same bytes: unchanged
     assert sorted(p.name for p in (archive / "2026-W20").iterdir()) == ["decisions.json", kept.name]
 
 

@@ -345,8 +345,8 @@ def test_the_build_never_sends_and_refuses_an_unjudged_week(tmp_path):
         w = judge_workspace(tmp_path / "ws", server.base_url, {"2026-W10": 2})
         ws = load_workspace(w["root"])
         with pytest.raises(InputError, match="2 of 2 papers are not judged yet"):
-            gather_digest(ws, dt.date(2026, 6, 1), None)
-        run = gather_digest(replace(ws, digest=replace(ws.digest, keyword_fallback=True)), dt.date(2026, 6, 1), None)
+            gather_digest(ws.digest, dt.date(2026, 6, 1))
+        run = gather_digest(replace(ws.digest, keyword_fallback=True), dt.date(2026, 6, 1))
         assert server.total == 0
     assert [d.criteria_source for d in run.results[0].outcome.decisions] == ["keyword", "keyword"]
 
@@ -388,7 +388,7 @@ def test_decisions_json_carries_the_source_the_judges_the_weeks_cost_and_the_dis
     assert keep.criteria_source == "judge" and keep.judges[1].fit == "in_scope" and keep.judges[1].voter == "judge-b"
     # The week page shows the judge's cost per judge and the one disagreement, linked to the paper's entry.
     from reporter.money import dollars
-    from reporter.site import render_site
+    from reporter.build import render_site
     from support.site import parse_html
     render_site(None, tmp_path / "site", digests_dir=w["root"] / "digests", progress=False)
     page = parse_html((tmp_path / "site" / "digest" / f"{W1}.html").read_text(encoding="utf-8"))

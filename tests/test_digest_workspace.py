@@ -146,7 +146,7 @@ def test_the_routing_accessor_is_the_one_message(tmp_path):
 def test_the_home_page_says_why_the_digest_week_and_the_release_can_differ_only_when_both_exist(
         site_build, tmp_path):
     """Issue 23, item 9: one sentence, shown when the site has a release and a digest."""
-    from reporter.site import render_site
+    from reporter.build import render_site
     ws = workspace(tmp_path / "digest")
     build(load_workspace(ws), progress=False, as_of=AFTER_W26)
     render_site(site_build["releases"], tmp_path / "both", digests_dir=ws / "digests", progress=False)

@@ -422,8 +422,8 @@ def test_the_writer_changes_nothing_when_a_write_fails(tmp_path, monkeypatch, ph
 
 def test_the_cli_turns_a_full_disk_into_exit_2(monkeypatch, capsys, tmp_path):
     """The one place an OSError escaping a command becomes exit 2: a full disk, a quota, permissions, read-only."""
+    from reporter import build as commands  # `reporter render` runs reporter.build.render_site
     from reporter.cli import main
-    from reporter.site import commands
 
     def raising(code):
         def render_site(*args, **kwargs):

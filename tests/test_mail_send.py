@@ -37,7 +37,7 @@ from reporter.config import load_workspace
 from reporter.errors import InputError
 from reporter.mail.config import is_loopback
 from reporter.mail.send import SENT_RECORD
-from reporter.site import render_site
+from reporter.build import render_site
 from support.digest import week_document, write_week
 
 ROOT = Path(__file__).resolve().parents[1]

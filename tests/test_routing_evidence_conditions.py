@@ -17,7 +17,7 @@ from support.routing import TODAY, write_pool, write_specs
 from support.site import parse_html
 
 from reporter.routing.release import ENGINE_VERSION, RELEASE_FILES, route_release
-from reporter.site import render_site
+from reporter.build import render_site
 from reporter.site.links import release_path, rule_path, work_anchor
 
 RULES = [

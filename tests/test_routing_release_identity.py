@@ -9,7 +9,7 @@ from support.routing_fixture import ROWS, RULES
 from reporter.cli import main
 from reporter.errors import InputError
 from reporter.routing.release import route_release
-from reporter.site import render_site
+from reporter.build import render_site
 
 
 @pytest.fixture()

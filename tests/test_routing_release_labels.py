@@ -14,7 +14,7 @@ from reporter.build import build
 from reporter.cli import main
 from reporter.config import load_workspace
 from reporter.errors import InputError
-from reporter.site import render_site
+from reporter.build import render_site
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "site_workspace"

@@ -28,7 +28,7 @@ from reporter.routing.normalise import normalise_text
 from reporter.routing.regexlit import regex_error, required_literals, span_pattern
 from reporter.routing.release import route_release
 from reporter.routing.specs import MAX_DEPTH, load_rulebook
-from reporter.site import render_site
+from reporter.build import render_site
 from support.routing import TODAY, write_pool, write_specs
 
 # ---------------------------------------------------------------- regexes from a small RE2 grammar

@@ -106,7 +106,7 @@ POOL_ROWS = [
 
 
 def _route_and_render(tmp_path, specs, rows=POOL_ROWS, out="releases"):
-    from reporter.site import render_site
+    from reporter.build import render_site
     pool = write_pool(tmp_path / "pool.parquet", rows)
     result = route_release(pool, specs, tmp_path / out, progress=False, as_of=TODAY)
     render_site(tmp_path / out, tmp_path / "site", progress=False)

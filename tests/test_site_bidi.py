@@ -6,7 +6,7 @@ from support.routing import TODAY, write_pool, write_specs
 from support.site import Node, parse_html
 
 from reporter.routing.release import route_release
-from reporter.site import render_site
+from reporter.build import render_site
 
 RLO = "\u202e"
 WORK = f"doi:10.1/{RLO}evil"

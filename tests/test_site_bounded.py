@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reporter.site import render_site
+from reporter.build import render_site
 from reporter.site.compute import flow_steps
 from reporter.site.diff import ABSENT, compute_diff, state_counts
 from reporter.routing.artifacts import load_releases

@@ -415,7 +415,7 @@ def digest_site(site_build, tmp_path_factory):
     """site_build's releases rendered with two hand-made digest weeks (hostile titles, graph verdicts)."""
     from support.digest import graph_rows, week_document, write_week
 
-    from reporter.site import render_site
+    from reporter.build import render_site
 
     root = tmp_path_factory.mktemp("digest_browser")
     write_week(root / "digests", week_document("2026-W19", hostile=False, prior=()))

@@ -26,13 +26,13 @@ from urllib.parse import unquote
 import pytest
 from markdown_it import MarkdownIt
 
-from reporter.build import build
+from reporter.build import build, render_site
 from reporter.cli import main
 from reporter.config import load_workspace
 from reporter.digest.records import DROP_CAUSES, REVIEW_REASONS, Decision, review_reason_of
 from reporter.digest.weeks import run_weeks
 from reporter.errors import InputError
-from reporter.site import render, render_site
+from reporter.site import render
 from reporter.plurals import count
 from reporter.site.digest_groups import cap_ranks
 from reporter.site.digest_pages import REVIEW_IN_FULL, paper_anchor, paper_href, week_dates

@@ -28,7 +28,7 @@ from reporter.config import load_workspace
 from reporter.errors import InputError
 from reporter.hashing import dump_json
 from reporter.ids import PAPER_PAGES
-from reporter.site import render_site
+from reporter.build import render_site
 from reporter.site.digest_pages import digest_week
 from reporter.site.email_edition import REVIEW_SHOWN, build_email_edition, email_files
 from reporter.site.env import email_html_env, text_env

@@ -23,7 +23,7 @@ from conftest import SITE_WORKSPACE
 from markdown_it import MarkdownIt
 from support.site import parse_html
 
-from reporter.site import render_site
+from reporter.build import render_site
 from reporter.site.env import TEMPLATES
 from reporter.site.links import slug
 from reporter.site.writer import SITE_VERSION

@@ -22,7 +22,7 @@ from reporter.cli import main
 from reporter.config import load_workspace
 from reporter.errors import InputError
 from reporter.novelty import load_novelty_results
-from reporter.site import render_site
+from reporter.build import render_site
 from reporter.site.novelty_page import SHOWN_IDS, build_novelty_page
 
 REPO = Path(__file__).resolve().parents[1]

@@ -13,7 +13,7 @@ from markdown_it import MarkdownIt
 
 from reporter.cli import main
 from reporter.errors import InputError, InternalError
-from reporter.site import render_site
+from reporter.build import render_site
 from reporter.site.commands import make_server
 from reporter.site.writer import SITE_VERSION, SiteWriter
 from support.site import HOSTILE, parse_html, toy_rules, toy_works, write_release

@@ -22,7 +22,8 @@ from reporter.panel.store import open_store
 from reporter.routing.artifacts import load_release
 from reporter.routing.labels import load_labels
 from reporter.screening.report import screen_report
-from reporter.site import env, render_site
+from reporter.build import render_site
+from reporter.site import env
 from reporter.site.models import Grid, Row
 from reporter.site.status_page import NO_WORKSPACE, NOT_CONFIGURED, build_status_page
 

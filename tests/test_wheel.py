@@ -141,7 +141,7 @@ def test_an_installed_wheel_routes_and_renders_a_site(tmp_path):
     for page in ("index.html", "index.md", f"releases/{release_id}/index.html", f"releases/{release_id}/index.md"):
         assert (site / page).is_file(), page
     # The same pages as the checkout renders from the same releases, byte for byte.
-    from reporter.site import render_site
+    from reporter.build import render_site
     render_site(work / "releases", tmp_path / "from_checkout", progress=False)
     assert _tree(site) == _tree(tmp_path / "from_checkout")
 

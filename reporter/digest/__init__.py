@@ -8,6 +8,7 @@
 - `axes.py`, `decide.py`: the three axes (match, criteria, novelty against the prior) and the week's decisions;
 - `archive.py`: the archive's reader (the published weeks, typed) and week arithmetic: the site's one door;
 - `weeks.py`: deciding and publishing weeks (the patterns), the only writer of the archive;
-- `publish.py`: the digest as `reporter build` runs it; `commands.py`: `reporter digest`;
+- `publish.py`: the weeks a build decides in memory (it checks their KEEPs and publishes them through
+  `weeks.publish_week`, the one way a week is published); `commands.py`: `reporter digest`;
 - `judge/`: the criteria judge (Axis 2 read by one or two models, on screening's machinery), `reporter judge`.
 """

@@ -24,7 +24,8 @@ from ..files import locked, remove_debris, write_bytes
 from ..hashing import dump_json, sha256_bytes, sha256_file
 from ..isoweek import parse_week, week_start
 from ..pool.record import Record
-from .archive import DECISIONS_FILE, archive_state, prior_weeks, published_weeks, read_published, week_bytes
+from ..novelty.results import write_novelty_results
+from .archive import DECISIONS_FILE, GRAPH_FILE, archive_state, prior_weeks, published_weeks, read_published, week_bytes
 from .axes import PriorKeep
 from .config import DigestSettings
 from .criteria import Criteria, load_criteria
@@ -47,7 +48,7 @@ document has `judge`."""
 # Writing the archive ------------------------------------------------------------------------------------
 
 
-def publish_week(archive: Path, week: str, data: bytes, *, force: bool = False) -> tuple[Path, Path | None]:
+def write_week(archive: Path, week: str, data: bytes, *, force: bool = False) -> tuple[Path, Path | None]:
     """Write ARCHIVE/WEEK/decisions.json; refuse an existing week unless forced, keeping the old one beside.
 
     Returns (decisions.json, the superseded copy or None). Re-publishing the same
@@ -164,7 +165,7 @@ def run_weeks(settings: DigestSettings, weeks: Sequence[str], *,
             results = prepare()  # another run changed what these weeks were decided on
         published = []
         for result in results:
-            published.append(publish(settings, result, force=force))
+            published.append(publish_week(settings, result, force=force))
             if on_published is not None:
                 on_published(published[-1])
     return published
@@ -252,11 +253,22 @@ def _judge(settings: DigestSettings) -> JudgeSetup | None:
     return None if settings.judge is None else judge_setup(settings.judge, settings.criteria)
 
 
-def publish(settings: DigestSettings, result: WeekResult, *, force: bool = False) -> WeekResult:
-    """Write a prepared week into the archive (refused when published, unless forced); an unchanged one stays."""
+def publish_week(settings: DigestSettings, result: WeekResult, *, evidence: Sequence[dict[str, Any]] | None = None,
+                 force: bool = False) -> WeekResult:
+    """Write a decided week into the archive: the one way a week is published (`reporter digest`, a build).
+
+    `evidence` (a build's novelty check of the week's KEEPs: results lines, or
+    None when nothing was checked) is written first, beside the week
+    (`novelty.jsonl`), then its decisions.json: a week counts as published
+    once its decisions.json is in place, so a run killed in between leaves a
+    week that the next run decides again. Refused when the week is published,
+    unless forced; an unchanged one stays as it is.
+    """
     if result.unchanged:
         return result
-    path, kept = publish_week(settings.archive, result.week, result.data, force=force)
+    if evidence is not None:
+        write_novelty_results(Path(settings.archive) / result.week / GRAPH_FILE, evidence)
+    path, kept = write_week(settings.archive, result.week, result.data, force=force)
     return replace(result, path=path, superseded=kept)
 
 
@@ -400,5 +412,5 @@ def _digest(path: Path) -> dict[str, str]:
 
 
 __all__ = ["IDENTITY", "RULES", "WeekResult", "decisions_document", "document_head", "identity_changes",
-           "is_stale", "merge_json", "pending_weeks", "prepare_weeks", "prior_keeps", "publish",
-           "publish_week", "run_week", "run_weeks", "sweep_archive"]
+           "is_stale", "merge_json", "pending_weeks", "prepare_weeks", "prior_keeps", "publish_week",
+           "run_week", "run_weeks", "sweep_archive", "write_week"]

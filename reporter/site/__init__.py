@@ -1,4 +1,4 @@
-"""The site: page models, charts, the template environments, the writer, and render_site.
+"""The site: page models, charts, the template environments, the writer, and prepare_site.
 
 compute (compute.py, diff.py) -> page models (release_page.py, home_page.py,
 status_page.py, diff_page.py, digest_pages.py, novelty_page.py, glossary.py,
@@ -16,7 +16,7 @@ import importlib
 
 _EXPORTS = {
     "PreparedSite": "render", "RenderReport": "render", "StagePages": "render", "digest_stage": "render",
-    "novelty_stage": "render", "prepare_site": "render", "render_site": "render", "screening_stage": "render",
+    "novelty_stage": "render", "prepare_site": "render", "screening_stage": "render",
     "SiteInputs": "render", "read_site_inputs": "render",
 }
 __all__ = sorted(_EXPORTS)

@@ -1,21 +1,23 @@
-"""render_site: read the releases, build every page model, render, write. Nothing re-runs."""
+"""The site's half of a build or a render: every page model built from what was gathered, rendered, checked.
+
+The one orchestrator (`reporter.build`: `build` and `render_site`, a build
+with a render-only plan) gathers the inputs and each stage's `StagePages`,
+then hands them to `prepare_site`; nothing here reads a stage's state or
+re-runs anything.
+"""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import InputError
-from ..files import locked
 from ..isoweek import week_start
-from ..novelty.results import load_novelty_results
 from ..progress import Progress
-from ..routing.artifacts import Release, ReleaseSet, load_releases
-from ..screening.report import gather_screening, workspace_labels
-from .certified import Certified, read_certified
+from ..routing.artifacts import Release, ReleaseSet
+from .certified import Certified
 from .diff import compute_diff
 from .diff_page import (AGAINST_RECENT, Pair, build_diff_page, change_line, diff_files, pairs_to_render,
                         resolve_against, shown_ids)
@@ -26,17 +28,13 @@ from .feed import atom_feed, entry_id, feed_id
 from .glossary import build_glossary
 from .home_page import build_home
 from .links import href
-from .models import Comparison
+from .models import Comparison, DigestSummary, NoveltySummary
 from .novelty_page import build_novelty_page, novelty_summary
 from .page_parts import release_name
 from .release_page import build_release_page, build_rule_pages, release_files
-from .status_page import NO_WORKSPACE, ScreeningStatus, build_status_page, lost_works, screening_status
+from .status_page import NO_WORKSPACE, ScreeningStatus, build_status_page, lost_works
 from .titles import PoolRef, Titles, gather_titles
 from .writer import SiteWriter
-
-if TYPE_CHECKING:
-    from ..config import Workspace
-
 
 @dataclass(frozen=True)
 class RenderReport:
@@ -72,8 +70,8 @@ class StagePages:
 
     Every stage (novelty, the digest, screening) hands one of these to the one
     writer through `prepare_site`'s `stages`; the site never asks for a stage
-    by name, and no stage has a keyword of its own. Each part is optional: a
-    stage fills the parts it has.
+    by name. Each part is optional: a stage fills the parts it has, and two
+    stages never fill the same home-page part or count.
     """
 
     pages: tuple[tuple[Any, bool], ...] = ()
@@ -83,12 +81,28 @@ class StagePages:
     archived_files: tuple[tuple[str, bytes], ...] = ()
     """Files that are not pages but are archived like one (the digest's e-mail edition): written once, never
     rewritten."""
-    home: Mapping[str, Any] = field(default_factory=dict)
-    """The home page's parts this stage fills: `build_home` keyword -> summary model (`{"digest": ...}`)."""
+    digest: DigestSummary | None = None
+    """The home page's digest part (the latest week), filled by the digest's stage."""
+    novelty: NoveltySummary | None = None
+    """The home page's novelty part (the checked candidates), filled by the novelty stage."""
     status: ScreeningStatus | None = None
     """What the release status pages show of this stage, and the pool their titles are read from (screening)."""
-    report: Mapping[str, Any] = field(default_factory=dict)
-    """The `RenderReport` fields this stage fills: what it shows, counted (`{"novelty": 3}`)."""
+    digests: int = 0
+    """Digest weeks this stage shows (`RenderReport.digests`)."""
+    candidates: int | None = None
+    """Candidates on the novelty page this stage renders (`RenderReport.novelty`); None: no novelty page."""
+
+
+_PARTS = {"status": "what the status pages show", "digest": "the home page's digest part",
+          "novelty": "the home page's novelty part", "candidates": "the novelty page's count"}
+
+
+def _one(stages: Sequence[StagePages], part: str) -> Any:
+    """The one stage's value of a part (None when no stage fills it); two stages filling it is a programming error."""
+    values = [getattr(stage, part) for stage in stages if getattr(stage, part) is not None]
+    if len(values) > 1:
+        raise ValueError(f"two stages say {_PARTS[part]}; one stage does")
+    return values[0] if values else None
 
 
 @dataclass(frozen=True)
@@ -140,56 +154,12 @@ class PreparedSite:
     def commit(self) -> RenderReport:
         """Write the site (all or nothing) and report."""
         done = self.writer.commit()
-        counted = {name: value for stage in self.stages for name, value in stage.report.items()}
         return RenderReport(out=self.writer.root, releases=tuple(r.release_id for r in self.releases.releases),
                             unlisted=self.releases.unlisted,
                             pages=self.pages, written=len(done.written), unchanged=len(done.unchanged),
-                            superseded=done.superseded, kept=done.kept, largest_page=done.largest, **counted)
-
-
-def render_site(releases_dir: Path | None, out: Path, *, digests_dir: Path | None = None,
-                rerender_archive: bool = False, progress: bool = True,
-                novelty: Path | None = None, workspace: Workspace | None = None, against: Sequence[str] = (),
-                pool: PoolRef | None = None) -> RenderReport:
-    """Render every release under releases_dir (and the digest weeks and novelty results, when given) into out.
-
-    `releases_dir` None: no release (a digest-only site: its home page shows the digest).
-
-    `digests_dir` is a digest archive (`reporter digest --archive`): every week
-    published in it gets its archived page (`digest/YYYY-Www.html` and `.md`) and e-mail edition,
-    and the week index, the Atom feed and the home page's digest part are
-    rebuilt. `novelty` is a results JSONL of `reporter novelty --batch`: when
-    given, the novelty page (`novelty.html` and `novelty.md`) is rendered at
-    the site root and the home page links to it. It is rebuilt at every build,
-    never archived. `workspace` (a loaded `Workspace`) adds what its screen has
-    done to the newest release's status page (its state read, never written);
-    without it the status pages say they were rendered without one. Its pool
-    also gives the titles of the works the diff and status pages show that no
-    sample holds; without a workspace, `pool` (a PoolRef) gives them. `against` names earlier releases (ids, unique prefixes or
-    labels) to compare the newest with, beside the comparisons every render
-    writes (docs/site.md, "Which comparisons are rendered").
-    """
-    stages = []
-    if novelty is not None:
-        stages.append(novelty_stage(load_novelty_results(Path(novelty)), Path(novelty)))
-    if digests_dir is not None:
-        stages.append(digest_stage(Path(digests_dir), base_url=workspace.base_url if workspace is not None else None))
-    # Under the releases folder's lock (as a build publishes), so the site written shows the index as it is.
-    with locked(releases_dir) if releases_dir is not None and Path(releases_dir).is_dir() else contextlib.nullcontext():
-        found = load_releases(Path(releases_dir)) if releases_dir is not None else ReleaseSet(None, (), ())
-        certified = None
-        if workspace is not None:
-            latest = found.releases[-1] if found.releases else None
-            screen = gather_screening(workspace, latest.release_id if latest else None,
-                                      latest.folder if latest else None, workspace_labels(workspace), strict=False)
-            pool = PoolRef(workspace.pool, workspace.overlay) if workspace.pool is not None else None
-            stages.append(screening_stage(screening_status(screen, pool)))
-            certified = read_certified(workspace, found.releases)
-        elif pool is not None:
-            stages.append(screening_stage(ScreeningStatus(None, None, NO_WORKSPACE, pool)))
-        site = prepare_site(found, out, stages=stages, rerender_archive=rerender_archive, progress=progress,
-                            inputs=read_site_inputs(found, pool, against, certified))
-        return site.commit()
+                            superseded=done.superseded, kept=done.kept, largest_page=done.largest,
+                            digests=sum(stage.digests for stage in self.stages),
+                            novelty=_one(self.stages, "candidates"))
 
 
 def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] = (),
@@ -205,10 +175,7 @@ def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] =
     read them here, with `against` (earlier releases to compare the newest with,
     `reporter render --against`).
     """
-    statuses = [stage.status for stage in stages if stage.status is not None]
-    if len(statuses) > 1:
-        raise ValueError("two stages say what the status pages show; one stage, screening, does")
-    screening = statuses[0] if statuses else ScreeningStatus(None, None, NO_WORKSPACE)
+    screening = _one(stages, "status") or ScreeningStatus(None, None, NO_WORKSPACE)
     releases = found.releases
     writer = SiteWriter(Path(out), rerender_archive=rerender_archive)
     bar = Progress("render", total=len(releases), unit="releases", enabled=progress)
@@ -252,8 +219,7 @@ def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] =
             writer.add(path, data, archived=False)
         for path, data in stage.archived_files:
             writer.add(path, data, archived=True)
-    homes = {name: part for stage in stages for name, part in stage.home.items()}
-    add(build_home(releases, changes=changes, **homes), False)
+    add(build_home(releases, digest=_one(stages, "digest"), novelty=_one(stages, "novelty"), changes=changes), False)
     add(build_glossary(releases), False)
     writer.check()
     bar.close()
@@ -286,8 +252,7 @@ def _comparisons(earlier: Sequence[Release], pair: Pair, mine: list[Pair],
 def novelty_stage(rows: list[dict[str, Any]], source: Path | str) -> StagePages:
     """The novelty page and its home-page summary, from the lines of a results file."""
     page = build_novelty_page(rows, source)
-    return StagePages(pages=((page, False),), home={"novelty": novelty_summary(page)},
-                      report={"novelty": len(page.candidates)})
+    return StagePages(pages=((page, False),), novelty=novelty_summary(page), candidates=len(page.candidates))
 
 
 def digest_stage(archive: Path | None, *, pending: Sequence[DigestWeek] = (),
@@ -320,7 +285,7 @@ def digest_stage(archive: Path | None, *, pending: Sequence[DigestWeek] = (),
                      feed_id(weeks[0].week, first or weeks[0].archived.sha256))
     return StagePages(pages=(*((p, True) for p in pages), (build_index_page(weeks), False)), files=((FEED, feed),),
                       archived_files=email_archive(weeks, base_url),
-                      home={"digest": digest_summary(weeks)}, report={"digests": len(weeks)})
+                      digest=digest_summary(weeks), digests=len(weeks))
 
 
 def screening_stage(status: ScreeningStatus) -> StagePages:
