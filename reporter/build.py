@@ -43,6 +43,7 @@ from .routing.artifacts import ReleaseSet
 from .routing.labels import write_label_stats
 from .routing.release import StagedRelease
 from .routing.textscan import scan_engine
+from .runs import RunStart
 from .site.certified import read_certified
 from .site.digest_pages import DigestWeek
 from .site.render import PreparedSite, RenderReport, SiteInputs, StagePages, prepare_site, read_site_inputs
@@ -102,14 +103,16 @@ class Gathered:
 
 def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
           environ: Mapping[str, str] | None = None, rerender_archive: bool = False,
-          workers: int | None = None, progress: bool = True, release_name: str | None = None) -> BuildReport:
+          workers: int | None = None, progress: bool = True, release_name: str | None = None,
+          record: RunStart | None = None) -> BuildReport:
     """Route, check novelty, decide the digest, render; publish everything only after every check has passed.
 
     `release_name` (`--label`; default: the workspace's) names the release when this build is the first to publish it.
+    `record`: the command's run, whose records (the route's, each published week's) go to its state folder.
     """
     src = Sources(out=Path(out) if out is not None else ws.site, workspace=ws, releases=ws.releases,
                   digests=ws.digest.archive if ws.digest is not None else None, novelty=ws.root / NOVELTY_RESULTS,
-                  base_url=ws.base_url)
+                  base_url=ws.base_url, record=record)
     return run(BUILD, src, as_of=as_of, environ=environ, rerender_archive=rerender_archive, workers=workers,
                progress=progress, release_name=release_name or ws.release_name)
 
@@ -183,9 +186,11 @@ def publish(g: Gathered, site: PreparedSite) -> BuildReport:
     """Publish what the plan made, in order: the release, the digest weeks, the label findings, the novelty
     results; then the site."""
     routed = g.staged.publish() if g.staged is not None else None
-    weeks = step.publish_digest(g.src.workspace, g.checked)
+    weeks = step.publish_digest(g.src.workspace, g.checked, g.src.record)
     if routed is not None:
         write_label_stats(routed.release_dir, g.labels)
+        if g.src.record is not None and g.src.workspace is not None:
+            step.write_build_route_run(g.src.record, routed, g.src.workspace)
     novelty = g.checked.novelty if g.plan.decide else None
     if novelty is not None:
         step.write_novelty(novelty)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -53,8 +54,9 @@ def run_build(args) -> int:
     ws = load_workspace(args.workspace)
     if args.keyword_fallback and ws.digest is not None:  # a flag of this run, carried by the digest's settings
         ws = replace(ws, digest=replace(ws.digest, keyword_fallback=True))
-    report = build(ws, out=args.out, rerender_archive=args.rerender_archive,
-                   workers=args.workers, progress=True, release_name=release_name)
+    from .runs import start_command_run, state_of
+    report = build(ws, out=args.out, rerender_archive=args.rerender_archive, workers=args.workers, progress=True,
+                   release_name=release_name, record=start_command_run(args, state_of(ws.root), os.environ))
     if report.release_id is not None:
         print(f"routed {report.rows:,} works: release {report.release_id[:12]} "
               f"({'new' if report.created else 'unchanged'})")

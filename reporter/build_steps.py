@@ -36,6 +36,7 @@ from .routing.artifacts import LabelFindings, Published, ReleaseSet, load_publis
 from .routing.labels import label_stats_for, load_labels
 from .routing.published import PUBLISHED_FILE
 from .routing.specs import load_rulebook
+from .runs import RunStart
 from .screening.report import gather_screening, workspace_labels
 from .site.digest_pages import DigestWeek, digest_week, load_digest_weeks
 from .site.render import StagePages, digest_stage, novelty_stage, screening_stage
@@ -81,6 +82,9 @@ class Sources:
     """Earlier releases to compare the newest with (a render's `--against`)."""
     base_url: str | None = None
     """Where the site is served (`[site] base_url`): the e-mail edition links under it."""
+    record: RunStart | None = None
+    """The command's run (a build's): the route's and each published week's record go to its state folder
+    (docs/runs.md); None writes none."""
 
 
 ResultLine = dict[str, Any]
@@ -297,14 +301,20 @@ def stage_pages(novelty: NoveltyResults | None, digest: tuple[Path, Sequence[Dig
     return [*stages, *([screening_stage(screening)] if screening is not None else [])]
 
 
-def publish_digest(ws: Workspace | None, checked: Checked) -> tuple[WeekResult, ...]:
+def publish_digest(ws: Workspace | None, checked: Checked, record: RunStart | None = None) -> tuple[WeekResult, ...]:
     """Each decided week into the archive, in order, through the one way a week is published (`publish_week`)."""
     if checked.digest is None or ws is None or ws.digest is None:
         return ()
     weeks.sweep_archive(ws.digest.archive)  # temporaries of killed runs (never a live one's)
     evidence = checked.evidence or (None,) * len(checked.digest.results)
-    return tuple(weeks.publish_week(ws.digest, result, evidence=rows)
+    return tuple(weeks.publish_week(ws.digest, result, evidence=rows, record=record)
                  for result, rows in zip(checked.digest.results, evidence))
+
+
+def write_build_route_run(record: RunStart, routed: routing_release.RouteResult, ws: Workspace) -> None:
+    """The route's record of a build, as `reporter route` writes it (routing/release.py:write_route_run)."""
+    routing_release.write_route_run(record, routed, pool=ws.pool, specs=ws.specs, overlay=ws.overlay, labels=ws.labels,
+                    settings={"sample_seed": ws.sample_seed, "label": ws.release_name})
 
 
 def write_novelty(results: NoveltyResults) -> None:

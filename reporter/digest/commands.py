@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -13,6 +14,7 @@ from ..errors import InputError
 from ..hashing import canonical_json
 from ..isoweek import parse_week, week_range
 from ..progress import Progress
+from ..runs import start_command_run, state_of
 from .weeks import WeekResult, run_weeks
 from .config import DEFAULT_MAX_KEPT, DigestSettings
 from .decide import rank_key
@@ -129,8 +131,10 @@ def run_digest(args: argparse.Namespace) -> int:
             raise InputError("--to goes with --from (a catch-up); for one week give --week alone")
         weeks = [parse_week(args.week)]
     progress = Progress("digest", total=len(weeks), unit="weeks", enabled=len(weeks) > 1)
+    record = (start_command_run(args, state_of(args.workspace), os.environ)
+              if args.workspace is not None else None)  # a run without a workspace has no state folder
     published = run_weeks(settings, weeks, prior_override=[] if args.no_prior else None, force=args.force,
-                          on_published=lambda _: progress.advance(1))
+                          on_published=lambda _: progress.advance(1), record=record)
     progress.close()
     for result in published:
         print(canonical_json(_json_line(result, args.full_ranking)) if args.json else _summary(result))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,6 +25,7 @@ from ..files import locked, remove_debris, write_bytes
 from ..hashing import dump_json, sha256_bytes, sha256_file
 from ..isoweek import parse_week, week_start
 from ..pool.record import Record
+from ..runs import FileRef, RunStart
 from ..novelty.results import write_novelty_results
 from .archive import DECISIONS_FILE, GRAPH_FILE, archive_state, prior_weeks, published_weeks, read_published, week_bytes
 from .axes import PriorKeep
@@ -142,7 +144,8 @@ def run_week(settings: DigestSettings, week: str, *, prior_override: Sequence[Pr
 def run_weeks(settings: DigestSettings, weeks: Sequence[str], *,
               prior_override: Sequence[PriorKeep] | None = None, force: bool = False,
               as_of: dt.date | None = None,
-              on_published: Callable[[WeekResult], None] | None = None) -> list[WeekResult]:
+              on_published: Callable[[WeekResult], None] | None = None,
+              record: RunStart | None = None) -> list[WeekResult]:
     """Decide several weeks in order, each week's KEEPs feeding the next one's prior; then publish them all.
 
     A re-run of the same weeks finishes a killed one: a week already published
@@ -165,7 +168,7 @@ def run_weeks(settings: DigestSettings, weeks: Sequence[str], *,
             results = prepare()  # another run changed what these weeks were decided on
         published = []
         for result in results:
-            published.append(publish_week(settings, result, force=force))
+            published.append(publish_week(settings, result, force=force, record=record))
             if on_published is not None:
                 on_published(published[-1])
     return published
@@ -254,7 +257,7 @@ def _judge(settings: DigestSettings) -> JudgeSetup | None:
 
 
 def publish_week(settings: DigestSettings, result: WeekResult, *, evidence: Sequence[dict[str, Any]] | None = None,
-                 force: bool = False) -> WeekResult:
+                 force: bool = False, record: RunStart | None = None) -> WeekResult:
     """Write a decided week into the archive: the one way a week is published (`reporter digest`, a build).
 
     `evidence` (a build's novelty check of the week's KEEPs: results lines, or
@@ -262,14 +265,37 @@ def publish_week(settings: DigestSettings, result: WeekResult, *, evidence: Sequ
     (`novelty.jsonl`), then its decisions.json: a week counts as published
     once its decisions.json is in place, so a run killed in between leaves a
     week that the next run decides again. Refused when the week is published,
-    unless forced; an unchanged one stays as it is.
+    unless forced; an unchanged one stays as it is. `record`: the command's run, whose record
+    (reporter/runs.py, kind `digest`) is written for each week published (docs/runs.md).
     """
     if result.unchanged:
         return result
+    graph = Path(settings.archive) / result.week / GRAPH_FILE
     if evidence is not None:
-        write_novelty_results(Path(settings.archive) / result.week / GRAPH_FILE, evidence)
+        write_novelty_results(graph, evidence)
     path, kept = write_week(settings.archive, result.week, result.data, force=force)
+    if record is not None:
+        write_digest_run(record, result, path, graph if evidence is not None else None)
     return replace(result, path=path, superseded=kept)
+
+
+def write_digest_run(run: RunStart, result: WeekResult, path: Path, graph: Path | None) -> Path:
+    """A published week's run record: its inputs as decisions.json names them (with their sha256), the judge's
+    answers it read, decisions.json (and the graph verdicts) written, and how many papers got each decision."""
+    doc = result.document
+    inputs = [FileRef(role, str(ref.get("file", "")), str(ref.get("sha256", "")))
+              for role, ref in sorted(doc.get("inputs", {}).items()) if role != "prior" and isinstance(ref, dict)]
+    inputs += [FileRef("prior", f"{week}/{DECISIONS_FILE}", str(sha or ""))
+               for week, sha in sorted(doc.get("inputs", {}).get("prior", {}).items())]
+    judge = doc.get("judge") if isinstance(doc.get("judge"), dict) else None
+    if judge is not None and judge.get("answers_sha256"):
+        inputs.append(FileRef("judge answers", str(judge.get("generation", "")), str(judge["answers_sha256"])))
+    outputs = [run.ref("decisions", path), *([run.ref("graph verdicts", graph)] if graph is not None else [])]
+    decided = Counter(d.get("decision") for d in doc.get("decisions", ()))
+    counts = {"papers": len(doc.get("decisions", ())), "keep": decided["KEEP"], "review": decided["REVIEW"],
+              "drop": decided["DROP"], "listed_again": len(doc.get("listed_again", ()))}
+    return run.write("digest", "done", inputs=inputs, outputs=outputs, counts=counts,
+                     settings={"week": result.week, **dict(doc.get("settings", {})), "rules": doc.get("rules")})
 
 
 IDENTITY = ("schema_version", "rules", "week", "inputs", "prior_weeks", "settings")
