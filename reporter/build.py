@@ -104,17 +104,19 @@ class Gathered:
 
 def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
           environ: Mapping[str, str] | None = None, rerender_archive: bool = False,
-          workers: int | None = None, progress: bool = True, release_name: str | None = None) -> BuildReport:
+          workers: int | None = None, progress: bool = True, release_name: str | None = None,
+          keyword_fallback: bool = False) -> BuildReport:
     """Route, check novelty, render; publish everything only after every check has passed.
 
     `release_name` (`--label`; default: the workspace's) names the release when this build is the first to publish it.
+    `keyword_fallback` (`--keyword-fallback`): digest papers the judge has not answered are decided by the keyword rule.
     """
     environ = environ if environ is not None else os.environ
     as_of = as_of or build_date(environ)
     # 1. Gather: read and check every input before anything is written.
     graph = load_workspace_graph(ws)
     novelty = check_novelty(ws, environ, graph=graph)
-    digest = gather_digest(ws, as_of, graph, environ)  # decided in memory; published in step 3
+    digest = gather_digest(ws, as_of, graph, environ, keyword_fallback=keyword_fallback)  # published in step 3
     ensure_example_data(ws, progress)  # makes an input (the example pool), never an output
     labels = load_labels(ws.labels) if ws.labels is not None else None
     engine = scan_engine(environ)  # REPORTER_SCAN_ENGINE, read here at the edge as `reporter route` reads it
@@ -123,7 +125,8 @@ def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
         screening = screen_status(ws, staged, labels)
         with locked_outputs(ws):
             if digest is not None and digest.published != archive_snapshot(ws.digest.archive):
-                digest = gather_digest(ws, as_of, graph, environ)  # another run published a week meanwhile
+                digest = gather_digest(ws, as_of, graph, environ,  # another run published a week meanwhile
+                                       keyword_fallback=keyword_fallback)
             gathered = gather(ws, as_of, staged, labels, novelty, digest, screening)
             # 2. Page models, from what was gathered alone; rendered and checked in memory.
             site = prepare_site(gathered.releases, Path(out) if out is not None else ws.site, inputs=gathered.site,

@@ -103,8 +103,7 @@ def settings_from(args: argparse.Namespace) -> DigestSettings:
             raise InputError(f"{args.workspace}: reporter.toml has no [digest] table; add one (papers, watchlist, "
                              f"criteria, archive) or give --papers, --watchlist, --criteria and --archive")
     flags = {"papers": args.papers, "watchlist": args.watchlist, "criteria": args.criteria,
-             "archive": args.archive, "max_kept": args.max_kept,
-             "keyword_fallback": True if args.keyword_fallback else None}
+             "archive": args.archive, "max_kept": args.max_kept}
     if base is None:
         missing = [f"--{k}" for k in ("papers", "watchlist", "criteria", "archive") if flags[k] is None]
         if missing:
@@ -130,7 +129,7 @@ def run_digest(args: argparse.Namespace) -> int:
         weeks = [parse_week(args.week)]
     progress = Progress("digest", total=len(weeks), unit="weeks", enabled=len(weeks) > 1)
     published = run_weeks(settings, weeks, prior_override=[] if args.no_prior else None, force=args.force,
-                          on_published=lambda _: progress.advance(1))
+                          keyword_fallback=args.keyword_fallback, on_published=lambda _: progress.advance(1))
     progress.close()
     for result in published:
         print(canonical_json(_json_line(result, args.full_ranking)) if args.json else _summary(result))

@@ -50,7 +50,7 @@ class DigestRun:
 
 
 def gather_digest(ws: Workspace, as_of: date, graph: Graph | None,
-                  environ: Mapping[str, str] | None = None) -> DigestRun | None:
+                  environ: Mapping[str, str] | None = None, *, keyword_fallback: bool = False) -> DigestRun | None:
     """Decide every pending week of [digest] that has ended (in order, each feeding the next one's prior).
 
     The pending weeks are the weeks the papers cover (a file or a folder of
@@ -68,7 +68,8 @@ def gather_digest(ws: Workspace, as_of: date, graph: Graph | None,
     papers = load_papers(settings.papers) if Path(settings.papers).exists() else None
     pending = pending_weeks(settings, papers) if papers is not None else []
     due = [w for w in pending if week_start(w) + timedelta(days=6) < as_of]
-    results = prepare_weeks(settings, due, as_of=as_of, papers=papers) if due else []
+    results = prepare_weeks(settings, due, as_of=as_of, papers=papers,
+                            keyword_fallback=keyword_fallback) if due else []
     resolvers = ws.novelty.make_resolvers(environ or {}) if graph is not None else ()
     rows = tuple(tuple(check_keeps(r, graph, graph_name(ws), resolvers)) if graph is not None else None
                  for r in results)
