@@ -113,8 +113,8 @@ def test_a_forbidden_import_is_caught(tmp_path):
     (package / "digest" / "merge.py").write_text("from . import records\nfrom ..pool import reader\n")
     table = tomllib.loads(RULES.read_text(encoding="utf-8"))
     assert broken(imports(package), table) == {
-        "reporter.routing.engine -> reporter.site: no stage imports the site, the build, the command-line modules or the "
-        "configuration loader",
+        "reporter.routing.engine -> reporter.site: no stage imports the site, the build, the command-line modules or "
+        "the configuration loader",
         "reporter.routing.engine -> reporter.site: routing never imports screening, the site or fetch",
         "reporter.pool.reader -> reporter.digest.records: the pool readers are the bottom layer: they import "
         "no stage",
