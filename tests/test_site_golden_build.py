@@ -5,7 +5,7 @@
 answers (run against the fake OpenAI server in the test, before the build) and a certificate (drawn, labelled and
 certified between a first build and a second). `digest-only`: the made-up digest weeks with no routing side. The
 golden copies live in tests/golden/built/ and are rewritten only by
-`pytest tests/test_build_golden.py --regen-golden`.
+`pytest tests/test_site_golden_build.py --regen-golden`.
 
 Masked before comparing, as tests/test_site_golden.py masks them: the release ids and the normalisation digest,
 the certified sheets' sha256 (they name the release), the pyarrow and Unicode versions, the vendored stylesheet
@@ -145,7 +145,7 @@ def test_the_built_sites_match_the_golden_copies(built, request):
                 (GOLDEN / name / rel).write_text(text, encoding="utf-8")
         pytest.skip(f"rewrote {sum(map(len, built.values()))} golden files in {GOLDEN}")
     if not GOLDEN.exists():
-        pytest.fail(f"{GOLDEN} is missing; run pytest tests/test_build_golden.py --regen-golden")
+        pytest.fail(f"{GOLDEN} is missing; run pytest tests/test_site_golden_build.py --regen-golden")
     want = golden_pages()
     for name in ("routed", "digest-only"):
         assert sorted(built[name]) == sorted(want[name]), f"the set of {name} files differs from the golden copy"
