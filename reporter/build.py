@@ -26,6 +26,7 @@ The steps themselves are in `reporter/build_steps.py`.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -104,16 +105,18 @@ class Gathered:
 def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
           environ: Mapping[str, str] | None = None, rerender_archive: bool = False,
           workers: int | None = None, progress: bool = True, release_name: str | None = None,
-          record: RunStart | None = None) -> BuildReport:
+          record: RunStart | None = None, keyword_fallback: bool = False) -> BuildReport:
     """Route, check novelty, decide the digest, render; publish everything only after every check has passed.
 
     `release_name` (`--label`; default: the workspace's) names the release when this build is the first to publish it.
     `record`: the command's run, whose records (the route's, each published week's) go to its state folder.
+    `keyword_fallback` (`--keyword-fallback`): digest papers the judge has not answered are decided by the keyword rule.
     """
     src = Sources(out=Path(out) if out is not None else ws.site, workspace=ws, releases=ws.releases,
                   digests=ws.digest.archive if ws.digest is not None else None, novelty=ws.root / NOVELTY_RESULTS,
                   base_url=ws.base_url, record=record)
-    return run(BUILD, src, as_of=as_of, environ=environ, rerender_archive=rerender_archive, workers=workers,
+    plan = dataclasses.replace(BUILD, keyword_fallback=keyword_fallback)
+    return run(plan, src, as_of=as_of, environ=environ, rerender_archive=rerender_archive, workers=workers,
                progress=progress, release_name=release_name or ws.release_name)
 
 
@@ -154,7 +157,7 @@ def run(plan: Plan, src: Sources, *, as_of: date | None = None, environ: Mapping
     with step.stage_release(plan, ws, workers=workers, progress=progress, release_name=release_name,
                             as_of=as_of, engine=engine) as staged:  # None for a render or a digest-only workspace
         with step.locked_outputs(plan, src):
-            checked = step.still_current(checked, ws, as_of, environ)  # another run published a week meanwhile?
+            checked = step.still_current(checked, ws, as_of, environ, plan)  # another run published a week meanwhile?
             gathered = gather(plan, src, as_of, checked, staged, labels)
             # 2. Page models, from what was gathered alone; rendered and checked in memory.
             site = prepare_site(gathered.releases, src.out, inputs=gathered.site, stages=stage_pages(gathered),

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 from .errors import InputError
@@ -52,11 +51,10 @@ def run_build(args) -> int:
         raise InputError(f"--workers must be 1 or more, not {args.workers}")
     release_name = check_release_name(args.label, "--label")
     ws = load_workspace(args.workspace)
-    if args.keyword_fallback and ws.digest is not None:  # a flag of this run, carried by the digest's settings
-        ws = replace(ws, digest=replace(ws.digest, keyword_fallback=True))
     from .runs import start_command_run, state_of
     report = build(ws, out=args.out, rerender_archive=args.rerender_archive, workers=args.workers, progress=True,
-                   release_name=release_name, record=start_command_run(args, state_of(ws.root), os.environ))
+                   release_name=release_name, keyword_fallback=args.keyword_fallback,
+                   record=start_command_run(args, state_of(ws.root), os.environ))
     if report.release_id is not None:
         print(f"routed {report.rows:,} works: release {report.release_id[:12]} "
               f"({'new' if report.created else 'unchanged'})")

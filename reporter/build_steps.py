@@ -54,6 +54,9 @@ class Plan:
     """Route the workspace's pool into a release (published with its label findings)."""
     decide: bool
     """Check the novelty candidates and decide the digest weeks not yet published (published with the site)."""
+    keyword_fallback: bool = False
+    """Decide digest papers the criteria judge has not answered by the keyword rule (`--keyword-fallback`,
+    tagged judge-missing) instead of refusing the week."""
 
 
 BUILD = Plan(route=True, decide=True)
@@ -125,14 +128,15 @@ def check_inputs(plan: Plan, src: Sources, as_of: date | None, environ: Mapping[
     graph = load_workspace_graph(ws)
     rows = check_novelty(ws, environ, graph=graph)
     return decide_digest(Checked(novelty=NoveltyResults(tuple(rows), src.novelty) if rows is not None else None,
-                                 graph=graph), ws, as_of, environ)
+                                 graph=graph), ws, as_of, environ, plan.keyword_fallback)
 
 
-def decide_digest(checked: Checked, ws: Workspace, as_of: date, environ: Mapping[str, str]) -> Checked:
+def decide_digest(checked: Checked, ws: Workspace, as_of: date, environ: Mapping[str, str],
+                  keyword_fallback: bool = False) -> Checked:
     """The digest weeks not yet published, decided in memory, each KEEP checked against the graph (when named)."""
     if ws.digest is None:
         return checked
-    run = gather_digest(ws.digest, as_of)
+    run = gather_digest(ws.digest, as_of, keyword_fallback=keyword_fallback)
     resolvers = ws.novelty.make_resolvers(environ) if checked.graph is not None else ()
     evidence = tuple(tuple(check_keeps(r, checked.graph, graph_name(ws), resolvers)) if checked.graph is not None
                      else None for r in run.results)
@@ -168,13 +172,14 @@ def check_keeps(result: WeekResult, graph: Graph, graph_path: str,
     return rows
 
 
-def still_current(checked: Checked, ws: Workspace | None, as_of: date | None, environ: Mapping[str, str]) -> Checked:
+def still_current(checked: Checked, ws: Workspace | None, as_of: date | None, environ: Mapping[str, str],
+                  plan: Plan) -> Checked:
     """The digest weeks decided again when another run published a week meanwhile (read under the archive's lock)."""
     if checked.digest is None or ws is None or ws.digest is None or as_of is None:
         return checked
     if checked.digest.published == archive_snapshot(ws.digest.archive):
         return checked
-    return decide_digest(checked, ws, as_of, environ)
+    return decide_digest(checked, ws, as_of, environ, plan.keyword_fallback)
 
 
 def routing_labels(plan: Plan, ws: Workspace | None) -> Any:

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import replace
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -24,6 +24,7 @@ from test_screen_runners import Gated
 
 from reporter.cli import main
 from reporter.config import load_workspace
+from reporter.digest.config import DigestSettings
 from reporter.digest.judge.run import run_judge
 from reporter.digest.publish import gather_digest
 from reporter.errors import InputError
@@ -346,8 +347,10 @@ def test_the_build_never_sends_and_refuses_an_unjudged_week(tmp_path):
         ws = load_workspace(w["root"])
         with pytest.raises(InputError, match="2 of 2 papers are not judged yet"):
             gather_digest(ws.digest, dt.date(2026, 6, 1))
-        run = gather_digest(replace(ws.digest, keyword_fallback=True), dt.date(2026, 6, 1))
+        run = gather_digest(ws.digest, dt.date(2026, 6, 1), keyword_fallback=True)
         assert server.total == 0
+    # a flag of the run, not a setting (issue 31, item 7): the digest's settings have no such field
+    assert "keyword_fallback" not in {f.name for f in fields(DigestSettings)}
     assert [d.criteria_source for d in run.results[0].outcome.decisions] == ["keyword", "keyword"]
 
 

@@ -3,7 +3,7 @@
 Every `import reporter...` and `from . import ...` of every module (inside
 functions too) is read with `ast`; an import that breaks a rule of the table
 fails, naming the importing module, the imported one and the rule. The
-table's `[pending]` list holds the imports issue 22 is removing: each must
+table's `[pending]` list holds the imports issue 31 is removing: each must
 still be there (a mended one is taken off the list) and no other may appear.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import tomllib
 from collections.abc import Iterator
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,7 +71,14 @@ def broken(edges: set[tuple[str, str]], table: dict) -> set[str]:
     for rule in table["rule"]:
         for importer, imported in edges:
             src, dst = part(importer), part(imported)
-            if src not in rule["from"] or src == dst:
+            if src not in rule["from"]:
+                continue
+            # a module the rule names by pattern (a stage's `commands`) is forbidden inside the stage too
+            patterns = rule.get("never_modules", ())
+            if (any(fnmatchcase(imported, p) for p in patterns)
+                    and not any(fnmatchcase(importer, p) for p in patterns)):
+                out.add(f"{importer} -> {imported}: {rule['name']}")
+            if src == dst:
                 continue
             if dst in rule.get("never", ()):
                 out.add(f"{importer} -> {imported}: {rule['name']}")
@@ -105,7 +113,9 @@ def test_a_forbidden_import_is_caught(tmp_path):
     (package / "digest" / "merge.py").write_text("from . import records\nfrom ..pool import reader\n")
     table = tomllib.loads(RULES.read_text(encoding="utf-8"))
     assert broken(imports(package), table) == {
-        "reporter.routing.engine -> reporter.site: no stage imports the site or the command line",
+        "reporter.routing.engine -> reporter.site: no stage imports the site, the build, the command-line modules or "
+        "the configuration loader",
+        "reporter.routing.engine -> reporter.site: routing never imports screening, the site or fetch",
         "reporter.pool.reader -> reporter.digest.records: the pool readers are the bottom layer: they import "
         "no stage",
         "reporter.site.render -> reporter.routing.engine: the site reads the stages only through their readers",
@@ -259,3 +269,77 @@ def test_a_detour_is_caught(tmp_path):
     (package / "fetch" / "pages.py").write_text("def week_start(week):\n    pass\n")
     assert detours(package) == {"reporter.fetch.run imports week_start from reporter.digest.archive",
                                 "reporter.fetch.pages defines week_start"}
+
+
+def _tree(root: Path, modules: dict[str, str]) -> Path:
+    """A fake `reporter` package below root: each dotted module name with its source, packages made on the way."""
+    for name, text in modules.items():
+        parts = name.split(".")
+        for depth in range(1, len(parts)):
+            package = root.joinpath(*parts[:depth])
+            package.mkdir(exist_ok=True)
+            (package / "__init__.py").touch()
+        root.joinpath(*parts).with_suffix(".py").write_text(text)
+    return root / "reporter"
+
+
+def test_every_never_of_the_table_fails_on_a_deliberate_break(tmp_path):
+    """Issue 31, item 7: for every rule, every part it is from and every part it names as never (or reads only
+    through a reader), a module of that part importing the forbidden one, inside a function, is reported under
+    that rule's name; so no rule of the table is one the check cannot see broken."""
+    table = tomllib.loads(RULES.read_text(encoding="utf-8"))
+    packages = set(table["stages"]) | set(table["panel"])
+    for number, rule in enumerate(table["rule"]):
+        for src in rule["from"]:
+            targets = [f"reporter.{dst}" for dst in rule.get("never", ()) if dst != src]
+            targets += [f"reporter.{dst}.internals" for dst in rule.get("through", {}) if dst != src]
+            if not targets:
+                continue
+            body = "def f():\n" + "".join(f"    import {t}\n" for t in targets)
+            # a module inside the part: reporter.<stage>.breaks for a package, reporter.<leaf> for a top-level one
+            importer = f"reporter.{src}.breaks" if src in packages else f"reporter.{src}"
+            root = tmp_path / f"{number}-{src}"
+            root.mkdir()
+            found = broken(imports(_tree(root, {importer: body})), table)
+            missing = {f"{importer} -> {t}: {rule['name']}" for t in targets} - found
+            assert not missing, f"rule {rule['name']!r} does not see these breaks:\n" + "\n".join(sorted(missing))
+
+
+def test_a_stage_importing_a_command_line_module_is_caught(tmp_path):
+    """Issue 31, item 7: the command-line modules are `cli`, `build_command` and every stage's `commands`; a stage
+    importing one (its own included), or the configuration loader, is reported; `cli` importing them, and one
+    command-line module importing another, is not."""
+    package = _tree(tmp_path, {
+        "reporter.cli": "import reporter.routing.commands\n",
+        "reporter.config": "",
+        "reporter.build_command": "",
+        "reporter.routing.commands": "from ..config import load\nfrom ..digest import commands\n",
+        "reporter.routing.engine": "def f():\n    from .commands import register\n",
+        "reporter.digest.commands": "",
+        "reporter.digest.weeks": "from ..config import Workspace\nimport reporter.build_command\n",
+        "reporter.site.render": "from .. import cli\n",
+        "reporter.mail.send": "from ..fetch.commands import register\n",
+        "reporter.routing.release": "from ..screening import plan\nfrom ..fetch import pages\n",
+        "reporter.panel.runner": "from ..digest.commands import register\n",
+        "reporter.pool.overlay": "from ..config import Workspace\n",
+        "reporter.screening.plan": "",
+        "reporter.fetch.pages": "",
+    })
+    table = tomllib.loads(RULES.read_text(encoding="utf-8"))
+    stage = "no stage imports the site, the build, the command-line modules or the configuration loader"
+    routing = "routing never imports screening, the site or fetch"
+    assert broken(imports(package), table) == {
+        f"reporter.routing.commands -> reporter.config: {stage}",
+        f"reporter.routing.engine -> reporter.routing.commands: {stage}",
+        f"reporter.digest.weeks -> reporter.config: {stage}",
+        f"reporter.digest.weeks -> reporter.build_command: {stage}",
+        "reporter.site.render -> reporter.cli: the site never imports the command-line modules, the build or the "
+        "configuration loader",
+        "reporter.mail.send -> reporter.fetch.commands: mail reads the site only through its manifest reader, and "
+        "imports no command line, build or configuration loader",
+        f"reporter.routing.release -> reporter.screening.plan: {routing}",
+        f"reporter.routing.release -> reporter.fetch.pages: {routing}",
+        "reporter.panel.runner -> reporter.digest.commands: the panel imports no stage",
+        "reporter.pool.overlay -> reporter.config: the pool readers are the bottom layer: they import no stage",
+        f"reporter.pool.overlay -> reporter.config: {stage}",
+    }

@@ -105,8 +105,7 @@ def settings_from(args: argparse.Namespace) -> DigestSettings:
             raise InputError(f"{args.workspace}: reporter.toml has no [digest] table; add one (papers, watchlist, "
                              f"criteria, archive) or give --papers, --watchlist, --criteria and --archive")
     flags = {"papers": args.papers, "watchlist": args.watchlist, "criteria": args.criteria,
-             "archive": args.archive, "max_kept": args.max_kept,
-             "keyword_fallback": True if args.keyword_fallback else None}
+             "archive": args.archive, "max_kept": args.max_kept}
     if base is None:
         missing = [f"--{k}" for k in ("papers", "watchlist", "criteria", "archive") if flags[k] is None]
         if missing:
@@ -134,7 +133,8 @@ def run_digest(args: argparse.Namespace) -> int:
     record = (start_command_run(args, state_of(args.workspace), os.environ)
               if args.workspace is not None else None)  # a run without a workspace has no state folder
     published = run_weeks(settings, weeks, prior_override=[] if args.no_prior else None, force=args.force,
-                          on_published=lambda _: progress.advance(1), record=record)
+                          keyword_fallback=args.keyword_fallback, on_published=lambda _: progress.advance(1),
+                          record=record)
     progress.close()
     for result in published:
         print(canonical_json(_json_line(result, args.full_ranking)) if args.json else _summary(result))

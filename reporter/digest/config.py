@@ -34,9 +34,6 @@ class DigestSettings:
     """The lowest score that is REVIEW (default 50); below it, DROP."""
     judge: JudgeSettings | None = None
     """`[digest.judge]`: Axis 2 read by one or two models from their recorded answers; None: the keyword rule."""
-    keyword_fallback: bool = False
-    """`--keyword-fallback` (a flag of the run, never a key): papers the judge has not answered yet are decided
-    by the keyword rule, tagged `judge-missing`, instead of the week being refused."""
 
 
 def parse_digest(table: Table | None) -> DigestSettings | None:

@@ -37,7 +37,7 @@ class DigestRun:
         return tuple(r.week for r in self.results)
 
 
-def gather_digest(settings: DigestSettings, as_of: date) -> DigestRun:
+def gather_digest(settings: DigestSettings, as_of: date, *, keyword_fallback: bool = False) -> DigestRun:
     """Decide every pending week of [digest] that has ended (in order, each feeding the next one's prior).
 
     The pending weeks are the weeks the papers cover (a file or a folder of
@@ -49,7 +49,8 @@ def gather_digest(settings: DigestSettings, as_of: date) -> DigestRun:
     papers = load_papers(settings.papers) if Path(settings.papers).exists() else None
     pending = pending_weeks(settings, papers) if papers is not None else []
     due = [w for w in pending if week_start(w) + timedelta(days=6) < as_of]
-    results = prepare_weeks(settings, due, as_of=as_of, papers=papers) if due else []
+    results = prepare_weeks(settings, due, as_of=as_of, papers=papers,
+                            keyword_fallback=keyword_fallback) if due else []
     return DigestRun(published=published, results=tuple(results), later=tuple(w for w in pending if w not in due))
 
 

@@ -136,14 +136,15 @@ def pending_weeks(settings: DigestSettings, papers: Papers | None = None) -> lis
 
 
 def run_week(settings: DigestSettings, week: str, *, prior_override: Sequence[PriorKeep] | None = None,
-             force: bool = False, as_of: dt.date | None = None) -> WeekResult:
+             force: bool = False, as_of: dt.date | None = None, keyword_fallback: bool = False) -> WeekResult:
     """Pattern A: decide one week and publish it (`prior_override`: use this prior, not the archive's)."""
-    return run_weeks(settings, [week], prior_override=prior_override, force=force, as_of=as_of)[0]
+    return run_weeks(settings, [week], prior_override=prior_override, force=force, as_of=as_of,
+                     keyword_fallback=keyword_fallback)[0]
 
 
 def run_weeks(settings: DigestSettings, weeks: Sequence[str], *,
               prior_override: Sequence[PriorKeep] | None = None, force: bool = False,
-              as_of: dt.date | None = None,
+              as_of: dt.date | None = None, keyword_fallback: bool = False,
               on_published: Callable[[WeekResult], None] | None = None,
               record: RunStart | None = None) -> list[WeekResult]:
     """Decide several weeks in order, each week's KEEPs feeding the next one's prior; then publish them all.
@@ -159,7 +160,8 @@ def run_weeks(settings: DigestSettings, weeks: Sequence[str], *,
     written (or found unchanged).
     """
     def prepare() -> list[WeekResult]:
-        return prepare_weeks(settings, weeks, prior_override=prior_override, force=force, as_of=as_of)
+        return prepare_weeks(settings, weeks, prior_override=prior_override, force=force, as_of=as_of,
+                             keyword_fallback=keyword_fallback)
 
     results = prepare()
     with locked(settings.archive):
@@ -182,14 +184,17 @@ def is_stale(archive: Path, results: Sequence[WeekResult]) -> bool:
 
 def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
                   prior_override: Sequence[PriorKeep] | None = None, force: bool = False,
-                  as_of: dt.date | None = None, papers: Papers | None = None) -> list[WeekResult]:
+                  as_of: dt.date | None = None, papers: Papers | None = None,
+                  keyword_fallback: bool = False) -> list[WeekResult]:
     """Gather and decide every week, writing nothing (what `run_weeks` and a build publish afterwards).
 
     A week already published with the same inputs (`identity`) is read back,
     not decided again, and marked `unchanged`; one published with other inputs
     is refused, naming what changed, unless `force`. `papers`: the papers
     path already read (`load_papers`); each week decides the papers first
-    listed in it and lists again those its prior decided (`week_papers`).
+    listed in it and lists again those its prior decided (`week_papers`). `keyword_fallback`
+    (`--keyword-fallback`, a flag of the run, never a setting): papers the judge has not answered yet are decided
+    by the keyword rule, tagged `judge-missing`, instead of the week being refused.
     """
     weeks = [parse_week(w) for w in weeks]
     if len(set(weeks)) != len(weeks) or weeks != sorted(weeks, key=week_start):
@@ -237,7 +242,7 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
                                        seen=tuple(seen.items()), stored=data, listed_again=old.listed_again)
             continue
         seen[week] = None if not force else archive_state(archive, [week])[week]
-        if answers is not None and answers.unjudged and not settings.keyword_fallback:
+        if answers is not None and answers.unjudged and not keyword_fallback:
             raise refuse_unjudged(week, answers, settings.judge)
         outcome = decide_week(records, watchlist, criteria, prior, max_kept=settings.max_kept,
                               thresholds=Thresholds(settings.keep_threshold, settings.review_threshold),

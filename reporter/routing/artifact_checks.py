@@ -36,6 +36,10 @@ INPUT_NAMES = ("pool", "overlay", "specs", "piles", "normalisation", "engine")
 """The six inputs release.json digests, whose digest is the release id (in the pages' order)."""
 
 
+SCHEMA_VERSION = 1
+"""The one schema version of the release files this code reads (a file without the field is version 1)."""
+
+
 def read_doc(path: Path, keys: tuple[str, ...]) -> dict[str, Any]:
     """A release file's JSON object, refused when it is missing, not JSON or lacks one of `keys`."""
     if not path.exists():
@@ -47,6 +51,10 @@ def read_doc(path: Path, keys: tuple[str, ...]) -> dict[str, Any]:
     for key in keys:
         if key not in doc:
             raise InputError(f"{path}: lacks the field {key!r} (see docs/release-format.md)")
+    version = doc.get("schema_version", SCHEMA_VERSION)
+    if type(version) is not int or version != SCHEMA_VERSION:
+        raise InputError(f"{path}: schema_version {version!r} is not one this reporter reads (it knows "
+                         f"{SCHEMA_VERSION}); route the release again with this version, or upgrade reporter")
     return doc
 
 

@@ -243,6 +243,8 @@ def load_piles(specs: Path) -> tuple[tuple[Pile, ...], tuple[str, ...]]:
     unknown = set(data) - {"piles", "title_only_sources", "schema_version"}
     if unknown:
         raise where.fail(f"unknown key {sorted(unknown)[0]!r}; allowed: piles, title_only_sources, schema_version")
+    if data.get("schema_version", 1) != 1 or type(data.get("schema_version", 1)) is not int:
+        raise where.at(".schema_version").fail("only schema_version 1 is known")
     items = data.get("piles")
     if not isinstance(items, list) or not items:
         raise where.at(".piles").fail("must be a non-empty list of {name, kind[, tier]}")

@@ -309,6 +309,15 @@ class DigestWeekPage:
     """The week's inputs and settings: files with their sha256, max_kept, the rules version."""
     index: Href
     """The week index."""
+    # The section prose both twins write (issue 31, item 7): one field each, so the HTML page and its Markdown twin
+    # say the same words. A sentence with an apostrophe stays in the templates: HTML escapes it (&#39;), and the
+    # archived pages must keep their bytes.
+    no_review: str = "No paper is waiting for review this week."
+    """The review section's line when no paper waits for review."""
+    no_merges: str = "No records were merged this week."
+    """The merges section's line when nothing was merged."""
+    no_listed_again: str = "No paper of an earlier week was listed again."
+    """The listed-again section's line when none was."""
 
 
 @dataclass(frozen=True)
