@@ -95,8 +95,9 @@ def test_mail_may_ask_the_site_s_manifest_reader_and_nothing_else_of_the_site(tm
     (package / "digest" / "weeks.py").write_text("from ..site.manifest import read_manifest\n")
     assert broken(imports(package), tomllib.loads(RULES.read_text(encoding="utf-8"))) == {
         "reporter.mail.send -> reporter.site.writer: mail reads the site only through its manifest reader, and "
-        "imports no command line",
-        "reporter.digest.weeks -> reporter.site.manifest: no stage imports the site or the command line",
+        "imports no command line, build or configuration loader",
+        "reporter.digest.weeks -> reporter.site.manifest: no stage imports the site, the build, the command-line "
+        "modules or the configuration loader",
     }
 
 

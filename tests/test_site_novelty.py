@@ -302,7 +302,8 @@ def test_build_refuses_a_bad_novelty_setup_before_writing(tmp_path, capsys, nove
 def test_a_workspace_without_candidates_builds_no_novelty_page(tmp_path):
     ws = _workspace(tmp_path, 'graph = "graph/events.jsonl"\n')
     assert main(["build", "--workspace", str(ws)]) == 0
-    assert not (ws / "site" / "novelty.html").exists() and not (ws / "state").exists()
+    # no novelty page and no results file (the state folder holds the build's run records: docs/runs.md)
+    assert not (ws / "site" / "novelty.html").exists() and not (ws / "state" / "novelty.jsonl").exists()
 
 
 def test_the_example_workspace_shows_every_verdict_it_documents():
