@@ -72,7 +72,7 @@ def run_mail(args: argparse.Namespace) -> int:
     from ..config import load_workspace
     from ..hashing import canonical_json
     from ..isoweek import parse_week
-    from .send import SENT_RECORD, built_weeks, find_message, plan, send_week
+    from ..mail.send import SENT_RECORD, built_weeks, find_message, plan, send_week
 
     ws = load_workspace(args.workspace)
     if args.latest:

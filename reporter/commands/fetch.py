@@ -12,9 +12,9 @@ from ..config import load_workspace
 from ..errors import InputError
 from ..files import check_output_file
 from ..hashing import canonical_json
-from .config import SOURCES, default_fetch
-from .pages import make_window
-from .run import FetchResult, Runtime, fetch_sources, records_jsonl, source_names, week_window, write_records
+from ..fetch.config import SOURCES, default_fetch
+from ..fetch.pages import make_window
+from ..fetch.run import FetchResult, Runtime, fetch_sources, records_jsonl, source_names, week_window, write_records
 
 FETCH_EPILOG = f"""\
 example (in the example workspace, the repository; sends nothing, prints what a fetch would ask):
