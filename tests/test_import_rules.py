@@ -217,6 +217,63 @@ def test_no_import_cycle():
     assert not loops, "modules importing each other round a loop:\n" + "\n".join(" <-> ".join(g) for g in loops)
 
 
+def package_of(module: str) -> str:
+    """A module's package for the package-level graph: reporter's first-level part (`reporter.site.render` ->
+    `reporter.site`; a top-level module, `reporter.config`, is its own)."""
+    return ".".join(module.split(".")[:2])
+
+
+def package_arrows(edges: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """(importing package, imported package) for every import between two packages of reporter/."""
+    arrows = {(package_of(a), package_of(b)) for a, b in edges}
+    return {(a, b) for a, b in arrows if a != b and a != "reporter" and b != "reporter"}
+
+
+def package_cycles(edges: set[tuple[str, str]]) -> list[str]:
+    """Each group of packages that import each other round a loop, with the module imports that make it."""
+    arrows = package_arrows(edges)
+    out = []
+    for group in cycles(arrows):
+        members = set(group)
+        why = sorted(f"{a} -> {b}" for a, b in edges
+                     if package_of(a) in members and package_of(b) in members and package_of(a) != package_of(b))
+        out.append(" <-> ".join(group) + ":\n  " + "\n  ".join(why))
+    return out
+
+
+def test_no_package_level_cycle():
+    """Issue 31, item 4: between any two packages of reporter/, imports run one way (the stages below the edge,
+    reporter/commands/, which alone imports the configuration loader and every stage)."""
+    loops = package_cycles(imports(ROOT / "reporter"))
+    assert not loops, "packages importing each other round a loop:\n" + "\n".join(loops)
+
+
+def test_a_package_level_cycle_is_caught(tmp_path):
+    """The check itself: two stages importing each other through different modules (no module-level loop), and
+    the configuration loader importing a stage whose module imports it back, are each reported, naming the loop
+    and its imports; the command line importing both is not a loop."""
+    package = _tree(tmp_path, {
+        "reporter.config": "from .digest import config\n",
+        "reporter.commands.screen": "from ..config import load\nfrom ..screening import run\nfrom ..digest import weeks\n",
+        "reporter.screening.config": "",
+        "reporter.screening.run": "def f():\n    from ..certify import gate\n",
+        "reporter.digest.config": "",
+        "reporter.digest.weeks": "from ..config import Workspace\n",
+        "reporter.certify.gate": "",
+        "reporter.certify.strata": "from ..screening.config import ScreenSettings\n",
+    })
+    edges = imports(package)
+    assert not cycles(edges), "no module-level loop: only the packages loop"
+    assert package_cycles(edges) == [
+        "reporter.certify <-> reporter.screening:\n"
+        "  reporter.certify.strata -> reporter.screening.config\n"
+        "  reporter.screening.run -> reporter.certify.gate",
+        "reporter.config <-> reporter.digest:\n"
+        "  reporter.config -> reporter.digest.config\n"
+        "  reporter.digest.weeks -> reporter.config",
+    ]
+
+
 # Names with one home (issue 31, item 3): the calendar, the paper record, the one JSON parser. No other module
 # defines them, and every module imports them from their home, never through a module that imports them itself.
 HOMES = {**{name: "reporter.isoweek" for name in
