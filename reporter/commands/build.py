@@ -53,7 +53,7 @@ def run_build(args) -> int:
     ws = load_workspace(args.workspace)
     from ..runs import start_command_run, state_of
     report = build(ws, out=args.out, rerender_archive=args.rerender_archive, workers=args.workers, progress=True,
-                   release_name=release_name, keyword_fallback=args.keyword_fallback,
+                   release_name=release_name, keyword_fallback=args.keyword_fallback, environ=os.environ,
                    record=start_command_run(args, state_of(ws.root), os.environ))
     if report.release_id is not None:
         print(f"routed {report.rows:,} works: release {report.release_id[:12]} "

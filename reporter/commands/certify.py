@@ -143,7 +143,7 @@ def _certify(args: argparse.Namespace) -> int:
     ws.routing("reporter certify")
     sheet = read_sheet(args.sheet)
     cert = certify(ws, sheet, ws.certify.confidence if args.confidence is None else args.confidence)
-    path = write_certificate(state_dir(ws), cert)
+    path = write_certificate(state_dir(ws.root), cert)
     from ..runs import settings_json, start_command_run, state_of
     run = start_command_run(args, state_of(ws.root), os.environ)
     run.write("certify", "done", inputs=[run.ref("sheet", args.sheet)], outputs=[run.ref("certificate", path)],

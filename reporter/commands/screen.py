@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..config import load_workspace
+from ..config import Workspace, load_workspace
 from ..errors import InputError
 from ..files import check_output_file
 
@@ -99,7 +99,7 @@ def _where(p: argparse.ArgumentParser) -> None:
                         "(default: the newest in the workspace's releases folder)")
 
 
-def release_dir_for(ws: Any, release: Path | str | None) -> Path:
+def release_dir_for(ws: Workspace, release: Path | str | None) -> Path:
     """The release `--release` names (a folder, an id, a unique prefix or a label), else the newest one."""
     from ..routing.published import find_release
     return find_release(ws.routing("the screen").releases, release)  # a digest-only workspace has none
@@ -119,7 +119,8 @@ def run_screen_command(args: argparse.Namespace) -> int:
     if not args.run:
         if args.max_cost is not None:
             raise InputError("--max-cost goes with --run (a dry run spends nothing)")
-        from ..screening.plan import format_plan, format_unanswered, plan_json, plan_screen, unanswered_json, unanswered_runs
+        from ..screening.plan import (format_plan, format_unanswered, plan_json, plan_screen, unanswered_json,
+                                      unanswered_runs)
         plans = tuple(p for p in plan_screen(ws, release_dir) if p.tier in tiers)
         runs = unanswered_runs(ws)
         if args.json:
