@@ -172,7 +172,8 @@ def gather(plan: Plan, src: Sources, as_of: date | None, checked: step.Checked, 
     found_labels, releases = step.gather_releases(src.workspace, src.releases, staged, labels)
     screening = step.screen_status(plan, src, staged, releases, labels)
     published, pending = step.digest_weeks(checked, src.digests)
-    certified = read_certified(src.workspace, releases.releases) if src.workspace is not None else None
+    certified = (read_certified(src.workspace.root, src.workspace.certify, releases.releases)
+                 if src.workspace is not None else None)
     return Gathered(plan=plan, src=src, as_of=as_of, checked=checked, staged=staged, releases=releases,
                     labels=found_labels, digest_weeks=published, digest_pending=pending, screening=screening,
                     site=read_site_inputs(releases, screening.pool if screening is not None else None, src.against,

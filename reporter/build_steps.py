@@ -125,8 +125,8 @@ def check_inputs(plan: Plan, src: Sources, as_of: date | None, environ: Mapping[
         rows = load_novelty_results(src.novelty) if src.novelty is not None else None
         return Checked(novelty=NoveltyResults(tuple(rows), src.novelty) if rows is not None else None)
     assert src.novelty is not None and as_of is not None
-    graph = load_workspace_graph(ws)
-    rows = check_novelty(ws, environ, graph=graph)
+    graph = load_workspace_graph(ws.graph, needed=ws.novelty.candidates is not None or ws.digest is not None)
+    rows = check_novelty(ws.novelty, ws.graph, root=ws.root, file=ws.file, environ=environ, graph=graph)
     return decide_digest(Checked(novelty=NoveltyResults(tuple(rows), src.novelty) if rows is not None else None,
                                  graph=graph), ws, as_of, environ, plan.keyword_fallback)
 
@@ -138,7 +138,8 @@ def decide_digest(checked: Checked, ws: Workspace, as_of: date, environ: Mapping
         return checked
     run = gather_digest(ws.digest, as_of, keyword_fallback=keyword_fallback)
     resolvers = ws.novelty.make_resolvers(environ) if checked.graph is not None else ()
-    evidence = tuple(tuple(check_keeps(r, checked.graph, graph_name(ws), resolvers)) if checked.graph is not None
+    named = graph_name(ws.graph, ws.root) if checked.graph is not None and ws.graph is not None else ""
+    evidence = tuple(tuple(check_keeps(r, checked.graph, named, resolvers)) if checked.graph is not None
                      else None for r in run.results)
     return dataclasses.replace(checked, digest=run, evidence=evidence)
 

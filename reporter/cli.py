@@ -18,32 +18,32 @@ from .files import resource_error
 # Each module defines register(subparsers) that adds its commands and sets
 # `func` (args -> exit code) on each parser.
 COMMAND_MODULES = (
-    "reporter.routing.commands",
-    "reporter.build_command",
-    "reporter.render_command",
-    "reporter.site.commands",
-    "reporter.novelty.commands",
-    "reporter.digest.commands",
-    "reporter.digest.judge.commands",
-    "reporter.screening.commands",
-    "reporter.fetch.commands",
-    "reporter.mail.commands",
-    "reporter.certify.commands",
+    "reporter.commands.route",
+    "reporter.commands.build",
+    "reporter.commands.render",
+    "reporter.commands.serve",
+    "reporter.commands.novelty",
+    "reporter.commands.digest",
+    "reporter.commands.judge",
+    "reporter.commands.screen",
+    "reporter.commands.fetch",
+    "reporter.commands.mail",
+    "reporter.commands.certify",
 )
 # The module that registers each command. A command line naming one imports
 # only that module: importing every stage (the site, the digest, screening's
 # HTTP client) costs most of a CPU-second, a tenth of routing a million rows.
 # tests/test_cli_errors.py checks this table against what the modules register.
 COMMAND_MODULE = {
-    "route": "reporter.routing.commands", "diagnose": "reporter.routing.commands",
-    "build": "reporter.build_command",
-    "render": "reporter.render_command", "serve": "reporter.site.commands",
-    "novelty": "reporter.novelty.commands", "novelty-ingest": "reporter.novelty.commands",
-    "digest": "reporter.digest.commands", "judge": "reporter.digest.judge.commands",
-    "screen": "reporter.screening.commands", "export": "reporter.screening.commands",
-    "fetch": "reporter.fetch.commands",
-    "mail": "reporter.mail.commands",
-    "certify": "reporter.certify.commands",
+    "route": "reporter.commands.route", "diagnose": "reporter.commands.route",
+    "build": "reporter.commands.build",
+    "render": "reporter.commands.render", "serve": "reporter.commands.serve",
+    "novelty": "reporter.commands.novelty", "novelty-ingest": "reporter.commands.novelty",
+    "digest": "reporter.commands.digest", "judge": "reporter.commands.judge",
+    "screen": "reporter.commands.screen", "export": "reporter.commands.screen",
+    "fetch": "reporter.commands.fetch",
+    "mail": "reporter.commands.mail",
+    "certify": "reporter.commands.certify",
 }
 
 # Settings a command gives its own process before any library loads. `reporter route` keeps the

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from reporter.site.commands import make_server
+from reporter.site.server import make_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -107,7 +107,7 @@ def test_the_markdown_twin_lists_the_same_certificates(site_build):
 
 def test_a_certificate_of_another_release_is_not_shown(site_build):
     first, newest = site_build["ids"]
-    assert load_certificates(state_dir(site_build["workspace"]), newest)
+    assert load_certificates(state_dir(site_build["workspace"].root), newest)
     tree = _status(site_build["site"], first)
     assert not tree.find_all("table", id="certificates-table")
     assert "Certificate of" not in _box_notes(tree)
@@ -124,7 +124,7 @@ def _page(site_build, settings: CertifySettings, **changes):
     """The newest release's status page with its discard certificate changed, held to `settings`."""
     releases = load_releases(site_build["releases"]).releases
     rel = releases[-1]
-    certs = load_certificates(state_dir(site_build["workspace"]), rel.release_id)
+    certs = load_certificates(state_dir(site_build["workspace"].root), rel.release_id)
     cert = dataclasses.replace(next(c for c in certs if c.stratum == "discard"), **changes)
     return build_status_page(rel, certified=Certified({rel.release_id: (cert,)}, settings))
 

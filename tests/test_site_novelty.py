@@ -308,7 +308,8 @@ def test_a_workspace_without_candidates_builds_no_novelty_page(tmp_path):
 
 def test_the_example_workspace_shows_every_verdict_it_documents():
     from reporter.novelty.workspace import check_novelty
-    lines = check_novelty(load_workspace(REPO))
+    ws = load_workspace(REPO)
+    lines = check_novelty(ws.novelty, ws.graph, root=ws.root, file=ws.file)
     by_id = {line["id"]: (line["result"]["verdict"], line["result"]["status"], line["result"]["holdout_applied"])
              for line in lines}
     assert by_id == {

@@ -14,7 +14,7 @@ from markdown_it import MarkdownIt
 from reporter.cli import main
 from reporter.errors import InputError, InternalError
 from reporter.build import render_site
-from reporter.site.commands import make_server
+from reporter.site.server import make_server
 from reporter.site.writer import SITE_VERSION, SiteWriter
 from support.site import HOSTILE, parse_html, toy_rules, toy_works, write_release
 

@@ -14,7 +14,7 @@ import threading
 import pytest
 
 from reporter.cli import main
-from reporter.site.commands import make_server
+from reporter.site.server import make_server
 
 INDEX = b"<!doctype html><title>site</title><h1>home</h1>"
 

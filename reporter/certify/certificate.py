@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
 
 from ..errors import InputError
 from ..hashing import sha256_json
@@ -25,8 +24,9 @@ from .results import Certificate, recall_bound, state_dir
 from .sample import bottom_k
 from .sheet import RELEVANT, Sheet
 from .strata import StratumWorks, parse_stratum, stratum_works
+from .config import CertifyWorkspace
 
-def sheet_works(ws: Any, sheet: Sheet) -> tuple[Path, StratumWorks]:
+def sheet_works(ws: CertifyWorkspace, sheet: Sheet) -> tuple[Path, StratumWorks]:
     """The release folder and the stratum's works now, for the release and stratum a sheet names."""
     release_dir = find_release(ws.releases, sheet.release, flag=f"{sheet.path}: release")
     if read_manifest(release_dir).release_id != sheet.release:
@@ -66,7 +66,7 @@ def confidence_of(confidence: float | str | Fraction, flag: str = "--confidence"
     return conf
 
 
-def certify(ws: Any, sheet: Sheet, confidence: float | str | Fraction) -> Certificate:
+def certify(ws: CertifyWorkspace, sheet: Sheet, confidence: float | str | Fraction) -> Certificate:
     """The certificate of a labelled sheet (nothing written): the sample checked, the labels counted, the bound,
     and the screen's admitted includes (`admitted_relevant`, `recall_low`)."""
     conf = confidence_of(confidence)
@@ -76,7 +76,7 @@ def certify(ws: Any, sheet: Sheet, confidence: float | str | Fraction) -> Certif
     return replace(cert, admitted_relevant=admitted, recall_low=recall_bound(admitted, cert.max_relevant))
 
 
-def measure(ws: Any, sheet: Sheet, works: StratumWorks, conf: Fraction) -> Certificate:
+def measure(ws: CertifyWorkspace, sheet: Sheet, works: StratumWorks, conf: Fraction) -> Certificate:
     """What a sheet says of the stratum's works now (`works`, of the release and stratum the sheet names): the
     sample checked, the labels counted, the bound; `admitted_relevant` and `recall_low` left None."""
     sample = bottom_k(works.work_ids, sheet.seed, sheet.n)
@@ -103,7 +103,7 @@ def stratum_digest(works: StratumWorks) -> str:
     return sha256_json(sorted(works.work_ids))
 
 
-def admitted_relevant(ws: Any, release_dir: Path) -> int | None:
+def admitted_relevant(ws: CertifyWorkspace, release_dir: Path) -> int | None:
     """Labelled includes among the works the expensive screen admitted in the current generation (what
     `reporter export` hands on); None without a labels file, screening, or any verdict."""
     if ws.labels is None or ws.screen is None or not ws.screen.expensive:
@@ -123,7 +123,7 @@ def admitted_relevant(ws: Any, release_dir: Path) -> int | None:
     return sum(w in includes for w in admitted)
 
 
-def shown_path(ws: Any, path: Path) -> str:
+def shown_path(ws: CertifyWorkspace, path: Path) -> str:
     """A path as a certificate records it: relative to the workspace when inside it."""
     full = Path(path).resolve()
     root = Path(ws.root).resolve()

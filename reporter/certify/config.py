@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
 
+from ..screening.config import ScreenWorkspace
 from ..settings import Table
 
 DEFAULT_CONFIDENCE = 0.95
@@ -40,3 +43,17 @@ def parse_certify(table: Table | None) -> CertifySettings:
         max_missed_fraction=table.get("max_missed_fraction", float, None, check=fraction),
         confidence=table.get("confidence", float, DEFAULT_CONFIDENCE, check=open_fraction),
     )
+
+
+class CertifyWorkspace(ScreenWorkspace, Protocol):
+    """What certify reads of a workspace: what screening reads (the screen's results are one of its strata, and
+    the sample's text comes from the pool), the releases folder, the rule book and [certify]. reporter.config's
+    `Workspace` is one, handed over by the commands and the build; the stage never imports the configuration
+    loader."""
+
+    @property
+    def releases(self) -> Path | None: ...
+    @property
+    def specs(self) -> Path | None: ...
+    @property
+    def certify(self) -> CertifySettings: ...

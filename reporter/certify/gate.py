@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
 
 from ..errors import InputError
 from ..files import read_capped
@@ -25,9 +24,10 @@ from .certificate import confidence_of, measure, state_dir, stratum_digest
 from .results import Certificate, certificate_path, load_certificates
 from .sheet import MAX_SHEET_BYTES, parse_sheet
 from .strata import SCREEN_STRATA, StratumWorks, stratum_named, stratum_works
+from .config import CertifyWorkspace
 
 
-def discarding_strata(ws: Any, release_dir: Path) -> tuple[StratumWorks, ...]:
+def discarding_strata(ws: CertifyWorkspace, release_dir: Path) -> tuple[StratumWorks, ...]:
     """The release's discard piles that hold works, then each configured tier's discards when it has any."""
     stats = read_stats(release_dir)
     found = [stratum_works(ws, release_dir, stratum_named(p.name)) for p in stats.pile_order
@@ -44,7 +44,7 @@ def discarding_strata(ws: Any, release_dir: Path) -> tuple[StratumWorks, ...]:
     return tuple(found)
 
 
-def shortfall(ws: Any, works: StratumWorks, cert: Certificate | None) -> str | None:
+def shortfall(ws: CertifyWorkspace, works: StratumWorks, cert: Certificate | None) -> str | None:
     """Why a stratum is not certified (None when its certificate meets the target). A certificate that would
     count is first recomputed from its sheet (`verify`): one that disagrees is an InputError."""
     if cert is None:
@@ -69,10 +69,10 @@ RECOMPUTED_ELSEWHERE = ("sheet", "admitted_relevant", "recall_low")
 grown since (the reader checks recall_low against them)."""
 
 
-def verify(ws: Any, works: StratumWorks, cert: Certificate) -> None:
+def verify(ws: CertifyWorkspace, works: StratumWorks, cert: Certificate) -> None:
     """Recompute a certificate from the sheet it records and refuse it (InputError naming the certificate file,
     the field, the recorded and recomputed values) when the sheet's sha256 or any number disagrees."""
-    path = certificate_path(state_dir(ws), cert.release, cert.stratum)
+    path = certificate_path(state_dir(ws.root), cert.release, cert.stratum)
     sheet_path = Path(cert.sheet) if Path(cert.sheet).is_absolute() else Path(ws.root) / cert.sheet
     try:
         data = read_capped(sheet_path, MAX_SHEET_BYTES, f"{path}: the sheet it certified,")
@@ -94,12 +94,12 @@ def verify(ws: Any, works: StratumWorks, cert: Certificate) -> None:
                          f"reporter certify --sheet, never by hand; certify the sheet again")
 
 
-def require_certified(ws: Any, release_dir: Path) -> None:
+def require_certified(ws: CertifyWorkspace, release_dir: Path) -> None:
     """Refuse (InputError, exit 2) while a discarding stratum of the release lacks a certificate meeting the target."""
     strata = discarding_strata(ws, release_dir)
     if not strata:
         return
-    certs = {c.stratum: c for c in load_certificates(state_dir(ws), strata[0].release_id)}
+    certs = {c.stratum: c for c in load_certificates(state_dir(ws.root), strata[0].release_id)}
     missing = [(w, why) for w in strata if (why := shortfall(ws, w, certs.get(w.stratum.name))) is not None]
     if missing:
         lines = "; ".join(f"{w.stratum.name} ({count(len(w.work_ids), 'work')}): {why}" for w, why in missing)

@@ -4,7 +4,7 @@
 for a file name by `reporter.naming.slug`: `discard.json`,
 `screen-discarded-1a2b3c4d.json`), written through the one file layer
 (atomic: the old file or the new one, never half of one). The pages read
-them with `load_certificates(state_dir(ws), release_id)` (the site's one
+them with `load_certificates(state_dir(root), release_id)` (the site's one
 reader of this stage) and show each with `Certificate.summary` and, against
 `[certify]`'s target (`CertifySettings`, the workspace's `certify`),
 `standing`.
@@ -32,9 +32,9 @@ CERTIFY_DIR = "certify"
 """The certificates' folder inside the workspace's state folder (`state/certify/`)."""
 
 
-def state_dir(ws: Any) -> Path:
-    """The workspace's state folder (where `load_certificates` looks for a workspace's certificates)."""
-    return Path(ws.root) / STATE_DIR
+def state_dir(root: Path) -> Path:
+    """The state folder of the workspace in `root` (where `load_certificates` looks for its certificates)."""
+    return Path(root) / STATE_DIR
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from ..screening.scope import load_works
 from . import sheet as sheets
 from .sheet import Sheet, sheet_bytes
 from .strata import StratumWorks
+from .config import CertifyWorkspace
 
 
 def bottom_k(work_ids: Sequence[str], seed: int, n: int) -> tuple[str, ...]:
@@ -60,7 +61,7 @@ class Drawn:
     """The sheet."""
 
 
-def draw_sheet(ws: Any, release_dir: Path, works: StratumWorks, *, n: int, seed: int, out: Path,
+def draw_sheet(ws: CertifyWorkspace, release_dir: Path, works: StratumWorks, *, n: int, seed: int, out: Path,
                old: Sheet | None = None, progress: Any = None) -> Drawn:
     """Write the sheet of the stratum's bottom-n sample to `out` (atomically), labels carried over from `old`;
     `progress` (a `reporter.progress.Progress`) counts the pool rows read for the sample's text."""

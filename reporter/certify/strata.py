@@ -36,6 +36,7 @@ from ..errors import InputError
 from ..routing.artifacts import RuleStat, RuleStats, read_manifest, read_stats
 from ..routing.routing_table import read_routing, routing_file
 from ..screening.scope import check_text_inputs
+from .config import CertifyWorkspace
 
 RULE_PART = "/rule:"
 """Joins a pile (or `domain-misses`) and a rule id in a stratum's name."""
@@ -119,7 +120,7 @@ def parse_stratum(name: str, where: str) -> Stratum:
     return stratum_named(base, rule if sep else None, origin=where)
 
 
-def stratum_works(ws: Any, release_dir: Path, stratum: Stratum, *, store: Any = None) -> StratumWorks:
+def stratum_works(ws: CertifyWorkspace, release_dir: Path, stratum: Stratum, *, store: Any = None) -> StratumWorks:
     """The works of `stratum` in the release now (the screen's state read-only; `store` when already open)."""
     stats = read_stats(release_dir)
     release_id = stats.release_id
@@ -158,7 +159,7 @@ def _rule(stats: RuleStats, stratum: Stratum, release_id: str) -> RuleStat:
     return rule
 
 
-def _domain_misses(ws: Any, release_dir: Path, stratum: Stratum, stats: RuleStats) -> tuple[str, ...]:
+def _domain_misses(ws: CertifyWorkspace, release_dir: Path, stratum: Stratum, stats: RuleStats) -> tuple[str, ...]:
     """The rule's domain misses, its domain evaluated over the pool with the release's own rule book."""
     from ..routing.diagnose import select_rows
     from ..routing.specs import load_rulebook

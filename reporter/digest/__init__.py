@@ -9,6 +9,6 @@
 - `archive.py`: the archive's reader (the published weeks, typed) and week arithmetic: the site's one door;
 - `weeks.py`: deciding and publishing weeks (the patterns), the only writer of the archive;
 - `publish.py`: the weeks a build decides in memory (it checks their KEEPs and publishes them through
-  `weeks.publish_week`, the one way a week is published); `commands.py`: `reporter digest`;
+  `weeks.publish_week`, the one way a week is published); `reporter digest` is reporter/commands/digest.py;
 - `judge/`: the criteria judge (Axis 2 read by one or two models, on screening's machinery), `reporter judge`.
 """

@@ -6,5 +6,5 @@
 - `arxiv.py`, `biorxiv.py` (and medRxiv), `pubmed.py`, `openalex.py`: each API's paging;
 - `pages.py`: what the walkers share (the window, a page, reading records through the digest's readers);
 - `run.py`: several sources into one list of records, and the JSONL file;
-- `commands.py`: `reporter fetch`.
+- `reporter fetch` itself is reporter/commands/fetch.py, at the edge.
 """

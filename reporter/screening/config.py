@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from ..panel.config import DEFAULT_BATCH_SIZE, DEFAULT_LEASE_SECONDS, VoterSettings, parse_database, parse_voters
 from ..settings import Table, positive, positive_seconds
@@ -56,3 +57,22 @@ def parse_screen(table: Table | None) -> ScreenSettings | None:
         criteria=table.path("criteria", None),
         batch_size=table.get("batch_size", int, DEFAULT_BATCH_SIZE, check=positive),
     )
+
+
+class ScreenWorkspace(Protocol):
+    """What screening reads of a workspace, and nothing more: the workspace file (named in messages) and its
+    folder, [screen], the pool with its overlay, and the labels. reporter.config's `Workspace` is one, handed over
+    by the commands and the build; the stage never imports the configuration loader."""
+
+    @property
+    def file(self) -> Path: ...
+    @property
+    def root(self) -> Path: ...
+    @property
+    def screen(self) -> ScreenSettings | None: ...
+    @property
+    def pool(self) -> Path | None: ...
+    @property
+    def overlay(self) -> Path | None: ...
+    @property
+    def labels(self) -> Path | None: ...

@@ -27,7 +27,7 @@ from ..hashing import canonical_json
 from ..pool.reader import TEXT_COLUMNS, open_table
 from ..panel.config import VoterSettings
 from ..panel.prompt import generation_for
-from .config import WHERE
+from .config import WHERE, ScreenWorkspace
 from .prompt import load_prompt
 from .run import screen_settings
 from ..pool.overlay import pool_batches
@@ -70,7 +70,7 @@ def screen_columns(verdict: str, votes: Mapping[str, Any], voters: tuple[VoterSe
     return out
 
 
-def admitted_works(ws: Any, release_dir: Path, *, store: Any) -> pl.DataFrame:
+def admitted_works(ws: ScreenWorkspace, release_dir: Path, *, store: Any) -> pl.DataFrame:
     """work_id, pile and winner of the release's paying-pile works admitted in the current generation, in release order."""
     settings = screen_settings(ws)
     routing = _paying(release_dir)
@@ -89,7 +89,7 @@ def _paying(release_dir: Path) -> pl.DataFrame:
     return routing.filter(pl.col("pile").is_in(paying))
 
 
-def iter_export_rows(ws: Any, release_dir: Path, *, store: Any) -> Iterator[dict[str, Any]]:
+def iter_export_rows(ws: ScreenWorkspace, release_dir: Path, *, store: Any) -> Iterator[dict[str, Any]]:
     """One row per admitted work (release order): the pool's columns (overlay applied), pile, winner, the screen's columns."""
     settings = screen_settings(ws)
     admitted = admitted_works(ws, release_dir, store=store)
@@ -104,7 +104,7 @@ def iter_export_rows(ws: Any, release_dir: Path, *, store: Any) -> Iterator[dict
                **screen_columns("admit", votes.get(wid, {}), settings.expensive)}
 
 
-def _pool_rows(ws: Any, release_dir: Path, ids: list[str]) -> dict[str, dict[str, Any]]:
+def _pool_rows(ws: ScreenWorkspace, release_dir: Path, ids: list[str]) -> dict[str, dict[str, Any]]:
     """The pool's rows of `ids`, every column, the overlay applied, as routing saw them."""
     check_text_inputs(ws, release_dir)
     names = [n for n in open_table(ws.pool, "pool").schema.names if n not in ROUTE_COLUMNS]
@@ -117,7 +117,7 @@ def _pool_rows(ws: Any, release_dir: Path, ids: list[str]) -> dict[str, dict[str
     return rows
 
 
-def export_schema(ws: Any) -> pa.Schema:
+def export_schema(ws: ScreenWorkspace) -> pa.Schema:
     """The hand-off's columns: the pool's (text columns as strings), pile, winner, then the screen's."""
     source = open_table(ws.pool, "pool")
     pool = [pa.field(f.name, pa.string() if f.name in TEXT_COLUMNS else f.type)
@@ -168,7 +168,7 @@ def _flat(table: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(columns, names=table.schema.names)
 
 
-def export_release(ws: Any, release_dir: Path, out: Path) -> int:
+def export_release(ws: ScreenWorkspace, release_dir: Path, out: Path) -> int:
     """Write the release's hand-off to `out` (the state database read-only; none yet: no rows)."""
     from ..panel.readonly import open_readonly
     check_out(out)

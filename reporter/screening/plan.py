@@ -23,7 +23,7 @@ from ..panel.plan import TokenStats, VoterCost, cost_lines, mean_output, prompt_
 from ..panel.prices import cost_usd
 from ..panel.prompt import Prompt, generation_for
 from ..panel.readonly import open_readonly
-from .config import TIERS, WHERE
+from .config import TIERS, WHERE, ScreenWorkspace
 from .prompt import load_prompt
 from .scope import TierScope, load_works, tier_scope
 
@@ -69,23 +69,23 @@ class TierPlan:
     """How tokens were counted (exact for OpenAI's o200k models, an estimate otherwise)."""
 
 
-def tier_voters(ws: Any) -> dict[str, tuple[VoterSettings, ...]]:
+def tier_voters(ws: ScreenWorkspace) -> dict[str, tuple[VoterSettings, ...]]:
     """Tier -> its configured voters (empty when the tier is not configured)."""
     return {tier: tuple(getattr(ws.screen, tier)) for tier in TIERS}
 
 
-def generations(ws: Any, prompt: Prompt) -> dict[str, str | None]:
+def generations(ws: ScreenWorkspace, prompt: Prompt) -> dict[str, str | None]:
     """Tier -> its current generation id (None when the tier has no voters)."""
     return {tier: generation_for(tier, voters, prompt).id if voters else None
             for tier, voters in tier_voters(ws).items()}
 
 
-def scopes(ws: Any, release_dir: Path, gens: dict[str, str | None], store: Any) -> dict[str, TierScope]:
+def scopes(ws: ScreenWorkspace, release_dir: Path, gens: dict[str, str | None], store: Any) -> dict[str, TierScope]:
     """Tier -> its scope in the release, the expensive one after the cheap tier's current verdicts."""
     return {tier: tier_scope(ws, release_dir, tier, cheap_generation=gens["cheap"], store=store) for tier in TIERS}
 
 
-def plan_screen(ws: Any, release_dir: Path, *, store: Any = None) -> tuple[TierPlan, ...]:
+def plan_screen(ws: ScreenWorkspace, release_dir: Path, *, store: Any = None) -> tuple[TierPlan, ...]:
     """The dry run of every tier of the release (cheap, then expensive); never writes anything."""
     if ws.screen is None:
         raise InputError(f"{ws.file}: screening is not configured; {HOW_TO_CONFIGURE}")
@@ -170,7 +170,7 @@ def plan_json(plans: Sequence[TierPlan]) -> dict[str, Any]:
     return {"dry_run": True, "tiers": tiers, "total_cost_usd": sum(p.total_cost_usd for p in plans)}
 
 
-def unanswered_runs(ws: Any) -> list[tuple[Any, bool]]:
+def unanswered_runs(ws: ScreenWorkspace) -> list[tuple[Any, bool]]:
     """(run, still running) of every run with requests sent and never answered, oldest first; reads only.
 
     Such requests were in flight when the run was killed (a later run asks

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..routing.labels import load_labels, wilson
-from .config import TIERS, WHERE
+from .config import TIERS, WHERE, ScreenWorkspace
 from ..errors import InputError
 from ..panel.prompt import EXAMPLE_WORK, messages_for
 from ..panel.readonly import open_readonly
@@ -238,7 +238,7 @@ class ReleaseScreen:
     """Why the report is not shown: a bad [screen] input, when not `strict` (a render)."""
 
 
-def gather_screening(ws: Any, release_id: str | None, release_dir: Path | None, labels: Any = None, *,
+def gather_screening(ws: ScreenWorkspace, release_id: str | None, release_dir: Path | None, labels: Any = None, *,
                      strict: bool = True) -> ReleaseScreen:
     """What the status pages show of a workspace's screen: the report of one release, read-only.
 
@@ -258,14 +258,14 @@ def gather_screening(ws: Any, release_id: str | None, release_dir: Path | None, 
         return ReleaseScreen(True, release_id, None, str(exc))
 
 
-def workspace_labels(ws: Any) -> Any:
+def workspace_labels(ws: ScreenWorkspace) -> Any:
     """The workspace's labels (a work_id,label frame), or None when it names no labels file or it is absent."""
     if ws.labels is None or not ws.labels.exists():
         return None
     return load_labels(ws.labels)
 
 
-def screen_report(ws: Any, release_dir: Path, *, store: Any, labels: Any) -> ScreenReport:
+def screen_report(ws: ScreenWorkspace, release_dir: Path, *, store: Any, labels: Any) -> ScreenReport:
     """The screening section of `release_dir` from the (read-only) store; `labels` a work_id,label frame or None."""
     release_dir = Path(release_dir)
     prompt = load_prompt(ws.screen)
@@ -285,7 +285,7 @@ def screen_report(ws: Any, release_dir: Path, *, store: Any, labels: Any) -> Scr
         in_flight=tuple(r for r in store.runs() if r.in_flight) if store is not None else ())
 
 
-def workspace_report(ws: Any, release_dir: Path, labels: Any = None) -> ScreenReport | None:
+def workspace_report(ws: ScreenWorkspace, release_dir: Path, labels: Any = None) -> ScreenReport | None:
     """The report of a workspace's release, the store opened read-only (never created); None without [screen]."""
     if ws.screen is None:
         return None
@@ -305,7 +305,7 @@ class TierDiscards:
     """The works its gate discarded, in release (pool) order."""
 
 
-def tier_discards(ws: Any, release_dir: Path, tier: str, *, store: Any = None) -> TierDiscards:
+def tier_discards(ws: ScreenWorkspace, release_dir: Path, tier: str, *, store: Any = None) -> TierDiscards:
     """What `tier` discarded of the release's scope in its current generation (the store opened read-only when
     not given; no database yet: nothing). A certificate of the screen's discards samples these works."""
     if ws.screen is None:
@@ -321,7 +321,7 @@ def tier_discards(ws: Any, release_dir: Path, tier: str, *, store: Any = None) -
     return TierDiscards(tier, gens[tier], tuple(w for w in scope.work_ids if verdicts.get(w) == "discard"))
 
 
-def _database_label(ws: Any) -> str:
+def _database_label(ws: ScreenWorkspace) -> str:
     database = ws.screen.database
     if is_postgres(ws.screen.database):
         return redact_url(database)
@@ -338,7 +338,7 @@ def _labels(labels: Any) -> dict[str, str] | None:
     return dict(zip(labels["work_id"].to_list(), labels["label"].to_list()))
 
 
-def _tier(ws: Any, tier: str, scope: TierScope, generation: str | None, voters: tuple, store: Any,
+def _tier(ws: ScreenWorkspace, tier: str, scope: TierScope, generation: str | None, voters: tuple, store: Any,
           known: dict[str, str] | None, release_dir: Path) -> TierStatus:
     ids = scope.work_ids
     in_scope = set(ids)
@@ -427,7 +427,7 @@ def _confusion(name: str, columns: tuple[str, ...], answers: dict[str, str], kno
                      judged=len(judged), discarded=discarded, saved=rate(discarded, len(judged)))
 
 
-def _calibration(ws: Any, release_dir: Path, tier: str, ids: tuple[str, ...], voters: tuple,
+def _calibration(ws: ScreenWorkspace, release_dir: Path, tier: str, ids: tuple[str, ...], voters: tuple,
                  votes: dict[str, dict[str, Any]], verdicts: dict[str, str], known: dict[str, str]) -> Calibration:
     labelled = {w: known[w] for w in ids if w in known}
     confusions = []
@@ -443,7 +443,7 @@ def _calibration(ws: Any, release_dir: Path, tier: str, ids: tuple[str, ...], vo
                        lost_total=len(lost_ids))
 
 
-def _funnel(ws: Any, release_dir: Path, tiers: tuple[TierStatus, ...], gens: dict[str, str | None],
+def _funnel(ws: ScreenWorkspace, release_dir: Path, tiers: tuple[TierStatus, ...], gens: dict[str, str | None],
             store: Any) -> ScreenFunnel:
     cheap, screen = tiers
     piles = screen_piles(release_dir)

@@ -23,7 +23,7 @@ from ..panel.tier_loop import Tier
 from ..panel.votes import AnswerSchema
 from ..runs import FileRef, RunStart
 from .answer import SCREEN_ANSWER, tier_gate
-from .config import TIERS, WHERE, ScreenSettings
+from .config import TIERS, WHERE, ScreenSettings, ScreenWorkspace
 from .prompt import load_prompt
 
 SCREEN_WORDS = RunWords(subject="release", done="works screened", votes="votes", scope="works in scope",
@@ -31,7 +31,7 @@ SCREEN_WORDS = RunWords(subject="release", done="works screened", votes="votes",
 """How the screen's run report names what it did."""
 
 
-def run_screen(ws: Any, release_dir: Path, *, tiers: Sequence[str], max_cost: float | None = None,
+def run_screen(ws: ScreenWorkspace, release_dir: Path, *, tiers: Sequence[str], max_cost: float | None = None,
                environ: Mapping[str, str], progress: bool = True, runner_id: str | None = None,
                after_raw_written: Callable[[int], None] | None = None, record: RunStart | None = None) -> RunReport:
     """Screen a release's works tier by tier (cheap, then expensive): claim, ask, record; see the module doc.
@@ -57,7 +57,7 @@ def screen_inputs(record: RunStart, settings: ScreenSettings, release_dir: Path)
     return refs + ([record.ref("prompt", prompt)] if isinstance(prompt, Path) else [])
 
 
-def screen_settings(ws: Any) -> ScreenSettings:
+def screen_settings(ws: ScreenWorkspace) -> ScreenSettings:
     """The workspace's [screen] settings, or an InputError saying how to add them."""
     if ws.screen is None:
         raise InputError(f"{ws.file}: no [screen] table; add one with the state database and each tier's "
@@ -80,7 +80,8 @@ class ScreenTasks:
 
     where = WHERE
 
-    def __init__(self, ws: Any, settings: ScreenSettings, release_dir: Path, tiers: tuple[str, ...]) -> None:
+    def __init__(self, ws: ScreenWorkspace, settings: ScreenSettings, release_dir: Path,
+                 tiers: tuple[str, ...]) -> None:
         self.ws, self.settings, self.release_dir, self.steps = ws, settings, release_dir, tiers
         self.release_id: str | None = None
 

@@ -26,7 +26,7 @@ from ..pool.overlay import load_overlay, pool_batches
 from ..pool.reader import open_table
 from ..routing import routing_table
 from ..routing.artifacts import read_manifest, read_stats
-from .config import TIERS
+from .config import TIERS, ScreenWorkspace
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,8 @@ def pile_works(release_dir: Path, piles: Iterable[str]) -> pl.DataFrame:
     return read_routing(release_dir, ["work_id", "pile", "title_only"]).filter(pl.col("pile").is_in(list(piles)))
 
 
-def tier_scope(ws: Any, release_dir: Path, tier: str, *, cheap_generation: str | None, store: Any) -> TierScope:
+def tier_scope(ws: ScreenWorkspace, release_dir: Path, tier: str, *, cheap_generation: str | None,
+               store: Any) -> TierScope:
     """The works of `release_dir` that `tier` screens now (the store may be None: nothing decided yet)."""
     if tier not in TIERS:
         raise ValueError(f"unknown tier {tier!r}")
@@ -129,7 +130,7 @@ def tier_scope(ws: Any, release_dir: Path, tier: str, *, cheap_generation: str |
     return TierScope("expensive", rid, ids, len(direct), len(passed), pending, note)
 
 
-def check_text_inputs(ws: Any, release_dir: Path) -> None:
+def check_text_inputs(ws: ScreenWorkspace, release_dir: Path) -> None:
     """Refuse to read text from a pool or overlay other than the ones the release was routed with."""
     inputs = read_manifest(release_dir).inputs
     pool = open_table(ws.pool, "pool")
@@ -143,7 +144,7 @@ def check_text_inputs(ws: Any, release_dir: Path) -> None:
                          f"{release_id_of(release_dir)[:12]} was routed with; build a new release first")
 
 
-def load_works(ws: Any, release_dir: Path, work_ids: Iterable[str], *, check: bool = True,
+def load_works(ws: ScreenWorkspace, release_dir: Path, work_ids: Iterable[str], *, check: bool = True,
                progress: Any = None) -> dict[str, ScopeWork]:
     """The text routing saw for `work_ids`: the pool's title and abstract with the overlay applied.
 

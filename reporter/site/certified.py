@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
 
 from ..certify.results import Certificate, CertifySettings, load_certificates, state_dir
 from ..plurals import count
@@ -53,11 +53,12 @@ class Certified:
         return self.by_release.get(release_id, ())
 
 
-def read_certified(ws: Any, releases: Sequence[Release]) -> Certified:
-    """Every shown release's certificates in the workspace's state (`load_certificates`), and its [certify]."""
-    state = state_dir(ws)
+def read_certified(root: Path, settings: CertifySettings, releases: Sequence[Release]) -> Certified:
+    """Every shown release's certificates in the state of the workspace in `root` (`load_certificates`), and its
+    [certify] (`settings`)."""
+    state = state_dir(root)
     found = {rel.release_id: load_certificates(state, rel.release_id) for rel in releases}
-    return Certified({rid: certs for rid, certs in found.items() if certs}, ws.certify)
+    return Certified({rid: certs for rid, certs in found.items() if certs}, settings)
 
 
 def certificate_parts(page: str, rel: Release, steps: list[FlowStep], screening: ScreenReport | None,

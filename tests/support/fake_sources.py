@@ -457,8 +457,8 @@ def run_fetch(root: Path, names: tuple[str, ...], window: Window = WEEK_20, *, c
         return fetch_sources(ws.fetch, names, window, runtime, progress=False, **options)
 
 
-LAUNCH = ("import sys; from reporter import cli; cli.COMMAND_MODULES = ('reporter.fetch.commands', "
-          "'reporter.digest.commands'); sys.exit(cli.main(sys.argv[1:]))")
+LAUNCH = ("import sys; from reporter import cli; cli.COMMAND_MODULES = ('reporter.commands.fetch', "
+          "'reporter.commands.digest'); sys.exit(cli.main(sys.argv[1:]))")
 """`python -c LAUNCH fetch ...`: `reporter fetch` (and `digest`) as a process, before cli.py lists fetch."""
 
 
@@ -467,7 +467,7 @@ def cli_main(argv: list[str]) -> int:
     from reporter import cli
 
     saved = cli.COMMAND_MODULES
-    cli.COMMAND_MODULES = ("reporter.fetch.commands", "reporter.digest.commands")
+    cli.COMMAND_MODULES = ("reporter.commands.fetch", "reporter.commands.digest")
     try:
         with local_only():
             return cli.main(argv)

@@ -12,7 +12,7 @@ import signal
 import sys
 
 from reporter.config import load_workspace
-from reporter.screening.commands import release_dir_for
+from reporter.commands.screen import release_dir_for
 from reporter.screening.run import run_screen
 
 

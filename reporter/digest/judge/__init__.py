@@ -11,5 +11,5 @@ run and the cost are the panel's; the judge describes its task to it.
 - `answers.py`: the recorded answers of a week's papers, read back (the digest never sends);
 - `axis.py`: Axis 2 from the judges' answers (the mapping, two judges, failures);
 - `run.py`: `reporter judge --run` (claim, ask, record: the panel's run); `plan.py`: its dry run;
-- `commands.py`: `reporter judge`.
+- `reporter judge` itself is reporter/commands/judge.py, at the edge.
 """

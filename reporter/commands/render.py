@@ -8,8 +8,8 @@ import json
 import sys
 from pathlib import Path
 
-from .errors import InputError
-from .plurals import count
+from ..errors import InputError
+from ..plurals import count
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -63,13 +63,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_render(args: argparse.Namespace) -> int:
     """reporter render."""
-    from .build import render_site  # the whole pipeline: imported only when it runs
-    from .site.titles import PoolRef
+    from ..build import render_site  # the whole pipeline: imported only when it runs
+    from ..site.titles import PoolRef
     workspace = pool = None
     if args.workspace is not None:
         if args.pool is not None:
             raise InputError("--pool goes without --workspace: the workspace names its own pool")
-        from .config import load_workspace
+        from ..config import load_workspace
         workspace = load_workspace(args.workspace)
     elif args.pool is not None:
         pool = PoolRef(args.pool, args.overlay)

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..config import load_workspace
+from ..config import Workspace, load_workspace
 from ..errors import InputError
 from ..files import check_output_file
 
@@ -99,7 +99,7 @@ def _where(p: argparse.ArgumentParser) -> None:
                         "(default: the newest in the workspace's releases folder)")
 
 
-def release_dir_for(ws: Any, release: Path | str | None) -> Path:
+def release_dir_for(ws: Workspace, release: Path | str | None) -> Path:
     """The release `--release` names (a folder, an id, a unique prefix or a label), else the newest one."""
     from ..routing.published import find_release
     return find_release(ws.routing("the screen").releases, release)  # a digest-only workspace has none
@@ -111,7 +111,7 @@ def _tiers(choice: str) -> tuple[str, ...]:
 
 def run_screen_command(args: argparse.Namespace) -> int:
     """The dry run, or with --run the screen."""
-    from .run import screen_settings
+    from ..screening.run import screen_settings
     ws = load_workspace(args.workspace)
     screen_settings(ws)
     release_dir = release_dir_for(ws, args.release)
@@ -119,7 +119,8 @@ def run_screen_command(args: argparse.Namespace) -> int:
     if not args.run:
         if args.max_cost is not None:
             raise InputError("--max-cost goes with --run (a dry run spends nothing)")
-        from .plan import format_plan, format_unanswered, plan_json, plan_screen, unanswered_json, unanswered_runs
+        from ..screening.plan import (format_plan, format_unanswered, plan_json, plan_screen, unanswered_json,
+                                      unanswered_runs)
         plans = tuple(p for p in plan_screen(ws, release_dir) if p.tier in tiers)
         runs = unanswered_runs(ws)
         if args.json:
@@ -129,7 +130,7 @@ def run_screen_command(args: argparse.Namespace) -> int:
             sys.stdout.write(format_plan(plans) + format_unanswered(runs))
         return 0
     from ..panel.run_report import format_run, interrupted_note, run_exit_code, run_json
-    from .run import SCREEN_WORDS, run_screen
+    from ..screening.run import SCREEN_WORDS, run_screen
     from ..runs import start_command_run, state_of
     settings = screen_settings(ws)
     keys = [os.environ.get(v.api_key_env) for t in (settings.cheap, settings.expensive) for v in t if v.api_key_env]
@@ -147,9 +148,9 @@ def run_screen_command(args: argparse.Namespace) -> int:
 
 def run_export_command(args: argparse.Namespace) -> int:
     """Write the hand-off file."""
-    from .export import export_release
-    from .run import screen_settings
-    from .export import check_out
+    from ..screening.export import export_release
+    from ..screening.run import screen_settings
+    from ..screening.export import check_out
     check_output_file(check_out(args.out), "--out")
     ws = load_workspace(args.workspace)
     screen_settings(ws)

@@ -96,10 +96,10 @@ def resolve_inputs(args) -> dict:
 def run_route(args) -> int:
     """Route and report."""
     from ..clock import build_date
-    from .published import check_release_name
-    from .release import route_release
-    from .specs import load_rulebook
-    from .textscan import scan_engine
+    from ..routing.published import check_release_name
+    from ..routing.release import route_release
+    from ..routing.specs import load_rulebook
+    from ..routing.textscan import scan_engine
     release_name = check_release_name(args.label, "--label")  # checked before anything is read or written
     v = resolve_inputs(args)
     if release_name is None and v["workspace"] is not None:
@@ -109,7 +109,7 @@ def run_route(args) -> int:
     seed = args.seed if args.seed is not None else v["seed"]
     labels = None
     if v["labels"] is not None:
-        from .labels import label_stats_for, load_labels, write_label_stats  # polars, only when asked for
+        from ..routing.labels import label_stats_for, load_labels, write_label_stats  # polars, only when asked for
         labels = load_labels(v["labels"])  # checked before routing writes
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be 1 or more, not {args.workers}")
@@ -117,10 +117,10 @@ def run_route(args) -> int:
     dask = args.dask if args.dask is not None else (route.dask if route is not None else None)
     dask = dask or None  # --dask "" routes here whatever reporter.toml says
     from ..runs import start_command_run, state_of
-    from .release import write_route_run
+    from ..routing.release import write_route_run
     ws = v["workspace"]  # the record goes to its state folder; without one, to the releases folder's neighbour
     run = start_command_run(args, state_of(ws.root if ws is not None else Path(v["releases"]).parent), os.environ)
-    from .pieces import keep_freed_memory, no_huge_pages
+    from ..routing.pieces import keep_freed_memory, no_huge_pages
     keep_freed_memory()
     no_huge_pages()
     result = route_release(v["pool"], v["specs"], v["releases"], overlay=v["overlay"],
@@ -156,10 +156,10 @@ def run_route(args) -> int:
 
 def run_diagnose(args) -> int:
     """Sample and measure."""
-    from .diagnose import sample, select_rows
-    from .index import read_index
-    from .labels import label_stats, load_labels
-    from .specs import load_rulebook
+    from ..routing.diagnose import sample, select_rows
+    from ..routing.index import read_index
+    from ..routing.labels import label_stats, load_labels
+    from ..routing.specs import load_rulebook
     import polars as pl
     if args.n < 1:
         raise InputError(f"--n {args.n}: the sample size must be 1 or more")

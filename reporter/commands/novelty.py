@@ -14,13 +14,13 @@ from ..config import load_workspace
 from ..errors import InputError
 from ..hashing import canonical_json
 from ..progress import Progress
-from .candidate import CandidateInput, read_candidate_batch, read_candidate_file
-from .config import RESOLVER_NAMES, NoveltySettings
-from .graph import Graph, load_graph
-from .ingest import openalex_events, read_openalex_works, write_events
-from .resolvers import DEFAULT_TIMEOUT, Resolver
-from .results import result_row, write_novelty_results
-from .verdict import VERDICTS, NoveltyResult, check_candidate
+from ..novelty.candidate import CandidateInput, read_candidate_batch, read_candidate_file
+from ..novelty.config import RESOLVER_NAMES, NoveltySettings
+from ..novelty.graph import Graph, load_graph
+from ..novelty.ingest import openalex_events, read_openalex_works, write_events
+from ..novelty.resolvers import DEFAULT_TIMEOUT, Resolver
+from ..novelty.results import result_row, write_novelty_results
+from ..novelty.verdict import VERDICTS, NoveltyResult, check_candidate
 
 NOVELTY_EPILOG = """\
 examples:

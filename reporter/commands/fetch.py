@@ -8,13 +8,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..config import load_workspace
+from ..config import Workspace, load_workspace
 from ..errors import InputError
 from ..files import check_output_file
 from ..hashing import canonical_json
-from .config import SOURCES, default_fetch
-from .pages import make_window
-from .run import FetchResult, Runtime, fetch_sources, records_jsonl, source_names, week_window, write_records
+from ..fetch.config import SOURCES, default_fetch
+from ..fetch.pages import make_window
+from ..fetch.run import FetchResult, Runtime, fetch_sources, records_jsonl, source_names, week_window, write_records
 
 FETCH_EPILOG = f"""\
 example (in the example workspace, the repository; sends nothing, prints what a fetch would ask):
@@ -122,7 +122,7 @@ def run_fetch(args: argparse.Namespace, environ: dict[str, str] | None = None) -
     return 0
 
 
-def _week_file(ws: Any, week: str | None) -> Path:
+def _week_file(ws: Workspace, week: str | None) -> Path:
     """YYYY-Www.jsonl in the [digest] papers folder (made when missing)."""
     if week is None:
         raise InputError("give --out FILE.jsonl (or --week YYYY-Www, which writes into the [digest] papers folder)")
@@ -136,7 +136,7 @@ def _week_file(ws: Any, week: str | None) -> Path:
     return papers / f"{week}.jsonl"
 
 
-def _check_published(ws: Any, week: str | None, out: Path, data: bytes, force: bool) -> None:
+def _check_published(ws: Workspace, week: str | None, out: Path, data: bytes, force: bool) -> None:
     """Refuse to change the papers of a week the digest archive has published (unless --force)."""
     if week is None or ws.digest is None or force or not out.is_file() or out.read_bytes() == data:
         return

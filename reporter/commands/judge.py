@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ...config import load_workspace
-from ...errors import InputError
-from ...panel.run_report import RunReport, RunWords, format_run, interrupted_note, run_exit_code
-from ...isoweek import parse_week, week_range
+from ..config import load_workspace
+from ..errors import InputError
+from ..panel.run_report import RunReport, RunWords, format_run, interrupted_note, run_exit_code
+from ..isoweek import parse_week, week_range
 
 JUDGE_EPILOG = """\
 examples (in the repository: examples/judge/ is a workspace whose digest has a judge, examples/digest/'s two
@@ -77,22 +77,22 @@ def judge_weeks(args: argparse.Namespace) -> list[str]:
 
 def run_judge_command(args: argparse.Namespace) -> int:
     """The dry run, or with --run the judging."""
-    from .run import judge_settings
+    from ..digest.judge.run import judge_settings
     ws = load_workspace(args.workspace)
     judge_settings(ws.digest, ws.file)
     weeks = judge_weeks(args)
     if not args.run:
         if args.max_cost is not None:
             raise InputError("--max-cost goes with --run (a dry run spends nothing)")
-        from .plan import format_judge_plan, judge_plan_json, plan_judge
+        from ..digest.judge.plan import format_judge_plan, judge_plan_json, plan_judge
         plan = plan_judge(ws.digest, weeks)
         if args.json:
             print(json.dumps(judge_plan_json(plan), sort_keys=True, ensure_ascii=False))
         else:
             sys.stdout.write(format_judge_plan(plan))
         return 0
-    from .run import run_judge
-    from ...runs import start_command_run, state_of
+    from ..digest.judge.run import run_judge
+    from ..runs import start_command_run, state_of
     keys = [os.environ.get(v.api_key_env) for v in ws.digest.judge.voters if v.api_key_env]
     report = run_judge(ws.digest, weeks, max_cost=args.max_cost, environ=os.environ,
                        progress=not args.json or sys.stderr.isatty(),
@@ -108,7 +108,7 @@ def run_judge_command(args: argparse.Namespace) -> int:
 
 def judge_run_json(report: RunReport, weeks: list[str]) -> dict[str, Any]:
     """The run's report as JSON: per week judged (in order; a run stopped early has fewer), the counts."""
-    from ...panel.run_report import run_json
+    from ..panel.run_report import run_json
     doc = run_json(report)
     doc["weeks"] = [{"week": week, **tier} for week, tier in zip(weeks, doc.pop("tiers"))]
     return doc

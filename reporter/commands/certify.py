@@ -92,10 +92,10 @@ def _draw(args: argparse.Namespace) -> int:
     from ..pool.reader import open_table
     from ..progress import Progress
     from ..routing.published import find_release
-    from .sample import draw_sheet
-    from .sheet import read_sheet
-    from .strata import stratum_named, stratum_works
-    from .results import MAX_COUNT, MAX_SEED
+    from ..certify.sample import draw_sheet
+    from ..certify.sheet import read_sheet
+    from ..certify.strata import stratum_named, stratum_works
+    from ..certify.results import MAX_COUNT, MAX_SEED
     if not 1 <= args.n <= MAX_COUNT:
         raise InputError(f"--n {args.n}: the sample size must be a whole number from 1 to {MAX_COUNT}")
     if args.seed is not None and not 0 <= args.seed <= MAX_SEED:
@@ -136,14 +136,14 @@ def _draw(args: argparse.Namespace) -> int:
 
 
 def _certify(args: argparse.Namespace) -> int:
-    from .certificate import certify, state_dir
-    from .results import percent, write_certificate
-    from .sheet import read_sheet
+    from ..certify.certificate import certify, state_dir
+    from ..certify.results import percent, write_certificate
+    from ..certify.sheet import read_sheet
     ws = load_workspace(args.workspace)
     ws.routing("reporter certify")
     sheet = read_sheet(args.sheet)
     cert = certify(ws, sheet, ws.certify.confidence if args.confidence is None else args.confidence)
-    path = write_certificate(state_dir(ws), cert)
+    path = write_certificate(state_dir(ws.root), cert)
     from ..runs import settings_json, start_command_run, state_of
     run = start_command_run(args, state_of(ws.root), os.environ)
     run.write("certify", "done", inputs=[run.ref("sheet", args.sheet)], outputs=[run.ref("certificate", path)],

@@ -15,9 +15,9 @@ from ..hashing import canonical_json
 from ..isoweek import parse_week, week_range
 from ..progress import Progress
 from ..runs import start_command_run, state_of
-from .weeks import WeekResult, run_weeks
-from .config import DEFAULT_MAX_KEPT, DigestSettings
-from .decide import rank_key
+from ..digest.weeks import WeekResult, run_weeks
+from ..digest.config import DEFAULT_MAX_KEPT, DigestSettings
+from ..digest.decide import rank_key
 
 EXAMPLES = "--watchlist examples/digest/watchlist.txt --criteria examples/digest/criteria.md"
 DIGEST_EPILOG = f"""\

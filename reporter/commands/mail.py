@@ -6,10 +6,13 @@ import argparse
 import datetime as dt
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..plurals import count
+
+if TYPE_CHECKING:  # the workspace loader is imported when the command runs, so `reporter mail --help` is quick
+    from ..config import Workspace
 
 MAIL_EPILOG = """\
 examples (in the example workspace, after `reporter build`):
@@ -72,7 +75,7 @@ def run_mail(args: argparse.Namespace) -> int:
     from ..config import load_workspace
     from ..hashing import canonical_json
     from ..isoweek import parse_week
-    from .send import SENT_RECORD, built_weeks, find_message, plan, send_week
+    from ..mail.send import SENT_RECORD, built_weeks, find_message, plan, send_week
 
     ws = load_workspace(args.workspace)
     if args.latest:
@@ -106,7 +109,7 @@ def run_mail(args: argparse.Namespace) -> int:
     return 0
 
 
-def _password(ws: Any) -> str | None:
+def _password(ws: Workspace) -> str | None:
     """The login's password from the variable [mail] password_env names (None without a login)."""
     mail = ws.mail
     if mail.username is None:
@@ -118,7 +121,7 @@ def _password(ws: Any) -> str | None:
     return password
 
 
-def _report(ws: Any, outcome: Any, sending: bool, record: Path) -> dict[str, Any]:
+def _report(ws: Workspace, outcome: Any, sending: bool, record: Path) -> dict[str, Any]:
     """What the run did or would do, as the JSON output holds it (the text output is made from it)."""
     built, mail = outcome.built, ws.mail
     if outcome.sent is not None:

@@ -7,8 +7,8 @@ import os
 import sys
 from pathlib import Path
 
-from .errors import InputError
-from .plurals import count
+from ..errors import InputError
+from ..plurals import count
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,16 +44,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_build(args) -> int:
     """Parse, build, print."""
-    from .build import build  # the whole pipeline: imported only when it runs, so `reporter build --help` is quick
-    from .config import load_workspace
-    from .routing.published import check_release_name
+    from ..build import build  # the whole pipeline: imported only when it runs, so `reporter build --help` is quick
+    from ..config import load_workspace
+    from ..routing.published import check_release_name
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be 1 or more, not {args.workers}")
     release_name = check_release_name(args.label, "--label")
     ws = load_workspace(args.workspace)
-    from .runs import start_command_run, state_of
+    from ..runs import start_command_run, state_of
     report = build(ws, out=args.out, rerender_archive=args.rerender_archive, workers=args.workers, progress=True,
-                   release_name=release_name, keyword_fallback=args.keyword_fallback,
+                   release_name=release_name, keyword_fallback=args.keyword_fallback, environ=os.environ,
                    record=start_command_run(args, state_of(ws.root), os.environ))
     if report.release_id is not None:
         print(f"routed {report.rows:,} works: release {report.release_id[:12]} "
