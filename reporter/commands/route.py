@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ..errors import InputError
+from ..routing.folder import RELEASE_FILES
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,8 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "route", help="route the pool into piles and write a release folder",
         description="Score every work of the pool against every rule of the rule book, put each in "
-                    "exactly one pile, and write releases/<release_id>/ (release.json, routing.parquet, "
-                    "rule_stats.json, samples.json).",
+                    f"exactly one pile, and write releases/<release_id>/ ({', '.join(RELEASE_FILES)}).",
         epilog="Examples:\n  reporter route --workspace .\n"
                "  reporter route --workspace . --label 2026-W27\n"
                "  reporter route --pool data/pool.parquet --specs specs --out releases --json",
@@ -158,6 +158,7 @@ def run_diagnose(args) -> int:
     """Sample and measure."""
     from ..routing.diagnose import sample, select_rows
     from ..routing.index import read_index
+    from ..routing.routing_table import routing_file
     from ..routing.labels import label_stats, load_labels
     from ..routing.specs import load_rulebook
     import polars as pl
@@ -170,9 +171,9 @@ def run_diagnose(args) -> int:
         if not ids:
             raise InputError(f"{v['releases']}: no releases yet; run `reporter route` first")
         release = Path(v["releases"]) / ids[-1]
-    routing = Path(release) / "routing.parquet"
+    routing = routing_file(release)
     if not routing.exists():
-        raise InputError(f"{release}: not a release folder (no routing.parquet)")
+        raise InputError(f"{release}: not a release folder (no {routing.name})")
     book = load_rulebook(v["specs"])
     out: dict = {"release": Path(release).name}
     if args.pile or args.rule:

@@ -35,9 +35,8 @@ from .index import MANIFEST_FILE, read_index, release_folders
 from .published import PUBLISHED_FILE
 from .routing_table import ROUTING_FILE, read_routing, routing_file
 
-STATS_FILE = "rule_stats.json"
+from .folder import SAMPLES_FILE, STATS_FILE
 """Every count of the release (RuleStats)."""
-SAMPLES_FILE = "samples.json"
 """The seeded samples (Samples)."""
 
 __all__ = ["INPUT_NAMES", "Context", "Evidence", "LabelFindings", "LabelRule", "LostInclude", "LostIncludes",

@@ -15,13 +15,12 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..files import MiB, locked, read_capped, write_text
+from .folder import MANIFEST_FILE
 
 INDEX = "index.json"
 """The releases index, at the top of a releases folder."""
 INDEX_CAP = 16 * MiB
 """The largest releases index.json read: about 200,000 release ids (docs/limits.md)."""
-MANIFEST_FILE = "release.json"
-"""A release's manifest (artifact_records.Manifest): what makes a folder a release folder."""
 
 
 def read_index(folder: Path) -> list[str]:

@@ -20,9 +20,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import InputError
+from .folder import ROUTING_FILE
 
-ROUTING_FILE = "routing.parquet"
-"""The routing table's name in a release folder."""
 EVIDENCE_TYPE = pa.struct([("field", pa.string()), ("start", pa.int32()),
                            ("end", pa.int32()), ("text", pa.string())])
 """One span of evidence: the field (`title`, `abstract`), its character offsets and the text between them."""
