@@ -16,7 +16,6 @@ at once send one message. The .eml is sent only when the site's manifest
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import smtplib
 import ssl
@@ -30,6 +29,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..files import locked, parse_json, read_capped, write_json
+from ..hashing import sha256_bytes
 from ..isoweek import is_week, week_start
 from ..masking import mask_secret
 from ..naming import email_edition_paths
@@ -100,7 +100,7 @@ def find_message(site: Path, week: str) -> Built:
         raise InputError(f"{path}: the site holds no e-mail edition of {week}; build the site once the week is "
                          f"published in the digest archive (reporter build, or reporter render --digests ARCHIVE)"
                          ) from None
-    sha = _sha256(data)
+    sha = sha256_bytes(data)
     manifest = _manifest_entry(Path(site), relative)
     if manifest != sha:
         raise InputError(f"{path}: changed since the site was built (sha256 {sha[:12]}, the manifest says "
@@ -345,8 +345,6 @@ def _answer(code: int, text: bytes | str) -> str:
     return json.dumps(f"{code} {' '.join(said.split())}", ensure_ascii=False)[1:-1]
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _manifest_entry(site: Path, relative: str) -> str:

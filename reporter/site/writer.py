@@ -19,14 +19,13 @@ are written. Runs committing into one site take turns (a lock on the folder).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError, InternalError
 from ..files import locked, read_capped, remove_debris, replace_files, resource_error
-from ..hashing import dump_json
+from ..hashing import dump_json, sha256_bytes
 from ..plurals import count
 from .manifest import MANIFEST, SiteFile, read_manifest
 
@@ -99,7 +98,7 @@ class SiteWriter:
                 entry = published.get(path)
                 if (not self.rerender_archive and entry is not None and entry.archived
                         and entry.site_version < SITE_VERSION
-                        and entry.sha256 == hashlib.sha256(on_disk).hexdigest()):
+                        and entry.sha256 == sha256_bytes(on_disk)):
                     kept[path] = entry  # an earlier version's page, as published: it stays
                     continue
                 conflicts.append(path)
@@ -131,13 +130,13 @@ class SiteWriter:
             for path in conflicts:
                 old = targets[path].read_bytes()
                 stem, ext = posixpath.splitext(path)
-                keep = f"{stem}.superseded-{hashlib.sha256(old).hexdigest()[:12]}{ext}"
+                keep = f"{stem}.superseded-{sha256_bytes(old)[:12]}{ext}"
                 writes[_inside(root, keep)] = old
                 superseded.append(keep)
             # Deepest first, so a page is in place before the pages that link to it (home last).
             for path in sorted(changed, key=lambda p: (-p.count("/"), p)):
                 writes[targets[path]] = self.files[path][0]
-            files = {path: {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
+            files = {path: {"sha256": sha256_bytes(data), "bytes": len(data),
                             "archived": archived, "site_version": SITE_VERSION}
                      for path, (data, archived) in sorted(self.files.items())}
             for path, entry in kept.items():
