@@ -11,7 +11,7 @@ from reporter.errors import InputError
 from reporter.panel.config import VoterSettings
 from reporter.panel.prices import Price, cost_usd, default_price, parse_prices, price_table
 from reporter.panel.prompt import messages_for
-from reporter.panel.provider import ChatVoter, Reply, VoterFailure, endpoint, parse_content, vote_from_body
+from reporter.panel.provider import ChatVoter, Reply, VoterFailure, endpoint, parse_content, read_masked
 from reporter.panel.tokens import TOKENIZER_NOTE, count_message_tokens, count_tokens, is_openai_model
 from reporter.panel.votes import Vote
 from reporter.screening.answer import ANSWER_SCHEMA, SCREEN_ANSWER
@@ -109,14 +109,14 @@ def _body(content, *, finish="stop", refusal=None, usage=True) -> str:
     return json.dumps(body)
 
 
-def test_vote_from_body_reads_a_chat_completion_and_its_usage():
-    assert vote_from_body(_body(VALID), SCREEN_ANSWER) == (Vote("exclude", reason="Not about humans."),
+def test_read_masked_reads_a_chat_completion_and_its_usage():
+    assert read_masked(_body(VALID), None, SCREEN_ANSWER)[1:3] == (Vote("exclude", reason="Not about humans."),
                                             {"prompt_tokens": 120, "completion_tokens": 14, "total_tokens": 134})
-    assert vote_from_body(_body(VALID, usage=False), SCREEN_ANSWER) == (Vote("exclude", reason="Not about humans."), None)
-    assert vote_from_body(_body(VALID, finish="length"), SCREEN_ANSWER)[0].invalid_cause == "truncated"
-    assert vote_from_body(_body(None, refusal="No."), SCREEN_ANSWER)[0] == Vote(None, "refusal", "No.")
+    assert read_masked(_body(VALID, usage=False), None, SCREEN_ANSWER)[1:3] == (Vote("exclude", reason="Not about humans."), None)
+    assert read_masked(_body(VALID, finish="length"), None, SCREEN_ANSWER)[1:3][0].invalid_cause == "truncated"
+    assert read_masked(_body(None, refusal="No."), None, SCREEN_ANSWER)[1:3][0] == Vote(None, "refusal", "No.")
     parts = [{"type": "text", "text": '{"label": "include", '}, {"type": "text", "text": '"reason": "r"}'}]
-    assert vote_from_body(_body(parts), SCREEN_ANSWER)[0] == Vote("include", reason="r")
+    assert read_masked(_body(parts), None, SCREEN_ANSWER)[1:3][0] == Vote("include", reason="r")
 
 
 @pytest.mark.parametrize("body", [
@@ -125,7 +125,7 @@ def test_vote_from_body_reads_a_chat_completion_and_its_usage():
     '{"choices": "x"}', "[" * 100_000,
 ])
 def test_a_body_that_is_not_a_chat_completion_is_an_unparseable_vote(body):
-    vote, usage = vote_from_body(body, SCREEN_ANSWER)
+    vote, usage = read_masked(body, None, SCREEN_ANSWER)[1:3]
     assert vote.answer is None and vote.invalid_cause == "unparseable"
 
 

@@ -8,6 +8,7 @@ runner that still holds a claim writes, all of a call or nothing.
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import sqlite3
 import threading
@@ -420,8 +421,8 @@ def test_a_new_generation_makes_the_works_claimable_again_and_keeps_the_old_rows
     assert _claim_until_empty(store, "A", 5) == WORKS[:2]
     store.register_generation(G1, E, {"prompt": "p1", "voters": ["a", "b"]})
     store.register_generation(G1, E, {"prompt": "changed"})  # insert if absent: a generation never changes
-    assert store.generation_definition(G1) == {"prompt": "p1", "voters": ["a", "b"]}
-    assert store.generation_definition(G2) is None
+    stored = store._read("SELECT generation, definition FROM generations", ())
+    assert [(g, json.loads(d)) for g, d in stored] == [(G1, {"prompt": "p1", "voters": ["a", "b"]})]
     assert store.claim("r1", E, G1, "A", 5, LEASE) == []
     assert store.seed_scope("r1", E, G2, WORKS[:2]) == 2
     assert store.claim("r1", E, G2, "A", 5, LEASE) == [Job(WORKS[0], {}), Job(WORKS[1], {})]

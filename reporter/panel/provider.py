@@ -4,7 +4,7 @@ The `openai` package does the HTTP: it reaches hosted APIs and the servers
 people run themselves through `base_url`, and retries 429, 5xx, timeouts and
 dropped connections with backoff, honouring `Retry-After`. The reply body is
 kept verbatim (`with_raw_response`), because it is what the raw log stores and
-what a re-run validates again (`vote_from_body`). Every reply is checked
+what a re-run validates again (`read_masked`). Every reply is checked
 against the answer schema here, whether or not the server honoured
 `response_format`; a reply that is not a valid answer is an invalid vote with
 its cause, never guessed into an answer. The key comes from the environment
@@ -180,12 +180,6 @@ def read_masked(body: str, secret: str | None,
     if secret:
         vote = replace(vote, reason=mask_secret(vote.reason, secret))
     return body, vote, usage, text
-
-
-def vote_from_body(body: str, answer: AnswerSchema) -> tuple[Vote, dict | None]:
-    """The vote and the `usage` object (None when absent) of a raw chat.completion HTTP body."""
-    vote, usage, _text = _read_body(body, answer)
-    return vote, usage
 
 
 MAX_COUNT = 2**63 - 1

@@ -234,17 +234,6 @@ def orphans(raw_dir: Path, positions: Mapping[str, int], *,
         yield from _read_past(raw_dir / name, name, positions.get(name))
 
 
-def read_raw(raw_dir: Path, file: str, offset: int) -> RawReply | None:
-    """The line at (file, offset), or None when there is no whole raw line there."""
-    path = Path(raw_dir) / file
-    try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            return _parse(f.readline(), file, offset)
-    except FileNotFoundError:
-        return None
-
-
 def _read_past(path: Path, name: str, last: int | None) -> Iterator[RawReply]:
     try:
         f = open(path, "rb")

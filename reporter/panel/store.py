@@ -242,11 +242,6 @@ class Store:
             f"INSERT INTO generations (generation, tier, definition, created_at) VALUES (?, ?, ?, {self._d.now}) "
             f"ON CONFLICT (generation) DO NOTHING", (generation, tier, canonical_json(definition))))
 
-    def generation_definition(self, generation: str) -> dict | None:
-        """The stored definition of a generation, or None."""
-        rows = self._read("SELECT definition FROM generations WHERE generation = ?", (generation,))
-        return json.loads(rows[0][0]) if rows else None
-
     # -- scope and claims
 
     def seed_scope(self, release_id: str, tier: str, generation: str, work_ids: Sequence[str]) -> int:
