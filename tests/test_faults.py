@@ -4,12 +4,13 @@ Every command runs as a subprocess (`python -m reporter.cli`) on a small
 workspace: a seeded pool of 5,000 made-up works with labels and the example
 novelty candidates, whose first release (the example rule book) is built
 once; each scenario then publishes a second release (the rule book with one
-description edited, so a new id). The kill trials draw their delays from a
-seeded RNG over the time the command's uninterrupted run spent writing
-(from its first temporary file to its last; the second or so before is
-Python importing and reading, where a kill tests nothing), counted from the
-moment the trial's run makes its first temporary file, then run it again
-and compare with an uninterrupted run. Each scenario prints a summary line
+description edited, so a new id). The kill trials count the steps an
+uninterrupted run takes on the file system (every `os.replace`, `os.rename`,
+`os.link`, `os.mkdir`, `os.unlink` and `os.rmdir` of its main process: its
+temporaries made, renamed into place, removed), draw one of them from a
+seeded RNG, and kill the run with SIGKILL just before it takes that step (no
+clock: the same draw kills at the same point on any machine); then run it
+again and compare with an uninterrupted run. Each scenario prints a summary line
 (`pytest -s` shows them); REPORTER_FAULT_TRIALS sets the trials per command
 (default 3) for a longer soak.
 """
@@ -25,7 +26,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -47,6 +47,34 @@ def _cmd(args: list[str]) -> list[str]:
     return [sys.executable, "-m", "reporter.cli", *args]
 
 
+STEPS = ("replace", "rename", "link", "mkdir", "unlink", "rmdir")
+"""The file-system calls a kill trial counts (of the command's main process; workers it forks are not counted)."""
+KILL_AT = """
+import atexit, os, signal, sys
+kill_at, count_file = int(sys.argv[1]), sys.argv[2]
+main, taken = os.getpid(), [0]
+def counted(call):
+    def step(*args, **kwargs):
+        if os.getpid() == main:
+            taken[0] += 1
+            if taken[0] == kill_at:
+                os.kill(main, signal.SIGKILL)  # just before the step: what a kill -9 there leaves
+        return call(*args, **kwargs)
+    return step
+for name in %r:
+    setattr(os, name, counted(getattr(os, name)))
+atexit.register(lambda: open(count_file, "w").write(str(taken[0])))
+from reporter.cli import main as cli
+sys.exit(cli(sys.argv[3:]))
+""" % (STEPS,)
+
+
+def _cmd_killed_at(args: list[str], step: int, count_file: Path) -> list[str]:
+    """The command, SIGKILLed just before its `step`-th file-system step (0: never); the steps it took go to
+    `count_file` when it ends by itself."""
+    return [sys.executable, "-c", KILL_AT, str(step), str(count_file), *args]
+
+
 def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(_cmd(args), cwd=cwd, env=ENV, capture_output=True, text=True, timeout=300)
 
@@ -60,19 +88,15 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 
 def _outputs(ws: Path) -> dict[str, bytes]:
-    return {f"{sub}/{rel}": data for sub in OUTPUTS for rel, data in _tree(ws / sub).items()}
+    """Every output file, the run records aside: they are the log of what each run did, not state a re-run
+    restores (a killed run writes none; its re-run's record says what it found, `created: 0` for a release
+    the killed run had published: docs/runs.md)."""
+    return {f"{sub}/{rel}": data for sub in OUTPUTS for rel, data in _tree(ws / sub).items()
+            if not f"{sub}/{rel}".startswith("state/runs/")}
 
 
 def _debris(ws: Path) -> list[str]:
     return sorted(p.relative_to(ws).as_posix() for p in ws.rglob(f"{files.TEMP_PREFIX}*"))
-
-
-def _writing(ws: Path) -> bool:
-    """Whether a running command has temporary files or folders out (it is writing)."""
-    try:
-        return bool(_debris(ws))
-    except FileNotFoundError:  # a temporary folder vanished while the walk was in it: it was there
-        return True
 
 
 def _index(ws: Path) -> list[str]:
@@ -121,22 +145,13 @@ def base(tmp_path_factory) -> Path:
     return ws
 
 
-def _measured(args: list[str], ws: Path) -> tuple[float, float]:
-    """Run a command uninterrupted: (seconds it spent writing, from its first temporary file or folder to
-    its last, seconds in all)."""
-    start = time.monotonic()
-    first = last = None
-    proc = subprocess.Popen(_cmd(args), cwd=ws, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    while proc.poll() is None:
-        if _writing(ws):
-            last = time.monotonic() - start
-            first = last if first is None else first
-        time.sleep(0.002)
-    total = time.monotonic() - start
-    err = proc.stderr.read().decode()
-    proc.stderr.close()
-    assert proc.returncode == 0, err
-    return (last - first if first is not None else total), total
+def _measured(args: list[str], ws: Path) -> int:
+    """Run a command uninterrupted: the file-system steps it took (see STEPS)."""
+    count = ws.parent / f"{ws.name}.steps"
+    done = subprocess.run(_cmd_killed_at(args, 0, count), cwd=ws, env=ENV, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    return int(count.read_text())
 
 
 ROUTE = ["route", "--workspace", ".", "--specs", "specs_v2", "--json"]
@@ -144,50 +159,45 @@ RENDER = ["render", "--releases", "releases", "--out", "site", "--quiet"]
 
 
 @pytest.fixture(scope="module")
-def routed(base, tmp_path_factory) -> tuple[Path, tuple[float, float]]:
-    """`reporter route` of the second rule book, uninterrupted, and when it wrote (see `_measured`)."""
+def routed(base, tmp_path_factory) -> tuple[Path, int]:
+    """`reporter route` of the second rule book, uninterrupted, and the file-system steps it took."""
     ws = _copy(base, tmp_path_factory.mktemp("routed") / "ws")
     return ws, _measured(ROUTE, ws)
 
 
 @pytest.fixture(scope="module")
-def rendered(routed, tmp_path_factory) -> tuple[Path, tuple[float, float]]:
-    """`reporter render` of both releases over the first release's site, uninterrupted, and when it wrote."""
+def rendered(routed, tmp_path_factory) -> tuple[Path, int]:
+    """`reporter render` of both releases over the first release's site, uninterrupted, and its steps."""
     ws = _copy(routed[0], tmp_path_factory.mktemp("rendered") / "ws")
     return ws, _measured(RENDER, ws)
 
 
-def _kill_trials(name: str, make: callable, args: list[str], want: dict[str, bytes], timing: tuple[float, float],
+def _kill_trials(name: str, make: callable, args: list[str], want: dict[str, bytes], steps: int,
                  check_killed: callable, rng: random.Random, tmp_path: Path, compared: str = "") -> None:
-    """Kill the command after a random delay, check what it left, run it again, compare with `want` the outputs
-    whose paths start with `compared` (all of them by default)."""
+    """Kill the command just before a drawn one of its `steps` file-system steps, check what it left, run it again,
+    compare with `want` the outputs whose paths start with `compared` (all of them by default)."""
     rows = []
-    writing, duration = timing
+    assert steps > 0, f"{name}: the uninterrupted run took no file-system step to kill at"
     for trial in range(TRIALS):
         ws = make(tmp_path / f"{name}-{trial}")
-        delay = rng.uniform(0, 1.2 * max(writing, 0.1))  # a little past the end: killed just after writing, too
-        proc = subprocess.Popen(_cmd(args), cwd=ws, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        while proc.poll() is None and not _writing(ws):  # the clock starts when this run starts writing
-            time.sleep(0.002)
-        try:
-            proc.wait(timeout=delay)
-        except subprocess.TimeoutExpired:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
+        step = rng.randint(1, steps)
+        proc = subprocess.run(_cmd_killed_at(args, step, ws.parent / f"{ws.name}.steps"), cwd=ws, env=ENV,
+                              capture_output=True, timeout=300)
         killed = proc.returncode == -signal.SIGKILL
         left = _debris(ws)
         problems = check_killed(ws)
         # Run it again (a run the kill missed finished: its outputs are compared as they are).
         again = _run(args, ws) if killed else subprocess.CompletedProcess(args, proc.returncode, "", "")
         got = {k: v for k, v in _outputs(ws).items() if k.startswith(compared)}
-        rows.append({"delay": round(delay, 2), "killed": killed, "debris_after_kill": len(left),
+        rows.append({"step": step, "killed": killed, "debris_after_kill": len(left),
                      "state_after_kill": problems, "rerun_exit": again.returncode,
-                     "same_bytes": got == want, "debris_after_rerun": _debris(ws),
+                     "same_bytes": got == want,
+                     "differ": sorted(k for k in got.keys() | want.keys() if got.get(k) != want.get(k))[:6], "debris_after_rerun": _debris(ws),
                      "index_complete": sorted(_index(ws)) == _release_dirs(ws) if again.returncode == 0 else None,
                      "stderr": again.stderr.strip().splitlines()[-1:] if again.returncode else []})
     killed = sum(r["killed"] for r in rows)
-    print(f"\n{name}: {TRIALS} trials, kills drawn over the {writing:.2f}s of writing "
-          f"(of {duration:.2f}s), {killed} killed; "
+    print(f"\n{name}: {TRIALS} trials, kills drawn over the {steps} file-system steps of an uninterrupted run, "
+          f"{killed} killed; "
           f"debris after the kill in "
           f"{sum(bool(r['debris_after_kill']) for r in rows)}; re-run exit 0 in "
           f"{sum(r['rerun_exit'] == 0 for r in rows)}, same bytes in {sum(r['same_bytes'] for r in rows)}, "
@@ -196,7 +206,7 @@ def _kill_trials(name: str, make: callable, args: list[str], want: dict[str, byt
         assert not r["state_after_kill"], str(r)
         assert r["rerun_exit"] == 0 and r["same_bytes"] and r["index_complete"], str(r)
         assert not r["debris_after_rerun"], str(r)
-    assert killed, f"none of {TRIALS} runs was killed: the delays missed the command"
+    assert killed == TRIALS, f"only {killed} of {TRIALS} runs were killed at their drawn step"
 
 
 def _releases_whole(want: Path) -> callable:
@@ -221,7 +231,7 @@ def _releases_whole(want: Path) -> callable:
 
 @pytest.mark.slow
 def test_route_killed_at_random_points_then_rerun_gives_the_same_release(base, routed, tmp_path):
-    want_ws, timing = routed
+    want_ws, steps = routed
     want = {k: v for k, v in _outputs(want_ws).items() if k.startswith("releases/")}
 
     def make(dst: Path) -> Path:
@@ -230,7 +240,7 @@ def test_route_killed_at_random_points_then_rerun_gives_the_same_release(base, r
         shutil.rmtree(ws / "state")
         return ws
     # the releases alone: the reference's state/ holds the records of the build before it too (docs/runs.md)
-    _kill_trials("route", make, ROUTE, want, timing, _releases_whole(want_ws), random.Random(SEED), tmp_path,
+    _kill_trials("route", make, ROUTE, want, steps, _releases_whole(want_ws), random.Random(SEED), tmp_path,
                  compared="releases/")
 
 
@@ -241,8 +251,8 @@ def test_build_killed_at_random_points_then_rerun_gives_the_same_outputs(base, t
         (ws / "reporter.toml").write_text(TOML.format(up="", specs="specs_v2") + NOVELTY)
         return ws
     ref = make(tmp_path / "build-ref")
-    timing = _measured(["build", "--workspace", "."], ref)
-    _kill_trials("build", make, ["build", "--workspace", "."], _outputs(ref), timing, _releases_whole(ref),
+    steps = _measured(["build", "--workspace", "."], ref)
+    _kill_trials("build", make, ["build", "--workspace", "."], _outputs(ref), steps, _releases_whole(ref),
                  random.Random(SEED + 1), tmp_path)
 
 
