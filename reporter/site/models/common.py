@@ -32,6 +32,10 @@ class PageMeta:
     """Whether the page is archived (never rewritten) or rebuilt at every build."""
     glossary: Href
     """The glossary page, where every word of ours a page uses (pile, pending, Stage 3, ...) is explained."""
+    archived_note: str = "Archived page: published once and never rewritten."
+    """The foot's line on an archived page."""
+    rebuilt_note: str = "Rebuilt at every build."
+    """The foot's line on a page rebuilt at every build."""
 
 
 @dataclass(frozen=True)

@@ -244,3 +244,12 @@ class DiffPage:
     """Earlier releases to compare with, newest first."""
     compare_note: str
     """Which comparisons are rendered and how to render another."""
+    join_note: str = "Works are joined on their id; pending works are split by reason."
+    """How the two releases' works are compared."""
+    spec_diff_note: str = "Each diff compares the spec as written in the rule's file, the earlier release first."
+    """The spec changes section's note: what each diff compares."""
+    transitions_note: str = ("Rows: where a work was before; columns: where it is now. The diagonal stayed put; “(not "
+                             "in release)” counts the works only one release holds.")
+    """The transitions table's note: how to read it."""
+    moves_note: str = "The largest moves, each with the rule that decided it before and the rule that decides it now."
+    """The moved works section's note."""

@@ -310,14 +310,24 @@ class DigestWeekPage:
     index: Href
     """The week index."""
     # The section prose both twins write (issue 31, item 7): one field each, so the HTML page and its Markdown twin
-    # say the same words. A sentence with an apostrophe stays in the templates: HTML escapes it (&#39;), and the
-    # archived pages must keep their bytes.
+    # say the same words (tests/test_site_twins.py fails when a sentence is written in both templates again).
     no_review: str = "No paper is waiting for review this week."
     """The review section's line when no paper waits for review."""
     no_merges: str = "No records were merged this week."
     """The merges section's line when nothing was merged."""
     no_listed_again: str = "No paper of an earlier week was listed again."
     """The listed-again section's line when none was."""
+    listed_again_note: str = ("Papers listed again in the version one of the four prior weeks decided: not decided "
+                              "again, shown with that week's decision (a prior KEEP is decided again and dropped as "
+                              "already covered).")
+    """The listed-again section's note: what listed again means."""
+    no_keep: str = "No paper was kept this week."
+    """The kept section's line when no paper was kept."""
+    dropped_note: str = ("Every dropped paper, grouped by the cause its rationale names first, then by its rationale: "
+                         "each rationale once, above the papers it dropped.")
+    """The dropped section's note: how the dropped papers are grouped."""
+    no_dropped: str = "No paper was dropped this week."
+    """The dropped section's line when no paper was dropped."""
 
 
 @dataclass(frozen=True)
@@ -331,3 +341,6 @@ class DigestIndexPage:
     """Every published week, newest first."""
     feed: Href
     """The Atom feed (feed.xml beside this page)."""
+    intro: str = ("Every published week of the digest, newest first. Each week's page is archived: published once and "
+                  "never rewritten.")
+    """What the index lists, and that each week's page is archived."""

@@ -28,3 +28,6 @@ class GlossaryPage:
     """Title, path, twin link."""
     groups: tuple[tuple[str, tuple[Term, ...]], ...]
     """Terms by topic (routing, releases, screening, digest, novelty), each group's title first."""
+    intro: str = ("The words these pages use for what the tool does, each in plain words. Every page links here from "
+                  "its foot.")
+    """What the glossary is."""

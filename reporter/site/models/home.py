@@ -158,3 +158,15 @@ class HomePage:
     digest_only: bool = False
     """The site has a digest and no release (a digest-only workspace): the page shows the digest alone, with no
     release sections (a site with neither shows them, saying no release has been routed yet)."""
+    digest_lead: str = ("This site publishes a weekly digest of papers: every paper of a week is decided KEEP, REVIEW "
+                        "or DROP against a watchlist and a written criteria document, and every decision, the dropped "
+                        "papers included, carries the reason that made it.")
+    """The lead of a site without releases: what the weekly digest is."""
+    digest_weeks_note: str = ("The latest digest week and the latest release need not be the same week: a digest week "
+                              "is published only once it has ended, so that all of its papers are in, while a release "
+                              "is routed whenever the pool is.")
+    """Why the latest digest week and the latest release may differ."""
+    no_digest: str = "No weekly digest has been published yet."
+    """The digest section's line before any week is published."""
+    verdict_note: str = "Each verdict is evidence, never a score."
+    """The novelty line's reminder of what a verdict is."""

@@ -89,3 +89,8 @@ class NoveltyPage:
     """The graphs the candidates were checked against, in order of first use."""
     shown: int
     """At most this many ids are listed per evidence cell; the count is always shown."""
+    rules_note: str = "The rules of novelty.md apply in order; the first that applies decides."
+    """How a verdict is reached."""
+    graph_note: str = ("Each verdict holds against the graph as read when it was checked, named by the sha256 of its "
+                       "events file. Novelty results are not part of a release: this page is rebuilt at every build.")
+    """Which graph a verdict holds against, and why this page is rebuilt."""

@@ -172,6 +172,17 @@ class ReleasePage:
     """The release's status page."""
     diff: Href
     """The diff against the previous release."""
+    generated_note: str = "The pool of this release was made by a seeded generator; its works are invented."
+    """The generated-example notice: what generated means for the pool."""
+    scope_note: str = "This page shows only what the release's six inputs determine."
+    """What this page shows (and so never changes)."""
+    release_id_note: str = ("The release id is the sha256 of these six digests: the pool's content, the overlay's "
+                            "content, the rule specs (canonical JSON), the piles and the title-only policy, the text "
+                            "normalisation settings, and the engine (package and routing-algorithm version). Same six,"
+                            " same routing; any change mints a new release.")
+    """The identity section's note: what the release id digests."""
+    no_domains: str = "No rule of this release declares a domain."
+    """The domains section's line when no rule declares one."""
 
 
 @dataclass(frozen=True)
@@ -201,3 +212,7 @@ class RulePage:
     """The release page (its row in the rule table)."""
     status: Href
     """The status page (label findings)."""
+    shadow_note: str = "A shadow rule wins nothing, so there is nothing to sample."
+    """The samples section's line for a shadow rule."""
+    no_outranked: str = "No rule of higher precedence won a work this rule matched."
+    """The outranked section's line when no rule outranked this one."""

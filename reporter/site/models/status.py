@@ -264,3 +264,16 @@ class StatusPage:
     """The funnel continued past routing: routing's end, the cheap tier, the screen, the hand-off."""
     screening: ScreeningSection
     """What the screen has done for this release and what it would do next (or why it is not shown)."""
+    certificate_note: str = ("A certificate bounds, from a labelled random sample of a stratum of this release (a "
+                             "pile, a rule's wins or domain misses, what a screening tier discarded), how many "
+                             "relevant works the stratum can still hold, exactly and at the confidence it names "
+                             "(reporter certify, docs/certify.md). It says nothing of works never in the pool. Each is"
+                             " also written in the flow diagram's box of its stratum; certificates arrive after a "
+                             "release is published, so its archived pages do not show them.")
+    """The certificates section's note: what a certificate bounds and where else it is shown."""
+    precision_note: str = ("A won work is correct when it is an include in a paying pile or an exclude in discard; "
+                           "hold is not judged. Precision is shown with its 95% Wilson interval.")
+    """The label findings' note: when a won work counts as correct, and the interval shown."""
+    labels_note: str = ("Labels are not a routing input, so their findings live here and this page is rebuilt at every"
+                        " build.")
+    """Why label findings live on this page and not the release's."""
