@@ -22,10 +22,11 @@ import pyarrow.compute as pc
 from ..errors import InputError
 from .evidence import FIELDS, find_evidence, spans_text
 from .fieldtext import FieldText
+from .predicates import All, AnyOf, ColumnIn, Empty, Not, Phrase, Predicate, Regex
 from .regexlit import any_pattern, needs_non_ascii, required_literals
 from .routing_table import EVIDENCE_TYPE, ROUTING_SCHEMA
 from .samples import batch_samples, id_hashes
-from .specs import All, AnyOf, ColumnIn, Empty, Not, Phrase, Predicate, Regex, RuleBook
+from .specs import RuleBook
 from .stats import REASONS, Decisions, count_batch
 from .textscan import Scanner
 
