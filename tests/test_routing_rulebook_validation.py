@@ -131,7 +131,8 @@ def test_an_empty_rule_file_beside_rules_is_no_rule(tmp_path):
 def test_the_engine_routes_a_book_without_rules_to_pending(tmp_path):
     import pyarrow as pa
 
-    from reporter.routing.engine import compile_plan, route_batch
+    from reporter.routing.engine import route_batch
+    from reporter.routing.plan import compile_plan
     from reporter.routing.specs import RuleBook, load_piles
     specs = write_specs(tmp_path, [rule()])
     piles, title_only = load_piles(specs)

@@ -128,7 +128,7 @@ def test_a_subset_scanner_reports_the_plans_indices_and_trouble_above_n():
 
 
 def test_a_plan_scans_each_field_for_the_literals_its_rules_read_there(tmp_path):
-    from reporter.routing.engine import compile_plan
+    from reporter.routing.plan import compile_plan
     from reporter.routing.specs import load_rulebook
     book = load_rulebook(ROOT / "bench" / "rules50")
     plan = compile_plan(book, pa.schema([("work_id", pa.string()), ("source", pa.string()), ("title", pa.string()),
@@ -177,7 +177,7 @@ def test_an_unknown_engine_is_refused():
 def test_engines_agree_on_real_abstracts_with_the_benchmark_book():
     if not WORKS.exists():
         pytest.skip(f"real data not found at {WORKS}")
-    from reporter.routing.engine import compile_plan
+    from reporter.routing.plan import compile_plan
     from reporter.routing.specs import load_rulebook
     book = load_rulebook(ROOT / "bench" / "rules50")
     plan = compile_plan(book, pa.schema([("work_id", pa.string()), ("source", pa.string()), ("title", pa.string()),

@@ -33,9 +33,10 @@ import pyarrow.parquet as pq
 from ..errors import InputError
 from ..pool.overlay import Overlay
 from ..pool.reader import TableSource
-from .engine import Plan, compile_plan, route_batch
+from .engine import route_batch
 from .evidence import FIELDS
 from .normalise import warm_tables
+from .plan import Plan, compile_plan
 from .specs import RuleBook
 from .stats import add_counts, compile_empty_totals
 from .textscan import FieldBuffer
