@@ -23,7 +23,7 @@ from reporter.pool import reader
 from reporter.pool.reader import open_table
 from reporter.routing.textscan import word_end as _word_end
 from reporter.routing.release import route_release
-from reporter.routing.textscan import FieldBuffer
+from reporter.routing.fieldbuffer import FieldBuffer
 from reporter.build import render_site
 from support.routing import TODAY, write_pool, write_specs
 

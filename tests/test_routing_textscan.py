@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 
 from support.routing import TODAY
 
-from reporter.routing.textscan import FieldBuffer, Scanner, default_engine
+from reporter.routing.fieldbuffer import FieldBuffer
+from reporter.routing.textscan import Scanner, default_engine
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -98,11 +99,11 @@ def test_ascii_rows_are_the_rows_without_a_high_byte(texts, cut, step):
     no row) may be non-ASCII; the scratch step is shrunk to a few words so
     that the test also crosses the passes of a long column.
     """
-    import reporter.routing.textscan as textscan
+    import reporter.routing.fieldbuffer as fieldbuffer
     arr = pa.array(["é" * cut, *texts], pa.string()).slice(1)
     expected = [t is None or t.isascii() for t in texts]
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(textscan, "_ASCII_STEP", step)
+        mp.setattr(fieldbuffer, "_ASCII_STEP", step)
         assert FieldBuffer.of(arr).ascii_rows().tolist() == expected
     assert FieldBuffer.of(arr).ascii_rows().tolist() == expected
 

@@ -35,11 +35,11 @@ from ..pool.overlay import Overlay
 from ..pool.reader import TableSource
 from .engine import route_batch
 from .evidence import FIELDS
+from .fieldbuffer import FieldBuffer
 from .normalise import warm_tables
 from .plan import Plan, compile_plan
 from .specs import RuleBook
 from .stats import add_counts, compile_empty_totals
-from .textscan import FieldBuffer
 
 SAMPLE_K = 20
 RULE_SAMPLE_K = 10
