@@ -50,7 +50,7 @@ COMMAND_MODULE = {
 # memory Arrow frees: mimalloc (Arrow's allocator) otherwise returns it to the system and
 # page-faults it back for the next batch: 0.3-0.9 CPU-s more system time on the real 1.07M-row
 # benchmark pool in the runs measured (docs/decisions.md). The process ends when routing does;
-# glibc's side is routing.pieces.keep_freed_memory. Routing never calls BLAS, yet OpenBLAS (loaded
+# glibc's side is routing.workers.keep_freed_memory. Routing never calls BLAS, yet OpenBLAS (loaded
 # with numpy) starts a thread per core that spins after start-up: 0.1 CPU-s a run, so the route
 # command asks it for none. A value already in the environment wins.
 COMMAND_ENVIRONMENT = {"route": {"MIMALLOC_PURGE_DELAY": "-1", "OPENBLAS_NUM_THREADS": "1"}}

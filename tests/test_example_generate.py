@@ -181,13 +181,13 @@ def test_word_lists_are_package_data():
 def test_writes_go_through_the_file_layer(tmp_path, monkeypatch):
     """The pool is written under the file layer's unique temporary name, then renamed into place."""
     seen = []
-    real = gen._group_table
+    real = gen.group_table
 
     def spy(*args):
         seen.extend(p.name for p in tmp_path.iterdir())
         return real(*args)
 
-    monkeypatch.setattr(gen, "_group_table", spy)
+    monkeypatch.setattr(gen, "group_table", spy)
     generate_pool(tmp_path / "pool.parquet", 300, seed=1, progress=False)
     assert seen and all(name.startswith(files.TEMP_PREFIX + "pool.parquet.") for name in seen)
     assert [p.name for p in tmp_path.iterdir()] == ["pool.parquet"]
@@ -201,7 +201,7 @@ def test_a_failed_write_keeps_the_old_files_and_leaves_no_temporary(tmp_path, po
     def boom(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(gen, "_group_table", boom)
+    monkeypatch.setattr(gen, "group_table", boom)
     with pytest.raises(RuntimeError):
         generate_pool(target, 300, seed=1, progress=False)
     monkeypatch.setattr(gen.csv, "writer", boom)

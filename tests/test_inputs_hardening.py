@@ -19,11 +19,11 @@ import pytest
 
 from reporter.cli import main
 from reporter.errors import InputError
-from reporter.pool import reader
+from reporter.pool import rawscan, reader
 from reporter.pool.reader import open_table
 from reporter.routing.textscan import word_end as _word_end
 from reporter.routing.release import route_release
-from reporter.routing.textscan import FieldBuffer
+from reporter.routing.fieldbuffer import FieldBuffer
 from reporter.build import render_site
 from support.routing import TODAY, write_pool, write_specs
 
@@ -112,10 +112,10 @@ def test_a_long_csv_row_after_many_blocks_is_read_again_without_repeating_rows(t
 
 
 def test_the_longest_row_scan_reads_quotes_across_pieces(tmp_path, monkeypatch):
-    monkeypatch.setattr(reader, "PIECE", 5)
+    monkeypatch.setattr(rawscan, "PIECE", 5)
     (tmp_path / "t.csv").write_bytes(b'a,b\n1,"x\n\ny"\n22,3\r\n')
-    assert reader._longest_row(tmp_path / "t.csv", quoted=True) == len(b'1,"x\n\ny"\n')
-    assert reader._longest_row(tmp_path / "t.csv", quoted=False) == len(b"22,3\r\n")
+    assert rawscan.longest_row(tmp_path / "t.csv", quoted=True) == len(b'1,"x\n\ny"\n')
+    assert rawscan.longest_row(tmp_path / "t.csv", quoted=False) == len(b"22,3\r\n")
 
 
 # ---- one very long word ------------------------------------------------------------
@@ -173,7 +173,7 @@ def deep_pool(path, depth: int):
 
 
 def test_deep_but_bounded_nesting_in_jsonl_routes(tmp_path):
-    result = route(tmp_path, deep_pool(tmp_path / "pool.jsonl", reader.MAX_JSON_DEPTH - 1))
+    result = route(tmp_path, deep_pool(tmp_path / "pool.jsonl", rawscan.MAX_JSON_DEPTH - 1))
     assert result.rows == 2
 
 
@@ -187,12 +187,12 @@ def test_nesting_deeper_than_the_limit_is_refused_naming_the_line(tmp_path, caps
 
 
 def test_the_nesting_check_follows_strings_and_lines_across_pieces(tmp_path, monkeypatch):
-    monkeypatch.setattr(reader, "PIECE", 7)
-    monkeypatch.setattr(reader, "MAX_JSON_DEPTH", 4)
+    monkeypatch.setattr(rawscan, "PIECE", 7)
+    monkeypatch.setattr(rawscan, "MAX_JSON_DEPTH", 4)
     path = tmp_path / "t.jsonl"
     path.write_text('{"a": "[[[[\\\\", "b": [[1]]}\n{"c": "\\"[[[["}\n{"d": [[["\\\\\\"]]]"]]]}\n{"e": [[[[]]]]}\n')
     with pytest.raises(InputError, match=r"t.jsonl: line 4: JSON nested 5 levels deep"):
-        reader._check_json_depth(path)
+        rawscan.check_json_depth(path)
 
 
 # ---- refused with a message (exit 2, no traceback) ------------------------------------

@@ -6,7 +6,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reporter.routing.engine import FieldText
+from reporter.routing.fieldtext import FieldText
 from reporter.routing.normalise import normalise_array, normalise_text
 from reporter.routing.textscan import Scanner
 

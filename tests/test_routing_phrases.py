@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 import reporter.routing.phrases as phrases_mod
 from reporter.errors import InputError
 from reporter.routing import PhraseMatches, Span, load_rulebook, match_phrases
-from reporter.routing.engine import compile_plan, route_batch
+from reporter.routing.engine import route_batch
+from reporter.routing.plan import compile_plan
 
 PILES = {"piles": [{"name": "screen", "kind": "screen", "tier": "expensive"},
                    {"name": "pending", "kind": "pending"}]}

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from support.routing import TODAY, write_pool, write_specs
 
-from reporter.routing.engine import compile_plan
+from reporter.routing.plan import compile_plan
 from reporter.routing.regexlit import needs_non_ascii
 from reporter.routing.release import route_release
 from reporter.routing.specs import load_rulebook

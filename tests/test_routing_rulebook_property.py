@@ -27,7 +27,8 @@ from reporter.errors import InputError
 from reporter.routing.normalise import normalise_text
 from reporter.routing.regexlit import regex_error, required_literals, span_pattern
 from reporter.routing.release import route_release
-from reporter.routing.specs import MAX_DEPTH, load_rulebook
+from reporter.routing.predicates import MAX_DEPTH
+from reporter.routing.specs import load_rulebook
 from reporter.build import render_site
 from support.routing import TODAY, write_pool, write_specs
 

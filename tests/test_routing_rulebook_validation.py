@@ -131,7 +131,8 @@ def test_an_empty_rule_file_beside_rules_is_no_rule(tmp_path):
 def test_the_engine_routes_a_book_without_rules_to_pending(tmp_path):
     import pyarrow as pa
 
-    from reporter.routing.engine import compile_plan, route_batch
+    from reporter.routing.engine import route_batch
+    from reporter.routing.plan import compile_plan
     from reporter.routing.specs import RuleBook, load_piles
     specs = write_specs(tmp_path, [rule()])
     piles, title_only = load_piles(specs)
@@ -162,7 +163,7 @@ def test_json_too_deep_to_read_is_refused(tmp_path):
 
 
 def test_predicates_nested_past_the_limit_are_refused_with_their_path(tmp_path):
-    from reporter.routing.specs import MAX_DEPTH
+    from reporter.routing.predicates import MAX_DEPTH
     specs = write_specs(tmp_path, [rule()])
     (specs / "rules" / "rules.json").write_text(
         '[{"id": "r1", "pile": "screen", "precedence": 1, "match": ' + _nested_not(MAX_DEPTH) + "}]")
@@ -174,7 +175,7 @@ def test_predicates_nested_past_the_limit_are_refused_with_their_path(tmp_path):
 
 def test_predicates_nested_to_the_limit_route_and_render(tmp_path):
     """MAX_DEPTH - 1 nots around a leaf (MAX_DEPTH levels) route as the same parity of one not does."""
-    from reporter.routing.specs import MAX_DEPTH
+    from reporter.routing.predicates import MAX_DEPTH
     specs = write_specs(tmp_path / "deep", [rule()])
     (specs / "rules" / "rules.json").write_text(
         '[{"id": "r1", "pile": "screen", "precedence": 1, "match": ' + _nested_not(MAX_DEPTH - 1) + "}]")

@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 
 from support.routing import TODAY
 
-from reporter.routing.textscan import FieldBuffer, Scanner, default_engine
+from reporter.routing.fieldbuffer import FieldBuffer
+from reporter.routing.textscan import Scanner, default_engine
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -98,11 +99,11 @@ def test_ascii_rows_are_the_rows_without_a_high_byte(texts, cut, step):
     no row) may be non-ASCII; the scratch step is shrunk to a few words so
     that the test also crosses the passes of a long column.
     """
-    import reporter.routing.textscan as textscan
+    import reporter.routing.fieldbuffer as fieldbuffer
     arr = pa.array(["é" * cut, *texts], pa.string()).slice(1)
     expected = [t is None or t.isascii() for t in texts]
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(textscan, "_ASCII_STEP", step)
+        mp.setattr(fieldbuffer, "_ASCII_STEP", step)
         assert FieldBuffer.of(arr).ascii_rows().tolist() == expected
     assert FieldBuffer.of(arr).ascii_rows().tolist() == expected
 
@@ -128,7 +129,7 @@ def test_a_subset_scanner_reports_the_plans_indices_and_trouble_above_n():
 
 
 def test_a_plan_scans_each_field_for_the_literals_its_rules_read_there(tmp_path):
-    from reporter.routing.engine import compile_plan
+    from reporter.routing.plan import compile_plan
     from reporter.routing.specs import load_rulebook
     book = load_rulebook(ROOT / "bench" / "rules50")
     plan = compile_plan(book, pa.schema([("work_id", pa.string()), ("source", pa.string()), ("title", pa.string()),
@@ -177,7 +178,7 @@ def test_an_unknown_engine_is_refused():
 def test_engines_agree_on_real_abstracts_with_the_benchmark_book():
     if not WORKS.exists():
         pytest.skip(f"real data not found at {WORKS}")
-    from reporter.routing.engine import compile_plan
+    from reporter.routing.plan import compile_plan
     from reporter.routing.specs import load_rulebook
     book = load_rulebook(ROOT / "bench" / "rules50")
     plan = compile_plan(book, pa.schema([("work_id", pa.string()), ("source", pa.string()), ("title", pa.string()),

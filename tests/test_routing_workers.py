@@ -185,7 +185,7 @@ def test_workers_must_be_one_or_more(tmp_path, capsys):
 
 _MALLINFO = """
 import ctypes, sys
-from reporter.routing.pieces import keep_freed_memory
+from reporter.routing.workers import keep_freed_memory
 class Info(ctypes.Structure):
     _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
                                                "fsmblks", "uordblks", "fordblks", "keepcost")]
@@ -228,7 +228,7 @@ def test_the_route_command_keeps_a_batch_sized_block_it_frees():
 
 _HUGE_PAGES = """
 import ctypes, os, sys
-from reporter.routing.pieces import no_huge_pages
+from reporter.routing.workers import no_huge_pages
 def thp() -> str:
     with open("/proc/self/status") as f:
         return next(line.split()[1] for line in f if line.startswith("THP_enabled:"))

@@ -22,7 +22,8 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from reporter.certify.sheet import fill_labels, read_sheet
-from reporter.example.generate import INCLUDE_KINDS, KINDS, pool_truth
+from reporter.example.generate import pool_truth
+from reporter.example.rows import INCLUDE_KINDS, KINDS
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -120,7 +120,7 @@ def run_route(args) -> int:
     from ..routing.release import write_route_run
     ws = v["workspace"]  # the record goes to its state folder; without one, to the releases folder's neighbour
     run = start_command_run(args, state_of(ws.root if ws is not None else Path(v["releases"]).parent), os.environ)
-    from ..routing.pieces import keep_freed_memory, no_huge_pages
+    from ..routing.workers import keep_freed_memory, no_huge_pages
     keep_freed_memory()
     no_huge_pages()
     result = route_release(v["pool"], v["specs"], v["releases"], overlay=v["overlay"],

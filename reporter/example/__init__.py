@@ -12,7 +12,7 @@ from typing import Any
 # Loaded on first use: reading a workspace imports reporter.example.config, and should not
 # pay for pyarrow.compute and the word lists (about half a second) unless a pool is generated.
 _PUBLIC = {"generate_pool": "generate", "generate_labels": "generate", "pool_truth": "generate",
-           "GENERATOR_VERSION": "generate", "INCLUDE_KINDS": "generate", "KINDS": "generate",
+           "GENERATOR_VERSION": "generate", "INCLUDE_KINDS": "rows", "KINDS": "rows",
            "MARKER_KEY": "generate", "BANKS": "words", "HOSTILE_TITLES": "words"}
 __all__ = sorted(_PUBLIC)
 

@@ -11,6 +11,8 @@ of any size up to 2 GiB. JSONL and CSV are parsed in blocks; when
 pyarrow finds a row longer than a block ("straddling object"), the file is
 scanned once for its longest row and read again with a block that holds it
 (rows already handed out are skipped, so the caller sees each row once).
+The scans of a file's raw bytes (the longest row, the deepest nesting, a
+CSV header) are in rawscan.py.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, TypeVar
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.json as pajson
@@ -28,6 +29,7 @@ import pyarrow.parquet as pq
 
 from ..errors import InputError
 from ..hashing import sha256_file, sha256_files
+from .rawscan import check_json_depth, csv_names, longest_row, unreadable
 
 REQUIRED_POOL_COLUMNS = ("work_id", "source", "title", "abstract")
 TEXT_COLUMNS = ("work_id", "source", "title", "abstract")
@@ -40,11 +42,6 @@ CSV_BLOCK = 1 << 24
 """The first CSV block tried (16 MiB)."""
 MAX_BLOCK = (1 << 31) - 1
 """The largest block pyarrow takes (an int32), which is also the most a string column chunk holds."""
-MAX_JSON_DEPTH = 1000
-"""The deepest nesting of arrays and objects a JSONL line may have (pyarrow's parser recurses and
-would crash the process far deeper; the check runs before it)."""
-PIECE = 1 << 24
-"""Bytes read at a time by the scans for the longest row and the deepest nesting."""
 T = TypeVar("T")
 
 
@@ -205,19 +202,13 @@ def _arrow_errors(path: Path, what: str) -> Iterator[None]:
             raise _Straddling() from None
         raise InputError(f"{path}: {what}: {exc}") from None
     except OSError as exc:
-        raise InputError(_unreadable(path, exc)) from None
+        raise InputError(unreadable(path, exc)) from None
 
 
 def _guarded(path: Path, batches: Iterator[T]) -> Iterator[T]:
     """Items of a pyarrow CSV reader, its errors as InputError naming the file (a too-long row as _Straddling)."""
     with _arrow_errors(path, "could not read CSV"):
         yield from batches
-
-
-def _unreadable(path: Path, exc: OSError) -> str:
-    hint = "; is it really gzip-compressed? (rename it without .gz if it is plain text)" \
-        if path.name.lower().endswith(".gz") else ""
-    return f"{path}: cannot read the file ({exc}){hint}"
 
 
 def _sized(path: Path, kind: str, block: int, attempt: Callable[[int], T]) -> tuple[T, int]:
@@ -231,34 +222,11 @@ def _sized(path: Path, kind: str, block: int, attempt: Callable[[int], T]) -> tu
 
 def _larger_block(path: Path, kind: str, block: int) -> int:
     """A block that holds the file's longest row (at least twice the last one), up to MAX_BLOCK."""
-    longest = _longest_row(path, quoted=kind == "csv")
+    longest = longest_row(path, quoted=kind == "csv")
     if longest > MAX_BLOCK or block >= MAX_BLOCK:
         raise InputError(f"{path}: a row of {longest:,} bytes is longer than the {MAX_BLOCK:,} bytes a row may take; "
                          "shorten its text")
     return min(MAX_BLOCK, max(2 * block, 1 << max(longest - 1, 1).bit_length()))
-
-
-def _longest_row(path: Path, quoted: bool) -> int:
-    """Bytes of the file's longest line (decompressed); quoted (CSV): a line break inside double quotes goes on."""
-    longest = start = pos = odd = 0
-    try:
-        with pa.input_stream(str(path), compression="detect") as stream:
-            while chunk := stream.read(PIECE):
-                data = np.frombuffer(chunk, dtype=np.uint8)
-                ends = np.flatnonzero((data == 0x0A) | (data == 0x0D)) if quoted else np.flatnonzero(data == 0x0A)
-                if quoted:
-                    quotes = data == 0x22
-                    if len(ends):  # a line break ends a row only outside quotes: an even count of quotes before it
-                        ends = ends[((np.cumsum(quotes, dtype=np.uint8) + odd) & 1)[ends] == 0]
-                    odd = (odd + int(np.count_nonzero(quotes))) & 1
-                if len(ends):
-                    ends = ends + pos
-                    longest = max(longest, int(ends[0]) + 1 - start, int(np.diff(ends).max(initial=0)))
-                    start = int(ends[-1]) + 1
-                pos += len(data)
-    except OSError as exc:
-        raise InputError(_unreadable(path, exc)) from None
-    return max(longest, pos - start)
 
 
 _JSONL_CACHE: dict[Path, tuple[float, pa.Table, int]] = {}
@@ -271,7 +239,7 @@ def _read_jsonl(path: Path) -> tuple[pa.Table, int]:
     if key in _JSONL_CACHE and _JSONL_CACHE[key][0] == mtime:
         return _JSONL_CACHE[key][1:]
 
-    _check_json_depth(path)
+    check_json_depth(path)
 
     def attempt(block: int) -> pa.Table:
         with _arrow_errors(path, "not valid JSON lines (one JSON object a line)"), \
@@ -284,111 +252,11 @@ def _read_jsonl(path: Path) -> tuple[pa.Table, int]:
     return table, block
 
 
-class _Nesting:
-    """The nesting depth of one JSON line read in pieces: string and escape state carried between them."""
-
-    def __init__(self) -> None:
-        self.depth = self.deepest = self.in_string = self.backslashes = 0
-
-    def feed(self, data: np.ndarray) -> None:
-        """Read the next piece of the line (bytes, without its line break)."""
-        for lo in range(0, len(data), 1 << 20):
-            self._feed(data[lo: lo + (1 << 20)])
-
-    def _feed(self, b: np.ndarray) -> None:
-        n = len(b)
-        if not n:
-            return
-        idx = np.arange(n)
-        last_plain = np.maximum.accumulate(np.where(b == 0x5C, -1, idx))  # last non-backslash at or before i
-        run = np.empty(n, dtype=np.int64)  # backslashes just before i
-        run[0] = self.backslashes
-        before = last_plain[:-1]
-        run[1:] = np.where(before >= 0, idx[:-1] - before, idx[:-1] + 1 + self.backslashes)
-        quote = (b == 0x22) & (run % 2 == 0)
-        inside = ((np.cumsum(quote) + self.in_string) & 1).astype(bool)
-        step = ((b == 0x5B) | (b == 0x7B)).astype(np.int64) - ((b == 0x5D) | (b == 0x7D))
-        depth = np.cumsum(np.where(inside, 0, step)) + self.depth
-        self.deepest = max(self.deepest, int(depth.max()))
-        self.depth, self.in_string = int(depth[-1]), int(inside[-1])
-        self.backslashes = n - 1 - int(last_plain[-1]) if last_plain[-1] >= 0 else n + self.backslashes
-
-
-_NOT_OPENING = bytes(c for c in range(256) if c not in b"[{\n")
-_NOT_STRUCTURE = bytes(c for c in range(256) if c not in b'[]{}"\n')
-
-
-def _structure(raw: bytes) -> np.ndarray:
-    """A piece of JSON cut down to its structure: escaped backslashes and quotes removed, then all but
-    brackets, quotes and line breaks."""
-    text = raw.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_STRUCTURE)
-    return np.frombuffer(text, dtype=np.uint8)
-
-
-def _check_json_depth(path: Path) -> None:
-    """Refuse, naming the line, a JSONL line that nests arrays and objects deeper than MAX_JSON_DEPTH.
-
-    A line can only be that deep when it holds more than MAX_JSON_DEPTH
-    opening brackets, which one pass over the file's opening brackets and
-    line breaks finds; only such lines, and the lines running across two
-    pieces of the file, are read bracket by bracket, strings skipped.
-    """
-    line, tail, carry = 1, _Nesting(), b""
-
-    def refuse(number: int, scan: _Nesting) -> None:
-        if scan.deepest > MAX_JSON_DEPTH:
-            raise InputError(f"{path}: line {number}: JSON nested {scan.deepest:,} levels deep; at most "
-                             f"{MAX_JSON_DEPTH:,} levels of arrays and objects are read")
-
-    try:
-        with pa.input_stream(str(path), compression="detect") as stream:
-            while chunk := stream.read(PIECE):
-                chunk = carry + chunk
-                body = chunk.rstrip(b"\\")  # a run of backslashes is never cut between pieces
-                carry = chunk[len(body):]
-                first, last = body.find(b"\n"), body.rfind(b"\n")
-                tail.feed(_structure(body if first < 0 else body[:first]))
-                refuse(line, tail)
-                if first < 0:
-                    continue
-                opening = body.translate(None, _NOT_OPENING).split(b"\n")[1:-1]  # the whole lines
-                if opening and max(map(len, opening)) > MAX_JSON_DEPTH:
-                    ends = np.flatnonzero(np.frombuffer(body, dtype=np.uint8) == 0x0A)
-                    for k in (k for k, text in enumerate(opening) if len(text) > MAX_JSON_DEPTH):
-                        scan = _Nesting()
-                        scan.feed(_structure(body[ends[k] + 1: ends[k + 1]]))
-                        refuse(line + 1 + k, scan)
-                line += len(opening) + 1
-                tail = _Nesting()
-                tail.feed(_structure(body[last + 1:]))
-                refuse(line, tail)
-    except OSError as exc:
-        raise InputError(_unreadable(path, exc)) from None
-
-
-def _csv_names(path: Path, delimiter: str) -> list[str]:
-    """The header row's column names, read on their own (however long the rows after it are)."""
-    head, odd = b"", 0
-    with pa.input_stream(str(path), compression="detect") as stream:
-        while chunk := stream.read(1 << 16):
-            data = np.frombuffer(chunk, dtype=np.uint8)
-            ends = np.flatnonzero((data == 0x0A) | (data == 0x0D))
-            ends = ends[((np.cumsum(data == 0x22, dtype=np.uint8) + odd) & 1)[ends] == 0] if len(ends) else ends
-            if len(ends):
-                head += chunk[: int(ends[0]) + 1]
-                break
-            head += chunk
-            odd = (odd + int(np.count_nonzero(data == 0x22))) & 1
-    table = pacsv.read_csv(pa.BufferReader(head), parse_options=pacsv.ParseOptions(delimiter=delimiter),
-                           read_options=pacsv.ReadOptions(block_size=max(len(head) + 1, 1 << 16)))
-    return table.schema.names
-
-
 def _open_csv(path: Path, block: int) -> pacsv.CSVStreamingReader:
     """A streaming CSV reader with the given block size, text columns as strings."""
     delimiter = "\t" if ".tsv" in path.name.lower() else ","
     with _arrow_errors(path, "not a readable CSV file"):
-        names = _csv_names(path, delimiter)
+        names = csv_names(path, delimiter)
         types = {n: pa.string() for n in names if n in TEXT_COLUMNS or n in ("label", "doi", "venue", "type")}
         return pacsv.open_csv(
             str(path),

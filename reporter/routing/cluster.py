@@ -17,7 +17,8 @@ from collections.abc import Iterator
 
 from ..errors import InputError
 from ..pool.reader import TableSource
-from .pieces import PieceResult, Setup, in_order, plan_pieces, route_piece
+from .pieces import PieceResult, Setup, plan_pieces, route_piece
+from .workers import in_order
 
 CONNECT_TIMEOUT = "30s"
 

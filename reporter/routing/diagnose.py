@@ -15,8 +15,10 @@ import pyarrow.parquet as pq
 from ..errors import InputError
 from ..pool.overlay import load_overlay, pool_batches
 from ..pool.reader import open_table
-from .engine import Evaluator, FieldText, compile_plan
+from .engine import Evaluator
+from .fieldtext import FieldText
 from .normalise import normalise_array
+from .plan import compile_plan
 from .samples import context_windows
 from .specs import RuleBook
 

@@ -19,8 +19,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .predicates import Phrase
 from .regexlit import span_pattern
-from .specs import Phrase
 
 FIELDS = ("title", "abstract")
 NO_FIELD = 9

@@ -24,8 +24,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .fieldbuffer import FieldBuffer
 from .normalise import normalise_batch, unicode_work
-from .textscan import FieldBuffer, Hits, Scanner, word_end
+from .textscan import Hits, Scanner, word_end
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 

@@ -22,8 +22,8 @@ import pyarrow as pa
 
 from ..errors import InputError
 from ..text import replace_surrogates
-from .engine import FieldText
 from .evidence import phrase_spans, span_texts
+from .fieldtext import FieldText
 from .normalise import phrase_literal
 from .textscan import Scanner
 

@@ -27,15 +27,16 @@ from ..pool.overlay import Overlay, load_overlay
 from ..pool.reader import REQUIRED_POOL_COLUMNS, open_table, require_columns
 from ..progress import Progress
 from ..runs import FileRef, RunStart
-from .engine import compile_plan
 from .index import MANIFEST_FILE, append_index, read_index, start_index
 from .normalise import SETTINGS, settings_digest
-from .pieces import RULE_SAMPLE_K, SAMPLE_K, IdTally, Setup, default_workers, plan_pieces, run_local
+from .pieces import RULE_SAMPLE_K, SAMPLE_K, IdTally, Setup, plan_pieces
+from .plan import compile_plan
 from .published import PUBLISHED_FILE, check_release_name, read_published
 from .routing_table import ROUTING_SCHEMA
 from .samples import CONTEXT_CHARS
 from .specs import check_columns, load_rulebook
 from .stats import add_counts, build_rule_stats, compile_empty_totals, count_sources
+from .workers import default_workers, run_local
 
 # Bump whenever routing semantics or a release file's bytes change: it is part of every release id.
 # 2: samples.json records its context window (`context_chars`).

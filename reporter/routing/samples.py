@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 
 from .evidence import FIELDS
-from .textscan import FieldBuffer
+from .fieldbuffer import FieldBuffer
 
 CONTEXT_CHARS = 80
 """Characters of the normalised field shown either side of an evidence span (samples.json `context_chars`)."""
