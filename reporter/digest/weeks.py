@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..files import locked, remove_debris, write_bytes
+from ..files import write_bytes
 from ..hashing import dump_json, sha256_bytes, sha256_file
 from ..isoweek import parse_week, week_start
+from ..locks import locked, remove_debris
 from ..pool.record import Record
 from ..runs import FileRef, RunStart
 from ..novelty.results import write_novelty_results
