@@ -24,7 +24,7 @@ from .digest.publish import DigestRun, archive_snapshot, gather_digest
 from .digest import weeks
 from .digest.weeks import WeekResult
 from .errors import InputError
-from .files import locked, remove_debris
+from .locks import locked, remove_debris
 from .novelty.candidate import parse_candidate
 from .novelty.graph import Graph
 from .novelty.resolvers import Resolver

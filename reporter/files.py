@@ -1,4 +1,4 @@
-"""The one file layer: atomic writes with explicit modes, locks, debris, capped reads.
+"""The one file layer: atomic writes with explicit modes, temporaries locked by their run, capped reads.
 
 Every file the tool writes goes through here. A write lands under a unique
 temporary name in the target's folder and is renamed into place, so a
@@ -9,10 +9,10 @@ takes away (a temporary file or folder from `tempfile` would be 0600/0700).
 
 A run holds an exclusive `flock` on every temporary file or folder it makes,
 for as long as that entry lives; the kernel drops the lock when the run
-ends, however it ends (`kill -9` included). `remove_debris` removes the
-`.tmp-*` entries whose lock it can take, which are exactly those of dead
-runs: never a live run's. A run that finds its new entry removed before it
-took the lock (a sweep got there first) makes another.
+ends, however it ends (`kill -9` included). `reporter.locks.remove_debris`
+removes the `.tmp-*` entries whose lock it can take, which are exactly those
+of dead runs: never a live run's. A run that finds its new entry removed
+before it took the lock (a sweep got there first) makes another. Folder locks and the sweep: `reporter/locks.py`.
 """
 
 from __future__ import annotations
@@ -20,14 +20,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import json
 import os
 import re
 import shutil
 import stat
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -234,10 +233,11 @@ def _claim(path: Path, fd: int) -> bool:
         fcntl.flock(fd, fcntl.LOCK_EX)
     except OSError:
         return True
-    return _same_entry(path, fd)
+    return same_entry(path, fd)
 
 
-def _same_entry(path: Path, fd: int) -> bool:
+def same_entry(path: Path, fd: int) -> bool:
+    """Whether `path` is still the entry open as `fd` (same device and inode): False once gone or replaced."""
     try:
         now = os.stat(path, follow_symlinks=False)
     except FileNotFoundError:
@@ -246,113 +246,16 @@ def _same_entry(path: Path, fd: int) -> bool:
     return (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino)
 
 
-def remove_debris(folder: Path, *, recursive: bool = True, targets: Iterable[str] | None = None) -> list[Path]:
-    """Remove the temporary files and folders (`.tmp-*`) that dead runs left in folder; returns them.
-
-    An entry is removed only when its lock can be taken, that is when the run
-    that made it has ended: a live run's temporaries are never touched, so
-    this is safe at any time, beside any number of running commands. With
-    `recursive`, sub-folders are swept too (temporary folders are removed whole,
-    not entered); `targets` limits the sweep to temporaries of those file names
-    (for a folder the tool shares with the user's own files).
-    """
-    folder = Path(folder)
-    removed: list[Path] = []
-    try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except (FileNotFoundError, NotADirectoryError):
-        return removed
-    prefixes = None if targets is None else tuple(f"{TEMP_PREFIX}{t}." for t in targets)
-    for entry in entries:
-        path = Path(entry.path)
-        if entry.name.startswith(TEMP_PREFIX):
-            if (prefixes is None or entry.name.startswith(prefixes)) and _remove_if_dead(path, entry):
-                removed.append(path)
-        elif recursive and entry.is_dir(follow_symlinks=False):
-            removed += remove_debris(path, recursive=True, targets=targets)
-    return removed
-
-
-def _remove_if_dead(path: Path, entry: os.DirEntry) -> bool:
-    is_dir = entry.is_dir(follow_symlinks=False)
-    if not is_dir and not entry.is_file(follow_symlinks=False):
-        return False  # a link, a pipe: never one of ours
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | (os.O_DIRECTORY if is_dir else 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
-        return False  # gone already, or not ours to open
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return False  # a live run holds it (or this file system has no flock): leave it
-        if not _same_entry(path, fd):
-            return False  # renamed into place or replaced meanwhile
-        if is_dir:
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            path.unlink(missing_ok=True)
-        return True
-    finally:
-        os.close(fd)
-
-
-@contextlib.contextmanager
-def locked(folder: Path) -> Iterator[None]:
-    """Hold an exclusive lock on a folder while the block runs; another run (or thread) waits its turn.
-
-    The lock is a flock on the folder itself, so no lock file appears in it.
-    It is re-entrant within a thread: a block that holds a folder's lock may
-    call code that takes it again (a build holds the releases folder while it
-    publishes into it).
-    """
-    folder = make_dirs(Path(folder))
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    _LOCK_FDS.add(fd)
-    try:
-        st = os.fstat(fd)
-        key = (st.st_dev, st.st_ino)
-        with _REGISTRY:
-            turn = _TURNS.setdefault(key, threading.RLock())
-        with turn:
-            depth = _DEPTH.get(key, 0)
-            if depth == 0:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            _DEPTH[key] = depth + 1
-            try:
-                yield
-            finally:
-                _DEPTH[key] -= 1
-                if _DEPTH[key] == 0:
-                    del _DEPTH[key]
-                    fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        _LOCK_FDS.discard(fd)
-        os.close(fd)
-
-
-_TURNS: dict[tuple[int, int], threading.RLock] = {}
-_DEPTH: dict[tuple[int, int], int] = {}
-"""Per locked folder: the threads' turn and how deep this process holds its flock."""
-_LOCK_FDS: set[int] = set()
-"""Descriptors `locked` holds open."""
-
-
 def _drop_inherited_locks() -> None:
-    """In a forked child (a routing worker): close the copies of the parent's locking descriptors.
+    """In a forked child (a routing worker): close the copies of the parent's temporary-folder descriptors.
 
-    A flock belongs to the open file, which a fork shares: a worker that kept
-    the copies would hold the parent's locks after the parent was killed, and
-    a re-run would find its dead temporaries locked and leave them. The
-    parent's own descriptors keep its locks while it lives.
+    A flock belongs to the open file, which a fork shares: a worker that kept the copies would hold the parent's
+    locks after it was killed, and a re-run's sweep (`reporter.locks.remove_debris`) would leave its dead temporaries.
     """
-    for fd in list(_TEMP_DIRS.values()) + list(_LOCK_FDS):
+    for fd in list(_TEMP_DIRS.values()):
         with contextlib.suppress(OSError):
             os.close(fd)
     _TEMP_DIRS.clear()
-    _LOCK_FDS.clear()
-    _DEPTH.clear()
 
 
 os.register_at_fork(after_in_child=_drop_inherited_locks)

@@ -26,8 +26,9 @@ from urllib.parse import urlsplit
 from . import __version__
 from .clock import Clock, run_clock
 from .errors import InputError
-from .files import MiB, parse_json, read_capped, remove_debris, write_new
+from .files import MiB, parse_json, read_capped, write_new
 from .hashing import dump_json, sha256_bytes, sha256_file, sha256_files
+from .locks import remove_debris
 from .masking import mask_secret
 from .text import replace_surrogates
 

@@ -152,7 +152,7 @@ def test_the_screens_generation_is_what_it_always_was():
 
 def _read(content, finish="stop", refusal=None, criteria=CRITERIA):
     from reporter.digest.judge.prompt import judge_answer
-    from reporter.panel.provider import parse_content
+    from reporter.panel.replies import parse_content
     return parse_content(content, finish, refusal, judge_answer(parse_criteria(criteria, "c.md", need_terms=False)))
 
 

@@ -22,7 +22,7 @@ import pytest
 from reporter.digest.archive import published_weeks
 from reporter.digest.config import DigestSettings
 from reporter.digest.weeks import run_weeks
-from reporter.files import locked
+from reporter.locks import locked
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "digest"
 WEEKS = [f"2026-W{k}" for k in range(10, 18)]

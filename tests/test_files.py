@@ -1,4 +1,4 @@
-"""The one file layer: modes, atomicity, locks."""
+"""The one file layer and its locks (reporter.files, reporter.locks): modes, atomicity, locks, debris."""
 
 import json
 import multiprocessing
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reporter import files
+from reporter import files, locks
 from reporter.errors import InputError
 
 
@@ -39,13 +39,13 @@ def test_a_temporary_folder_swept_before_it_is_opened_is_made_again(tmp_path, mo
         path = real(*args, **kwargs)
         made.append(path)
         if len(made) == 1:
-            assert files.remove_debris(tmp_path) == [Path(path)]  # unlocked yet: a sweep takes it
+            assert locks.remove_debris(tmp_path) == [Path(path)]  # unlocked yet: a sweep takes it
         return path
 
     monkeypatch.setattr(tempfile, "mkdtemp", swept_first)
     tmp = files.make_temp_dir(tmp_path, "release")
     assert len(made) == 2 and str(tmp) == made[1] and tmp.is_dir()
-    assert files.remove_debris(tmp_path) == []  # locked by this run
+    assert locks.remove_debris(tmp_path) == []  # locked by this run
     files.remove_tree(tmp)
 
 
@@ -71,7 +71,7 @@ def _leave_debris(folder):
 
 
 def _sweep(folder, queue):
-    queue.put(sorted(p.name for p in files.remove_debris(folder)))
+    queue.put(sorted(p.name for p in locks.remove_debris(folder)))
 
 
 def test_debris_of_dead_runs_is_removed_and_a_live_runs_never(tmp_path):
@@ -94,14 +94,14 @@ def test_debris_of_dead_runs_is_removed_and_a_live_runs_never(tmp_path):
     assert (tmp_path / "sub" / "page.html").read_text() == "half"
     files.remove_tree(live)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sub"]
-    assert files.remove_debris(tmp_path / "missing") == []
+    assert locks.remove_debris(tmp_path / "missing") == []
 
 
 def test_a_sweep_with_targets_leaves_other_temporaries_and_never_follows_a_link(tmp_path):
     (tmp_path / ".tmp-notes.txt.abc").write_text("the user's")
     os.symlink("/", tmp_path / ".tmp-link")
-    assert files.remove_debris(tmp_path, targets=["pool.parquet"]) == []
-    assert files.remove_debris(tmp_path) == [tmp_path / ".tmp-notes.txt.abc"]  # unlocked, so dead
+    assert locks.remove_debris(tmp_path, targets=["pool.parquet"]) == []
+    assert locks.remove_debris(tmp_path) == [tmp_path / ".tmp-notes.txt.abc"]  # unlocked, so dead
     assert (tmp_path / ".tmp-link").is_symlink()
 
 
@@ -120,9 +120,9 @@ def _try_lock(folder, queue):
 def test_the_folder_lock_excludes_other_runs_and_is_reentrant_within_one(tmp_path):
     ctx = multiprocessing.get_context("fork")
     queue = ctx.Queue()
-    with files.locked(tmp_path):
-        with files.locked(tmp_path):  # the same run again: no deadlock
-            with files.locked(tmp_path):  # and a function of the run that takes it too
+    with locks.locked(tmp_path):
+        with locks.locked(tmp_path):  # the same run again: no deadlock
+            with locks.locked(tmp_path):  # and a function of the run that takes it too
                 pass
         p = ctx.Process(target=_try_lock, args=(tmp_path, queue))
         p.start()
@@ -180,10 +180,10 @@ def test_a_killed_runs_forked_workers_do_not_keep_its_locks(tmp_path):
     script = (
         "import os, sys, time\n"
         "from pathlib import Path\n"
-        "from reporter import files\n"
+        "from reporter import files, locks\n"
         "root = Path(sys.argv[1])\n"
         "tmp = files.make_temp_dir(root, 'release')\n"
-        "with files.locked(root / 'held'):\n"
+        "with locks.locked(root / 'held'):\n"
         "    child = os.fork()\n"
         "    if child == 0:\n"
         # os.fork returns in the child only after its at-fork hooks ran: from here on it holds no lock of ours.
@@ -200,11 +200,11 @@ def test_a_killed_runs_forked_workers_do_not_keep_its_locks(tmp_path):
     child = int((tmp_path / "child").read_text())
     try:
         assert tmp and os.path.isdir(tmp)
-        assert files.remove_debris(tmp_path) == []  # the parent lives: its temporary is never touched
+        assert locks.remove_debris(tmp_path) == []  # the parent lives: its temporary is never touched
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         os.kill(child, 0)  # the forked child outlives its parent
-        assert [str(p) for p in files.remove_debris(tmp_path)] == [tmp]
+        assert [str(p) for p in locks.remove_debris(tmp_path)] == [tmp]
         # The folder lock is free too while the child lives: taken without waiting, or refused at once.
         fd = os.open(tmp_path / "held", os.O_RDONLY | os.O_DIRECTORY)
         try:
@@ -212,7 +212,7 @@ def test_a_killed_runs_forked_workers_do_not_keep_its_locks(tmp_path):
             fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
-        with files.locked(tmp_path / "held"):
+        with locks.locked(tmp_path / "held"):
             pass
     finally:
         os.kill(child, signal.SIGKILL)

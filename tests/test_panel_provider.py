@@ -11,7 +11,8 @@ from reporter.errors import InputError
 from reporter.panel.config import VoterSettings
 from reporter.panel.prices import Price, cost_usd, default_price, parse_prices, price_table
 from reporter.panel.prompt import messages_for
-from reporter.panel.provider import ChatVoter, Reply, VoterFailure, endpoint, parse_content, read_masked
+from reporter.panel.provider import ChatVoter, Reply, VoterFailure, endpoint
+from reporter.panel.replies import parse_content, read_masked
 from reporter.panel.tokens import TOKENIZER_NOTE, count_message_tokens, count_tokens, is_openai_model
 from reporter.panel.votes import Vote
 from reporter.screening.answer import ANSWER_SCHEMA, SCREEN_ANSWER

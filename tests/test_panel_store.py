@@ -19,7 +19,8 @@ import psycopg
 import pytest
 
 from reporter.errors import InputError, InternalError
-from reporter.panel.store import SCHEMA_VERSION, open_store
+from reporter.panel.store import open_store
+from reporter.panel.store_session import SCHEMA_VERSION
 from reporter.panel.store_rows import FailureRow, Job, Recorded, ScopeCounts, VerdictRow, VoteRow
 from reporter.panel.votes import Vote
 

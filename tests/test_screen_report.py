@@ -24,7 +24,8 @@ from test_screen_scope import HOSTILE, LABELS, gens, make_workspace, record, rou
 from reporter.panel.store import open_store
 from reporter.panel.votes import Vote
 from reporter.routing.labels import load_labels, wilson
-from reporter.screening.report import cohen_kappa, rate, screen_report, workspace_report
+from reporter.screening.calibration import rate
+from reporter.screening.report import cohen_kappa, screen_report, workspace_report
 
 INC, EXC, CBD = Vote("include", reason="r"), Vote("exclude", reason="r"), Vote("cannot_be_determined", reason="r")
 BAD = Vote(None, "unparseable", "no JSON")

@@ -9,8 +9,8 @@ forced re-publish keeps the old one beside it as
 `decisions.superseded-<sha12>.json`).
 
 This module only reads: the published weeks, a week's decisions and the head
-of its document (what it was decided from), typed and checked, for the site
-and the prior of the next week. Deciding and publishing weeks is
+of its document (what it was decided from), typed and checked (the checks:
+`reporter.digest.week_checks`), for the site and the prior of the next week. Deciding and publishing weeks is
 `reporter.digest.weeks`; the calendar (week names and their arithmetic) is
 the shared leaf `reporter.isoweek`.
 """
@@ -33,6 +33,7 @@ from ..isoweek import is_week, shift_week, week_start
 from .judge.archived import Disagreement, JudgeSpend, WeekJudge, read_judge
 from .records import (DROP_CAUSES, EARLIER_VERSION_NOVELTY, REVIEW_REASONS, SILENT_CRITERIA, Decision, JudgeEntry,
                       ListedAgain, WeekDecisions, review_reason_of)
+from .week_checks import check_counts, check_decisions, check_listed_again, score_setting, whole_setting
 
 DECISIONS_FILE = "decisions.json"
 DECISIONS_CAP = 64 * MiB
@@ -266,11 +267,11 @@ def read_week(data: bytes, source: str) -> ArchivedWeek:
     week's thresholds), so its page groups its papers as before.
     """
     decisions, document = read_decisions(data, source)
-    _check_counts(decisions, source)
+    check_counts(decisions, source)
     head = _head(document, source)
     decisions = _with_review_reasons(decisions, head.settings)
-    _check_decisions(decisions.decisions, source)
-    _check_listed_again(decisions, source)
+    check_decisions(decisions.decisions, source)
+    check_listed_again(decisions, prior_weeks(decisions.week) if is_week(decisions.week) else (), source)
     try:
         drift, merges = _drift(_dict(decisions.watchlist_drift)), tuple(_merge(m) for m in decisions.merges)
         judge = read_judge(document.get("judge"))
@@ -313,49 +314,15 @@ def _with_review_reasons(week: WeekDecisions, settings: WeekSettings) -> WeekDec
         if d.decision == "REVIEW" and d.review_reason is None else d for d in week.decisions))
 
 
-def _check_counts(decisions: WeekDecisions, source: str) -> None:
-    """Refuse a calibration that disagrees with the decisions listed."""
-    cal, ds = decisions.calibration, decisions.decisions
-    histogram = [0] * 10
-    for d in ds:
-        histogram[min(max(d.score, 0) // 10, 9)] += 1
-    counted = (sum(d.decision == "KEEP" for d in ds), sum(d.decision == "REVIEW" for d in ds),
-               sum(d.decision == "DROP" for d in ds))
-    if (cal.kept, cal.review, cal.dropped) != counted or list(cal.histogram) != histogram:
-        raise InputError(f"{source}: the calibration (kept {cal.kept}, review {cal.review}, dropped {cal.dropped}, "
-                         f"histogram {list(cal.histogram)}) disagrees with the decisions listed (kept {counted[0]}, "
-                         f"review {counted[1]}, dropped {counted[2]}, histogram {histogram}); restore the file")
-
-
-def _check_decisions(ds: tuple[Decision, ...], source: str) -> None:
-    """Refuse a paper listed twice, and a score or cause that does not fit its decision."""
-    if len({d.id for d in ds}) != len(ds):
-        raise InputError(f"{source}: a paper is listed twice; restore the file")
-    for d in ds:
-        if not 0 <= d.score <= 100 or (d.decision == "DROP") != (d.cause is not None):
-            raise InputError(f"{source}: {d.id}: score {d.score} or cause {d.cause!r} does not fit "
-                             f"decision {d.decision}; restore the file")
-
-
-def _check_listed_again(decisions: WeekDecisions, source: str) -> None:
-    """Refuse a paper listed again that the week also decides, or listed again from a week not among its prior."""
-    ids = {d.id for d in decisions.decisions}
-    before = set(prior_weeks(decisions.week)) if is_week(decisions.week) else set()
-    for again in decisions.listed_again:
-        if again.id in ids or again.week not in before:
-            raise InputError(f"{source}: listed_again {again.id}: decided this week too, or week {again.week!r} is "
-                             f"not one of the four before {decisions.week}; restore the file")
-
-
 def _head(document: dict[str, Any], source: str) -> WeekHead:
     """The head of a decisions.json document; a part that is not an object reads as empty."""
     inputs, settings = _dict(document.get("inputs")), _dict(document.get("settings"))
     return WeekHead(
         rules=str(document.get("rules", "")),
         settings=WeekSettings(
-            max_kept=_whole(settings, "max_kept", None, source),
-            keep_threshold=_score(settings, "keep_threshold", KEEP_AT, source),
-            review_threshold=_score(settings, "review_threshold", REVIEW_AT, source),
+            max_kept=whole_setting(settings, "max_kept", None, source),
+            keep_threshold=score_setting(settings, "keep_threshold", KEEP_AT, source),
+            review_threshold=score_setting(settings, "review_threshold", REVIEW_AT, source),
             prior=str(settings.get("prior", "archive")), watchlist=str(settings.get("watchlist", "")),
             criteria=str(settings.get("criteria", ""))),
         papers=_input(inputs.get("papers")), watchlist=_input(inputs.get("watchlist")),
@@ -393,20 +360,6 @@ def _input(value: Any) -> InputFile | None:
     if not isinstance(value, dict):
         return None
     return InputFile(str(value.get("file", "")), str(value.get("sha256", "")))
-
-
-def _whole(settings: dict[str, Any], name: str, default: int | None, source: str) -> int | None:
-    value = settings.get(name, default)
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-        raise InputError(f"{source}: settings.{name} {value!r} is not a whole number; restore the file")
-    return value
-
-
-def _score(settings: dict[str, Any], name: str, default: int, source: str) -> int:
-    value = settings.get(name, default)
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 100:
-        raise InputError(f"{source}: settings.{name} {value!r} is not a score from 0 to 100; restore the file")
-    return value
 
 
 __all__ = ["DECISIONS_FILE", "DROP_CAUSES", "EARLIER_VERSION_NOVELTY", "GRAPH_FILE", "REVIEW_REASONS",

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from ..files import read_capped, remove_debris, write_bytes
+from ..files import read_capped, write_bytes
 from ..hashing import sha256_text
+from ..locks import remove_debris
 from .config import DEFAULT_MAX_PAGE_BYTES
 
 SUFFIX = ".page"
@@ -40,7 +41,7 @@ class RawCache:
     """[fetch] max_page_bytes: a stored body larger than this is no answer (and its file is never read whole)."""
 
     def sweep(self) -> list[Path]:
-        """Remove the temporaries of killed runs (never a live run's: reporter.files.remove_debris)."""
+        """Remove the temporaries of killed runs (never a live run's: reporter.locks.remove_debris)."""
         return remove_debris(self.root)
 
     def path(self, source: str, key: str) -> Path:

@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..files import locked, parse_json, read_capped, write_json
+from ..files import parse_json, read_capped, write_json
 from ..hashing import sha256_bytes
 from ..isoweek import is_week, week_start
+from ..locks import locked
 from ..masking import mask_secret
 from ..naming import email_edition_paths
 from ..site.manifest import read_manifest

@@ -272,7 +272,8 @@ def replay(line: RawReply, voter: VoterSettings, environ: Mapping[str, str], ans
     `answer`: the AnswerSchema of the line's task, the reply is read against it.
     """
     from .prices import cost_usd
-    from .provider import Reply, read_masked, usage_count
+    from .provider import Reply
+    from .replies import read_masked, usage_count
     secret = environ.get(voter.api_key_env) if voter.api_key_env else None
     body, vote, usage, _text = read_masked(line.body, secret, answer)
     noted = line.usage if isinstance(line.usage, dict) else {}

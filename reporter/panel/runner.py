@@ -12,7 +12,7 @@ criteria judge over weeks (`reporter.digest.judge.run`):
 3. recovery: runners whose raw file nobody holds have ended; their claims
    are freed, and their replies of this generation that never got a vote
    row are adopted (claimed and recorded from the raw line), so a reply
-   that was paid for is never asked again;
+   that was paid for is never asked again (`recovery.py`);
 4. the loop (`tier_loop.py`): claim a batch whenever the voters could take more work, ask
    each claimed work's missing voters (both at once; `ChatVoter` bounds each
    voter's concurrency), and group-commit each answer as soon as it came back,
@@ -45,7 +45,6 @@ import secrets
 import signal
 import socket
 import sys
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
@@ -56,7 +55,8 @@ from ..progress import Progress
 from ..runs import FileRef, ModelUse, RunStart, host_of, settings_json
 from .config import VoterSettings
 from .budget import Budget
-from .rawlog import RawReply, dead_runners, open_raw_log, orphans, raw_line, replay, reply_usage
+from .rawlog import open_raw_log, raw_line, reply_usage
+from .recovery import recover
 from .run_report import RunReport, TierReport
 from .tier_loop import Answered, Asked, Tally, Tier, TierLoop
 from .votes import FAILED, AnswerSchema, Vote
@@ -179,7 +179,7 @@ class _Run:
             self.store = await self.db(open_store, self.settings.database, where=self.tasks.where)
             await self.db(self.store.register_runner, self.runner, socket.gethostname(), os.getpid())
             self.raw = open_raw_log(self.settings.raw_dir, self.runner)
-            recovered = await self.db(self._recover)
+            recovered = await self.db(recover, self)
             heart = asyncio.create_task(self._heartbeat())
             try:
                 for step in self.tasks.steps:
@@ -270,68 +270,6 @@ class _Run:
                           tally.recovered, tally.refused, tally.failures, tally.spend, tally.stopped,
                           note=tier.scope.note, invalid=dict(sorted(tally.invalid.items())))
 
-    # --- recovery (on the database thread) ---
-
-    def _recover(self) -> dict[str, int]:
-        """Free the claims of ended runners and adopt their replies that have no vote row; task -> replies adopted.
-
-        Every task's current generation at once, before this runner claims
-        anything, so a freed job is adopted before another claim can take it.
-        """
-        dead = [r for r in dead_runners(self.settings.raw_dir) if r != self.runner]
-        if not dead:
-            return {}
-        lines = list(orphans(self.settings.raw_dir, self.store.raw_positions(), runners=dead))
-        self.store.free_claims_of(dead)
-        adopted: dict[str, int] = {}
-        for tier in self.tasks.current():
-            found: dict[str, dict[str, RawReply]] = {}
-            for line in lines:
-                if line.tier == tier.name and line.generation == tier.generation.id and line.voter in tier.by_name:
-                    found.setdefault(line.work_id, {}).setdefault(line.voter, line)
-            adopted[tier.name] = self._adopt(tier, found)
-        # Adopted works still missing a vote go back to the pool of claimable jobs (only that vote is asked).
-        self.store.release(self.runner)
-        return adopted
-
-    def _adopt(self, tier: Tier, found: Mapping[str, Mapping[str, RawReply]]) -> int:
-        """Claim each work with orphan replies and record them as votes (plus the verdicts they make).
-
-        A line that cannot be read back into a vote the store can hold is recorded as that voter's failure, with
-        the cause, and the recovery goes on (a later run asks that voter again)."""
-        from .store_rows import FailureRow, VoteRow
-        asked, rows, failures = [], [], []
-        for work_id in sorted(found):
-            job = self.store.claim_work(tier.name, tier.generation.id, work_id, self.runner,
-                                        self.settings.lease_seconds)
-            if job is None:
-                continue  # decided meanwhile, or held by a live runner
-            got = Asked(job)
-            for voter, line in sorted(found[work_id].items()):
-                if voter in job.votes:
-                    continue
-                try:
-                    reply = replay(line, tier.by_name[voter], self.environ, tier.answer)
-                    row = VoteRow(tier.name, tier.generation.id, work_id, voter, reply.vote, reply.input_tokens,
-                                  reply.output_tokens, reply.cost_usd, line.file, line.offset)
-                    unstorable(row)
-                except (ValueError, TypeError, OverflowError, RecursionError) as exc:
-                    cause = got.failed[voter] = (f"the raw reply {line.file}@{line.offset} could not be recorded "
-                                                 f"({type(exc).__name__}: {str(exc)[:200]}); recorded as this "
-                                                 f"voter's failure")
-                    failures.append(FailureRow(tier.name, tier.generation.id, work_id, voter, cause))
-                    continue
-                got.replies[voter] = reply
-                rows.append(row)
-            asked.append(got)
-        if not asked:
-            return 0
-        recorded = self._record(tier, asked, rows, failures, Tally())
-        # Those replies were answered (paid), only never recorded: they are no longer in flight for their runner.
-        for file, n in sorted(Counter(row.raw_file for row in rows).items()):
-            self.store.note_requests(file.removesuffix(".jsonl"), answered=n)
-        return recorded.votes
-
     def commit_batch(self, tier: Tier, batch: list[Answered], tally: Tally) -> None:
         """Group commit of the answers that came since the last one: their raw lines appended and fsynced, then
         their vote rows, the failures and the verdicts of the jobs whose last answer is among them, one transaction."""
@@ -350,11 +288,11 @@ class _Run:
                 for a, (file, offset) in zip(got, where)]
         failures = [FailureRow(tier.name, tier.generation.id, a.asked.job.work_id, a.voter, a.failure)
                     for a in batch if a.failure is not None]
-        recorded = self._record(tier, [a.asked for a in batch if a.last], rows, failures, tally,
+        recorded = self.record(tier, [a.asked for a in batch if a.last], rows, failures, tally,
                                 answered=len(rows) + len(failures), unsent=sum(a.unsent for a in batch))
         tally.votes += recorded.votes
 
-    def _record(self, tier: Tier, complete: list[Asked], rows: list[Any], failures: list[Any], tally: Tally,
+    def record(self, tier: Tier, complete: list[Asked], rows: list[Any], failures: list[Any], tally: Tally,
                 answered: int = 0, unsent: int = 0) -> Any:
         """Write vote rows, failures, and the verdicts of the `complete` jobs (every voter asked has come back)."""
         from .store_rows import VerdictRow
@@ -390,18 +328,3 @@ def _gate(tier: Tier, asked: Asked) -> str:
 def _vote_of(value: Any) -> Vote:
     """A job's existing vote: a Vote, or a row holding one."""
     return value if isinstance(value, Vote) else value.vote
-
-
-BIGINT = 2**63 - 1
-"""The largest count (tokens, offsets) a state database's BIGINT column holds."""
-
-
-def unstorable(row: Any) -> None:
-    """Raise ValueError when a vote row holds a number the state database cannot store (its text always can:
-    `store_text`)."""
-    for name in ("input_tokens", "output_tokens", "raw_offset"):
-        value = getattr(row, name)
-        if value is not None and (not isinstance(value, int) or not 0 <= value <= BIGINT):
-            raise ValueError(f"{name} {value!r} is not a count the database holds (0 to 2^63-1)")
-    if not isinstance(row.cost_usd, float) or not math.isfinite(row.cost_usd) or row.cost_usd < 0:
-        raise ValueError(f"cost_usd {row.cost_usd!r} is not a finite amount")

@@ -16,7 +16,8 @@ raw responses stay on disk for the record). Verdicts and votes of old
 generations are never deleted.
 
 The store is called from worker threads by one runner: one connection,
-guarded by a lock.
+guarded by a lock (`store_session.StoreSession`, the plumbing beneath `Store`:
+statements, write transactions retried on deadlock, the schema made or checked).
 
 Every text is stored whatever its code points: a reply is hostile, and a
 lone surrogate (legal JSON: `"\\ud800"`) cannot be encoded as UTF-8 for
@@ -29,34 +30,15 @@ back as they were. Text without them (all ordinary text) is stored as is.
 
 from __future__ import annotations
 
-import json
-import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, Self, TypeVar
 
 from ..errors import InputError
 from ..hashing import canonical_json
-from .store_connect import Closed, connect_postgres, connect_sqlite, is_postgres, is_transient, redact_url, scrub
+from .store_connect import connect_postgres, connect_sqlite, is_postgres, redact_url, scrub
 from .store_rows import FailureRow, Job, Recorded, RunRow, ScopeCounts, VerdictRow, VoteRow
-from .store_sql import (
-    POSTGRES, REQUESTS_TABLE, SCHEMA, SQLITE, VOTE_COLUMNS, VOTE_DETAILS_TABLE, Dialect, StoredCursor, store_param,
-    store_text,
-)
+from .store_session import StoreSession
+from .store_sql import POSTGRES, SQLITE, VOTE_COLUMNS
 from .votes import Vote
-
-SCHEMA_VERSION = 1
-"""The schema this code writes; a database holding another version is refused, never altered."""
-
-_RETRIES = 8
-"""Attempts of a write transaction that PostgreSQL aborted as a deadlock victim."""
-
-_FIRST_REFRESH = 500
-"""Vote and verdict rows this store writes before it first refreshes PostgreSQL's statistics of them
-(then at each doubling: a handful of ANALYZEs however long the run)."""
-
-T = TypeVar("T")
 
 
 def open_store(database: str, *, readonly: bool = False, where: str) -> Store | None:
@@ -95,103 +77,8 @@ def open_store(database: str, *, readonly: bool = False, where: str) -> Store | 
 
 # --- the store ------------------------------------------------------------------------------------
 
-class Store:
+class Store(StoreSession):
     """One interface over the state database; every method is one transaction and safe from any thread."""
-
-    def __init__(self, conn: Any, dialect: Dialect, where: str, setting: str) -> None:
-        self._conn = conn
-        self._d = dialect
-        self._lock = threading.RLock()
-        self._written = 0
-        self._refresh_at = _FIRST_REFRESH
-        self._details: bool | None = None  # whether the database has the vote_details table (known once seen)
-        self.where = where
-        """The database, as messages name it (a path, or the URL without its password)."""
-        self.setting = setting
-        """The setting that names it (`[screen] database`, `[digest.judge] database`)."""
-
-    # -- plumbing
-
-    def _run(self, sql: str, params: Sequence[Any] = ()) -> StoredCursor:
-        """Execute one statement; text goes in through `store_text` and comes out through `stored_text`."""
-        return StoredCursor(self._conn.execute(self._d.sql(sql), tuple(map(store_param, params))))
-
-    def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
-        """executemany (text through `store_text`); the rows it changed (both drivers sum them)."""
-        if not rows:
-            return 0
-        cur = self._conn.cursor()
-        cur.executemany(self._d.sql(sql), [tuple(map(store_param, row)) for row in rows])
-        return max(cur.rowcount, 0)
-
-    def _ids(self, ids: Sequence[str]) -> Any:
-        return self._d.pack_ids([store_text(i) for i in ids])
-
-    @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        self._conn.execute(self._d.begin)
-        try:
-            yield
-        except BaseException:
-            with suppress(Exception):  # the connection may be gone; the first error is the one to report
-                self._conn.execute("ROLLBACK")
-            raise
-        self._conn.execute("COMMIT")
-
-    def _write(self, work: Callable[[], T]) -> T:
-        """`work` in one write transaction; retried when PostgreSQL picked it as a deadlock victim."""
-        with self._lock:
-            for attempt in range(_RETRIES):
-                try:
-                    with self._transaction():
-                        return work()
-                except Exception as exc:
-                    if attempt + 1 == _RETRIES or not is_transient(exc):
-                        raise
-        raise AssertionError("unreachable")
-
-    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
-        with self._lock:
-            return [tuple(r) for r in self._run(sql, params).fetchall()]
-
-    def _analyze(self, tables: str) -> None:
-        if self._d.analyze:
-            with self._lock:
-                self._run(self._d.analyze.format(tables=tables))
-
-    def _grew(self, rows: int) -> None:
-        """Count the vote and verdict rows written; refresh their statistics each time the count doubles."""
-        self._written += rows
-        if self._written >= self._refresh_at:
-            self._analyze("votes, verdicts, jobs")
-            self._refresh_at = 2 * self._written
-
-    def _has_schema(self) -> bool:
-        return bool(self._read(self._d.has_table, ("meta",))[0][0])
-
-    def _check_version(self) -> None:
-        rows = self._read("SELECT value FROM meta WHERE key = 'schema_version'")
-        found = rows[0][0] if rows else None
-        if found != str(SCHEMA_VERSION):
-            raise InputError(f"{self.setting} {self.where}: holds screening schema version {found}, "
-                             f"this reporter knows version {SCHEMA_VERSION}; use a matching reporter "
-                             f"or another database")
-
-    def _create_schema(self) -> None:
-        def work() -> None:
-            if self._d.schema_lock:
-                self._run(self._d.schema_lock)
-            if not self._run(self._d.has_table, ("meta",)).fetchone()[0]:
-                for statement in filter(str.strip, SCHEMA.split(";")):
-                    self._run(statement)
-                self._run("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            if not self._run(self._d.has_table, ("requests",)).fetchone()[0]:
-                self._run(REQUESTS_TABLE)
-            if not self._run(self._d.has_table, ("vote_details",)).fetchone()[0]:
-                self._run(VOTE_DETAILS_TABLE)
-
-        self._write(work)
-        self._check_version()
 
     # -- runners and generations
 
@@ -471,21 +358,3 @@ class Store:
         return [FailureRow(*r) for r in self._read(
             "SELECT tier, generation, work_id, voter, cause FROM failures WHERE tier = ? AND generation = ? "
             "ORDER BY at, work_id, voter, cause", (tier, generation))]
-
-    # -- closing
-
-    def close(self) -> None:
-        """Close the connection (idempotent); any later call raises `InternalError`."""
-        with self._lock:
-            if not isinstance(self._conn, Closed):
-                try:
-                    self._conn.close()
-                finally:
-                    self._conn = Closed()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-

@@ -3,7 +3,7 @@
 `reporter route --out` and `reporter build` write a releases folder: one
 folder per release, named by its id (a release.json inside), and index.json
 listing the ids oldest first. Routing is the only reader and writer of the
-index: publishing appends to it under the folder's lock (files.locked), and
+index: publishing appends to it under the folder's lock (locks.locked), and
 the typed reader (artifacts.load_releases) and `--release` (published.find_release)
 read it. Hidden folders are a run's temporaries, never releases.
 """
@@ -14,7 +14,8 @@ import json
 from pathlib import Path
 
 from ..errors import InputError
-from ..files import MiB, locked, read_capped, write_text
+from ..files import MiB, read_capped, write_text
+from ..locks import locked
 from .folder import MANIFEST_FILE
 
 INDEX = "index.json"

@@ -21,8 +21,9 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..errors import InputError, InternalError
-from ..files import locked, make_temp_dir, remove_debris, remove_tree, resource_error, write_json
+from ..files import make_temp_dir, remove_tree, resource_error, write_json
 from ..hashing import sha256_file, sha256_json, sha256_text
+from ..locks import locked, remove_debris
 from ..pool.overlay import Overlay, load_overlay
 from ..pool.reader import REQUIRED_POOL_COLUMNS, open_table, require_columns
 from ..progress import Progress

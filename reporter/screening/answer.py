@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from ..panel.provider import invalid_vote
+from ..panel.replies import invalid_vote
 from ..panel.votes import FAILED, AnswerSchema, Failed, Vote
 
 ANSWERS: Final = ("include", "exclude", "cannot_be_determined")

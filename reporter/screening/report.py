@@ -6,7 +6,8 @@ nothing is screened yet) and the release's scope, within each tier's current
 generation. Calibration compares each voter and each gate with the
 workspace's labels (include/exclude): recall (labelled includes not
 discarded) and work saved (labelled works discarded), each with its 95%
-Wilson interval, and every labelled include a gate discarded.
+Wilson interval, and every labelled include a gate discarded
+(`calibration.py`).
 
 The site's one door to screening: `gather_screening` reads what a
 workspace's screen says of one release (`ReleaseScreen`), and the report
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..routing.labels import load_labels, wilson
+from ..routing.labels import load_labels
 from .config import TIERS, WHERE, ScreenWorkspace
 from ..errors import InputError
 from ..panel.prompt import EXAMPLE_WORK, messages_for
@@ -30,16 +31,9 @@ from ..panel.readonly import open_readonly
 from ..panel.store_connect import is_postgres, redact_url
 from .plan import HOW_TO_CONFIGURE, TierPlan, generations, plan_screen, scopes, tier_voters
 from .prompt import load_prompt
-from .scope import TierScope, load_works, pile_works, screen_piles, tier_scope
+from .scope import TierScope, pile_works, screen_piles, tier_scope
 from .answer import ANSWERS, INVALID_CAUSES, TIER_OUTCOMES
-
-INVALID = "invalid"
-"""The column of invalid replies beside the three answers."""
-NOT_ASKED = "no vote"
-"""A calibration column: labelled works in scope the voter has not answered (yet)."""
-LOST_SHOWN = 1000
-"""At most this many discarded labelled includes are listed per tier (the count is always given)."""
-
+from .calibration import INVALID, Calibration, tier_calibration, vote_answer
 
 @dataclass(frozen=True)
 class VoterTally:
@@ -84,58 +78,6 @@ class Agreement:
     """Share of those where the answers agree (None without such works)."""
     kappa: float | None
     """Cohen's kappa over the three answers (None without works, or when chance agreement is 1)."""
-
-
-@dataclass(frozen=True)
-class Confusion:
-    """One voter's answers, or a gate's outcomes, against the labels (labelled works of the scope)."""
-
-    name: str
-    """The voter's name, or `gate`."""
-    columns: tuple[str, ...]
-    """The answers or outcomes counted (the answers, invalid and `no vote`; or the tier's outcomes and incomplete)."""
-    rows: tuple[tuple[str, tuple[int, ...]], ...]
-    """(label, counts per column) for include, then exclude."""
-    includes: int
-    """Labelled includes answered or decided (the recall's denominator)."""
-    kept: int
-    """Of those, not discarded (for a voter: not answered exclude)."""
-    recall: tuple[float, float, float] | None
-    """kept / includes with its Wilson 95% interval (None without includes)."""
-    judged: int
-    """Labelled works answered or decided (the work saved's denominator)."""
-    discarded: int
-    """Of those, discarded (for a voter: answered exclude)."""
-    saved: tuple[float, float, float] | None
-    """discarded / judged with its Wilson 95% interval (None without such works)."""
-
-
-@dataclass(frozen=True)
-class LostInclude:
-    """A labelled include that a gate discarded."""
-
-    work_id: str
-    """The work."""
-    title: str
-    """Its title as the voters saw it."""
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """A tier's voters and gate against the workspace's labels."""
-
-    labelled: int
-    """Labelled works in the tier's scope."""
-    includes: int
-    """Of those, labelled include."""
-    voters: tuple[Confusion, ...]
-    """Each voter's answers against the labels."""
-    gate: Confusion
-    """The gate's outcomes against the labels."""
-    lost: tuple[LostInclude, ...]
-    """The labelled includes the gate discarded (at most LOST_SHOWN), by work id."""
-    lost_total: int
-    """How many there are in all."""
 
 
 @dataclass(frozen=True)
@@ -355,7 +297,7 @@ def _tier(ws: ScreenWorkspace, tier: str, scope: TierScope, generation: str | No
     agreement = _agreement(voters[0].name, voters[1].name, votes) if len(voters) == 2 else None
     calibration = None
     if known is not None and voters:
-        calibration = _calibration(ws, release_dir, tier, ids, voters, votes, verdicts, known)
+        calibration = tier_calibration(ws, release_dir, tier, ids, voters, votes, verdicts, known)
     return TierStatus(
         tier=tier, configured=bool(voters), generation=generation, scope=scope,
         claimable=max(0, incomplete - claimed), claimed=claimed, screened=len(verdicts),
@@ -363,13 +305,9 @@ def _tier(ws: ScreenWorkspace, tier: str, scope: TierScope, generation: str | No
         voters=tallies, agreement=agreement, failures=len(failed), calibration=calibration)
 
 
-def _answer(row: Any) -> str:
-    return row.vote.answer if row.vote.valid else INVALID
-
-
 def _tally(voter: Any, votes: dict[str, dict[str, Any]], failed: list[Any]) -> VoterTally:
     rows = [by_voter[voter.name] for by_voter in votes.values() if voter.name in by_voter]
-    answers = Counter(_answer(r) for r in rows)
+    answers = Counter(vote_answer(r) for r in rows)
     causes = Counter(r.vote.invalid_cause for r in rows if not r.vote.valid)
     failures = Counter(f.cause for f in failed if f.voter == voter.name)
     return VoterTally(
@@ -397,50 +335,12 @@ def cohen_kappa(pairs: Sequence[tuple[str, str]], answers: Sequence[str] = ANSWE
 def _agreement(a: str, b: str, votes: dict[str, dict[str, Any]]) -> Agreement:
     both = [(row[a], row[b]) for row in votes.values() if a in row and b in row]
     answers = (*ANSWERS, INVALID)
-    cells = Counter((_answer(x), _answer(y)) for x, y in both)
+    cells = Counter((vote_answer(x), vote_answer(y)) for x, y in both)
     valid = [(x.vote.answer, y.vote.answer) for x, y in both if x.vote.valid and y.vote.valid]
     observed, kappa = cohen_kappa(valid)
     return Agreement(voters=(a, b), both=len(both),
                      table=tuple((r, tuple(cells.get((r, c), 0) for c in answers)) for r in answers),
                      valid=len(valid), observed=observed, kappa=kappa)
-
-
-def rate(successes: int, n: int) -> tuple[float, float, float] | None:
-    """(share, Wilson 95% low, high), or None when n is 0."""
-    if not n:
-        return None
-    low, high = wilson(successes, n)
-    return successes / n, low, high
-
-
-def _confusion(name: str, columns: tuple[str, ...], answers: dict[str, str], known: dict[str, str],
-               discard: str, undecided: str) -> Confusion:
-    """Counts per (label, answer) over labelled works; `discard` is the answer that drops a work."""
-    cells = Counter((known[w], answers.get(w, undecided)) for w in known)
-    includes = [w for w, lab in known.items() if lab == "include" and answers.get(w, undecided) != undecided]
-    judged = [w for w in known if answers.get(w, undecided) != undecided]
-    kept = sum(answers[w] != discard for w in includes)
-    discarded = sum(answers[w] == discard for w in judged)
-    return Confusion(name=name, columns=columns,
-                     rows=tuple((lab, tuple(cells.get((lab, c), 0) for c in columns)) for lab in ("include", "exclude")),
-                     includes=len(includes), kept=kept, recall=rate(kept, len(includes)),
-                     judged=len(judged), discarded=discarded, saved=rate(discarded, len(judged)))
-
-
-def _calibration(ws: ScreenWorkspace, release_dir: Path, tier: str, ids: tuple[str, ...], voters: tuple,
-                 votes: dict[str, dict[str, Any]], verdicts: dict[str, str], known: dict[str, str]) -> Calibration:
-    labelled = {w: known[w] for w in ids if w in known}
-    confusions = []
-    for v in voters:
-        answers = {w: _answer(row[v.name]) for w, row in votes.items() if v.name in row}
-        confusions.append(_confusion(v.name, (*ANSWERS, INVALID, NOT_ASKED), answers, labelled, "exclude", NOT_ASKED))
-    gate = _confusion("gate", (*TIER_OUTCOMES[tier], "incomplete"), verdicts, labelled, "discard", "incomplete")
-    lost_ids = sorted(w for w, lab in labelled.items() if lab == "include" and verdicts.get(w) == "discard")
-    texts = load_works(ws, release_dir, lost_ids[:LOST_SHOWN], check=False)
-    return Calibration(labelled=len(labelled), includes=sum(lab == "include" for lab in labelled.values()),
-                       voters=tuple(confusions), gate=gate,
-                       lost=tuple(LostInclude(w, texts[w].title) for w in lost_ids[:LOST_SHOWN]),
-                       lost_total=len(lost_ids))
 
 
 def _funnel(ws: ScreenWorkspace, release_dir: Path, tiers: tuple[TierStatus, ...], gens: dict[str, str | None],
@@ -460,6 +360,5 @@ def _funnel(ws: ScreenWorkspace, release_dir: Path, tiers: tuple[TierStatus, ...
         incomplete=s.get("incomplete", 0), hand_off=sum(o == "admit" for o in admitted.values()))
 
 
-__all__ = ["Agreement", "Calibration", "Confusion", "LostInclude", "ReleaseScreen", "ScreenFunnel", "ScreenReport",
-           "TierPlan", "TierStatus", "VoterTally", "cohen_kappa", "gather_screening", "rate", "screen_report",
-           "workspace_labels", "workspace_report"]
+__all__ = ["Agreement", "Calibration", "ReleaseScreen", "ScreenFunnel", "ScreenReport", "TierPlan", "TierStatus",
+           "VoterTally", "cohen_kappa", "gather_screening", "screen_report", "workspace_labels", "workspace_report"]

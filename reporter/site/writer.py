@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError, InternalError
-from ..files import locked, read_capped, remove_debris, replace_files, resource_error
+from ..files import read_capped, replace_files, resource_error
 from ..hashing import dump_json, sha256_bytes
+from ..locks import locked, remove_debris
 from ..plurals import count
 from .manifest import MANIFEST, SiteFile, read_manifest
 

@@ -27,7 +27,7 @@ from typing import Any, Final
 from ...hashing import canonical_json, sha256_file
 from ...panel.config import VoterSettings
 from ...panel.prompt import Generation, Prompt, assemble_prompt, generation_for
-from ...panel.provider import invalid_vote
+from ...panel.replies import invalid_vote
 from ...panel.votes import AnswerSchema, Vote
 from ..criteria import Criteria, parse_criteria
 from ..watchlist import read_text
