@@ -23,17 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..routing.labels import load_labels
-from .config import TIERS, WHERE, ScreenWorkspace
-from ..errors import InputError
 from ..panel.prompt import EXAMPLE_WORK, messages_for
 from ..panel.readonly import open_readonly
 from ..panel.store_connect import is_postgres, redact_url
+from ..routing.labels import load_labels
+from .answer import ANSWERS, INVALID_CAUSES, TIER_OUTCOMES
+from .calibration import INVALID, Calibration, tier_calibration, vote_answer
+from .config import TIERS, WHERE, ScreenWorkspace
 from .plan import HOW_TO_CONFIGURE, TierPlan, generations, plan_screen, scopes, tier_voters
 from .prompt import load_prompt
 from .scope import TierScope, pile_works, screen_piles, tier_scope
-from .answer import ANSWERS, INVALID_CAUSES, TIER_OUTCOMES
-from .calibration import INVALID, Calibration, tier_calibration, vote_answer
 
 @dataclass(frozen=True)
 class VoterTally:
