@@ -32,6 +32,9 @@ class DigestSettings:
     """The lowest score that is KEEP (default 70)."""
     review_threshold: int = DEFAULT_REVIEW
     """The lowest score that is REVIEW (default 50); below it, DROP."""
+    semantic: bool = True
+    """Read meaning with the embedded model (docs/digest.md, "Meaning"): the order within a score and the
+    close-in-meaning list; `semantic = false` turns both off (relevance alone orders, no model is loaded)."""
     judge: JudgeSettings | None = None
     """`[digest.judge]`: Axis 2 read by one or two models from their recorded answers; None: the keyword rule."""
 
@@ -50,6 +53,7 @@ def parse_digest(table: Table | None) -> DigestSettings | None:
                            check=lambda v: None if v >= 1 else f"must be 1 or more, not {v}"),
         keep_threshold=table.get("keep_threshold", int, DEFAULT_KEEP, check=score),
         review_threshold=table.get("review_threshold", int, DEFAULT_REVIEW, check=score),
+        semantic=table.get("semantic", bool, True),
         judge=parse_judge(table.table("judge")),
     )
     if settings.review_threshold > settings.keep_threshold:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..pool.record import Record
@@ -36,9 +36,11 @@ from .axes import (
 )
 from .config import DEFAULT_KEEP, DEFAULT_MAX_KEPT, DEFAULT_REVIEW
 from .criteria import Criteria
+from .meaning import Nearness, blend, close_in_meaning, week_meaning
 from .rationale import COVERED, NEVER_KEEP, RESCUED, CapRank, Outcome, rationale
 from .records import EARLIER_VERSION_NOVELTY, Axes, Calibration, Decision, JudgeEntry, review_reason_of
 from .relevance import query_terms, relevance
+from .semantic import Model
 from .watchlist import Watchlist
 
 WEIGHTS = (45, 45, 10)
@@ -73,6 +75,10 @@ class PaperAxes:
     """The paper has an abstract."""
     relevance: float = 0.0
     """BM25F of the watchlist and In scope terms, the week as the corpus: orders papers of one score."""
+    meaning: Nearness | None = None
+    """Its similarity to the In scope concepts (`reporter.digest.meaning`); None with `[digest] semantic = false`."""
+    order: float | None = None
+    """The blend of relevance and similarity that orders papers of one score; None without meaning (relevance)."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,9 @@ class WeekOutcome:
     calibration: Calibration
     watchlist_drift: dict[str, Any] = field(default_factory=dict)
     """Surfaced, never applied: see `watchlist_drift`."""
+    close_in_meaning: list[dict[str, Any]] | None = None
+    """Surfaced, never applied: papers not KEEP close in meaning to the In scope concepts (`meaning.close_in_meaning`);
+    None with `[digest] semantic = false`."""
 
 
 def combine(match: int, criteria: int, novelty: int) -> int:
@@ -93,20 +102,28 @@ def combine(match: int, criteria: int, novelty: int) -> int:
 
 
 def score_axes(records: Sequence[Record], watchlist: Watchlist, criteria: Criteria,
-               prior: Sequence[PriorKeep], judged: Mapping[str, Sequence[JudgeEntry]] | None = None) -> list[PaperAxes]:
+               prior: Sequence[PriorKeep], judged: Mapping[str, Sequence[JudgeEntry]] | None = None,
+               model: Model | None = None) -> list[PaperAxes]:
     """The three axes and the relevance of every record (two match_phrases calls for the whole week).
 
     `judged`: each record's judge entries (a criteria judge is configured): Axis 2 is the judges'
     (`reporter.digest.judge.axis`), the keyword rule's for a paper a judge failed or has not answered.
+    `model`: the embedding model (`reporter.digest.semantic`), for each paper's meaning and the order within a
+    score; None: ordered by relevance alone.
     """
     counts = count_terms(records, week_terms(watchlist, criteria))
     fits = criteria_axis(records, criteria, counts)
     if judged is not None:
         from .judge.axis import judged_axis
         fits = [judged_axis(k, judged[r.id], criteria) for r, k in zip(records, fits)]
-    return [PaperAxes(m, c, n, has_abstract(r), rel) for r, m, c, n, rel in
+    axes = [PaperAxes(m, c, n, has_abstract(r), rel) for r, m, c, n, rel in
             zip(records, match_axis(records, watchlist, counts), fits,
                 novelty_axis(records, prior), relevance(records, query_terms(watchlist, criteria), counts))]
+    if model is None or not records:
+        return axes
+    top = max(a.relevance for a in axes)
+    return [replace(a, meaning=near, order=blend(a.relevance, near.similarity, top))
+            for a, near in zip(axes, week_meaning(model, records, criteria))]
 
 
 def decide_week(records: Sequence[Record], watchlist: Watchlist, criteria: Criteria,
@@ -114,13 +131,20 @@ def decide_week(records: Sequence[Record], watchlist: Watchlist, criteria: Crite
                 thresholds: Thresholds = Thresholds(),
                 merged: Mapping[str, Sequence[str]] | None = None,
                 new_versions: Mapping[str, str] | None = None,
-                judged: Mapping[str, Sequence[JudgeEntry]] | None = None) -> WeekOutcome:
+                judged: Mapping[str, Sequence[JudgeEntry]] | None = None,
+                model: Model | None = None) -> WeekOutcome:
     """Decide every record of a week; `merged` maps a surviving id to the ids folded into it; `new_versions` maps
     the id of a paper listed again in a newer version to the prior week that decided it (tag `new-version-of:`);
-    `judged` gives each record's judge entries when a criteria judge is configured (`score_axes`)."""
-    axes = score_axes(records, watchlist, criteria, prior, judged)
-    return decide(records, axes, criteria, max_kept=max_kept, thresholds=thresholds, merged=merged,
-                  new_versions=new_versions)
+    `judged` gives each record's judge entries when a criteria judge is configured (`score_axes`); `model`: the
+    embedding model, for the order within a score and the close-in-meaning list (None: neither)."""
+    axes = score_axes(records, watchlist, criteria, prior, judged, model)
+    outcome = decide(records, axes, criteria, max_kept=max_kept, thresholds=thresholds, merged=merged,
+                     new_versions=new_versions)
+    if model is None:
+        return outcome
+    meaning = {r.id: a.meaning for r, a in zip(records, axes)}
+    close = close_in_meaning(outcome.decisions, meaning, {r.id: r for r in records}, model, criteria, watchlist)
+    return replace(outcome, close_in_meaning=close)
 
 
 def decide(records: Sequence[Record], axes: Sequence[PaperAxes], criteria: Criteria, *,
@@ -145,7 +169,8 @@ def decide(records: Sequence[Record], axes: Sequence[PaperAxes], criteria: Crite
     if _kept(decisions) > max_kept:
         ranked = sorted((d for d in decisions if d.decision == "KEEP"), key=rank_key)
         last = ranked[max_kept - 1]
-        caps = {d.id: CapRank(k, len(ranked), max_kept, d.relevance, last.id, last.score, last.relevance)
+        measure = "order" if last.order is not None else "relevance"
+        caps = {d.id: CapRank(k, len(ranked), max_kept, _order(d), last.id, last.score, _order(last), measure)
                 for k, d in enumerate(ranked, 1)}
         demoted = len(ranked) - max_kept
         decisions = [judged(r, a, strict=True, cap=caps[d.id]) if d.id in caps else d
@@ -156,8 +181,13 @@ def decide(records: Sequence[Record], axes: Sequence[PaperAxes], criteria: Crite
 
 
 def rank_key(d: Decision) -> tuple[int, float, str]:
-    """The order within one decision: score (high first), then relevance (high first), then id."""
-    return (-d.score, -(d.relevance or 0.0), d.id)
+    """The order within one decision: score (high first), then the order within a score (high first: the blend of
+    relevance and similarity, `meaning.blend`; relevance alone without meaning), then id."""
+    return (-d.score, -_order(d), d.id)
+
+
+def _order(d: Decision) -> float:
+    return d.order if d.order is not None else (d.relevance or 0.0)
 
 
 def judge(record: Record, axes: PaperAxes, criteria: Criteria, thresholds: Thresholds,
@@ -209,7 +239,8 @@ def judge(record: Record, axes: PaperAxes, criteria: Criteria, thresholds: Thres
         matched_terms=axes.match.entries, merged_ids=tuple(merged_ids), relevance=axes.relevance,
         authors=record.authors, published=record.published, venue=record.venue, categories=record.categories,
         abstract=record.abstract, version=record.version, criteria_source=axes.criteria.source,
-        judges=axes.criteria.judges)
+        judges=axes.criteria.judges, similarity=None if axes.meaning is None else axes.meaning.similarity,
+        order=axes.order)
 
 
 def drop_cause(criteria: CriteriaAxis, novelty: NoveltyAxis) -> str:

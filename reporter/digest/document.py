@@ -26,11 +26,13 @@ from .merge import Merge
 from .records import ListedAgain
 from .watchlist import Watchlist
 
-RULES = "digest.3"
+RULES = "digest.4"
 """The version of the scoring rules, recorded in every decisions.json (same inputs and rules, same bytes).
 `digest.3`: a paper is decided in the week it is first listed in (`listed_again`, `version`), and Axis 2
 may come from the criteria judge; every decision says which (`criteria_source`, `judges`) and the
-document has `judge`."""
+document has `judge`. `digest.4`: within a score papers are ordered by a blend of relevance and similarity to the
+In scope concepts (each decision's `similarity`), and the document has `close_in_meaning` (docs/digest.md,
+"Meaning")."""
 
 
 IDENTITY = ("schema_version", "rules", "week", "inputs", "prior_weeks", "settings")
@@ -38,8 +40,10 @@ IDENTITY = ("schema_version", "rules", "week", "inputs", "prior_weeks", "setting
 
 
 def document_head(week: str, settings: DigestSettings, watchlist: Watchlist, criteria: Criteria, *,
-                  inputs: dict[str, Any], prior_weeks: Sequence[str], prior: str) -> dict[str, Any]:
-    """The identity fields of a week's decisions.json (`IDENTITY`), known before the week is decided."""
+                  inputs: dict[str, Any], prior_weeks: Sequence[str], prior: str,
+                  semantic: str | None = None) -> dict[str, Any]:
+    """The identity fields of a week's decisions.json (`IDENTITY`), known before the week is decided; `semantic`:
+    the embedding model's name (`settings.semantic`, false without one)."""
     return {
         "schema_version": 1,
         "rules": RULES,
@@ -48,7 +52,8 @@ def document_head(week: str, settings: DigestSettings, watchlist: Watchlist, cri
         "prior_weeks": list(prior_weeks),
         "settings": {"max_kept": settings.max_kept, "keep_threshold": settings.keep_threshold,
                      "review_threshold": settings.review_threshold, "prior": prior,
-                     "watchlist": watchlist.name, "criteria": criteria.name},
+                     "watchlist": watchlist.name, "criteria": criteria.name,
+                     "semantic": semantic if semantic is not None else False},
     }
 
 
@@ -121,6 +126,7 @@ def decisions_document(head: dict[str, Any], outcome: WeekOutcome, merges: Seque
         "merges": list(merges),
         "listed_again": [a.to_json() for a in listed_again],
         "judge": judge,
+        "close_in_meaning": outcome.close_in_meaning,
     }
 
 

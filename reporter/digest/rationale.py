@@ -57,6 +57,9 @@ class CapRank:
     """The last paper kept (rank max_kept), what a demoted paper is compared with."""
     last_score: int
     last_relevance: float
+    measure: str = "relevance"
+    """What `relevance` and `last_relevance` are: `relevance`, or `order` (the blend of relevance and similarity,
+    docs/digest.md, "Meaning")."""
 
     @property
     def demoted(self) -> bool:
@@ -112,7 +115,7 @@ def head(o: Outcome, match: MatchAxis, fit: CriteriaAxis, novelty: NoveltyAxis, 
     else:
         summary = ", but ".join(x for x in (" and ".join(strong), ", and ".join(weak)) if x)
     quoted = f"{criteria.cite(fit.cited[0])}; " if fit.rule in _QUOTED and fit.cited else ""
-    relevance = f", relevance {o.cap.relevance:.{DECIMALS}f}" if o.cap and not o.cap.demoted else ""
+    relevance = f", {o.cap.measure} {o.cap.relevance:.{DECIMALS}f}" if o.cap and not o.cap.demoted else ""
     tail = f"{summary} ({quoted}score {o.score}{relevance}{band}: {numbers})"
     if o.override == NEVER_KEEP:
         why = " and ".join(x for x, on in (("no abstract", not abstract),
@@ -125,10 +128,10 @@ def head(o: Outcome, match: MatchAxis, fit: CriteriaAxis, novelty: NoveltyAxis, 
     if o.cap is not None:
         r = o.cap
         if r.demoted:
-            return (f"{label}: over the cap, KEEP rank {r.rank} of {r.of} by score, relevance, id with max_kept "
-                    f"{r.max_kept} (relevance {r.relevance:.{DECIMALS}f}; the last kept, {r.last_id}: score {r.last_score}, "
-                    f"relevance {r.last_relevance:.{DECIMALS}f}); {tail}")
-        return f"{label}: rank {r.rank} of {r.of} by score, relevance, id, within max_kept {r.max_kept}; {tail}"
+            return (f"{label}: over the cap, KEEP rank {r.rank} of {r.of} by score, {r.measure}, id with max_kept "
+                    f"{r.max_kept} ({r.measure} {r.relevance:.{DECIMALS}f}; the last kept, {r.last_id}: score "
+                    f"{r.last_score}, {r.measure} {r.last_relevance:.{DECIMALS}f}); {tail}")
+        return f"{label}: rank {r.rank} of {r.of} by score, {r.measure}, id, within max_kept {r.max_kept}; {tail}"
     return f"{label}: {tail}"
 
 

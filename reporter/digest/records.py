@@ -135,6 +135,12 @@ class Decision:
     and older)."""
     judges: tuple[JudgeEntry, ...] = ()
     """One entry per configured judge, in configured order (() without a judge)."""
+    similarity: float | None = None
+    """The cosine of the paper and the In scope concepts as one, 4 decimals (docs/digest.md, "Meaning"); None with
+    `[digest] semantic = false` and in a decisions.json written before it was recorded (rules `digest.3`)."""
+    order: float | None = field(default=None, compare=False)
+    """The blend that ordered it within its score (`meaning.blend`), in memory only: decisions.json has its two
+    parts (`relevance`, `similarity`); None without meaning."""
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "decision": self.decision, "score": self.score, "axes": self.axes.to_json(),
@@ -144,7 +150,8 @@ class Decision:
                 "merged_ids": list(self.merged_ids), "relevance": self.relevance, "authors": list(self.authors),
                 "published": self.published, "venue": self.venue, "categories": list(self.categories),
                 "abstract": self.abstract, "version": self.version, "criteria_source": self.criteria_source,
-                "judges": [j.to_json() for j in self.judges]}
+                "judges": [j.to_json() for j in self.judges],
+                **({} if self.similarity is None else {"similarity": self.similarity})}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Decision:
@@ -171,7 +178,8 @@ class Decision:
                    authors=_strings(data.get("authors"), "authors"), published=_text(data.get("published")),
                    venue=_text(data.get("venue")), categories=_strings(data.get("categories"), "categories"),
                    abstract=_text(data.get("abstract")), version=_text(data.get("version")),
-                   criteria_source=source, judges=tuple(JudgeEntry.from_json(j) for j in data.get("judges") or ()))
+                   criteria_source=source, judges=tuple(JudgeEntry.from_json(j) for j in data.get("judges") or ()),
+                   similarity=None if data.get("similarity") is None else _finite(data["similarity"], "similarity"))
 
 
 def review_reason_of(tags: tuple[str, ...], score: int, keep_threshold: int, review_threshold: int) -> str:

@@ -34,6 +34,7 @@ from .axes import PriorKeep
 from .config import DigestSettings
 from .criteria import load_criteria
 from .decide import Thresholds, WeekOutcome, decide_week
+from .semantic import load_model
 from .document import decisions_document, document_head, identity_changes, judge_block, merge_json
 from .judge.answers import recorded_answers, refuse_unjudged
 from .judge.prompt import JudgeSetup, judge_setup
@@ -208,6 +209,7 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
     archive = Path(settings.archive)
     decided: dict[str, WeekResult] = {}
     judged = _judge(settings)
+    model = load_model() if settings.semantic else None  # once per run: weeks of a catch-up share it
     for week in weeks:
         seen: dict[str, str | None] = {}
         if prior_override is not None:
@@ -225,7 +227,8 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
             inputs={**inputs, "papers": listed.digest, "prior": {w: sha for w, (_, sha) in used.items()},
                     **({"judge": answers.identity()} if answers is not None else {})},
             prior_weeks=sorted(used) if prior_override is None else sorted({p.week for p in prior}),
-            prior="archive" if prior_override is None else "given" if prior_override else "none")
+            prior="archive" if prior_override is None else "given" if prior_override else "none",
+            semantic=None if model is None else model.name)
         target = archive / week / DECISIONS_FILE
         if not force and week_bytes(archive, week) is not None:
             old, document, data = read_published(archive, week)
@@ -243,7 +246,7 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
         outcome = decide_week(records, watchlist, criteria, prior, max_kept=settings.max_kept,
                               thresholds=Thresholds(settings.keep_threshold, settings.review_threshold),
                               merged=_merged_ids(merges), new_versions=listed.new_versions,
-                              judged=None if answers is None else answers.entries)
+                              judged=None if answers is None else answers.entries, model=model)
         document = decisions_document(head, outcome, [merge_json(m, papers.root) for m in merges],
                                       listed.listed_again,
                                       None if answers is None else judge_block(records, criteria, answers, outcome))

@@ -1,0 +1,128 @@
+"""What the embedding model reads (docs/digest.md, "Meaning"): similarity, the order within a score, the safety net.
+
+- **Similarity** (`week_meaning`): the cosine of a paper (its title, `. `, its abstract) and the In scope
+  concepts as one (the normalised mean of their vectors, each concept read as its bullet is written: its
+  prose, `: `, its terms); with it the nearest concept line (the highest cosine of one concept, ties to the
+  earlier line). Rounded to 4 decimals.
+- **The order within a score** (`blend`): `ORDER_RELEVANCE * relevance / R + ORDER_MEANING * similarity`,
+  R the week's largest relevance: the literal evidence leads, meaning breaks its ties and near ties.
+- **Close in meaning, missed by the watchlist** (`close_in_meaning`): the papers that are not KEEP, by
+  similarity (high first, then id), those at or above the week's KEEP median (CLOSE_FLOOR without a KEEP),
+  at most CLOSE_SHOWN: surfaced, never applied (no score, decision or threshold reads it).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import median
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..pool.record import Record
+from .criteria import IN_SCOPE, Concept, Criteria
+from .semantic import DECIMALS, Model, similarities
+from .watchlist import Watchlist, check_phrases
+
+ORDER_RELEVANCE, ORDER_MEANING = 0.8, 0.2
+"""The blend's weights (docs/digest.md, "Meaning": measured on the SYNERGY reviews)."""
+CLOSE_SHOWN = 5
+"""The most papers the safety net lists a week (the e-mail shows the first EMAIL_CLOSE of them)."""
+CLOSE_FLOOR = 0.5
+"""Without a KEEP to compare with, a paper is listed from this similarity on."""
+_WORD = re.compile(r"[^\W_][\w'-]*[^\W_]|[^\W_]")
+_STOP = frozenset("""a an and are as at be by for from has have in into is it its of on or our that the their this
+to via we with without using based towards toward new novel study studies approach method methods""".split())
+
+
+@dataclass(frozen=True)
+class Nearness:
+    """One paper's meaning against the In scope concepts."""
+
+    similarity: float
+    """The cosine with the In scope concepts as one, 4 decimals."""
+    nearest: Concept
+    """The In scope concept line it is nearest to."""
+    nearest_similarity: float
+    """Its cosine with that concept line, 4 decimals."""
+
+
+def concept_text(concept: Concept) -> str:
+    """A concept as the model reads it: its bullet as written, the backticks dropped."""
+    return f"{concept.prose}: {', '.join(concept.terms)}" if concept.terms else concept.prose
+
+
+def paper_text(record: Record) -> str:
+    return f"{record.title}. {record.abstract}" if record.abstract else record.title
+
+
+def week_meaning(model: Model, records: Sequence[Record], criteria: Criteria) -> list[Nearness]:
+    """Every record's similarity and nearest In scope concept (one embedding call for the week)."""
+    concepts = criteria.section(IN_SCOPE)
+    vectors = model.embed([concept_text(c) for c in concepts])
+    centre = vectors.mean(axis=0)
+    norm = float(np.sqrt(centre @ centre))
+    centre = centre / norm if norm > 0 else centre
+    papers = model.embed([paper_text(r) for r in records])
+    whole = similarities(papers, centre[None, :])[:, 0]
+    each = similarities(papers, vectors)
+    out = []
+    for i in range(len(records)):
+        k = int(np.argmax(each[i]))  # the first of the highest: the earlier line
+        out.append(Nearness(float(whole[i]), concepts[k], float(each[i, k])))
+    return out
+
+
+def blend(relevance: float, similarity: float, top_relevance: float) -> float:
+    """The order within a score: relevance as a share of the week's largest, and similarity, weighed, rounded."""
+    share = relevance / top_relevance if top_relevance > 0 else 0.0
+    return round(ORDER_RELEVANCE * share + ORDER_MEANING * similarity, DECIMALS)
+
+
+def close_in_meaning(decisions: Sequence[Any], meaning: dict[str, Nearness], records: dict[str, Record],
+                     model: Model, criteria: Criteria, watchlist: Watchlist) -> list[dict[str, Any]]:
+    """The safety net's list for decisions.json: `id`, `similarity`, `nearest_concept` (file:line),
+    `suggested_phrase` (None when no phrase of the title or abstract is new to the watchlist)."""
+    kept = [meaning[d.id].similarity for d in decisions if d.decision == "KEEP"]
+    floor = median(kept) if kept else CLOSE_FLOOR
+    candidates = sorted((d for d in decisions if d.decision != "KEEP" and meaning[d.id].similarity >= floor),
+                        key=lambda d: (-meaning[d.id].similarity, d.id))[:CLOSE_SHOWN]
+    out = []
+    for d in candidates:
+        near = meaning[d.id]
+        out.append({"id": d.id, "similarity": near.similarity,
+                    "nearest_concept": f"{criteria.name}:{near.nearest.line}",
+                    "suggested_phrase": suggest_phrase(model, records[d.id], near.nearest, watchlist)})
+    return out
+
+
+def suggest_phrase(model: Model, record: Record, concept: Concept, watchlist: Watchlist) -> str | None:
+    """The phrase of two or three words of the title (else the abstract) nearest in meaning to the concept,
+    lower-cased, that no watchlist entry already is and that the rule language accepts; ties to the earlier."""
+    taken = {" ".join(p.lower().rstrip("*").split()) for p in watchlist.phrases}
+    for text in (record.title, record.abstract or ""):
+        words = _WORD.findall(text)
+        grams = []
+        for n in (2, 3):
+            for i in range(len(words) - n + 1):
+                g = words[i:i + n]
+                if g[0].lower() in _STOP or g[-1].lower() in _STOP or any(w.isdigit() for w in g):
+                    continue
+                phrase = " ".join(g).lower()
+                if phrase not in taken and phrase not in grams and _accepted(phrase):
+                    grams.append(phrase)
+        if grams:
+            scores = similarities(model.embed(grams), model.embed([concept_text(concept)]))[:, 0]
+            return grams[int(np.argmax(scores))]
+    return None
+
+
+def _accepted(phrase: str) -> bool:
+    try:
+        check_phrases([(phrase, "suggested phrase")])
+    except InputError:
+        return False
+    return True

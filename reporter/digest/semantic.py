@@ -1,0 +1,100 @@
+"""Meaning, offline: an embedded static text-embedding model (docs/digest.md, "Meaning").
+
+The model is WordLlama's `l2_supercat` at 256 dimensions: a table of one
+vector per token of its tokenizer, whose weights (16 MB) and tokenizer ship
+inside the `wordllama` wheel (MIT). A text's vector is the mean of its
+tokens' vectors, normalised; two texts' similarity is the cosine of their
+vectors. Nothing is downloaded and no socket is opened: the two files are
+read from the installed package's folder, found without importing it (its
+`__init__` configures the root logger and its loader falls back to a
+download, since it looks for the tokenizer in `tokenizer/` while the wheel
+ships `tokenizers/`), with `safetensors` and `tokenizers` directly.
+
+Deterministic: each text is tokenised and pooled alone (no padding, so a
+vector does not depend on the other texts of the batch), its token vectors
+summed in float64, and every similarity is rounded to DECIMALS before it is
+compared or written. The model is loaded once per process (`load_model`).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import importlib.util
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+
+PACKAGE = "wordllama"
+CONFIG, DIM = "l2_supercat", 256
+WEIGHTS = f"weights/{CONFIG}_{DIM}.safetensors"
+TOKENIZER = f"tokenizers/{CONFIG}_tokenizer_config.json"
+DECIMALS = 4
+"""Similarities are rounded to this many decimals before they order anything or are written."""
+
+
+@dataclass(frozen=True)
+class Model:
+    """The loaded embedding model: its token vectors and tokenizer."""
+
+    name: str
+    """What decisions.json records as `settings.semantic`: `wordllama <version> l2_supercat_256`."""
+    vectors: np.ndarray
+    """float32, one row per token id."""
+    tokenizer: object
+    """A `tokenizers.Tokenizer` (no padding, no truncation, no special tokens)."""
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """float64 unit vectors, one row per text (a text without a token is the zero vector)."""
+        out = np.zeros((len(texts), self.vectors.shape[1]), dtype=np.float64)
+        last = self.vectors.shape[0] - 1
+        for i, text in enumerate(texts):
+            ids = self.tokenizer.encode(text or "", add_special_tokens=False).ids
+            if not ids:
+                continue
+            rows = self.vectors[np.clip(np.asarray(ids, dtype=np.int64), 0, last)].astype(np.float64)
+            v = rows.sum(axis=0) / len(ids)
+            norm = float(np.sqrt(v @ v))
+            if norm > 0:
+                out[i] = v / norm
+        return out
+
+
+def package_dir() -> Path:
+    """The installed wordllama package's folder, found without importing it; InputError when it is absent."""
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise InputError(f"[digest] semantic: the embedding model's package {PACKAGE!r} is not installed; install "
+                         f"reporter again (pip install -e .) or set semantic = false under [digest]")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+@functools.cache
+def load_model() -> Model:
+    """The model, read from the installed package's files once per process; nothing is fetched."""
+    from safetensors.numpy import load_file
+    from tokenizers import Tokenizer
+
+    root = package_dir()
+    weights, tokenizer_file = root / WEIGHTS, root / TOKENIZER
+    for f in (weights, tokenizer_file):
+        if not f.is_file():
+            raise InputError(f"[digest] semantic: {f} is missing from the installed {PACKAGE} package; install "
+                             f"reporter again (pip install -e .) or set semantic = false under [digest]")
+    vectors = np.ascontiguousarray(load_file(str(weights))["embedding.weight"], dtype=np.float32)
+    tokenizer = Tokenizer.from_file(str(tokenizer_file))
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    version = importlib.metadata.version(PACKAGE)
+    return Model(f"{PACKAGE} {version} {CONFIG}_{DIM}", vectors, tokenizer)
+
+
+def similarities(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cosines of unit vectors, rows of `a` against rows of `b`, rounded to DECIMALS."""
+    if a.size == 0 or b.size == 0:
+        return np.zeros((a.shape[0], b.shape[0]), dtype=np.float64)
+    return np.round(a @ b.T, DECIMALS)
