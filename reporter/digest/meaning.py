@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..pool.record import Record
+from ..routing import match_phrases
 from .criteria import IN_SCOPE, Concept, Criteria
 from .semantic import DECIMALS, Model, similarities
 from .watchlist import Watchlist, check_phrases
@@ -85,24 +86,27 @@ def blend(relevance: float, similarity: float, top_relevance: float) -> float:
 def close_in_meaning(decisions: Sequence[Any], meaning: dict[str, Nearness], records: dict[str, Record],
                      model: Model, criteria: Criteria, watchlist: Watchlist) -> list[dict[str, Any]]:
     """The safety net's list for decisions.json: `id`, `similarity`, `nearest_concept` (file:line),
-    `suggested_phrase` (None when no phrase of the title or abstract is new to the watchlist)."""
+    `suggested_phrase` (None when no phrase of the title or abstract is new to the watchlist), and `concept`, the
+    nearest concept quoted as a rationale cites it."""
     kept = [meaning[d.id].similarity for d in decisions if d.decision == "KEEP"]
     floor = median(kept) if kept else CLOSE_FLOOR
-    candidates = sorted((d for d in decisions if d.decision != "KEEP" and meaning[d.id].similarity >= floor),
+    candidates = sorted((d for d in decisions if d.decision != "KEEP" and d.cause != "already-covered"
+                         and meaning[d.id].similarity >= floor),
                         key=lambda d: (-meaning[d.id].similarity, d.id))[:CLOSE_SHOWN]
     out = []
     for d in candidates:
         near = meaning[d.id]
         out.append({"id": d.id, "similarity": near.similarity,
-                    "nearest_concept": f"{criteria.name}:{near.nearest.line}",
+                    "nearest_concept": f"{criteria.name}:{near.nearest.line}", "concept": criteria.cite(near.nearest),
                     "suggested_phrase": suggest_phrase(model, records[d.id], near.nearest, watchlist)})
     return out
 
 
 def suggest_phrase(model: Model, record: Record, concept: Concept, watchlist: Watchlist) -> str | None:
     """The phrase of two or three words of the title (else the abstract) nearest in meaning to the concept,
-    lower-cased, that no watchlist entry already is and that the rule language accepts; ties to the earlier."""
-    taken = {" ".join(p.lower().rstrip("*").split()) for p in watchlist.phrases}
+    lower-cased, that the rule language accepts and the watchlist does not already cover: no entry matches it (the one
+    matcher) and it is not part of an entry; ties to the earlier."""
+    taken = [" ".join(p.lower().rstrip("*").split()) for p in watchlist.phrases]
     for text in (record.title, record.abstract or ""):
         words = _WORD.findall(text)
         grams = []
@@ -112,8 +116,11 @@ def suggest_phrase(model: Model, record: Record, concept: Concept, watchlist: Wa
                 if g[0].lower() in _STOP or g[-1].lower() in _STOP or any(w.isdigit() for w in g):
                     continue
                 phrase = " ".join(g).lower()
-                if phrase not in taken and phrase not in grams and _accepted(phrase):
+                if phrase not in grams and not any(phrase in t for t in taken) and _accepted(phrase):
                     grams.append(phrase)
+        if grams and watchlist.phrases:
+            covered = match_phrases(grams, watchlist.phrases).matched().tolist()
+            grams = [g for g, hit in zip(grams, covered) if not hit]
         if grams:
             scores = similarities(model.embed(grams), model.embed([concept_text(concept)]))[:, 0]
             return grams[int(np.argmax(scores))]

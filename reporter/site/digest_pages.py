@@ -29,6 +29,7 @@ from ..money import dollars
 from ..novelty.results import ResultLine, load_novelty_results, result_lines
 from ..plurals import count
 from .charts import Bar, Chart, Label, Legend, fmt
+from .digest_close import close_view
 from .digest_groups import by_rationale, cap_ranks, drop_groups, ranking, review_groups
 from .links import HOME, Href, href, paper_href, slug
 from .models import (CandidateRow, DigestIndexPage, DigestSummary, DigestWeekPage, DriftConcept, DriftEntry,
@@ -157,6 +158,8 @@ def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWe
         prior=tuple(Link(p, href(page, week_path(p)) if p in published else None) for p in ds.prior_weeks),
         inputs=_inputs(week),
         index=href(page, INDEX),
+        close=close_view(page, week.archived, {d.id: paper_anchor(d.id) for d in ds.decisions
+                                               if d.decision == "REVIEW"}),
     )
 
 

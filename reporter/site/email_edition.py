@@ -23,9 +23,10 @@ import datetime as dt
 import email.utils
 import urllib.parse
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from email.message import EmailMessage, MIMEPart
 from email.policy import SMTP
+from typing import Any
 
 from ..digest.archive import Decision
 from ..errors import InternalError
@@ -37,13 +38,15 @@ from .digest_groups import CAUSES
 from .digest_pages import DigestWeek, paper_anchor, week_dates, week_path
 from .env import context, email_html_env, text_env
 from .links import href, paper_href
-from .models.email import EmailCount, EmailEdition, EmailPaper
+from .models.email import EmailClose, EmailCount, EmailEdition, EmailPaper
 from .paper_text import authors_line, cut, flat, snippet
 
 TEMPLATE = "digest_week"
 """templates/email/digest_week.html and .txt."""
 REVIEW_SHOWN = 10
 """The REVIEWs the e-mail lists (the first ones, in the order of decisions.json); the rest are counted."""
+EMAIL_CLOSE = 3
+"""The papers of "close in meaning, missed by the watchlist" the e-mail lists (the most similar)."""
 TITLE_CHARS = 200
 RATIONALE_CHARS = 300
 MESSAGE_DOMAIN = "reporter.invalid"
@@ -76,7 +79,22 @@ def build_email_edition(week: DigestWeek, base_url: str | None = None) -> EmailE
         keep=keep, review=tuple(paper(d, False) for d in reviews[:REVIEW_SHOWN]), review_total=len(reviews),
         review_more=max(len(reviews) - REVIEW_SHOWN, 0),
         dropped=tuple(EmailCount(label, causes[cause]) for cause, (label, _) in CAUSES.items() if causes[cause]),
-        dropped_total=sum(causes.values()), page=entry(), review_page=entry("review"))
+        dropped_total=sum(causes.values()), page=entry(), review_page=entry("review"),
+        **close_part(week, entry))
+
+
+def close_part(week: DigestWeek, entry: Callable[..., str]) -> dict[str, Any]:
+    """The e-mail's "close in meaning" fields: the first EMAIL_CLOSE of the week's list; {} without one."""
+    close = week.archived.close
+    if close is None:
+        return {}
+    by_id = {d.id: d for d in week.archived.decisions.decisions}
+    rows = tuple(EmailClose(
+        id=flat(e.id), title=cut(flat(by_id[e.id].title), TITLE_CHARS), decision=by_id[e.id].decision,
+        entry=entry(paper_anchor(e.id)) if by_id[e.id].decision == "REVIEW" else entry("close"),
+        similarity=f"{e.similarity:.4f}", concept=flat(e.concept or e.nearest_concept),
+        phrase=flat(e.suggested_phrase or "")) for e in close[:EMAIL_CLOSE])
+    return {"close": rows, "close_total": len(close), "close_page": entry("close")}
 
 
 def render_email(edition: EmailEdition) -> tuple[str, str]:
@@ -140,5 +158,5 @@ def message_date(week: str) -> dt.datetime:
     return dt.datetime.combine(week_start(week) + dt.timedelta(days=7), dt.time(0), tzinfo=dt.timezone.utc)
 
 
-__all__ = ["REVIEW_SHOWN", "build_email_edition", "email_archive", "email_files", "email_message", "message_date",
+__all__ = ["EMAIL_CLOSE", "REVIEW_SHOWN", "build_email_edition", "email_archive", "email_files", "email_message", "message_date",
            "render_email"]

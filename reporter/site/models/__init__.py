@@ -20,6 +20,7 @@ from .diff import (Comparison, DiffPage, InputChange, Move, MovedGroup, MovedVie
 from .novelty import (CandidateRow, GraphUsed, IdList, NoveltyPage)
 from .digest import (DigestIndexPage, DigestWeekPage, DriftConcept, DriftEntry, DropGroup, DropReason, DropRow,
                      DisagreementRow, JudgeSpendRow, JudgeView, ListedAgainView, MergeView, PaperRow, PaperView, ReviewGroup)
+from .close import CloseRow, CloseView
 from .glossary import (GlossaryPage, Term)
 
 PAGES = tuple(cls for cls in list(globals().values())

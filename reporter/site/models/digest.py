@@ -7,6 +7,7 @@ from typing import ClassVar
 
 from ..charts import Chart
 from ..links import Href
+from .close import CloseView
 from .common import Link, PageMeta, Row
 from .home import WeekSummary
 from .novelty import CandidateRow
@@ -328,6 +329,8 @@ class DigestWeekPage:
     """The dropped section's note: how the dropped papers are grouped."""
     no_dropped: str = "No paper was dropped this week."
     """The dropped section's line when no paper was dropped."""
+    close: CloseView | None = None
+    """Close in meaning, missed by the watchlist (after the KEEPs); None for a week decided without meaning."""
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,26 @@ class EmailPaper:
 
 
 @dataclass(frozen=True)
+class EmailClose:
+    """A paper not KEEP close in meaning to the In scope concepts (the week page's list, the first few)."""
+
+    id: str
+    """The surviving id."""
+    title: str
+    """The title on one line (shortened to 200 characters)."""
+    entry: str
+    """Its entry on the week page when it is a REVIEW, else the week page's list."""
+    decision: str
+    """REVIEW or DROP, unchanged."""
+    similarity: str
+    """4 decimals."""
+    concept: str
+    """The nearest In scope concept, quoted."""
+    phrase: str
+    """The watchlist phrase it suggests, or empty."""
+
+
+@dataclass(frozen=True)
 class EmailCount:
     """The DROPs of one cause, counted."""
 
@@ -64,3 +84,10 @@ class EmailEdition:
     """The full week page (absolute with `[site] base_url`, else relative to the e-mail's file)."""
     review_page: str
     """The week page's REVIEW section."""
+    close: tuple[EmailClose, ...] | None = None
+    """The first of "close in meaning, missed by the watchlist" (at most EMAIL_CLOSE); None for a week decided
+    without meaning (its e-mail is as it was)."""
+    close_total: int = 0
+    """The week's list in all (the week page has every one)."""
+    close_page: str = ""
+    """The week page's list."""
