@@ -417,6 +417,8 @@ def test_a_week_of_2000_papers_renders_under_500_kb_of_html_and_400_kb_of_markdo
         print(f"\n2,000-paper week ({cal['kept']} kept, {cal['review']} for review, {cal['dropped']} dropped): "
               f"HTML {len(html):,} bytes, Markdown {len(md):,} bytes")
     assert len(html) < 500 * KB and len(md) < 400 * KB
+    # With the close-in-meaning list (issue 33, item 2) at its longest.
+    assert len(doc["close_in_meaning"]) == 5 and html.count(b'<li data-id="') == 5
     # Still every paper: each KEEP and REVIEW with its anchor, each DROP's title under its rationale.
     tree = parse_html(html.decode("utf-8"))
     anchors = {n.attrs["id"] for n in tree.iter() if "id" in n.attrs}

@@ -217,6 +217,7 @@ def test_a_week_of_2000_papers_makes_an_email_under_100_kb(tmp_path, capsys):
     doc = json.loads((archive / "2026-W20" / "decisions.json").read_text())
     kept = doc["calibration"]["kept"]
     assert kept == 25 and doc["calibration"]["review"] > REVIEW_SHOWN, doc["calibration"]
+    assert doc["close_in_meaning"] and b"CLOSE IN MEANING, MISSED BY THE WATCHLIST" in files["email.txt"]
     with capsys.disabled():
         print("\n2,000-paper week, 25 KEEPs:", ", ".join(f"{ext} {len(data):,} bytes" for ext, data in files.items()))
     for ext, data in files.items():

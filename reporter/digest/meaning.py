@@ -35,8 +35,14 @@ CLOSE_SHOWN = 5
 CLOSE_FLOOR = 0.5
 """Without a KEEP to compare with, a paper is listed from this similarity on."""
 _WORD = re.compile(r"[^\W_][\w'-]*[^\W_]|[^\W_]")
-_STOP = frozenset("""a an and are as at be by for from has have in into is it its of on or our that the their this
-to via we with without using based towards toward new novel study studies approach method methods""".split())
+_STOP = frozenset("""a about above after again against all also among an and any are as at be been before being
+below between both but by can could did do does doing down during each either equally every few for from further had
+has have having here how if in into is it its itself just less many may might more most much must no nor not now of
+off on once only or other our out over own per same should so some such than that the their them then there these
+they this those through to too toward towards under until up upon us using very via was we well were what when where
+whether which while who whom whose why will with within without would yet you your new novel study studies approach
+approaches method methods paper based towards propose proposed show shows shown""".split())
+"""Words a suggested phrase never holds: function words, and the words every abstract says of itself."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +109,8 @@ def close_in_meaning(decisions: Sequence[Any], meaning: dict[str, Nearness], rec
 
 
 def suggest_phrase(model: Model, record: Record, concept: Concept, watchlist: Watchlist) -> str | None:
-    """The phrase of two or three words of the title (else the abstract) nearest in meaning to the concept,
+    """The phrase of two or three words of the title (else the abstract), none of them a function word (_STOP) or a
+    number, nearest in meaning to the concept,
     lower-cased, that the rule language accepts and the watchlist does not already cover: no entry matches it (the one
     matcher) and it is not part of an entry; ties to the earlier."""
     taken = [" ".join(p.lower().rstrip("*").split()) for p in watchlist.phrases]
@@ -113,7 +120,7 @@ def suggest_phrase(model: Model, record: Record, concept: Concept, watchlist: Wa
         for n in (2, 3):
             for i in range(len(words) - n + 1):
                 g = words[i:i + n]
-                if g[0].lower() in _STOP or g[-1].lower() in _STOP or any(w.isdigit() for w in g):
+                if any(w.lower() in _STOP or w.isdigit() for w in g):
                     continue
                 phrase = " ".join(g).lower()
                 if phrase not in grams and not any(phrase in t for t in taken) and _accepted(phrase):
