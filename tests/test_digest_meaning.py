@@ -258,3 +258,21 @@ def test_a_missing_model_package_is_an_input_error_naming_the_setting(monkeypatc
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(InputError, match=r"\[digest\] semantic.*semantic = false"):
         package_dir()
+
+
+def test_a_week_read_back_ranks_by_the_same_blend(tmp_path):
+    """A week left as it was (already published) is ranked as it was decided: the blend is set again from each
+    decision's relevance and similarity (`with_order`), not relevance alone."""
+    from reporter.digest.meaning import with_order
+    from reporter.digest.records import WeekDecisions
+
+    doc = _week(tmp_path)
+    read = with_order(WeekDecisions.from_json(doc).decisions)
+    assert [d.id for d in sorted(read, key=rank_key)] == \
+        [d["id"] for d in sorted(doc["decisions"], key=lambda d: (-d["score"], -blend(
+            d["relevance"], d["similarity"], max(x["relevance"] for x in doc["decisions"])), d["id"]))]
+    by_relevance = sorted(WeekDecisions.from_json(doc).decisions, key=lambda d: (-d.score, -d.relevance, d.id))
+    assert [d.id for d in sorted(read, key=rank_key)] != [d.id for d in by_relevance], "the blend orders otherwise"
+    plain = WeekDecisions.from_json({**doc, "decisions": [{k: v for k, v in d.items() if k != "similarity"}
+                                                          for d in doc["decisions"]]}).decisions
+    assert with_order(plain) == plain and all(d.order is None for d in with_order(plain))

@@ -144,10 +144,11 @@ def run_digest(args: argparse.Namespace) -> int:
 
 
 def ranking(result: WeekResult) -> list[dict[str, Any]]:
-    """Every paper by score (high first), then relevance (high first), then id: the full ranked list of pattern C."""
+    """Every paper by score (high first), then the order within a score (the blend of relevance and similarity;
+    relevance without meaning), then id: the full ranked list of pattern C."""
     ranked = sorted(result.outcome.decisions, key=rank_key)
     return [{"rank": k, "id": d.id, "decision": d.decision, "score": d.score, "relevance": d.relevance,
-             "title": d.title} for k, d in enumerate(ranked, 1)]
+             "similarity": d.similarity, "title": d.title} for k, d in enumerate(ranked, 1)]
 
 
 def _json_line(result: WeekResult, full: bool) -> dict[str, Any]:

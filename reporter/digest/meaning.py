@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import replace as dc_replace
 from statistics import median
 from typing import Any
 
@@ -87,6 +88,15 @@ def blend(relevance: float, similarity: float, top_relevance: float) -> float:
     """The order within a score: relevance as a share of the week's largest, and similarity, weighed, rounded."""
     share = relevance / top_relevance if top_relevance > 0 else 0.0
     return round(ORDER_RELEVANCE * share + ORDER_MEANING * similarity, DECIMALS)
+
+
+def with_order(decisions: Sequence[Any]) -> tuple[Any, ...]:
+    """Decisions read back from a decisions.json with their order within a score (`blend`) set again from the two
+    parts each records, as `rank_key` reads it; unchanged when they have no similarity (no meaning)."""
+    if not decisions or any(d.similarity is None for d in decisions):
+        return tuple(decisions)
+    top = max(d.relevance or 0.0 for d in decisions)
+    return tuple(dc_replace(d, order=blend(d.relevance or 0.0, d.similarity, top)) for d in decisions)
 
 
 def close_in_meaning(decisions: Sequence[Any], meaning: dict[str, Nearness], records: dict[str, Record],

@@ -34,6 +34,7 @@ from .axes import PriorKeep
 from .config import DigestSettings
 from .criteria import load_criteria
 from .decide import Thresholds, WeekOutcome, decide_week
+from .meaning import with_order
 from .semantic import load_model
 from .document import decisions_document, document_head, identity_changes, judge_block, merge_json
 from .judge.answers import recorded_answers, refuse_unjudged
@@ -236,7 +237,7 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
             changes = identity_changes(document, head)
             if changes:
                 raise _published(target, changes)
-            outcome = WeekOutcome(old.decisions, old.calibration, old.watchlist_drift)
+            outcome = WeekOutcome(with_order(old.decisions), old.calibration, old.watchlist_drift)
             decided[week] = WeekResult(week, document, outcome, path=target, unchanged=True,
                                        seen=tuple(seen.items()), stored=data, listed_again=old.listed_again)
             continue
