@@ -276,3 +276,21 @@ def test_a_week_read_back_ranks_by_the_same_blend(tmp_path):
     plain = WeekDecisions.from_json({**doc, "decisions": [{k: v for k, v in d.items() if k != "similarity"}
                                                           for d in doc["decisions"]]}).decisions
     assert with_order(plain) == plain and all(d.order is None for d in with_order(plain))
+
+
+def test_hostile_text_is_read_bounded_and_a_lone_surrogate_as_a_replacement_character():
+    """A lone surrogate made the tokenizer raise TypeError, and a 1 MB abstract took 10 s: both seen before the fix."""
+    from reporter.digest.semantic import TEXT_CHARS
+
+    m = load_model()
+    assert m.embed(["a \ud800 b"]).tobytes() == m.embed(["a \ufffd b"]).tobytes()
+    long = "gaussian splatting " * 500_000
+    assert m.embed([long]).tobytes() == m.embed([long[:TEXT_CHARS]]).tobytes()
+
+
+def test_a_phrase_is_suggested_from_the_start_of_a_huge_abstract():
+    from reporter.digest.meaning import SUGGEST_CHARS
+
+    huge = rec("1", "the of", "radiance fields for cities " * 200_000 + "neural rendering")
+    assert SUGGEST_CHARS == 1_000
+    assert suggest_phrase(load_model(), huge, CRITERIA.concepts[1], WATCHLIST) == "radiance fields"

@@ -33,6 +33,8 @@ ORDER_RELEVANCE, ORDER_MEANING = 0.8, 0.2
 """The blend's weights (docs/digest.md, "Meaning": measured on the SYNERGY reviews)."""
 CLOSE_SHOWN = 5
 """The most papers the safety net lists a week (the e-mail shows the first EMAIL_CLOSE of them)."""
+SUGGEST_CHARS = 1_000
+"""A suggested phrase is taken from the first characters of the title or the abstract (bounded work per paper)."""
 CLOSE_FLOOR = 0.5
 """Without a KEEP to compare with, a paper is listed from this similarity on."""
 _WORD = re.compile(r"[^\W_][\w'-]*[^\W_]|[^\W_]")
@@ -119,13 +121,13 @@ def close_in_meaning(decisions: Sequence[Any], meaning: dict[str, Nearness], rec
 
 
 def suggest_phrase(model: Model, record: Record, concept: Concept, watchlist: Watchlist) -> str | None:
-    """The phrase of two or three words of the title (else the abstract), none of them a function word (_STOP) or a
+    """The phrase of two or three words of the title (else the abstract; their first SUGGEST_CHARS), none of them a function word (_STOP) or a
     number, nearest in meaning to the concept,
     lower-cased, that the rule language accepts and the watchlist does not already cover: no entry matches it (the one
     matcher) and it is not part of an entry; ties to the earlier."""
     taken = [" ".join(p.lower().rstrip("*").split()) for p in watchlist.phrases]
     for text in (record.title, record.abstract or ""):
-        words = _WORD.findall(text)
+        words = _WORD.findall(text[:SUGGEST_CHARS])
         grams = []
         for n in (2, 3):
             for i in range(len(words) - n + 1):

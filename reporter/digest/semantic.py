@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from ..text import replace_surrogates
 
 PACKAGE = "wordllama"
 CONFIG, DIM = "l2_supercat", 256
@@ -35,6 +36,9 @@ WEIGHTS = f"weights/{CONFIG}_{DIM}.safetensors"
 TOKENIZER = f"tokenizers/{CONFIG}_tokenizer_config.json"
 DECIMALS = 4
 """Similarities are rounded to this many decimals before they order anything or are written."""
+TEXT_CHARS = 10_000
+"""A text's first characters read: a title with its abstract is a few thousand; a hostile 10 MB abstract would
+otherwise take minutes to tokenise and gigabytes to pool."""
 
 
 @dataclass(frozen=True)
@@ -49,11 +53,12 @@ class Model:
     """A `tokenizers.Tokenizer` (no padding, no truncation, no special tokens)."""
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """float64 unit vectors, one row per text (a text without a token is the zero vector)."""
+        """float64 unit vectors, one row per text (a text without a token is the zero vector); a text is read up to
+        TEXT_CHARS, a lone surrogate as U+FFFD (the tokenizer refuses one)."""
         out = np.zeros((len(texts), self.vectors.shape[1]), dtype=np.float64)
         last = self.vectors.shape[0] - 1
         for i, text in enumerate(texts):
-            ids = self.tokenizer.encode(text or "", add_special_tokens=False).ids
+            ids = self.tokenizer.encode(replace_surrogates((text or "")[:TEXT_CHARS]), add_special_tokens=False).ids
             if not ids:
                 continue
             rows = self.vectors[np.clip(np.asarray(ids, dtype=np.int64), 0, last)].astype(np.float64)
