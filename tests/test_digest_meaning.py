@@ -294,3 +294,14 @@ def test_a_phrase_is_suggested_from_the_start_of_a_huge_abstract():
     huge = rec("1", "the of", "radiance fields for cities " * 200_000 + "neural rendering")
     assert SUGGEST_CHARS == 1_000
     assert suggest_phrase(load_model(), huge, CRITERIA.concepts[1], WATCHLIST) == "radiance fields"
+
+
+def test_a_suggested_phrase_never_spans_punctuation():
+    """`LGMT: Logic-Grounded` and `Contextual, LLM-Judges` were suggested from real arXiv titles before the fix."""
+    m, concept = load_model(), CRITERIA.concepts[0]
+    for title in ("LGMT: Logic-Grounded Metamorphic Testing", "Safety is Contextual, LLM-Judges Are Not",
+                  "Large language models (LLMs) for rendering"):
+        phrase = suggest_phrase(m, rec("1", title), concept, WATCHLIST)
+        assert phrase is None or phrase in {"logic-grounded metamorphic", "metamorphic testing",
+                                            "logic-grounded metamorphic testing", "safety", "llm-judges",
+                                            "large language", "language models", "large language models"}, phrase

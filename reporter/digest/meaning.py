@@ -37,6 +37,8 @@ SUGGEST_CHARS = 1_000
 """A suggested phrase is taken from the first characters of the title or the abstract (bounded work per paper)."""
 CLOSE_FLOOR = 0.5
 """Without a KEEP to compare with, a paper is listed from this similarity on."""
+_BREAK = re.compile(r"[^\w\s'-]|\s-\s")
+"""Where a phrase stops: punctuation (`LGMT: Logic-Grounded`, `Contextual, LLM-Judges`, `models (LLMs)`)."""
 _WORD = re.compile(r"[^\W_][\w'-]*[^\W_]|[^\W_]")
 _STOP = frozenset("""a about above after again against all also among an and any are as at be been before being
 below between both but by can could did do does doing down during each either equally every few for from further had
@@ -127,10 +129,10 @@ def suggest_phrase(model: Model, record: Record, concept: Concept, watchlist: Wa
     matcher) and it is not part of an entry; ties to the earlier."""
     taken = [" ".join(p.lower().rstrip("*").split()) for p in watchlist.phrases]
     for text in (record.title, record.abstract or ""):
-        words = _WORD.findall(text[:SUGGEST_CHARS])
         grams = []
+        runs = [_WORD.findall(run) for run in _BREAK.split(text[:SUGGEST_CHARS])]  # a phrase never spans a `:`
         for n in (2, 3):
-            for i in range(len(words) - n + 1):
+            for words, i in ((w, i) for w in runs for i in range(len(w) - n + 1)):
                 g = words[i:i + n]
                 if any(w.lower() in _STOP or w.isdigit() for w in g):
                     continue
