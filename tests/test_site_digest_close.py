@@ -140,3 +140,13 @@ def test_an_empty_list_says_so(tmp_path):
     page = (tmp_path / "site" / "digest/2026-W20.html").read_text(encoding="utf-8")
     assert "No paper outside the KEEPs came close enough in meaning this week." in page
     assert "came close enough" in Path(tmp_path / "site" / "digest/2026-W20.email.txt").read_text(encoding="utf-8")
+
+
+def test_a_paper_ranked_with_meaning_shows_both_parts_of_its_order():
+    from reporter.digest.records import Axes, Decision
+    from reporter.site.digest_groups import ranking, relevance
+
+    plain = Decision("doi:10.5555/a", "KEEP", 100, Axes(1, 1, 1), "r", (), "T", relevance=3.14159)
+    assert relevance(plain) == "relevance 3.1416", "a week of older rules reads as before"
+    meant = Decision("doi:10.5555/a", "KEEP", 100, Axes(1, 1, 1), "r", (), "T", relevance=3.14159, similarity=0.61)
+    assert ranking(meant, {"doi:10.5555/a": "rank 2 of 30"}) == "rank 2 of 30 · relevance 3.1416 · similarity 0.6100"

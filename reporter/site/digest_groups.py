@@ -58,7 +58,7 @@ def review_groups(decisions: Sequence[Decision], settings: WeekSettings) -> tupl
     keep_at, review_at = settings.keep_threshold, settings.review_threshold
     words = {
         "over-cap": ("Over the cap", f"They scored KEEP, but more papers did than max_kept {cap} allows: all were "
-                                     f"ranked by score, then relevance, then id, the first {cap} stayed KEEP and "
+                                     f"ranked by score, then {_within(keeps)}, then id, the first {cap} stayed KEEP and "
                                      f"these came next, in rank order. The last one kept: {last}."),
         "rescued": ("Kept before the stricter pass", f"KEEP in the first pass; the stricter criteria pass, run "
                                                      f"because more papers were KEEP than max_kept {cap} allows, "
@@ -133,8 +133,17 @@ def _fraction(hundredths: int) -> str:
 
 
 def relevance(d: Decision) -> str:
-    """`relevance 3.1416`, or empty for a decisions.json written before relevance was recorded."""
-    return "" if d.relevance is None else f"relevance {d.relevance:.{RELEVANCE_DECIMALS}f}"
+    """`relevance 3.1416`, with `· similarity 0.6121` when the week was decided with meaning (docs/digest.md,
+    "Meaning"); empty for a decisions.json written before relevance was recorded."""
+    if d.relevance is None:
+        return ""
+    shown = f"relevance {d.relevance:.{RELEVANCE_DECIMALS}f}"
+    return shown if d.similarity is None else f"{shown} · similarity {d.similarity:.{RELEVANCE_DECIMALS}f}"
+
+
+def _within(keeps: Sequence[Decision]) -> str:
+    """What ordered papers of one score: relevance, or (rules digest.4) the blend of relevance and similarity."""
+    return "relevance" if not keeps or keeps[0].similarity is None else "the blend of relevance and similarity"
 
 
 __all__ = ["CAUSES", "Group", "by_rationale", "cap_ranks", "drop_groups", "ranking", "relevance", "review_groups"]
