@@ -128,6 +128,8 @@ def test_a_malformed_list_is_refused_naming_the_file(entry, match):
         canonical_json(doc).encode()
     with pytest.raises(InputError, match=f"decisions.json.*{match}"):
         read_week(data, "decisions.json")
+    with pytest.raises(InputError, match="at most 5"):
+        read_week(canonical_json(_document([CLOSE[0]] * 6)).encode(), "decisions.json")
     with pytest.raises(InputError, match="twice"):
         read_week(canonical_json(_document([CLOSE[0], CLOSE[0]])).encode(), "decisions.json")
 

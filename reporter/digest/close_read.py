@@ -15,6 +15,9 @@ from typing import Any
 
 from .records import Decision
 
+CLOSE_SHOWN = 5
+"""The most papers a week's list holds (`reporter.digest.meaning` writes at most this many; more is refused)."""
+
 
 @dataclass(frozen=True)
 class CloseEntry:
@@ -38,6 +41,8 @@ def read_close(value: Any, decisions: Sequence[Decision]) -> tuple[CloseEntry, .
         return None
     if not isinstance(value, list):
         raise TypeError("close_in_meaning is not a list")
+    if len(value) > CLOSE_SHOWN:
+        raise ValueError(f"close_in_meaning lists {len(value)} papers; the digest lists at most {CLOSE_SHOWN}")
     decided = {d.id: d.decision for d in decisions}
     out = []
     for e in value:

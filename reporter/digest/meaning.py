@@ -8,7 +8,7 @@
   R the week's largest relevance: the literal evidence leads, meaning breaks its ties and near ties.
 - **Close in meaning, missed by the watchlist** (`close_in_meaning`): the papers that are not KEEP, by
   similarity (high first, then id), those at or above the week's KEEP median (CLOSE_FLOOR without a KEEP),
-  at most CLOSE_SHOWN: surfaced, never applied (no score, decision or threshold reads it).
+  at most CLOSE_SHOWN (5; the e-mail shows the first 3): surfaced, never applied (no score, decision or threshold reads it).
 """
 
 from __future__ import annotations
@@ -25,14 +25,13 @@ import numpy as np
 from ..errors import InputError
 from ..pool.record import Record
 from ..routing import match_phrases
+from .close_read import CLOSE_SHOWN
 from .criteria import IN_SCOPE, Concept, Criteria
 from .semantic import DECIMALS, Model, similarities
 from .watchlist import Watchlist, check_phrases
 
 ORDER_RELEVANCE, ORDER_MEANING = 0.8, 0.2
 """The blend's weights (docs/digest.md, "Meaning": measured on the SYNERGY reviews)."""
-CLOSE_SHOWN = 5
-"""The most papers the safety net lists a week (the e-mail shows the first EMAIL_CLOSE of them)."""
 SUGGEST_CHARS = 1_000
 """A suggested phrase is taken from the first characters of the title or the abstract (bounded work per paper)."""
 CLOSE_FLOOR = 0.5
