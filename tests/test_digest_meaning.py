@@ -123,7 +123,8 @@ def test_the_order_within_a_score_is_the_documented_blend():
     assert all(a.order == blend(a.relevance, a.meaning.similarity, top) for a in axes)
     # Two papers of one score and one relevance: the one nearer in meaning comes first, whatever the ids say.
     a, b = axes[2], axes[4]
-    tied = [replace(a, relevance=1.0, order=blend(1.0, 0.1, 1.0)), replace(b, relevance=1.0, order=blend(1.0, 0.6, 1.0))]
+    tied = [replace(a, relevance=1.0, order=blend(1.0, 0.1, 1.0)),
+            replace(b, relevance=1.0, order=blend(1.0, 0.6, 1.0))]
     out = decide([WEEK[2], WEEK[4]], tied, CRITERIA)
     assert [d.id for d in out.decisions] == ["arxiv:2606.00005", "arxiv:2606.00003"]
     assert sorted(out.decisions, key=rank_key) == list(out.decisions)

@@ -8,7 +8,8 @@
   R the week's largest relevance: the literal evidence leads, meaning breaks its ties and near ties.
 - **Close in meaning, missed by the watchlist** (`close_in_meaning`): the papers that are not KEEP, by
   similarity (high first, then id), those at or above the week's KEEP median (CLOSE_FLOOR without a KEEP),
-  at most CLOSE_SHOWN (5; the e-mail shows the first 3): surfaced, never applied (no score, decision or threshold reads it).
+  at most CLOSE_SHOWN (5; the e-mail shows the first 3): surfaced, never applied (no score, decision or
+  threshold reads it).
 """
 
 from __future__ import annotations
@@ -122,8 +123,8 @@ def close_in_meaning(decisions: Sequence[Any], meaning: dict[str, Nearness], rec
 
 
 def suggest_phrase(model: Model, record: Record, concept: Concept, watchlist: Watchlist) -> str | None:
-    """The phrase of two or three words of the title (else the abstract; their first SUGGEST_CHARS), none of them a function word (_STOP) or a
-    number, nearest in meaning to the concept,
+    """The phrase of two or three words of the title (else the abstract; their first SUGGEST_CHARS), none of
+    them a function word (_STOP) or a number, nearest in meaning to the concept,
     lower-cased, that the rule language accepts and the watchlist does not already cover: no entry matches it (the one
     matcher) and it is not part of an entry; ties to the earlier."""
     taken = [" ".join(p.lower().rstrip("*").split()) for p in watchlist.phrases]

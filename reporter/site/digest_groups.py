@@ -58,8 +58,8 @@ def review_groups(decisions: Sequence[Decision], settings: WeekSettings) -> tupl
     keep_at, review_at = settings.keep_threshold, settings.review_threshold
     words = {
         "over-cap": ("Over the cap", f"They scored KEEP, but more papers did than max_kept {cap} allows: all were "
-                                     f"ranked by score, then {_within(keeps)}, then id, the first {cap} stayed KEEP and "
-                                     f"these came next, in rank order. The last one kept: {last}."),
+                                     f"ranked by score, then {_within(keeps)}, then id, the first {cap} stayed "
+                                     f"KEEP and these came next, in rank order. The last one kept: {last}."),
         "rescued": ("Kept before the stricter pass", f"KEEP in the first pass; the stricter criteria pass, run "
                                                      f"because more papers were KEEP than max_kept {cap} allows, "
                                                      f"scored them under the REVIEW threshold {review_at}, and a "

@@ -158,5 +158,6 @@ def message_date(week: str) -> dt.datetime:
     return dt.datetime.combine(week_start(week) + dt.timedelta(days=7), dt.time(0), tzinfo=dt.timezone.utc)
 
 
-__all__ = ["EMAIL_CLOSE", "REVIEW_SHOWN", "build_email_edition", "email_archive", "email_files", "email_message", "message_date",
+__all__ = ["EMAIL_CLOSE", "REVIEW_SHOWN",
+           "build_email_edition", "email_archive", "email_files", "email_message", "message_date",
            "render_email"]
