@@ -165,3 +165,38 @@ def test_without_must_leave_a_range_inside_the_pool(tmp_path, capsys):
     assert not (tmp_path / "p.parquet").exists()
     assert main([str(tmp_path / "p.parquet"), "--rows", "10", "--without", "2:4", "--quiet"]) == 0
     assert "(8 rows," in capsys.readouterr().out
+
+
+def _listing(root: Path) -> dict[str, bytes | None]:
+    """Every path under `root` with its bytes (None for a folder)."""
+    return {p.relative_to(root).as_posix(): (None if p.is_dir() else p.read_bytes()) for p in sorted(root.rglob("*"))}
+
+
+_EXAMPLE_TOML = ('pool = "data/pool.parquet"\nlabels = "data/labels.csv"\nspecs = "specs"\nreleases = "releases"\n'
+                 'site = "site"\n\n[example]\nrows = 500\nseed = 0\n')
+
+
+def test_a_build_refused_for_a_missing_rule_book_makes_no_example_pool(tmp_path, capsys):
+    """Issue 37, item 2: with [example] set and no specs/, `reporter build` wrote data/pool.parquet and its
+    labels, then exited 2. Now it refuses before making anything: the folder is as it was."""
+    from reporter.cli import main
+    (tmp_path / "reporter.toml").write_text(_EXAMPLE_TOML)
+    before = _listing(tmp_path)
+    assert main(["build", "--workspace", str(tmp_path)]) == 2
+    assert "the rule book folder does not exist" in capsys.readouterr().err
+    assert _listing(tmp_path) == before == {"reporter.toml": _EXAMPLE_TOML.encode()}
+
+
+def test_a_build_refused_after_making_the_example_pool_removes_it(tmp_path, capsys):
+    """A refusal found once the pool is made (a rule naming a column the pool lacks) takes the pool, its
+    labels and the folder made for them away again."""
+    from reporter.cli import main
+    (tmp_path / "reporter.toml").write_text(_EXAMPLE_TOML)
+    shutil.copytree(ROOT / "specs", tmp_path / "specs")
+    (tmp_path / "specs" / "rules" / "99-nope.json").write_text(json.dumps(
+        {"id": "nope", "pile": "hold", "precedence": 1, "match": {"column": "no_such_column", "in": ["x"]}}))
+    before = _listing(tmp_path)
+    assert main(["build", "--workspace", str(tmp_path), "--workers", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "generating the example pool" in err and "no_such_column" in err, err
+    assert _listing(tmp_path) == before
