@@ -137,7 +137,7 @@ def run_route(args) -> int:
                           "piles": result.piles, "pending": result.pending, "rows": result.rows,
                           "created": result.created, "published": result.published}, sort_keys=True))
         return 0
-    state = "new release" if result.created else "unchanged (identical release exists)"
+    state = "new release" if result.created else "unchanged: an identical release exists"
     print(f"release {result.release_id}  ({state})")
     shown = result.published or {}
     if shown:
