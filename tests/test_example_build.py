@@ -61,7 +61,12 @@ def test_build_the_example_workspace_small(tmp_path):
     page = (ws / "site" / "releases" / ids[0] / "index.html").read_text()
     notes = _Notes()
     notes.feed(page)
-    assert any("Generated example data." in n and "seed=0" in n for n in notes.notes), notes.notes
+    # The banner reads the marker's seed and rows (issue 37, item 10): it names no module that is gone, while
+    # the marker, part of the pool's bytes, still does.
+    assert any("Generated example data." in n and "It holds 3,000 works drawn with seed 0." in n
+               and "python -m reporter.example POOL --rows 3000 --seed 0 makes such a pool." in n
+               for n in notes.notes), notes.notes
+    assert "reporter.pool.generate" not in page and "reporter.pool.generate" in (rel / "release.json").read_text()
     assert "(generated example data)" in (ws / "site" / "index.html").read_text()
     assert (ws / "site" / "novelty.html").exists()
     # A second build changes nothing: same release, same bytes.
@@ -69,7 +74,11 @@ def test_build_the_example_workspace_small(tmp_path):
     again = subprocess.run([sys.executable, "-m", "reporter.cli", "build", "--workspace", str(ws)],
                            capture_output=True, text=True)
     assert again.returncode == 0, again.stderr
-    assert "unchanged" in again.stdout
+    # Issue 37, item 4: known from the inputs' digests, not routed again, and said in one line.
+    (line,) = again.stdout.splitlines()
+    assert line.startswith(f"unchanged: release {ids[0][:12]} (3,000 works) is already published for these "
+                           f"inputs, nothing routed; site ") and line.endswith("none written)"), line
+    assert "route:" not in again.stderr and "generating" not in again.stderr
     assert {p: p.read_bytes() for p in (ws / "site").rglob("*") if p.is_file()} == before
 
 

@@ -30,7 +30,7 @@ from ..locks import locked, remove_debris
 from ..plurals import count
 from .manifest import MANIFEST, SiteFile, read_manifest
 
-SITE_VERSION = 6
+SITE_VERSION = 7
 """The layout of archived pages. Bump it with every change to what an archived page (a release, rule or
 digest week page, or a file beside one) looks like: pages archived by an earlier version are then kept as
 they were instead of refused, and only `--rerender-archive` rewrites them. 1: the layout until issue 12
