@@ -14,7 +14,7 @@ from ..plurals import count
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the build command."""
     p = sub.add_parser(
-        "build", help="route, check novelty and render the site, for a workspace",
+        "build", help="route, check novelty, decide the digest weeks and render the site, for a workspace",
         description="The whole pipeline for the workspace in --workspace (default: the current folder): "
                     "make the example pool when the workspace asks for it and it is absent, route the "
                     "pool into a release, check the novelty candidates of [novelty] candidates against the "

@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ..errors import InputError
+from . import find_workspace
 from ..routing.folder import RELEASE_FILES
 
 
@@ -72,10 +73,11 @@ def _inputs(p: argparse.ArgumentParser) -> None:
 def resolve_inputs(args) -> dict:
     """Merge explicit flags over the workspace file (flags win)."""
     ws = None
-    if args.workspace is not None or (args.pool is None and Path("reporter.toml").exists()):
+    found = find_workspace(args.workspace, inputs_given=args.pool is not None)
+    if found is not None:
         # The workspace imports every stage's settings: only a route that reads one pays for them.
         from ..config import load_workspace
-        ws = load_workspace(args.workspace or Path("."))
+        ws = load_workspace(found)
     pick = lambda flag, key: flag if flag is not None else (getattr(ws, key) if ws else None)  # noqa: E731
     values = {
         "pool": pick(args.pool, "pool"), "specs": pick(args.specs, "specs"),
@@ -86,8 +88,9 @@ def resolve_inputs(args) -> dict:
     if (values["pool"] is None or values["specs"] is None) and ws is not None:
         ws.routing("routing")  # a digest-only workspace: the one message naming the keys to add
     if values["pool"] is None or values["specs"] is None:
-        raise InputError("name the pool and the rule book: --pool PATH --specs DIR, or --workspace DIR "
-                         "with a reporter.toml")
+        from ..config import START_HINT
+        raise InputError(f"name the pool and the rule book: --pool PATH --specs DIR, or --workspace DIR with a "
+                         f"reporter.toml (none here); {START_HINT}")
     if values["releases"] is None:
         values["releases"] = Path("releases")
     return values
