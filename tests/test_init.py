@@ -77,6 +77,19 @@ def test_init_never_replaces_a_file_and_writes_nothing_when_it_would(tmp_path, c
     assert f"{work / 'reporter.toml'}: this folder is a workspace already" in capsys.readouterr().err
 
 
+def test_init_refuses_a_file_where_it_would_make_a_folder_before_writing_anything(tmp_path, capsys):
+    """A file named `specs` (or DIR itself a file) is found before the README is written, not after."""
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "specs").write_text("mine\n")
+    before = _listing(work)
+    assert main(["init", str(work)]) == 2
+    assert f"{work / 'specs'}: is a file where `reporter init` would make a folder" in capsys.readouterr().err
+    assert _listing(work) == before
+    assert main(["init", str(work / "specs")]) == 2
+    assert _listing(work) == before
+
+
 @pytest.mark.parametrize("argv", [["build"], ["route"], ["render"], ["screen"], ["digest", "--week", "2026-W25"]])
 def test_every_no_workspace_error_names_reporter_init_and_the_doc(tmp_path, capsys, monkeypatch, argv):
     """Issue 37, item 1: `reporter build` in an empty folder said to create reporter.toml, not where its format

@@ -68,6 +68,10 @@ def run_init(args: argparse.Namespace) -> int:
                          f"nothing over it: run `reporter build` here, or name another folder")
     for rel, data in starter.items():
         path = target / rel
+        blocker = next((p for p in reversed(path.parents) if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            raise InputError(f"{blocker}: is a file where `reporter init` would make a folder; it wrote nothing: "
+                             f"move the file aside, or name another folder")
         if path.exists() and not (path.is_file() and path.read_bytes() == data):
             raise InputError(f"{path}: is there already, with other content; `reporter init` never replaces a file "
                              f"and wrote nothing: move it aside, or name another folder")
