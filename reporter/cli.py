@@ -76,7 +76,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                     "the screening piles with two model voters, the cost shown first; certify how many relevant "
                     "works a discard pile can still hold; check papers and claims for novelty against a citation "
                     "graph; fetch a week of papers (arXiv, bioRxiv, medRxiv, PubMed, OpenAlex) and decide it "
-                    "KEEP / REVIEW / DROP in a weekly digest with a feed and an e-mail edition. A static site "
+                    "KEEP / REVIEW / DROP (by keywords and criteria, or a model judge) in a weekly digest with a "
+                    "feed and an e-mail edition. A static site "
                     "shows every decision.",
         epilog="Example: reporter init my-campaign   (then `reporter build` in my-campaign; in the repository, "
                "`reporter build` builds the example site). reporter help lists the documentation.",
