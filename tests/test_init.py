@@ -114,3 +114,14 @@ def test_help_lists_and_prints_the_docs(capsys):
     assert capsys.readouterr().out.startswith("# The command line and the workspace")
     assert main(["help", "nope"]) == 2
     assert "no documentation page 'nope'; the pages: architecture," in capsys.readouterr().err
+
+
+def test_route_before_the_first_build_says_the_build_makes_the_example_pool(tmp_path, capsys, monkeypatch):
+    """After `reporter init`, `reporter route` said only that data/labels.csv does not exist."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["init"]) == 0
+    capsys.readouterr()
+    assert main(["route"]) == 2
+    err = capsys.readouterr().err
+    assert "data/pool.parquet: the pool does not exist yet; [example] in" in err and "`reporter build`" in err
+    assert not (tmp_path / "data").exists() and not (tmp_path / "releases").exists()

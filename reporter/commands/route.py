@@ -105,8 +105,12 @@ def run_route(args) -> int:
     from ..routing.textscan import scan_engine
     release_name = check_release_name(args.label, "--label")  # checked before anything is read or written
     v = resolve_inputs(args)
-    if release_name is None and v["workspace"] is not None:
-        release_name = v["workspace"].release_name
+    ws = v["workspace"]
+    if ws is not None and ws.example is not None and v["pool"] == ws.pool and not ws.pool.exists():
+        raise InputError(f"{ws.pool}: the pool does not exist yet; [example] in {ws.file} makes it (invented works, "
+                         f"and their labels) at the first `reporter build`: run that, or point `pool` at your data")
+    if release_name is None and ws is not None:
+        release_name = ws.release_name
     as_of = build_date(os.environ)  # SOURCE_DATE_EPOCH when set, as `reporter build` dates its run
     engine = scan_engine(os.environ)  # REPORTER_SCAN_ENGINE, checked before anything is read
     seed = args.seed if args.seed is not None else v["seed"]
@@ -121,7 +125,7 @@ def run_route(args) -> int:
     dask = dask or None  # --dask "" routes here whatever reporter.toml says
     from ..runs import start_command_run, state_of
     from ..routing.release import write_route_run
-    ws = v["workspace"]  # the record goes to its state folder; without one, to the releases folder's neighbour
+    # the record goes to the workspace's state folder; without one, to the releases folder's neighbour
     run = start_command_run(args, state_of(ws.root if ws is not None else Path(v["releases"]).parent), os.environ)
     from ..routing.workers import keep_freed_memory, no_huge_pages
     keep_freed_memory()
