@@ -348,13 +348,14 @@ def example_data(ws: Workspace | None, progress: bool = True) -> Iterator[None]:
                          f"to generate made-up works, or point `pool` at your data")
     load_rulebook(ws.routing().specs)  # a missing or broken rule book refuses before any work is made
     from .example.generate import generate_labels, generate_pool
-    made = [d for d in (ws.pool.parent, *ws.pool.parent.parents) if not d.exists()]  # deepest first
+    labels = ws.labels if ws.labels is not None and not ws.labels.exists() else None
+    written = [ws.pool, *([labels] if labels is not None else [])]
+    made = sorted({d for f in written for d in (f.parent, *f.parent.parents) if not d.exists()},
+                  key=lambda d: len(d.parts), reverse=True)  # the folders this run makes, deepest first
     make_dirs(ws.pool.parent)
     # Half-written pools of killed builds (only ours: the folder may hold the user's files).
     remove_debris(ws.pool.parent, recursive=False,
                   targets=[ws.pool.name] + ([ws.labels.name] if ws.labels is not None else []))
-    labels = ws.labels if ws.labels is not None and not ws.labels.exists() else None
-    written = [ws.pool, *([labels] if labels is not None else [])]
     try:
         print(f"generating the example pool ({ws.example.rows:,} seeded, made-up works) -> {ws.pool}",
               file=sys.stderr)

@@ -209,3 +209,19 @@ def test_a_build_refused_after_making_the_example_pool_removes_it(tmp_path, caps
     err = capsys.readouterr().err
     assert "generating the example pool" in err and "no_such_column" in err, err
     assert _listing(tmp_path) == before
+
+
+def test_a_refused_build_removes_the_labels_folder_it_made_beside_the_pools(tmp_path, capsys):
+    """Labels in a folder of their own: that folder goes too when the build is refused (and only folders it made)."""
+    from reporter.cli import main
+    (tmp_path / "reporter.toml").write_text(_EXAMPLE_TOML.replace('labels = "data/labels.csv"',
+                                                                  'labels = "truth/deep/labels.csv"'))
+    shutil.copytree(ROOT / "specs", tmp_path / "specs")
+    (tmp_path / "specs" / "rules" / "99-nope.json").write_text(json.dumps(
+        {"id": "nope", "pile": "hold", "precedence": 1, "match": {"column": "no_such_column", "in": ["x"]}}))
+    (tmp_path / "truth").mkdir()
+    (tmp_path / "truth" / "mine.txt").write_text("the user's\n")
+    before = _listing(tmp_path)
+    assert main(["build", "--workspace", str(tmp_path), "--workers", "1"]) == 2
+    assert "no_such_column" in capsys.readouterr().err
+    assert _listing(tmp_path) == before

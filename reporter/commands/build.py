@@ -56,6 +56,9 @@ def run_build(args) -> int:
                    release_name=release_name, keyword_fallback=args.keyword_fallback, environ=os.environ,
                    record=start_command_run(args, state_of(ws.root), os.environ))
     site = report.site
+    if report.digest_later:
+        print(f"digest: {', '.join(report.digest_later)} not over yet (today is {report.as_of}); "
+              f"left for a later build", file=sys.stderr)
     if report.release_id is not None and not report.created and not report.digest and not site.written:
         # Nothing new: the inputs' digests name a published release (so nothing was routed) and every page is
         # as it was. One line says so (issue 37).
@@ -75,9 +78,6 @@ def run_build(args) -> int:
               + ", ".join(f"{v} {n}" for v, n in report.novelty.items()))
     if report.digest:
         print(f"digest: decided and published {', '.join(report.digest)}")
-    if report.digest_later:
-        print(f"digest: {', '.join(report.digest_later)} not over yet (today is {report.as_of}); "
-              f"left for a later build", file=sys.stderr)
     print(f"site: {site.out}/index.html  ({site.pages} pages for {count(len(site.releases), 'release')}"
           f"{'' if not site.digests else ', ' + count(site.digests, 'digest week')}"
           f"{'' if site.novelty is None else ' and the novelty page'}; "
