@@ -67,6 +67,9 @@ def test_build_the_example_workspace_small(tmp_path):
                and "python -m reporter.example POOL --rows 3000 --seed 0 makes such a pool." in n
                for n in notes.notes), notes.notes
     assert "reporter.pool.generate" not in page and "reporter.pool.generate" in (rel / "release.json").read_text()
+    twin = (ws / "site" / "releases" / ids[0] / "index.md").read_text()
+    # The twin's banner is a quote of its own: a blank line before the next paragraph (else it runs into it).
+    assert "`python -m reporter.example POOL --rows 3000 --seed 0` makes such a pool.\n\nRelease " in twin
     assert "(generated example data)" in (ws / "site" / "index.html").read_text()
     assert (ws / "site" / "novelty.html").exists()
     # A second build changes nothing: same release, same bytes.
