@@ -26,6 +26,7 @@ The steps themselves are in `reporter/build_steps.py`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from collections import Counter
@@ -150,12 +151,13 @@ def run(plan: Plan, src: Sources, *, as_of: date | None = None, environ: Mapping
         as_of = as_of or build_date(environ)
     # 1. Gather: read and check every input before anything is written.
     checked = step.check_inputs(plan, src, as_of, environ)  # decided in memory; published in step 3
-    if plan.route and ws is not None:
-        step.ensure_example_data(ws, progress)  # makes an input (the example pool), never an output
-    labels = step.routing_labels(plan, ws)
     engine = scan_engine(environ) if plan.route else None  # REPORTER_SCAN_ENGINE, read at the edge as `route` does
-    with step.stage_release(plan, ws, workers=workers, progress=progress, release_name=release_name,
-                            as_of=as_of, engine=engine) as staged:  # None for a render or a digest-only workspace
+    # The example pool is an input, made when [example] asks for it; removed again if the run is refused.
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(step.example_data(ws if plan.route else None, progress))
+        labels = step.routing_labels(plan, ws)
+        staged = stack.enter_context(step.stage_release(  # None for a render or a digest-only workspace
+            plan, ws, workers=workers, progress=progress, release_name=release_name, as_of=as_of, engine=engine))
         with step.locked_outputs(plan, src):
             checked = step.still_current(checked, ws, as_of, environ, plan)  # another run published a week meanwhile?
             gathered = gather(plan, src, as_of, checked, staged, labels)

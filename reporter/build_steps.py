@@ -24,6 +24,7 @@ from .digest.publish import DigestRun, archive_snapshot, gather_digest
 from .digest import weeks
 from .digest.weeks import WeekResult
 from .errors import InputError
+from .files import make_dirs
 from .locks import locked, remove_debris
 from .novelty.candidate import parse_candidate
 from .novelty.graph import Graph
@@ -329,20 +330,44 @@ def write_novelty(results: NoveltyResults) -> None:
     write_novelty_results(results.path, results.rows)
 
 
-def ensure_example_data(ws: Workspace, progress: bool = True) -> None:
-    """Generate the seeded example pool (and labels) when the workspace's [example] asks and they are absent."""
-    if ws.pool is None or ws.pool.exists():
-        return  # a digest-only workspace has no pool to make
+@contextlib.contextmanager
+def example_data(ws: Workspace | None, progress: bool = True) -> Iterator[None]:
+    """The seeded example pool (and labels), generated when the workspace's [example] asks and they are absent.
+
+    It is an input, made before routing; yet a build refused after making it
+    (a missing rule book, an archived page that would change) removes it again,
+    with any folder made for it: a refused build leaves the workspace as it was
+    (issue 37). A build that publishes keeps it; one killed outright leaves a
+    complete pool (written atomically, the same bytes the next build would make).
+    """
+    if ws is None or ws.pool is None or ws.pool.exists():
+        yield  # a digest-only workspace has no pool to make
+        return
     if ws.example is None:
         raise InputError(f"{ws.pool}: the pool does not exist ({ws.file} `pool`); add an [example] table "
                          f"to generate made-up works, or point `pool` at your data")
+    load_rulebook(ws.routing().specs)  # a missing or broken rule book refuses before any work is made
     from .example.generate import generate_labels, generate_pool
-    ws.pool.parent.mkdir(parents=True, exist_ok=True)
+    labels = ws.labels if ws.labels is not None and not ws.labels.exists() else None
+    written = [ws.pool, *([labels] if labels is not None else [])]
+    made = sorted({d for f in written for d in (f.parent, *f.parent.parents) if not d.exists()},
+                  key=lambda d: len(d.parts), reverse=True)  # the folders this run makes, deepest first
+    make_dirs(ws.pool.parent)
     # Half-written pools of killed builds (only ours: the folder may hold the user's files).
     remove_debris(ws.pool.parent, recursive=False,
                   targets=[ws.pool.name] + ([ws.labels.name] if ws.labels is not None else []))
-    print(f"generating the example pool ({ws.example.rows:,} seeded, made-up works) -> {ws.pool}",
-          file=sys.stderr)
-    generate_pool(ws.pool, rows=ws.example.rows, seed=ws.example.seed, progress=progress)
-    if ws.labels is not None and not ws.labels.exists():
-        generate_labels(ws.pool, ws.labels, seed=ws.example.seed)
+    try:
+        print(f"generating the example pool ({ws.example.rows:,} seeded, made-up works) -> {ws.pool}",
+              file=sys.stderr)
+        generate_pool(ws.pool, rows=ws.example.rows, seed=ws.example.seed, progress=progress)
+        if labels is not None:
+            make_dirs(labels.parent)
+            generate_labels(ws.pool, labels, seed=ws.example.seed)
+        yield
+    except BaseException:
+        for path in written:
+            path.unlink(missing_ok=True)
+        for folder in made:
+            with contextlib.suppress(OSError):  # only when empty: never a file this run did not make
+                folder.rmdir()
+        raise

@@ -29,6 +29,8 @@ COMMAND_MODULES = (
     "reporter.commands.fetch",
     "reporter.commands.mail",
     "reporter.commands.certify",
+    "reporter.commands.init",
+    "reporter.commands.help",
 )
 # The module that registers each command. A command line naming one imports
 # only that module: importing every stage (the site, the digest, screening's
@@ -44,6 +46,7 @@ COMMAND_MODULE = {
     "fetch": "reporter.commands.fetch",
     "mail": "reporter.commands.mail",
     "certify": "reporter.commands.certify",
+    "init": "reporter.commands.init", "help": "reporter.commands.help",
 }
 
 # Settings a command gives its own process before any library loads. `reporter route` keeps the
@@ -68,9 +71,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser with every registered command, or only the module of `command` when it is one."""
     parser = argparse.ArgumentParser(
         prog="reporter",
-        description="Route scholarly works through a rule book, check novelty against a citation graph, "
-                    "and publish every decision as a static site.",
-        epilog="Example: reporter build   (in the repository: builds the example site into site/)",
+        description="Literature screening that shows its work. Route scholarly works through a rule book into "
+                    "piles (each release named by its inputs' hashes; on every core or a Dask cluster); screen "
+                    "the screening piles with two model voters, the cost shown first; certify how many relevant "
+                    "works a discard pile can still hold; check papers and claims for novelty against a citation "
+                    "graph; fetch a week of papers (arXiv, bioRxiv, medRxiv, PubMed, OpenAlex) and decide it "
+                    "KEEP / REVIEW / DROP (by keywords and criteria, or a model judge) in a weekly digest with a "
+                    "feed and an e-mail edition. A static site "
+                    "shows every decision.",
+        epilog="Example: reporter init my-campaign   (then `reporter build` in my-campaign; in the repository, "
+               "`reporter build` builds the example site). reporter help lists the documentation.",
     )
     from . import __version__
     parser.add_argument("--version", action="version", version=f"reporter {__version__}")

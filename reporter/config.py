@@ -33,6 +33,9 @@ from .screening.config import ScreenSettings, parse_screen
 from .settings import KINDS, Table, http_url
 
 WORKSPACE_FILE = "reporter.toml"
+START_HINT = ("`reporter init` writes a workspace to start from (`reporter init --digest-only`: a digest alone); "
+              "every key is in docs/workspace.md (`reporter help workspace`)")
+"""What every "no workspace here" error ends with: how to make one, and where its format is written down."""
 
 # Top-level path keys and whether every workspace needs them (the routing side: see ROUTING_KEYS).
 PATH_KEYS = {"pool": False, "specs": False, "releases": False, "site": True,
@@ -126,8 +129,8 @@ def load_workspace(path: Path) -> Workspace:
     path = Path(path)
     file = path / WORKSPACE_FILE if path.is_dir() else path
     if not file.is_file():
-        raise InputError(f"{file}: no workspace file here; create {WORKSPACE_FILE} "
-                         f"naming at least pool, specs, releases and site (or site and a [digest] table)")
+        raise InputError(f"{file}: no workspace file here; create {WORKSPACE_FILE} naming at least pool, specs, "
+                         f"releases and site (or site and a [digest] table): {START_HINT}")
     try:
         data = tomllib.loads(file.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

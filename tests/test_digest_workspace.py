@@ -96,7 +96,7 @@ def test_weeks_that_have_not_ended_wait_in_a_digest_only_build(tmp_path):
     assert report.digest == ("2026-W25",) and report.digest_later == ("2026-W26",)
 
 
-def test_digest_and_render_work_on_a_digest_only_workspace(tmp_path, capsys):
+def test_digest_and_render_work_on_a_digest_only_workspace(tmp_path, capsys, monkeypatch):
     ws = workspace(tmp_path)
     assert main(["digest", "--workspace", str(ws), "--from", "2026-W25", "--to", "2026-W26"]) == 0
     assert "2026-W26: " in capsys.readouterr().out
@@ -107,8 +107,11 @@ def test_digest_and_render_work_on_a_digest_only_workspace(tmp_path, capsys):
     page = parse_html((site / "index.html").read_text(encoding="utf-8"))
     assert not page.find_all("section", id="latest") and "2026-W26" in page.find("section", id="digest").text()
     assert main(["render", "--digests", str(ws / "digests"), "--out", str(tmp_path / "bare"), "--quiet"]) == 0
+    monkeypatch.chdir(tmp_path)  # a folder without a reporter.toml: nothing to render from
     assert main(["render", "--out", str(tmp_path / "nothing")]) == 2
-    assert "nothing to render: give --releases DIR" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "nothing to render: give --releases DIR" in err and "`reporter init` writes a workspace" in err
+    assert "docs/workspace.md (`reporter help workspace`)" in err
 
 
 @pytest.mark.parametrize("argv", [["route", "--workspace", "{ws}"], ["screen", "--workspace", "{ws}"]])
@@ -156,3 +159,20 @@ def test_the_home_page_says_why_the_digest_week_and_the_release_can_differ_only_
     assert not home(ws).find_all("p", id="digest-weeks-note")  # a digest alone
     routing_only = parse_html((site_build["site"] / "index.html").read_text(encoding="utf-8"))
     assert not routing_only.find_all("p", id="digest-weeks-note")  # a release alone
+
+
+def test_digest_and_render_without_workspace_read_this_folders_reporter_toml(tmp_path, capsys, monkeypatch):
+    """Issue 37, item 3: `build`, `route`, `screen`, ... read ./reporter.toml; `digest --week` and `render`
+    refused without `--workspace .`. Now every command finds it the same way (commands.find_workspace)."""
+    ws = workspace(tmp_path)
+    monkeypatch.chdir(ws)
+    assert main(["digest", "--week", "2026-W25"]) == 0
+    assert "2026-W25: " in capsys.readouterr().out
+    assert (ws / "digests" / "2026-W25" / "decisions.json").is_file()
+    assert list((ws / "state" / "runs").iterdir()), "the run is recorded in the workspace's state, as --workspace ."
+    assert main(["render", "--quiet"]) == 0  # no flags: what the workspace has (its digest archive), into its site
+    assert f"rendered 0 releases and 1 digest week into {ws.resolve() / 'site'}:" in capsys.readouterr().out
+    assert (ws / "site" / "digest" / "2026-W25.html").is_file()
+    # Flags that name the inputs still stand alone: the four digest paths, or render's --digests.
+    assert main(["render", "--digests", "digests", "--out", str(tmp_path / "bare"), "--quiet"]) == 0
+    assert "rendered 0 releases and 1 digest week" in capsys.readouterr().out

@@ -61,7 +61,15 @@ def test_build_the_example_workspace_small(tmp_path):
     page = (ws / "site" / "releases" / ids[0] / "index.html").read_text()
     notes = _Notes()
     notes.feed(page)
-    assert any("Generated example data." in n and "seed=0" in n for n in notes.notes), notes.notes
+    # The banner reads the marker's seed and rows (issue 37, item 10): it names no module that is gone, while
+    # the marker, part of the pool's bytes, still does.
+    assert any("Generated example data." in n and "It holds 3,000 works drawn with seed 0." in n
+               and "python -m reporter.example POOL --rows 3000 --seed 0 makes such a pool." in n
+               for n in notes.notes), notes.notes
+    assert "reporter.pool.generate" not in page and "reporter.pool.generate" in (rel / "release.json").read_text()
+    twin = (ws / "site" / "releases" / ids[0] / "index.md").read_text()
+    # The twin's banner is a quote of its own: a blank line before the next paragraph (else it runs into it).
+    assert "`python -m reporter.example POOL --rows 3000 --seed 0` makes such a pool.\n\nRelease " in twin
     assert "(generated example data)" in (ws / "site" / "index.html").read_text()
     assert (ws / "site" / "novelty.html").exists()
     # A second build changes nothing: same release, same bytes.
@@ -69,7 +77,11 @@ def test_build_the_example_workspace_small(tmp_path):
     again = subprocess.run([sys.executable, "-m", "reporter.cli", "build", "--workspace", str(ws)],
                            capture_output=True, text=True)
     assert again.returncode == 0, again.stderr
-    assert "unchanged" in again.stdout
+    # Issue 37, item 4: known from the inputs' digests, not routed again, and said in one line.
+    (line,) = again.stdout.splitlines()
+    assert line.startswith(f"unchanged: release {ids[0][:12]} (3,000 works) is already published for these "
+                           f"inputs, nothing routed; site ") and line.endswith("none written)"), line
+    assert "route:" not in again.stderr and "generating" not in again.stderr
     assert {p: p.read_bytes() for p in (ws / "site").rglob("*") if p.is_file()} == before
 
 
@@ -165,3 +177,54 @@ def test_without_must_leave_a_range_inside_the_pool(tmp_path, capsys):
     assert not (tmp_path / "p.parquet").exists()
     assert main([str(tmp_path / "p.parquet"), "--rows", "10", "--without", "2:4", "--quiet"]) == 0
     assert "(8 rows," in capsys.readouterr().out
+
+
+def _listing(root: Path) -> dict[str, bytes | None]:
+    """Every path under `root` with its bytes (None for a folder)."""
+    return {p.relative_to(root).as_posix(): (None if p.is_dir() else p.read_bytes()) for p in sorted(root.rglob("*"))}
+
+
+_EXAMPLE_TOML = ('pool = "data/pool.parquet"\nlabels = "data/labels.csv"\nspecs = "specs"\nreleases = "releases"\n'
+                 'site = "site"\n\n[example]\nrows = 500\nseed = 0\n')
+
+
+def test_a_build_refused_for_a_missing_rule_book_makes_no_example_pool(tmp_path, capsys):
+    """Issue 37, item 2: with [example] set and no specs/, `reporter build` wrote data/pool.parquet and its
+    labels, then exited 2. Now it refuses before making anything: the folder is as it was."""
+    from reporter.cli import main
+    (tmp_path / "reporter.toml").write_text(_EXAMPLE_TOML)
+    before = _listing(tmp_path)
+    assert main(["build", "--workspace", str(tmp_path)]) == 2
+    assert "the rule book folder does not exist" in capsys.readouterr().err
+    assert _listing(tmp_path) == before == {"reporter.toml": _EXAMPLE_TOML.encode()}
+
+
+def test_a_build_refused_after_making_the_example_pool_removes_it(tmp_path, capsys):
+    """A refusal found once the pool is made (a rule naming a column the pool lacks) takes the pool, its
+    labels and the folder made for them away again."""
+    from reporter.cli import main
+    (tmp_path / "reporter.toml").write_text(_EXAMPLE_TOML)
+    shutil.copytree(ROOT / "specs", tmp_path / "specs")
+    (tmp_path / "specs" / "rules" / "99-nope.json").write_text(json.dumps(
+        {"id": "nope", "pile": "hold", "precedence": 1, "match": {"column": "no_such_column", "in": ["x"]}}))
+    before = _listing(tmp_path)
+    assert main(["build", "--workspace", str(tmp_path), "--workers", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "generating the example pool" in err and "no_such_column" in err, err
+    assert _listing(tmp_path) == before
+
+
+def test_a_refused_build_removes_the_labels_folder_it_made_beside_the_pools(tmp_path, capsys):
+    """Labels in a folder of their own: that folder goes too when the build is refused (and only folders it made)."""
+    from reporter.cli import main
+    (tmp_path / "reporter.toml").write_text(_EXAMPLE_TOML.replace('labels = "data/labels.csv"',
+                                                                  'labels = "truth/deep/labels.csv"'))
+    shutil.copytree(ROOT / "specs", tmp_path / "specs")
+    (tmp_path / "specs" / "rules" / "99-nope.json").write_text(json.dumps(
+        {"id": "nope", "pile": "hold", "precedence": 1, "match": {"column": "no_such_column", "in": ["x"]}}))
+    (tmp_path / "truth").mkdir()
+    (tmp_path / "truth" / "mine.txt").write_text("the user's\n")
+    before = _listing(tmp_path)
+    assert main(["build", "--workspace", str(tmp_path), "--workers", "1"]) == 2
+    assert "no_such_column" in capsys.readouterr().err
+    assert _listing(tmp_path) == before

@@ -121,3 +121,31 @@ def test_the_first_written_date_is_the_callers_never_the_clocks(ws):
     assert inspect.signature(route_release).parameters["as_of"].default is inspect.Parameter.empty
     result = route_release(pool, specs, root / "releases", progress=False, as_of=dt.date(2001, 2, 3))
     assert json.loads((result.release_dir / "published.json").read_text())["first_written"] == "2001-02-03"
+
+
+def test_a_published_release_is_not_routed_again(ws, monkeypatch, capsys):
+    """Issue 37, item 4: the id follows from the inputs' digests, so routing the same inputs again finds the
+    published release before routing (before: all of the pool was routed again, then compared byte for byte)."""
+    from reporter.routing import release as release_module
+    root, pool, specs = ws
+    args = ["--pool", pool, "--specs", specs, "--out", root / "releases", "--workers", "1"]
+    code, first = _route(args)
+    assert code == 0 and first["created"]
+    folder = root / "releases" / first["release_id"]
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+
+    def no_routing(*a, **k):
+        raise AssertionError("routed again")
+    monkeypatch.setattr(release_module, "_route_all", no_routing)
+    code, again = _route(args)
+    assert code == 0 and not again["created"] and again["release_id"] == first["release_id"]
+    assert {k: again[k] for k in ("piles", "pending", "rows")} == {k: first[k] for k in ("piles", "pending", "rows")}
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    assert json.loads((root / "releases" / "index.json").read_text()) == [first["release_id"]]
+    assert main(["route", *map(str, args)]) == 0
+    assert f"release {first['release_id']}  (unchanged: an identical release exists)" in capsys.readouterr().out
+
+    # A file of the published folder edited: refused as a re-route refused it, still without routing.
+    (folder / "samples.json").write_text((folder / "samples.json").read_text() + " ")
+    assert main(["route", *map(str, args)]) == 1
+    assert "its samples.json differs from the digest its release.json records" in capsys.readouterr().err

@@ -284,3 +284,20 @@ def test_a_release_without_its_context_window_is_refused(tmp_path):
     (result.release_dir / "samples.json").write_text(json.dumps(samples))
     with pytest.raises(InputError, match="samples.json: lacks the field 'context_chars'"):
         load_release(tmp_path, result.release_id)
+
+
+def test_the_generated_banner_reads_the_markers_fields_in_the_pages_words():
+    """Issue 37, item 10: the release page printed the marker whole, naming `reporter.pool.generate`, a module
+    that no longer exists. The marker's bytes stay (they are the pool's); the page reads its seed and rows."""
+    from reporter.example.generate import _marker, MARKER_KEY
+    from reporter.site.release_page import generated_words
+    whole = _marker(0, 200000)[MARKER_KEY].decode()
+    assert "reporter.pool.generate" in whole  # the pool's bytes, unchanged
+    assert generated_words(whole) == ("It holds 200,000 works drawn with seed 0.",
+                                      "python -m reporter.example POOL --rows 200000 --seed 0")
+    cut = _marker(0, 202000, (190000, 200000))[MARKER_KEY].decode()
+    assert generated_words(cut) == (
+        "It holds 202,000 works drawn with seed 0, leaving out rows 190,000 to 199,999.",
+        "python -m reporter.example POOL --rows 202000 --seed 0 --without 190000:200000")
+    assert generated_words("made by hand") == ("", None)  # no fields: the banner, without detail
+    assert generated_words(None) == (None, None) and generated_words("") == (None, None)

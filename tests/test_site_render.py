@@ -464,3 +464,16 @@ def test_every_stage_adds_its_pages_through_stage_pages(two_releases, tmp_path):
     with pytest.raises(ValueError, match="status pages"):
         prepare_site(load_releases(releases), tmp_path / "other", progress=False,
                      stages=[screening_stage(ScreeningStatus(None, None, note))] * 2)
+
+
+def test_the_glossary_lists_each_word_once_and_its_footer_does_not_link_to_itself(two_releases, tmp_path):
+    """Issue 37, item 10: "pending" was listed twice (the word, and the pending pile), and the glossary's footer
+    linked to the glossary. Every other page's footer still links to it."""
+    out = tmp_path / "site"
+    render_site(two_releases[0], out, progress=False)
+    page = (out / "glossary.html").read_text()
+    words = re.findall(r'<dt id="[^"]*"><bdi>([^<]*)</bdi></dt>', page)
+    assert "pending" in words and len(words) == len(set(words)), sorted(w for w in words if words.count(w) > 1)
+    assert 'href="glossary.html"' not in page and "](glossary.md)" not in (out / "glossary.md").read_text()
+    assert "What the words mean</a>" in (out / "index.html").read_text()
+    assert "[What the words mean](glossary.md)" in (out / "index.md").read_text()

@@ -150,3 +150,60 @@ def test_an_installed_wheel_routes_and_renders_a_site(tmp_path):
                       "--quiet"], cwd=work, env=env)
     assert generated.returncode == 0, generated.stderr
     assert (work / "pool.parquet").stat().st_size > 0
+
+
+@pytest.mark.browser
+def test_an_installed_wheel_starts_a_workspace_anywhere_and_builds_it(tmp_path):
+    """Issue 37, item 1: from the wheel alone, in an empty folder outside the repository: `reporter build` says
+    to run `reporter init` and names the doc; `reporter init` writes a workspace whose `reporter build` succeeds
+    at once; `reporter help workspace` prints the doc the wheel ships; the home page opens in headless Chromium."""
+    wheel = _build_wheel(tmp_path)
+    names = set(zipfile.ZipFile(wheel).namelist())
+    shipped = [f"reporter/docs/{p.relative_to(ROOT / 'docs').as_posix()}" for p in sorted((ROOT / "docs").rglob("*.md"))]
+    shipped += [p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "reporter" / "starter").rglob("*"))
+                if p.is_file()]
+    assert "reporter/docs/workspace.md" in shipped and "reporter/starter/routing/reporter.toml" in shipped
+    missing = [name for name in shipped if name not in names]
+    assert not missing, f"docs or starter files missing from the wheel (see pyproject.toml): {missing}"
+
+    home, env = _fresh_env(tmp_path, wheel)
+    env["SOURCE_DATE_EPOCH"] = "1783339200"
+    reporter = str(home / "bin" / "reporter")
+    work = tmp_path / "anywhere"
+    work.mkdir()
+    refused = _run([reporter, "build"], cwd=work, env=env)
+    assert refused.returncode == 2 and "`reporter init`" in refused.stderr and "docs/workspace.md" in refused.stderr
+    assert list(work.iterdir()) == []
+    started = _run([reporter, "init"], cwd=work, env=env)
+    assert started.returncode == 0, started.stderr
+    built = _run([reporter, "build"], cwd=work, env=env)
+    assert built.returncode == 0, built.stderr
+    assert "routed 20,000 works: release" in built.stdout and "(new)" in built.stdout, built.stdout
+    doc = _run([reporter, "help", "workspace"], cwd=work, env=env)
+    assert doc.returncode == 0 and doc.stdout == (ROOT / "docs" / "workspace.md").read_text(encoding="utf-8")
+    digest = tmp_path / "weekly"
+    assert _run([reporter, "init", str(digest), "--digest-only"], cwd=tmp_path, env=env).returncode == 0
+    built_digest = _run([reporter, "build"], cwd=digest, env=env)
+    assert built_digest.returncode == 0 and "routed nothing" in built_digest.stdout, built_digest.stderr
+
+    chromium = Path("/usr/bin/chromium")
+    if not chromium.exists():
+        pytest.skip("no Chromium at /usr/bin/chromium: apt-get install -y chromium (the rest has passed)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("Playwright for Python is not installed (the rest has passed)")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium), args=["--headless", "--no-sandbox",
+                                                                          "--disable-gpu", "--no-first-run"])
+        try:
+            page = browser.new_page()
+            errors: list[str] = []
+            page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto((work / "site" / "index.html").as_uri(), wait_until="load")
+            assert page.locator("h1").count() == 1 and page.title(), page.content()[:500]
+            assert "20,000" in page.inner_text("body")  # the release's works, on the home page
+            assert not errors, errors
+        finally:
+            browser.close()

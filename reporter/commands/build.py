@@ -14,7 +14,7 @@ from ..plurals import count
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the build command."""
     p = sub.add_parser(
-        "build", help="route, check novelty and render the site, for a workspace",
+        "build", help="route, check novelty, decide the digest weeks and render the site, for a workspace",
         description="The whole pipeline for the workspace in --workspace (default: the current folder): "
                     "make the example pool when the workspace asks for it and it is absent, route the "
                     "pool into a release, check the novelty candidates of [novelty] candidates against the "
@@ -55,9 +55,22 @@ def run_build(args) -> int:
     report = build(ws, out=args.out, rerender_archive=args.rerender_archive, workers=args.workers, progress=True,
                    release_name=release_name, keyword_fallback=args.keyword_fallback, environ=os.environ,
                    record=start_command_run(args, state_of(ws.root), os.environ))
-    if report.release_id is not None:
-        print(f"routed {report.rows:,} works: release {report.release_id[:12]} "
-              f"({'new' if report.created else 'unchanged'})")
+    site = report.site
+    if report.digest_later:
+        print(f"digest: {', '.join(report.digest_later)} not over yet (today is {report.as_of}); "
+              f"left for a later build", file=sys.stderr)
+    if report.release_id is not None and not report.created and not report.digest and not site.written:
+        # Nothing new: the inputs' digests name a published release (so nothing was routed) and every page is
+        # as it was. One line says so (issue 37).
+        print(f"unchanged: release {report.release_id[:12]} ({report.rows:,} works) is already published for "
+              f"these inputs, nothing routed; site {site.out}/index.html up to date ({site.unchanged} files, "
+              f"none written)")
+        return 0
+    if report.release_id is not None and report.created:
+        print(f"routed {report.rows:,} works: release {report.release_id[:12]} (new)")
+    elif report.release_id is not None:
+        print(f"release {report.release_id[:12]} (unchanged): {report.rows:,} works, already published for these "
+              f"inputs, not routed again")
     else:
         print("routed nothing: a digest-only workspace (no pool, specs or releases)")
     if report.novelty is not None:
@@ -65,10 +78,6 @@ def run_build(args) -> int:
               + ", ".join(f"{v} {n}" for v, n in report.novelty.items()))
     if report.digest:
         print(f"digest: decided and published {', '.join(report.digest)}")
-    if report.digest_later:
-        print(f"digest: {', '.join(report.digest_later)} not over yet (today is {report.as_of}); "
-              f"left for a later build", file=sys.stderr)
-    site = report.site
     print(f"site: {site.out}/index.html  ({site.pages} pages for {count(len(site.releases), 'release')}"
           f"{'' if not site.digests else ', ' + count(site.digests, 'digest week')}"
           f"{'' if site.novelty is None else ' and the novelty page'}; "

@@ -9,7 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..config import load_workspace
+from ..config import START_HINT, load_workspace
+from . import find_workspace
 from ..errors import InputError
 from ..hashing import canonical_json
 from ..isoweek import parse_week, week_range
@@ -75,7 +76,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--watchlist", type=Path, metavar="PATH", help="watchlist: one phrase a line (TAB weight)")
     p.add_argument("--criteria", type=Path, metavar="PATH", help="the relevance-criteria Markdown document")
     p.add_argument("--archive", type=Path, metavar="DIR", help="the digest archive: a folder per ISO week")
-    p.add_argument("--workspace", type=Path, metavar="DIR", help="take these from [digest] of DIR/reporter.toml")
+    p.add_argument("--workspace", type=Path, metavar="DIR",
+                   help="take these from [digest] of DIR/reporter.toml (default: this folder's, when it has one and "
+                        "the four paths are not all given)")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--week", metavar="YYYY-Www", help="the ISO week to decide (pattern A)")
     which.add_argument("--from", dest="first", metavar="YYYY-Www",
@@ -97,7 +100,13 @@ def register(subparsers: Any) -> None:
 
 
 def settings_from(args: argparse.Namespace) -> DigestSettings:
-    """The [digest] table of --workspace (if any) with the flags on top; every path must be known."""
+    """The [digest] table of --workspace (if any) with the flags on top; every path must be known.
+
+    Without --workspace, the current folder's reporter.toml when it has one and the four paths are not all
+    given as flags (`find_workspace`, as every command finds it); `args.workspace` is then that folder.
+    """
+    args.workspace = find_workspace(args.workspace, inputs_given=all(
+        (args.papers, args.watchlist, args.criteria, args.archive)))
     base = None
     if args.workspace is not None:
         base = load_workspace(args.workspace).digest
@@ -109,7 +118,8 @@ def settings_from(args: argparse.Namespace) -> DigestSettings:
     if base is None:
         missing = [f"--{k}" for k in ("papers", "watchlist", "criteria", "archive") if flags[k] is None]
         if missing:
-            raise InputError(f"give {', '.join(missing)} (or --workspace DIR with a [digest] table)")
+            raise InputError(f"give {', '.join(missing)} (or --workspace DIR with a [digest] table; none here): "
+                             f"{START_HINT}")
         base = DigestSettings(papers=args.papers, watchlist=args.watchlist, criteria=args.criteria,
                               archive=args.archive)
     settings = replace(base, **{k: v for k, v in flags.items() if v is not None})

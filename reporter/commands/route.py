@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ..errors import InputError
+from . import find_workspace
 from ..routing.folder import RELEASE_FILES
 
 
@@ -72,10 +73,11 @@ def _inputs(p: argparse.ArgumentParser) -> None:
 def resolve_inputs(args) -> dict:
     """Merge explicit flags over the workspace file (flags win)."""
     ws = None
-    if args.workspace is not None or (args.pool is None and Path("reporter.toml").exists()):
+    found = find_workspace(args.workspace, inputs_given=args.pool is not None)
+    if found is not None:
         # The workspace imports every stage's settings: only a route that reads one pays for them.
         from ..config import load_workspace
-        ws = load_workspace(args.workspace or Path("."))
+        ws = load_workspace(found)
     pick = lambda flag, key: flag if flag is not None else (getattr(ws, key) if ws else None)  # noqa: E731
     values = {
         "pool": pick(args.pool, "pool"), "specs": pick(args.specs, "specs"),
@@ -86,8 +88,9 @@ def resolve_inputs(args) -> dict:
     if (values["pool"] is None or values["specs"] is None) and ws is not None:
         ws.routing("routing")  # a digest-only workspace: the one message naming the keys to add
     if values["pool"] is None or values["specs"] is None:
-        raise InputError("name the pool and the rule book: --pool PATH --specs DIR, or --workspace DIR "
-                         "with a reporter.toml")
+        from ..config import START_HINT
+        raise InputError(f"name the pool and the rule book: --pool PATH --specs DIR, or --workspace DIR with a "
+                         f"reporter.toml (none here); {START_HINT}")
     if values["releases"] is None:
         values["releases"] = Path("releases")
     return values
@@ -102,8 +105,12 @@ def run_route(args) -> int:
     from ..routing.textscan import scan_engine
     release_name = check_release_name(args.label, "--label")  # checked before anything is read or written
     v = resolve_inputs(args)
-    if release_name is None and v["workspace"] is not None:
-        release_name = v["workspace"].release_name
+    ws = v["workspace"]
+    if ws is not None and ws.example is not None and v["pool"] == ws.pool and not ws.pool.exists():
+        raise InputError(f"{ws.pool}: the pool does not exist yet; [example] in {ws.file} makes it (invented works, "
+                         f"and their labels) at the first `reporter build`: run that, or point `pool` at your data")
+    if release_name is None and ws is not None:
+        release_name = ws.release_name
     as_of = build_date(os.environ)  # SOURCE_DATE_EPOCH when set, as `reporter build` dates its run
     engine = scan_engine(os.environ)  # REPORTER_SCAN_ENGINE, checked before anything is read
     seed = args.seed if args.seed is not None else v["seed"]
@@ -118,7 +125,7 @@ def run_route(args) -> int:
     dask = dask or None  # --dask "" routes here whatever reporter.toml says
     from ..runs import start_command_run, state_of
     from ..routing.release import write_route_run
-    ws = v["workspace"]  # the record goes to its state folder; without one, to the releases folder's neighbour
+    # the record goes to the workspace's state folder; without one, to the releases folder's neighbour
     run = start_command_run(args, state_of(ws.root if ws is not None else Path(v["releases"]).parent), os.environ)
     from ..routing.workers import keep_freed_memory, no_huge_pages
     keep_freed_memory()
@@ -137,7 +144,7 @@ def run_route(args) -> int:
                           "piles": result.piles, "pending": result.pending, "rows": result.rows,
                           "created": result.created, "published": result.published}, sort_keys=True))
         return 0
-    state = "new release" if result.created else "unchanged (identical release exists)"
+    state = "new release" if result.created else "unchanged: an identical release exists"
     print(f"release {result.release_id}  ({state})")
     shown = result.published or {}
     if shown:

@@ -17,13 +17,13 @@ routing wrote it, because the pages print it as JSON: a rule's `spec` and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
 
-from ..errors import InputError
+from ..errors import InputError, InternalError
 from ..hashing import sha256_file
 from ..naming import is_safe_segment
 from .artifact_checks import (INPUT_NAMES, LABELS_KEYS, MANIFEST_KEYS, SAMPLES_KEYS, STATS_KEYS, check_ids,
@@ -35,7 +35,7 @@ from .index import MANIFEST_FILE, read_index, release_folders
 from .published import PUBLISHED_FILE
 from .routing_table import ROUTING_FILE, read_routing, routing_file
 
-from .folder import SAMPLES_FILE, STATS_FILE
+from .folder import RELEASE_FILES, SAMPLES_FILE, STATS_FILE
 """Every count of the release (RuleStats)."""
 """The seeded samples (Samples)."""
 
@@ -178,6 +178,24 @@ def read_stats(release_dir: Path) -> RuleStats:
     doc = read_doc(path, STATS_KEYS)
     check_stats(doc, path)
     return RuleStats.from_doc(doc)
+
+
+def published_stats(final: Path, inputs: Mapping[str, str]) -> RuleStats | None:
+    """The statistics of the release already published at `final` for these input digests, its files checked
+    against the digests its release.json records: `reporter route` and `reporter build` then route nothing.
+    None when there is none (or it records no digests: the run routes and compares bytes). A folder whose
+    files differ is refused, as a re-route would refuse it."""
+    if not (final / MANIFEST_FILE).is_file():
+        return None
+    manifest = read_manifest(final)
+    if dict(manifest.inputs) != dict(inputs) or not manifest.files:
+        return None
+    for name in RELEASE_FILES[1:]:
+        if not (final / name).is_file() or sha256_file(final / name) != manifest.files.get(name):
+            raise InternalError(f"{final}: a release with this id exists but its {name} differs from the digest its "
+                                f"release.json records; releases are immutable and routing is deterministic, so the "
+                                f"folder was edited. Move the folder aside to rebuild it.")
+    return read_stats(final)
 
 
 def load_published(path: Path) -> Published | None:

@@ -28,6 +28,7 @@ from ..pool.overlay import Overlay, load_overlay
 from ..pool.reader import REQUIRED_POOL_COLUMNS, open_table, require_columns
 from ..progress import Progress
 from ..runs import FileRef, RunStart
+from .artifacts import published_stats
 from .index import MANIFEST_FILE, append_index, read_index, start_index
 from .normalise import SETTINGS, settings_digest
 from .pieces import RULE_SAMPLE_K, SAMPLE_K, IdTally, Setup, plan_pieces
@@ -100,6 +101,9 @@ class StagedRelease:
     """The name to publish it under (checked by `check_release_name`), or None."""
     first_written: str = ""
     """The ISO date to record as first written when this run publishes it (the run's `as_of`)."""
+    routed: bool = True
+    """False: the release was already published under this id (its inputs' digests), so nothing was routed;
+    `folder` is the published folder, which `.publish()` leaves as it is and `.discard()` never removes."""
 
     def publish(self) -> RouteResult:
         """Rename the folder into place (or check an existing one is identical) and list it in index.json.
@@ -118,6 +122,10 @@ class StagedRelease:
         final = self.out / self.release_id
         with locked(self.out):
             start_index(self.out)
+            if not self.routed:
+                append_index(self.out, self.release_id)
+                return RouteResult(self.release_id, final, self.piles, self.pending, False, self.rows,
+                                   read_published(final))
             if not final.exists():
                 write_json(self.folder / PUBLISHED_FILE, self.published_doc())
             created = _publish(self.folder, final)
@@ -130,8 +138,9 @@ class StagedRelease:
         return {"label": self.release_name, "first_written": self.first_written}
 
     def discard(self) -> None:
-        """Remove the temporary folder (nothing happens once it was published)."""
-        remove_tree(self.folder)
+        """Remove the temporary folder (nothing happens once it was published, or when it was published before)."""
+        if self.routed:
+            remove_tree(self.folder)
 
 
 def route_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = None,
@@ -182,6 +191,23 @@ def stage_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = 
     read_index(out)  # a missing index.json beside release folders is refused before any routing
     remove_debris(out)  # temporary folders and files of runs that were killed
 
+    # The id follows from the inputs' digests alone, so it is known before routing: a release already
+    # published under it is not routed again (its files checked against the digests its release.json records).
+    inputs = {
+        "pool": source.digest(),
+        "overlay": ov.digest if ov else "none",
+        "specs": book.specs_digest(),
+        # Piles and policy: the sample seed is publication policy (samples.json follows it).
+        "piles": sha256_json({"piles": book.piles_digest(), "sample_seed": sample_seed}),
+        "normalisation": settings_digest(),
+        "engine": sha256_text(ENGINE_VERSION),
+    }
+    release_id = sha256_json(inputs)
+    published = published_stats(out / release_id, inputs)
+    if published is not None:
+        return StagedRelease(release_id, out / release_id, out, dict(published.piles), dict(published.pending),
+                             published.rows, release_name, first_written, routed=False)
+
     tmp = make_temp_dir(out, "release")
     try:
         setup = Setup(book, source.schema, ov, sample_seed, batch_rows,
@@ -189,18 +215,6 @@ def stage_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = 
                                    ov.digest if ov else None]), engine)
         totals, samples, ids = _route_all(plan, source, setup, tmp / "routing.parquet", workers, progress, dask)
         _check_ids(ids, tmp / "routing.parquet", source.path)
-        # Digested after routing, not beside it: worker processes are forked from a process with no
-        # thread of its own running.
-        inputs = {
-            "pool": source.digest(),
-            "overlay": ov.digest if ov else "none",
-            "specs": book.specs_digest(),
-            # Piles and policy: the sample seed is publication policy (samples.json follows it).
-            "piles": sha256_json({"piles": book.piles_digest(), "sample_seed": sample_seed}),
-            "normalisation": settings_digest(),
-            "engine": sha256_text(ENGINE_VERSION),
-        }
-        release_id = sha256_json(inputs)
         stats = build_rule_stats(plan, totals, release_id, ov, source.replaced, count_sources(source))
         write_json(tmp / "rule_stats.json", stats)
         write_json(tmp / "samples.json", _finish_samples(samples, sample_seed))

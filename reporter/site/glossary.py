@@ -69,7 +69,9 @@ def build_glossary(releases: tuple[Release, ...]) -> GlossaryPage:
     for rel in reversed(releases):
         for p in rel.stats.pile_order:
             piles.setdefault(p.name, plain_name(p.name, rel.stats))
-    pile_terms = tuple(_term(f"pile {name}", name, f"A pile: {meaning}.") for name, meaning in piles.items())
+    # A pile named like a word already explained (the pending pile: "pending") is that entry, not a second one.
+    pile_terms = tuple(_term(f"pile {name}", name, f"A pile: {meaning}.") for name, meaning in piles.items()
+                       if name not in {word for word, _ in ROUTING})
     inputs = tuple(_term(f"input {name}", name, f"A release input: {INPUT_WHAT[name]}.") for name in INPUT_NAMES)
     verdicts = tuple(_term(f"verdict {name}", name, meaning) for name, meaning in VERDICT_MEANINGS.items())
     groups = (("Routing", tuple(_term(w, w, m) for w, m in ROUTING) + pile_terms),

@@ -21,7 +21,7 @@ def meta(path: str, title: str, crumbs: list[tuple[str, str]], archived: bool) -
     return PageMeta(title=title, path=path,
                     crumbs=tuple(Crumb(label, href(path, target)) for label, target in crumbs),
                     twin=Href(html=name + ".md", md=name + ".html"), archived=archived,
-                    glossary=href(path, GLOSSARY))
+                    glossary=href(path, GLOSSARY) if path != GLOSSARY else None)
 
 
 def release_name(page: str, rel: Release) -> ReleaseName:

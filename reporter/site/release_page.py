@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 
 from ..csvcells import csv_bytes
 from ..routing.artifacts import INPUT_NAMES, Release, RuleRows, RuleSamples, RuleStat, RuleStats, SampleWork
@@ -22,6 +23,32 @@ DOMAINS_CSV = "domain-misses.csv"
 
 
 RULE_SERIES = (("s-won", "won"), ("s-no_text", "no_text"), ("s-outranked", "outranked"))
+
+
+_MARKER = re.compile(r"seed=(\d+), rows=(\d+)(?:, without rows (\d+)-(\d+))?")
+"""The seed, the rows and the rows left out, as the generator's marker (reporter/example/generate.py) spells them."""
+
+
+def generated_words(marker: str | None) -> tuple[str | None, str | None]:
+    """The generated-pool banner's detail in the page's words, and the command that makes such a pool, from
+    the seed and rows fields of the generator's marker.
+
+    The marker is part of the pool's bytes (and so of every release id built on
+    it): its text names the generator's first home, a module that is gone, so
+    the page reads the fields and says how to make such a pool today. A marker
+    without those fields (an older generator's, or a hand-made one) shows no
+    detail: ("", None). (None, None): the pool is not generated.
+    """
+    if not marker:
+        return None, None
+    found = _MARKER.search(marker)
+    if found is None:
+        return "", None
+    seed, rows = int(found[1]), int(found[2])
+    left = "" if found[3] is None else f", leaving out rows {int(found[3]):,} to {int(found[4]):,}"
+    flag = "" if found[3] is None else f" --without {found[3]}:{int(found[4]) + 1}"
+    return (f"It holds {rows:,} works drawn with seed {seed}{left}.",
+            f"python -m reporter.example POOL --rows {rows} --seed {seed}{flag}")
 
 
 NO_SAMPLES = RuleSamples(wins=(), domain_misses=())
@@ -100,10 +127,11 @@ def build_release_page(rel: Release) -> ReleasePage:
     matched = {r.id: r.matched for r in stats.rules}
     seed, window = rel.samples.seed, rel.samples.context_chars
     name = release_name(page, rel)
+    generated = generated_words(man.generated_pool)
     return ReleasePage(
         meta=meta(page, f"Release {name.name}", [("Home", HOME)], archived=True),
         name=name, engine_version=man.engine_version, rows=stats.rows,
-        generated_pool=man.generated_pool,
+        generated_pool=generated[0], generated_command=generated[1],
         summary=_summary_rows(stats),
         flow=flow_chart("flow-chart", "flow-table", "Where the works went", steps),
         flow_rows=flow_rows(steps),

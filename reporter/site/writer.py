@@ -30,7 +30,7 @@ from ..locks import locked, remove_debris
 from ..plurals import count
 from .manifest import MANIFEST, SiteFile, read_manifest
 
-SITE_VERSION = 6
+SITE_VERSION = 7
 """The layout of archived pages. Bump it with every change to what an archived page (a release, rule or
 digest week page, or a file beside one) looks like: pages archived by an earlier version are then kept as
 they were instead of refused, and only `--rerender-archive` rewrites them. 1: the layout until issue 12
@@ -40,7 +40,8 @@ they were instead of refused, and only `--rerender-archive` rewrites them. 1: th
 5: the week page's "Listed again" section and the criteria judge's week (issue 23 item 6, issue 24 item 7; bumped
 in issue 30, item 11, after a site of version 4 stopped the build); 6: the judge's tables in a scrolling table box with
 right-aligned numbers, and a contents entry for the judge's section and for the diff's "Rules whose wins changed
-most" (issue 31, item 7). tests/golden/archived-pages.json holds each
+most" (issue 31, item 7); 7: the release page's generated-pool banner in the page's words, from the marker's seed
+and rows (issue 37, item 10). tests/golden/archived-pages.json holds each
 archived golden page's sha256 for this version: a test fails when one changes and this number does not."""
 
 

@@ -30,8 +30,9 @@ class PageMeta:
     """From the HTML page: its Markdown twin (`html`); from the twin: the HTML page (`md`)."""
     archived: bool
     """Whether the page is archived (never rewritten) or rebuilt at every build."""
-    glossary: Href
-    """The glossary page, where every word of ours a page uses (pile, pending, Stage 3, ...) is explained."""
+    glossary: Href | None
+    """The glossary page, where every word of ours a page uses (pile, pending, Stage 3, ...) is explained
+    (None on the glossary itself: its footer does not link to itself)."""
     archived_note: str = "Archived page: published once and never rewritten."
     """The foot's line on an archived page."""
     rebuilt_note: str = "Rebuilt at every build."

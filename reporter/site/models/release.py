@@ -131,7 +131,10 @@ class ReleasePage:
     engine_version: str
     """Engine that routed it."""
     generated_pool: str | None
-    """The generator's note when the pool is generated example data (the release's manifest), else None."""
+    """When the pool is generated example data: its seed and rows in words, from the generator's marker in the
+    release's manifest ("" when the marker has no such fields); None: not generated."""
+    generated_command: str | None
+    """The command that makes such a pool (from the marker's seed and rows), or None."""
     rows: int
     """Works in the pool."""
     summary: tuple[Row, ...]
