@@ -114,6 +114,13 @@ def parse_voters(table: Table, entries: list[Table], counts: tuple[int, ...]) ->
     return tuple(voters)
 
 
+def parse_budget(table: Table) -> float | None:
+    """`budget`: US dollars the current generations of the table's tasks may spend over all their runs (None:
+    no budget); the runner reads what they spent from the state database (`budget.py`)."""
+    return table.get("budget", float, None, check=lambda v: None if v > 0 else
+                     "must be a positive number of US dollars (leave the key out for no budget)")
+
+
 def parse_database(table: Table, default: str) -> str:
     """`database`: a postgresql:// URL as it is, else a SQLite path resolved against the workspace."""
     database = table.get("database", str, default, check=lambda v: None if v else "must not be empty")

@@ -19,8 +19,9 @@ criteria judge over weeks (`reporter.digest.judge.run`):
    whatever the job's other voter does: the raw lines are appended and
    fsynced, then one `store.record` writes the votes, the failures and every
    verdict the gate can now give. A heartbeat extends the claims every
-   lease/3. `--max-cost` (`budget.py`) reserves each request's worst case
-   before it is sent and stops sending when the next one would pass the cap.
+   lease/3. `--max-cost` and the workspace's budget (`budget.py`) reserve each
+   request's worst case before it is sent and stop sending when the next one
+   would pass either (the budget's spend is read from the database, over runs).
 5. at the end, however it ends, the claims without a verdict are released.
 
 SIGINT (Ctrl-C) and SIGTERM (`timeout`, systemd, `docker stop`) both drain:
@@ -54,7 +55,7 @@ from ..errors import Aborted, InputError
 from ..progress import Progress
 from ..runs import FileRef, ModelUse, RunStart, host_of, settings_json
 from .config import VoterSettings
-from .budget import Budget
+from .budget import Budget, budget_name
 from .rawlog import open_raw_log, raw_line, reply_usage
 from .recovery import recover
 from .run_report import RunReport, TierReport
@@ -75,7 +76,8 @@ class Tasks(Protocol):
     """
 
     settings: Any
-    """The `database`, `raw_dir`, `lease_seconds` and `batch_size` of the run ([screen], [digest.judge])."""
+    """The `database`, `raw_dir`, `lease_seconds`, `batch_size` and `budget` of the run ([screen],
+    [digest.judge])."""
     where: str
     """How messages name the database (`[screen] database`)."""
     steps: tuple[str, ...]
@@ -108,6 +110,7 @@ def run_tasks(tasks: Tasks, *, max_cost: float | None = None, environ: Mapping[s
         raise InputError(f"--max-cost {max_cost}: give a positive, finite number of US dollars (leave the flag out "
                          f"for no cap)")
     run = _Run(tasks, runner_id or new_runner_id(), environ, max_cost, progress, after_raw_written)
+
     try:
         report = asyncio.run(run.main())
     except asyncio.CancelledError:
@@ -120,7 +123,7 @@ def run_tasks(tasks: Tasks, *, max_cost: float | None = None, environ: Mapping[s
             write_panel_run(record, kind, tasks, run, None, inputs, "failed")
         raise
     if record is not None:
-        status = "interrupted" if report.interrupted else "stopped" if report.stopped_by_max_cost else "done"
+        status = "interrupted" if report.interrupted else "stopped" if report.stopped else "done"
         write_panel_run(record, kind, tasks, run, report, inputs, status)
     return report
 
@@ -149,8 +152,11 @@ class _Run:
         self.tasks, self.settings, self.runner = tasks, tasks.settings, runner
         self.environ, self.max_cost, self.show = environ, max_cost, progress
         self.after_raw_written = after_raw_written
-        self.budget = Budget(max_cost)
-        """What this run spent, and the worst cases of its requests in flight (--max-cost)."""
+        self.budget = Budget(max_cost, getattr(self.settings, "budget", None), budget_name(tasks.where))
+        """What this run and the generations spent, and the worst cases of its requests in flight (--max-cost,
+        the workspace's budget)."""
+        self._current: list[tuple[str, str]] | None = None
+        """Each task's current (name, generation): whose spend counts against the workspace's budget."""
         self.batches = 0
         self.voters: list[Any] = []
         self.interrupted: str | None = None
@@ -180,6 +186,7 @@ class _Run:
             await self.db(self.store.register_runner, self.runner, socket.gethostname(), os.getpid())
             self.raw = open_raw_log(self.settings.raw_dir, self.runner)
             recovered = await self.db(recover, self)
+            await self.load_spend()  # what earlier runs of the generations spent (the workspace's budget)
             heart = asyncio.create_task(self._heartbeat())
             try:
                 for step in self.tasks.steps:
@@ -198,7 +205,9 @@ class _Run:
             for signum in watching:
                 asyncio.get_running_loop().remove_signal_handler(signum)
         return RunReport(self.runner, self.tasks.report_id(), tuple(reports), self.max_cost,
-                         interrupted=self.interrupted is not None, signal=self.interrupted or "")
+                         interrupted=self.interrupted is not None, signal=self.interrupted or "",
+                         budget=self.budget.limit, budget_spent=self.budget.workspace_spent,
+                         stopped_by=self.budget.refused_by or "", stop_message=self.budget.stop_message())
 
     def _watch_signals(self) -> list[int]:
         """The first SIGINT or SIGTERM stops the claiming (what was sent is answered and recorded); a second aborts
@@ -240,6 +249,16 @@ class _Run:
             if self.raw is not None:
                 self.raw.close()
             self._db.shutdown(wait=True)
+
+    async def load_spend(self) -> None:
+        """Read the current generations' recorded spend into the budget (only with a workspace budget)."""
+        if self.budget.limit is None:
+            return
+        if self._current is None:
+            self._current = [(t.name, t.generation.id) for t in self.tasks.current()]
+        tiers = self._current
+        rows = await self.db(lambda: [r for name, gen in tiers for r in self.store.spend(name, gen)])
+        self.budget.load(rows, self.runner)
 
     async def _heartbeat(self) -> None:
         every = max(self.settings.lease_seconds / 3, 0.05)

@@ -164,11 +164,14 @@ class TierLoop:
         try:
             exhausted = False
             while self.abort is None:
-                if not self.tally.stopped and self._over_budget():
-                    self.tally.stopped = True  # no more claims; what is in flight is answered and recorded
                 room = self.capacity - len(tasks)
-                claiming = not self.tally.stopped and not self.run_.interrupted
-                if claiming and ((not exhausted and room >= self.batch) or not tasks):
+                claiming = (not self.tally.stopped and not self.run_.interrupted
+                            and ((not exhausted and room >= self.batch) or not tasks))
+                if claiming:
+                    await self.run_.load_spend()  # what other runners spent meanwhile (the workspace's budget)
+                    if self._over_budget():  # no more claims; what is in flight is answered and recorded
+                        self.tally.stopped, claiming = True, False
+                if claiming:
                     jobs = await self.run_.db(self.run_.store.claim, self.tier.scope.release_id, self.tier.name,
                                               self.tier.generation.id, self.run_.runner, min(self.batch, room),
                                               self.run_.settings.lease_seconds)
@@ -202,7 +205,7 @@ class TierLoop:
             self.tier.works.update(await self.run_.db(self.tier.load_texts, missing))
 
     def _over_budget(self) -> bool:
-        return self.run_.budget.refused
+        return self.run_.budget.exhausted()
 
     async def _ask(self, job: Any) -> None:
         work = self.tier.works[job.work_id]

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from ..panel.config import DEFAULT_BATCH_SIZE, DEFAULT_LEASE_SECONDS, VoterSettings, parse_database, parse_voters
+from ..panel.config import DEFAULT_BATCH_SIZE, DEFAULT_LEASE_SECONDS, VoterSettings, parse_budget, parse_database, \
+    parse_voters
 from ..settings import Table, positive, positive_seconds
 
 TIERS = ("cheap", "expensive")
@@ -33,6 +34,8 @@ class ScreenSettings:
     """`[screen] criteria`: a text or Markdown file of inclusion/exclusion criteria (None: the built-in default)."""
     batch_size: int = DEFAULT_BATCH_SIZE
     """How many works a runner claims at once."""
+    budget: float | None = None
+    """`[screen] budget`: US dollars both tiers' current generations may spend over all runs (None: no budget)."""
 
 
 def _tier(table: Table, tier: str) -> tuple[VoterSettings, ...]:
@@ -56,6 +59,7 @@ def parse_screen(table: Table | None) -> ScreenSettings | None:
         expensive=_tier(table, "expensive"),
         criteria=table.path("criteria", None),
         batch_size=table.get("batch_size", int, DEFAULT_BATCH_SIZE, check=positive),
+        budget=parse_budget(table),
     )
 
 
