@@ -50,6 +50,11 @@ class VoterSettings:
     """Upper bound on a reply's tokens (`max_tokens`); a reply cut by it is a `truncated` vote. Part of the generation."""
     price_checked: str | None = None
     """None when the prices were configured; else the date prices.json says they were checked (or `unchecked`)."""
+    requests_per_minute: int | None = None
+    """The most requests sent in any minute (the client's retries included), over all its concurrency (None:
+    no limit); not part of the generation."""
+    tokens_per_minute: int | None = None
+    """The most tokens (each request's prompt plus max_tokens) sent in any minute (None: no limit)."""
 
 
 def parse_voter(t: Table) -> VoterSettings:
@@ -70,6 +75,8 @@ def parse_voter(t: Table) -> VoterSettings:
         structured_output=t.get("structured_output", bool, True),
         max_tokens=t.get("max_tokens", int, DEFAULT_MAX_TOKENS, check=positive),
         price_checked=checked,
+        requests_per_minute=t.get("requests_per_minute", int, None, check=positive),
+        tokens_per_minute=t.get("tokens_per_minute", int, None, check=positive),
     )
 
 

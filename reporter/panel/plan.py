@@ -148,9 +148,9 @@ def cost_lines(tokens: TokenStats | None, voters: Sequence[VoterCost], total: fl
     lines.append(f"  {voter:<20} {'model':<28} {works:>9} {'input tokens':>14} {'output (est.)':>14} {'cost':>12}")
     for v in voters:
         lines.append(f"  {v.voter[:20]:<20} {v.model[:28]:<28} {v.works:>9,} {v.input_tokens:>14,} "
-                     f"{v.output_tokens_estimate:>14,} {dollars(v.cost_usd):>12}"
+                     f"{v.output_tokens_estimate:>14,} {dollars(v.cost_usd, tenths=True):>12}"
                      f"{' (estimate)' if v.estimate else ''}")
-    lines.append(f"  total {dollars(total)}" + (" (an estimate)" if any(v.estimate for v in voters) else ""))
+    lines.append(f"  total {dollars(total, tenths=True)}" + (" (an estimate)" if any(v.estimate for v in voters) else ""))
     return lines
 
 

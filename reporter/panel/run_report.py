@@ -71,6 +71,9 @@ class RunReport:
     """`max_cost` or `budget` when a spending limit stopped the sending, else empty."""
     stop_message: str = ""
     """Why it stopped: the spend, the limit, how to raise it (`Budget.stop_message`), or empty."""
+    requests: dict[str, int] = field(default_factory=dict)
+    """The run's traffic (`ratelimit.Traffic.counts`): `requests.sent`, `.answered`, `.retries`, `.429`, `.5xx`,
+    `.rate_limit_waits`."""
 
     @property
     def spend_usd(self) -> float:
@@ -175,6 +178,7 @@ def run_json(report: RunReport) -> dict[str, Any]:
             "stopped_by_budget": report.stopped_by_budget, "budget": report.budget,
             "budget_spent_usd": round(report.budget_spent, 6) if report.budget is not None else None,
             "stop_message": report.stop_message or None,
+            "requests": {k.removeprefix("requests."): v for k, v in report.requests.items()},
             "interrupted": report.interrupted, "signal": report.signal or None,
             "tiers": [{**asdict(t), "spend_usd": round(t.spend_usd, 6), "failed": t.failed} for t in report.tiers]}
 

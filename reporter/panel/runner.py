@@ -56,6 +56,7 @@ from ..progress import Progress
 from ..runs import FileRef, ModelUse, RunStart, host_of, settings_json
 from .config import VoterSettings
 from .budget import Budget, budget_name
+from .ratelimit import Traffic
 from .rawlog import open_raw_log, raw_line, reply_usage
 from .recovery import recover
 from .run_report import RunReport, TierReport
@@ -132,7 +133,7 @@ def write_panel_run(record: RunStart, kind: str, tasks: Tasks, run: _Run, report
                     inputs: Sequence[FileRef], status: str) -> None:
     """The run record of a panel's run (the screen's, the judge's): its voters with each step's prompt and
     generation, per step its counts (`<step>.<count>`), what it spent."""
-    counts: dict[str, int] = {}
+    counts: dict[str, int] = dict(run.traffic.counts())
     for t in report.tiers if report is not None else ():
         for name in ("scope", "screened", "votes", "recovered", "refused", "failures"):
             counts[f"{t.tier}.{name}"] = counts.get(f"{t.tier}.{name}", 0) + getattr(t, name)
@@ -155,6 +156,8 @@ class _Run:
         self.budget = Budget(max_cost, getattr(self.settings, "budget", None), budget_name(tasks.where))
         """What this run and the generations spent, and the worst cases of its requests in flight (--max-cost,
         the workspace's budget)."""
+        self.traffic = Traffic()
+        """The run's requests sent and answered, retries, 429s and 5xx (its record's `requests.*` counts)."""
         self._current: list[tuple[str, str]] | None = None
         """Each task's current (name, generation): whose spend counts against the workspace's budget."""
         self.batches = 0
@@ -176,7 +179,8 @@ class _Run:
         from .provider import ChatVoter
         from .store import open_store
         # Every voter first: a key missing from the environment stops the run before anything is written.
-        voters = {task: [ChatVoter(v, self.environ, answer=self.tasks.answer(task), budget=self.budget) for v in vs]
+        voters = {task: [ChatVoter(v, self.environ, answer=self.tasks.answer(task), budget=self.budget,
+                                   traffic=self.traffic) for v in vs]
                   for task, vs in self.tasks.voters().items()}
         self.voters = [v for vs in voters.values() for v in vs]
         reports: list[TierReport] = []
@@ -207,7 +211,8 @@ class _Run:
         return RunReport(self.runner, self.tasks.report_id(), tuple(reports), self.max_cost,
                          interrupted=self.interrupted is not None, signal=self.interrupted or "",
                          budget=self.budget.limit, budget_spent=self.budget.workspace_spent,
-                         stopped_by=self.budget.refused_by or "", stop_message=self.budget.stop_message())
+                         stopped_by=self.budget.refused_by or "", stop_message=self.budget.stop_message(),
+                         requests=self.traffic.counts())
 
     def _watch_signals(self) -> list[int]:
         """The first SIGINT or SIGTERM stops the claiming (what was sent is answered and recorded); a second aborts

@@ -23,11 +23,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import InputError
+from ..money import dollars
 from ..progress import Progress
 from .config import VoterSettings
 from .run_report import format_duration
 from .votes import AnswerSchema
 
+PROGRESS_SECONDS = 5.0
+"""How often the progress line is redrawn while no answer comes (its retries and 429s say why)."""
 FAILURES_IN_A_ROW = 5
 """A voter that fails this many requests in a row (after the client's own retries) stops the run."""
 
@@ -248,14 +251,20 @@ class TierLoop:
             if not self.pending:
                 if self.closing:
                     return
-                await self.wake.wait()
+                try:  # nothing answered for a while (429s, a rate limit): the line still says why
+                    await asyncio.wait_for(self.wake.wait(), PROGRESS_SECONDS)
+                except asyncio.TimeoutError:
+                    self._show(0)
                 self.wake.clear()
                 continue
             batch, self.pending = self.pending, []
             before = self.tally.screened
             await self.run_.db(self.run_.commit_batch, self.tier, batch, self.tally)
-            self.bar.label = f"{self.tier.label} {self._detail()}"
-            self.bar.advance(self.tally.screened - before)
+            self._show(self.tally.screened - before)
+
+    def _show(self, advanced: int) -> None:
+        self.bar.label = f"{self.tier.label} {self._detail()}"
+        self.bar.advance(advanced)
 
     def _detail(self) -> str:
         """Votes, spend, rate and time left, for the progress line."""
@@ -263,8 +272,9 @@ class TierLoop:
         done = self.tally.screened
         left = self.tier.todo - done
         eta = "?" if not done else format_duration(left * elapsed / done)
-        return (f"({self.tally.votes:,} votes, ${self.tally.spend:.4f}, {done / elapsed:,.1f} {self.tier.unit}/s, "
-                f"{eta} left)")
+        traffic = self.run_.traffic.progress_words()
+        return (f"({self.tally.votes:,} votes, {dollars(self.tally.spend, tenths=True)}, "
+                f"{done / elapsed:,.1f} {self.tier.unit}/s, {eta} left{'; ' + traffic if traffic else ''})")
 
 
 def tier_messages(tier: Tier, work: Any) -> list[dict]:

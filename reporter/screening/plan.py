@@ -150,7 +150,7 @@ def format_plan(plans: Sequence[TierPlan]) -> str:
                      f"be sent ({p.routed:,} in scope, {p.decided:,} already decided)")
         lines.append(f"  scope: {p.note}")
         if p.tier == "expensive" and p.may_come:
-            lines.append(f"  {p.may_come:,} cheap-tier works may still come (about {dollars(p.may_come_cost_usd)} "
+            lines.append(f"  {p.may_come:,} cheap-tier works may still come (about {dollars(p.may_come_cost_usd, tenths=True)} "
                          f"more if all of them do)")
         lines += cost_lines(p.tokens, p.voters, p.total_cost_usd)
         lines.append("")

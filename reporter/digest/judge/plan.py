@@ -109,7 +109,7 @@ def format_judge_plan(plan: JudgePlan) -> str:
         lines.append("")
     lines.append(plan.tokenizer_note)
     lines.append("Output tokens: " + "; ".join(f"{v.voter}: {v.output_basis}" for v in plan.voters) + ".")
-    lines.append(f"Nothing was claimed or sent; run with --run to judge (about {dollars(plan.total_cost_usd)}; "
+    lines.append(f"Nothing was claimed or sent; run with --run to judge (about {dollars(plan.total_cost_usd, tenths=True)}; "
                  f"--max-cost USD stops claiming at a spend).")
     return "\n".join(lines) + "\n"
 
