@@ -283,7 +283,9 @@ def tier_messages(tier: Tier, work: Any) -> list[dict]:
 
 
 def voter_down(voter: VoterSettings, table: str, n: int, cause: str) -> InputError:
+    key = (f"the key in ${voter.api_key_env}" if voter.api_key_env else
+           "whether it wants a key (no key variable set: this voter has no api_key_env, so no key is sent)")
     return InputError(f"{table} voter {voter.name!r} at {voter.base_url} (model {voter.model!r}) failed "
                       f"{n} requests in a row after retries; last cause: {cause}. The run stopped: check that the "
-                      f"server runs and serves this model, and the key in ${voter.api_key_env or '(none)'}; what "
+                      f"server runs and serves this model, and {key}; what "
                       f"was answered is recorded, and the works without a verdict are claimable again")
