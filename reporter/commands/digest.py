@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import load_workspace
+from . import database_passwords
 from ..errors import InputError
 from ..hashing import canonical_json
 from ..isoweek import parse_week, week_range
@@ -100,7 +101,7 @@ def settings_from(args: argparse.Namespace) -> DigestSettings:
     """The [digest] table of --workspace (if any) with the flags on top; every path must be known."""
     base = None
     if args.workspace is not None:
-        base = load_workspace(args.workspace).digest
+        base = database_passwords(load_workspace(args.workspace), os.environ).digest
         if base is None and not all((args.papers, args.watchlist, args.criteria, args.archive)):
             raise InputError(f"{args.workspace}: reporter.toml has no [digest] table; add one (papers, watchlist, "
                              f"criteria, archive) or give --papers, --watchlist, --criteria and --archive")

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
+from . import database_passwords
 from ..errors import InputError
 from ..plurals import count
 
@@ -70,7 +72,7 @@ def run_render(args: argparse.Namespace) -> int:
         if args.pool is not None:
             raise InputError("--pool goes without --workspace: the workspace names its own pool")
         from ..config import load_workspace
-        workspace = load_workspace(args.workspace)
+        workspace = database_passwords(load_workspace(args.workspace), os.environ)
     elif args.pool is not None:
         pool = PoolRef(args.pool, args.overlay)
     elif args.overlay is not None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Workspace, load_workspace
+from . import database_passwords
 from ..errors import InputError
 from ..files import check_output_file
 
@@ -121,7 +122,7 @@ def _tiers(choice: str) -> tuple[str, ...]:
 def run_screen_command(args: argparse.Namespace) -> int:
     """The dry run, or with --run the screen."""
     from ..screening.run import screen_settings
-    ws = load_workspace(args.workspace)
+    ws = database_passwords(load_workspace(args.workspace), os.environ)
     screen_settings(ws)
     release_dir = release_dir_for(ws, args.release)
     tiers = _tiers(args.tier)
@@ -163,7 +164,7 @@ def run_export_command(args: argparse.Namespace) -> int:
     from ..screening.run import screen_settings
     from ..screening.export import check_out
     check_output_file(check_out(args.out), "--out")
-    ws = load_workspace(args.workspace)
+    ws = database_passwords(load_workspace(args.workspace), os.environ)
     screen_settings(ws)
     release_dir = release_dir_for(ws, args.release)
     if args.require_certified:

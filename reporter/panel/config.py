@@ -128,6 +128,15 @@ def parse_budget(table: Table) -> float | None:
                      "must be a positive number of US dollars (leave the key out for no budget)")
 
 
+def parse_password_env(table: Table, database: str) -> str | None:
+    """`password_env`: the environment variable holding the PostgreSQL password of `database` (None: libpq's own
+    ways, the URL, PGPASSWORD or ~/.pgpass). Like a voter's `api_key_env`, the password itself is never written."""
+    name = table.get("password_env", str, None, check=lambda v: None if v.strip() else "must not be empty")
+    if name is not None and not is_postgres(database):
+        raise table.error("password_env", "goes with a postgresql:// database (a SQLite file has no password)")
+    return name
+
+
 def parse_database(table: Table, default: str) -> str:
     """`database`: a postgresql:// URL as it is, else a SQLite path resolved against the workspace."""
     database = table.get("database", str, default, check=lambda v: None if v else "must not be empty")
