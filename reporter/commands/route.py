@@ -132,7 +132,7 @@ def run_route(args) -> int:
     write_route_run(run, result, pool=v["pool"], specs=v["specs"], overlay=v["overlay"], labels=v["labels"],
                     settings={"sample_seed": seed, "workers": args.workers, "dask": dask, "label": release_name,
                               "scan_engine": engine, "as_of": as_of.isoformat()})
-    _warn_no_text(result.release_dir, v["specs"])
+    _warn_no_text(result.release_dir)
     if args.json:
         print(json.dumps({"release_id": result.release_id, "release_dir": str(result.release_dir),
                           "piles": result.piles, "pending": result.pending, "rows": result.rows,
@@ -155,14 +155,10 @@ def run_route(args) -> int:
     return 0
 
 
-def _warn_no_text(release_dir: Path, specs: Path) -> None:
+def _warn_no_text(release_dir: Path) -> None:
     """On stderr: how many works of screening piles wait as pending/no_text, and what to set (none: nothing)."""
-    from ..routing.artifact_checks import read_release_json
-    from ..routing.specs import load_rulebook
     from ..routing.stats import no_text_note
-    book = load_rulebook(specs)
-    note = no_text_note(read_release_json(release_dir / "rule_stats.json"), {p.name for p in book.piles if p.paying},
-                        book.title_only_sources)
+    note = no_text_note(release_dir)
     if note:
         print(note, file=sys.stderr)
 

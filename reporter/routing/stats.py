@@ -15,8 +15,9 @@ Shapes are written in the sizes of the plan:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -256,19 +257,23 @@ def _ranked(counts: np.ndarray, ids: tuple[str, ...]) -> list[dict]:
     return [{"rule": rid, "rows": c} for c, rid in sorted(pairs, key=lambda x: (-x[0], x[1]))]
 
 
-def no_text_note(rule_stats: dict, paying: set[str], title_only_sources: Sequence[str]) -> str | None:
+
+def no_text_note(release_dir: Path) -> str | None:
     """The route's warning about works that rules sent to a screening pile but that wait as `pending/no_text` (no
     abstract, and not of a `title_only_sources` source): how many, per pile, and what to set. None when there
     are none. The screen never sees those works: a real review lost an include so."""
+    from .artifacts import read_stats
+    stats = read_stats(release_dir)
+    paying = {p.name for p in stats.pile_order if p.kind == "screen"}
     per_pile: dict[str, int] = {}
-    for rule in rule_stats.get("rules", []):
-        if rule.get("pile") in paying and rule.get("no_text"):
-            per_pile[rule["pile"]] = per_pile.get(rule["pile"], 0) + int(rule["no_text"])
+    for rule in stats.rules:
+        if rule.pile in paying and rule.no_text:
+            per_pile[rule.pile] = per_pile.get(rule.pile, 0) + rule.no_text
     total = sum(per_pile.values())
     if not total:
         return None
     piles = ", ".join(f"{pile} {n:,}" for pile, n in sorted(per_pile.items()))
-    sources = ", ".join(title_only_sources) if title_only_sources else "none"
+    sources = ", ".join(stats.title_only_sources) if stats.title_only_sources else "none"
     return (f"warning: {total:,} work{'s' * (total != 1)} that rules sent to screening piles ({piles}) "
             f"{'have' if total != 1 else 'has'} no abstract and wait{'s' * (total == 1)} as pending/no_text: the "
             f"screen never sees {'them' if total != 1 else 'it'}. To screen such works on their title alone, list "
