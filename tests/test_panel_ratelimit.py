@@ -181,3 +181,34 @@ def test_the_run_json_reports_the_traffic(tmp_path, monkeypatch, capsys):
         assert main(["screen", "--workspace", str(w["root"]), "--run", "--tier", "expensive", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["requests"] == {"sent": 4, "answered": 4, "retries": 0, "429": 0, "5xx": 0, "rate_limit_waits": 0}
+
+
+def test_a_request_waiting_for_the_rate_limit_at_ctrl_c_is_never_sent():
+    """The first attempt waits in `ChatVoter.ask`, so the run's Ctrl-C (`halted`) leaves it unsent (`NotSent`)
+    instead of sending it once the minute has room."""
+    from reporter.panel.provider import NotSent
+    clock = FakeClock()
+    waiting = asyncio.Event()
+    voters: list[ChatVoter] = []
+
+    async def stopped_sleep(seconds: float) -> None:
+        waiting.set()
+        voters[0].halted = True  # Ctrl-C while it waits
+        clock.now += seconds
+
+    async def ask_two(base_url: str) -> list:
+        settings = dataclasses.replace(_voter_settings(base_url), requests_per_minute=1)
+        limit = RateLimit(1, None, clock=clock, sleep=stopped_sleep)
+        voter = ChatVoter(settings, ENV, max_retries=0, answer=SCREEN_ANSWER, limit=limit)
+        voters.append(voter)
+        try:
+            return await asyncio.gather(voter.ask(_messages("w1")), voter.ask(_messages("w2")),
+                                        return_exceptions=True)
+        finally:
+            await voter.aclose()
+
+    with FakeOpenAI(default=Answer("include")) as server:
+        first, second = asyncio.run(ask_two(server.base_url))
+        total = server.total
+    assert first.vote.answer == "include" and isinstance(second, NotSent) and waiting.is_set()
+    assert total == 1

@@ -181,8 +181,13 @@ class ChatVoter:
             worst = budget.worst_case(self.settings, messages)
             if not budget.reserve(worst):
                 raise NotSent()
-            turn = REQUEST_TOKENS.set(self._limit_tokens(messages))
+            tokens = self._limit_tokens(messages)
+            turn = REQUEST_TOKENS.set(tokens)
             try:
+                if self.limit is not None:  # the first attempt waits here; the client's retries in the HTTP hook
+                    await self.limit.acquire(tokens)
+                    if self.halted:
+                        raise NotSent()  # Ctrl-C while it waited for the rate limit: never sent
                 body, status = await self._send(messages)
             except BaseException:
                 budget.settle(worst, 0.0)

@@ -3,7 +3,8 @@ counters (requests sent and answered, retries, 429s, 5xx).
 
 `RateLimit` is one voter's sliding window of the last 60 seconds, shared by
 every request of the voter whatever its concurrency: a request (each HTTP
-attempt, the client's retries included) waits until the window has room for
+attempt: the first in `ChatVoter.ask`, where a Ctrl-C meanwhile leaves it
+unsent, the client's retries in the HTTP hook) waits until the window has room for
 one more request and for its tokens (its prompt plus `max_tokens`, the most
 it can use: what providers count against a tokens-per-minute limit). A
 request larger than the whole token limit is sent alone in an empty window
@@ -150,13 +151,13 @@ def hooks(traffic: Traffic | None, limit: RateLimit | None) -> dict[str, list[Ca
     """The HTTP client's event hooks of one voter: each attempt waits for its rate limit and is counted."""
 
     async def on_request(request: Any) -> None:
-        if limit is not None:
+        try:
+            retry = int(request.headers.get("x-stainless-retry-count", "0"))
+        except ValueError:
+            retry = 0
+        if limit is not None and retry > 0:  # a first attempt waited in `ChatVoter.ask`, where Ctrl-C can stop it
             await limit.acquire(REQUEST_TOKENS.get())
         if traffic is not None:
-            try:
-                retry = int(request.headers.get("x-stainless-retry-count", "0"))
-            except ValueError:
-                retry = 0
             traffic.on_request(retry)
 
     async def on_response(response: Any) -> None:
