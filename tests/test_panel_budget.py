@@ -146,3 +146,18 @@ def test_budget_reservations_pass_neither_limit():
     c = Budget(0.5)
     assert c.reserve(0.5) and not c.reserve(0.01) and c.refused_by == "max_cost"
     assert Budget(None).reserve(1e9), "no limit: nothing is counted"
+
+
+def test_a_spent_budget_with_nothing_left_to_do_is_done_not_stopped(tmp_path, monkeypatch, capsys):
+    """Adversarial: a re-run of a finished screen whose budget is exactly spent has nothing to send; it exits 0,
+    not 4 (a stop would tell the operator work was left)."""
+    with FakeOpenAI(default=Answer("include")) as server:
+        w = make_workspace(tmp_path / "ws", server.base_url, screen=3, cheap_voters=False)
+        server.titles = w["titles"]
+        assert screen(w, tiers=("expensive",)).tiers[0].screened == 3
+        set_budget(w["root"], "screen", recorded_spend(w["root"] / "state" / "screen.db"))
+        monkeypatch.setenv(KEY_ENV, KEY)
+        before = server.total
+        assert main(["screen", "--workspace", str(w["root"]), "--run", "--tier", "expensive"]) == 0
+        assert server.total == before
+    assert "stopped by" not in capsys.readouterr().out

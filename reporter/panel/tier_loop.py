@@ -172,7 +172,9 @@ class TierLoop:
                             and ((not exhausted and room >= self.batch) or not tasks))
                 if claiming:
                     await self.run_.load_spend()  # what other runners spent meanwhile (the workspace's budget)
-                    if self._over_budget():  # no more claims; what is in flight is answered and recorded
+                    # a spent budget stops a run with work left (a run with none is done, not stopped); the
+                    # reservation before each request still holds if the count of work left was stale
+                    if self.tier.todo > self.tally.screened and self._over_budget():
                         self.tally.stopped, claiming = True, False
                 if claiming:
                     jobs = await self.run_.db(self.run_.store.claim, self.tier.scope.release_id, self.tier.name,
