@@ -111,7 +111,6 @@ def run_tasks(tasks: Tasks, *, max_cost: float | None = None, environ: Mapping[s
         raise InputError(f"--max-cost {max_cost}: give a positive, finite number of US dollars (leave the flag out "
                          f"for no cap)")
     run = _Run(tasks, runner_id or new_runner_id(), environ, max_cost, progress, after_raw_written)
-
     try:
         report = asyncio.run(run.main())
     except asyncio.CancelledError:
