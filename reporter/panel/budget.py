@@ -14,9 +14,10 @@ nothing is counted.
 The budget's spend is read from the state database, never kept in memory
 across runs: `load` takes the spend of the current generations' vote rows
 per runner (`Store.spend`). Its first call (at the run's start, after
-recovery) is what earlier runs spent (`before`); later calls (before each
-claim) add what other runners spent since (`others`), so runners at once
-share one budget, each seeing the others' recorded replies at its next claim.
+recovery) is what earlier runs spent (`before`); later calls (before a
+claim: as often as `runner.SPEND_READ_SHARE` allows, and at every claim once
+less than NEAR_LIMIT of the budget is left) add what other runners spent
+since (`others`), so runners at once share one budget.
 
 All calls come from the run's event loop (one thread): no lock is needed.
 """
@@ -31,6 +32,8 @@ from .prices import cost_usd
 
 MAX_COST = "--max-cost"
 """How messages name the run's limit."""
+NEAR_LIMIT = 0.2
+"""The share of the workspace's budget left under which a runner reads the others' spend before every claim."""
 
 
 class Budget:
@@ -83,6 +86,10 @@ class Budget:
             self.before, self._others_at_start = total, others
         else:
             self.others = max(others - self._others_at_start, 0.0)
+
+    def near_limit(self) -> bool:
+        """True when less than NEAR_LIMIT of the workspace's budget is left (its spend is then read at every claim)."""
+        return self.limit is not None and self.limit - self.workspace_spent - self.reserved < NEAR_LIMIT * self.limit
 
     def worst_case(self, voter: Any, messages: list[dict]) -> float:
         """The most one request of `voter` (VoterSettings) can cost: its prompt plus max_tokens of output."""

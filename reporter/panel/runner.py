@@ -64,9 +64,11 @@ from .run_report import RunReport, TierReport
 from .tier_loop import Answered, Asked, Tally, Tier, TierLoop
 from .votes import FAILED, AnswerSchema, Vote
 
-SPEND_REFRESH_SECONDS = 10.0
-"""How often a run with a workspace budget reads the other runners' recorded spend (before a claim): the sum over
-the generations' votes took 0.14 s at 100,000 votes, too much for every claim of a 50,000-work screen."""
+SPEND_READ_SHARE = 0.05
+"""With a workspace budget, the most of its time the database thread spends reading the other runners' spend
+(before a claim): a read taking q seconds waits q / SPEND_READ_SHARE before the next, except near the budget's end
+(`Budget.near_limit`), where every claim reads it. The sum took 0.14 s at 100,000 votes: every 2.8 s then; a small
+screen reads it at every claim."""
 
 
 def new_runner_id() -> str:
@@ -165,7 +167,7 @@ class _Run:
         """The run's requests sent and answered, retries, 429s and 5xx (its record's `requests.*` counts)."""
         self._current: list[tuple[str, str]] | None = None
         """Each task's current (name, generation): whose spend counts against the workspace's budget."""
-        self._spend_read = 0.0
+        self._spend_read = self._spend_cost = 0.0
         self.batches = 0
         self.voters: list[Any] = []
         self.interrupted: str | None = None
@@ -263,19 +265,21 @@ class _Run:
 
     async def load_spend(self) -> None:
         """Read the current generations' recorded spend into the budget (only with a workspace budget): at the
-        run's start, then before a claim at most every SPEND_REFRESH_SECONDS (this run's own spend is counted as
-        it comes; the refresh adds what other runners recorded)."""
+        run's start, then before a claim as often as SPEND_READ_SHARE allows, and before every claim near the
+        budget's end (this run's own spend is counted as it comes; a read adds what other runners recorded)."""
         if self.budget.limit is None:
             return
-        now = time.monotonic()
-        if self._current is not None and now - self._spend_read < SPEND_REFRESH_SECONDS:
+        start = time.monotonic()
+        if self._current is not None and start - self._spend_read < self._spend_cost / SPEND_READ_SHARE \
+                and not self.budget.near_limit():
             return
         if self._current is None:
             self._current = [(t.name, t.generation.id) for t in self.tasks.current()]
         tiers = self._current
         rows = await self.db(lambda: [r for name, gen in tiers for r in self.store.spend(name, gen)])
         self.budget.load(rows, self.runner)
-        self._spend_read = now
+        self._spend_read = time.monotonic()
+        self._spend_cost = self._spend_read - start
 
     async def _heartbeat(self) -> None:
         every = max(self.settings.lease_seconds / 3, 0.05)
