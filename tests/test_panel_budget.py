@@ -8,7 +8,9 @@ Against the fake OpenAI server and a real SQLite state database; every figure is
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from dataclasses import dataclass
 
 import pytest
 from support.fake_openai import Answer, FakeOpenAI
@@ -161,3 +163,33 @@ def test_a_spent_budget_with_nothing_left_to_do_is_done_not_stopped(tmp_path, mo
         assert main(["screen", "--workspace", str(w["root"]), "--run", "--tier", "expensive"]) == 0
         assert server.total == before
     assert "stopped by" not in capsys.readouterr().out
+
+
+@dataclass(frozen=True)
+class Billed:
+    """A valid answer whose usage bills `factor` times the prompt tokens the fake counts (a server whose own
+    tokenizer counts more than the offline one, as any model but OpenAI's may)."""
+
+    factor: int
+
+    async def _reply(self, exchange) -> None:
+        reply = exchange.completion_object(json.dumps({"label": "include", "reason": "Fits."}), None, "stop")
+        usage = reply["usage"]
+        usage["prompt_tokens"] *= self.factor
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        await exchange.json(200, reply)
+
+
+def test_a_server_that_bills_more_prompt_tokens_than_counted_offline_does_not_break_the_cap(tmp_path):
+    """Adversarial: the worst case counts the prompt offline; a server billing three times that made every
+    reservation a third of the truth, and the spend passed the cap by what was in flight. The voter's billed
+    ratio is learnt from its replies, so once they come the reservations hold again."""
+    with FakeOpenAI(default=Billed(3)) as server:
+        w = make_workspace(tmp_path / "ws", server.base_url, screen=40, cheap_voters=False, batch_size=2,
+                           concurrency=2, prices=(3.0, 0.01))
+        server.titles = w["titles"]
+        cap = 0.05
+        report = screen(w, tiers=("expensive",), max_cost=cap)
+    spend = recorded_spend(w["root"] / "state" / "screen.db")
+    assert report.stopped_by_max_cost and spend == pytest.approx(report.spend_usd)
+    assert spend <= cap, f"spent {spend} of {cap}"

@@ -1,8 +1,10 @@
 """What a run may spend: `--max-cost` (this run) and the workspace's budget (`[screen] budget`, `[digest.judge]
 budget`: every run of the current generations together), each request's worst case reserved before it is sent.
 
-A request may cost at most its prompt's tokens (counted offline, `tokens.py`)
-plus the voter's `max_tokens` of output, at the voter's prices. `reserve`
+A request may cost at most its prompt's tokens (counted offline, `tokens.py`,
+times the largest ratio the voter's replies billed to that count so far: a
+server's own tokenizer may count more) plus the voter's `max_tokens` of
+output, at the voter's prices. `reserve`
 takes that worst case out of what is left under both limits before the
 request is sent and refuses it (for good: the run stops sending) when it does
 not fit under either; `settle` puts the reservation back and counts what the
@@ -24,6 +26,7 @@ All calls come from the run's event loop (one thread): no lock is needed.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -59,6 +62,10 @@ class Budget:
         """`max_cost` or `budget` once a request did not fit under that limit: nothing more is sent."""
         self.refused_worst = 0.0
         """The worst case of the request that did not fit."""
+        self._prompt_ratio: dict[Any, float] = {}
+        """Voter -> the largest ratio of the prompt tokens its replies billed to those counted offline (>= 1)."""
+        self._output_most: dict[Any, int] = {}
+        """Voter -> the most output tokens a reply of it billed."""
 
     @property
     def counting(self) -> bool:
@@ -91,13 +98,37 @@ class Budget:
         """True when less than NEAR_LIMIT of the workspace's budget is left (its spend is then read at every claim)."""
         return self.limit is not None and self.limit - self.workspace_spent - self.reserved < NEAR_LIMIT * self.limit
 
-    def worst_case(self, voter: Any, messages: list[dict]) -> float:
-        """The most one request of `voter` (VoterSettings) can cost: its prompt plus max_tokens of output."""
+    def prompt_tokens(self, messages: list[dict]) -> int:
+        """A request's prompt tokens counted offline (0 when there is no limit: nothing is counted)."""
+        if not self.counting:
+            return 0
+        from .tokens import count_message_tokens
+        return count_message_tokens([messages])[0]
+
+    def worst_case_of(self, voter: Any, prompt: int) -> float:
+        """The most one request of `voter` (VoterSettings) with `prompt` tokens counted offline can cost: its
+        prompt as the voter's server counts it (the largest ratio its replies billed so far, at least 1) plus
+        max_tokens of output (or the most a reply billed, if more), at the voter's prices."""
         if not self.counting:
             return 0.0
-        from .tokens import count_message_tokens
-        prompt = count_message_tokens([messages])[0]
-        return cost_usd(voter.price_in_per_mtok, voter.price_out_per_mtok, prompt, voter.max_tokens)
+        billed = math.ceil(prompt * self._prompt_ratio.get(voter, 1.0))
+        output = max(voter.max_tokens, self._output_most.get(voter, 0))
+        return cost_usd(voter.price_in_per_mtok, voter.price_out_per_mtok, billed, output)
+
+    def worst_case(self, voter: Any, messages: list[dict]) -> float:
+        """The most one request of `voter` (VoterSettings) can cost (`worst_case_of` its counted prompt)."""
+        return self.worst_case_of(voter, self.prompt_tokens(messages))
+
+    def observe(self, voter: Any, prompt: int, billed_in: int | None, billed_out: int | None) -> None:
+        """What a reply's usage billed beside the prompt counted offline: a server whose tokenizer counts more
+        than the offline one (any model but OpenAI's), or a reply longer than max_tokens, makes the voter's next
+        worst cases larger, so the reservations keep holding."""
+        if not self.counting:
+            return
+        if prompt > 0 and billed_in and billed_in > prompt:
+            self._prompt_ratio[voter] = max(self._prompt_ratio.get(voter, 1.0), billed_in / prompt)
+        if billed_out and billed_out > self._output_most.get(voter, 0):
+            self._output_most[voter] = billed_out
 
     def exhausted(self) -> bool:
         """True (and from now on refused) when a limit is already spent: nothing is claimed or sent."""

@@ -178,7 +178,8 @@ class ChatVoter:
             if self.halted:
                 raise NotSent()
             budget = self.budget or Budget(None)
-            worst = budget.worst_case(self.settings, messages)
+            prompt = budget.prompt_tokens(messages)
+            worst = budget.worst_case_of(self.settings, prompt)
             if not budget.reserve(worst):
                 raise NotSent()
             tokens = self._limit_tokens(messages)
@@ -198,6 +199,8 @@ class ChatVoter:
         try:
             reply = self._reply(messages, body, status)
             cost = reply.cost_usd
+            if not reply.usage_estimated:
+                budget.observe(self.settings, prompt, reply.input_tokens, reply.output_tokens)
         finally:
             budget.settle(worst, cost)
         return reply
