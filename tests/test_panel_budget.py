@@ -193,3 +193,15 @@ def test_a_server_that_bills_more_prompt_tokens_than_counted_offline_does_not_br
     spend = recorded_spend(w["root"] / "state" / "screen.db")
     assert report.stopped_by_max_cost and spend == pytest.approx(report.spend_usd)
     assert spend <= cap, f"spent {spend} of {cap}"
+
+
+@pytest.mark.parametrize("verb, key", [("screen", "[screen] budget"), ("judge", "[digest.judge] budget")])
+def test_exit_4_is_documented_in_the_help_and_the_docs(verb, key, capsys):
+    from pathlib import Path
+    with pytest.raises(SystemExit) as exit_:
+        main([verb, "--help"])
+    assert exit_.value.code == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"4 when --max-cost or {key} stopped the sending" in help_text
+    docs = " ".join((Path(__file__).resolve().parents[1] / "docs" / "screening.md").read_text().split())
+    assert "4 stopped by `--max-cost` or the workspace's budget" in docs
