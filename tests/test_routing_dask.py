@@ -77,3 +77,38 @@ def test_a_pool_that_is_not_parquet_is_refused_for_dask(tmp_path, cluster):
     jsonl.write_text('{"work_id": "doi:1", "source": "x", "title": "t", "abstract": "a", "type": "article"}\n', encoding="utf-8")
     with pytest.raises(InputError, match="convert the pool to Parquet"):
         route_release(jsonl, SPECS, tmp_path / "out", progress=False, dask=cluster.scheduler_address, as_of=TODAY)
+
+
+def test_a_relative_pool_path_is_resolved_so_the_workers_read_their_pieces(pool, cluster, tmp_path, monkeypatch):
+    """Issue 34, item 6: with a relative pool path the workers (in folders of their own) could not open it, and the
+    client quietly read every piece and shipped its rows (about 40 MB a piece). Now every piece names the file by
+    its absolute path and is read by a worker; the bytes are a local run's."""
+    from reporter.routing import cluster as cluster_module
+    local = _files(route_release(pool, SPECS, tmp_path / "local", workers=1, progress=False, as_of=TODAY))
+    monkeypatch.setattr(pieces, "PIECE_ROWS", 500)
+    planned = []
+
+    def spy(*args, **kwargs):
+        for piece in pieces.plan_pieces(*args, **kwargs):
+            planned.append(piece)
+            yield piece
+
+    monkeypatch.setattr(cluster_module, "plan_pieces", spy)
+    monkeypatch.chdir(pool.parent)
+    remote = route_release(Path(pool.name), SPECS, tmp_path / "dask", progress=False, batch_rows=200,
+                           dask=cluster.scheduler_address, as_of=TODAY)
+    assert _files(remote) == local
+    assert planned and all(p.batch is None and p.file == str(pool.resolve()) for p in planned)
+
+
+def test_a_pool_file_the_workers_cannot_open_is_refused_before_anything_is_sent(pool, cluster, tmp_path,
+                                                                                  monkeypatch):
+    from reporter.routing import cluster as cluster_module
+    # the workers' own check, sent to them by value: a file they cannot open (as on a machine without the mount)
+    monkeypatch.setattr(cluster_module, "_can_read", lambda files: [f for f in files if "pool.parquet" not in f])
+    scattered = []
+    monkeypatch.setattr(cluster_module, "plan_pieces", lambda *a, **k: scattered.append(a) or iter(()))
+    with pytest.raises(InputError, match=r"--dask .*pool\.parquet: 2 of 2 Dask workers cannot open it at this path "
+                                         r".*Nothing was sent"):
+        route_release(pool, SPECS, tmp_path / "out", progress=False, dask=cluster.scheduler_address, as_of=TODAY)
+    assert scattered == [], "no piece was planned or sent"

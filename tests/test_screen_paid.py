@@ -258,7 +258,7 @@ def test_the_cap_is_shown_to_a_tenth_of_a_cent():
     from reporter.screening.run import SCREEN_WORDS
     assert [dollars(v, tenths=True) for v in (0.001, 0.0015, 1.005, 12.0, 1234.5)] == [
         "$0.0010", "$0.0015", "$1.005", "$12.00", "$1,234.50"]
-    assert "spend $0.0000 of --max-cost $0.0010" in format_run(RunReport("r", "rel", (), 0.001), SCREEN_WORDS)
+    assert "spend $0.00 of --max-cost $0.0010" in format_run(RunReport("r", "rel", (), 0.001), SCREEN_WORDS)
 
 
 def test_a_second_sigterm_aborts_with_sigterms_exit_code(tmp_path):

@@ -19,7 +19,9 @@ package imports it: the stages never see the command line, the workspace file or
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 
 def find_workspace(given: Path | None, *, inputs_given: bool = False) -> Path | None:
@@ -37,3 +39,17 @@ def find_workspace(given: Path | None, *, inputs_given: bool = False) -> Path | 
     if not inputs_given and Path("reporter.toml").is_file():
         return Path(".")
     return None
+
+
+def database_passwords(ws: Any, environ: Mapping[str, str]) -> Any:
+    """Hand the PostgreSQL passwords of the workspace's state databases (`[screen] password_env`, `[digest.judge]
+    password_env`: the variables holding them) to the store's connector, for this process only: the password is in
+    no setting, no message and no file. Returns `ws`, so a command writes `database_passwords(load_workspace(...),
+    os.environ)`."""
+    from ..panel.store_connect import give_password
+    digest = getattr(ws, "digest", None)
+    for table, settings in (("[screen]", getattr(ws, "screen", None)), ("[digest.judge]", getattr(digest, "judge", None))):
+        if settings is not None and settings.password_env:
+            give_password(settings.database, f"{table} password_env", settings.password_env,
+                          environ.get(settings.password_env))
+    return ws

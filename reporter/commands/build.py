@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from . import database_passwords
 from ..errors import InputError
 from ..plurals import count
 
@@ -50,7 +51,7 @@ def run_build(args) -> int:
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be 1 or more, not {args.workers}")
     release_name = check_release_name(args.label, "--label")
-    ws = load_workspace(args.workspace)
+    ws = database_passwords(load_workspace(args.workspace), os.environ)
     from ..runs import start_command_run, state_of
     report = build(ws, out=args.out, rerender_archive=args.rerender_archive, workers=args.workers, progress=True,
                    release_name=release_name, keyword_fallback=args.keyword_fallback, environ=os.environ,

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import load_workspace
+from . import database_passwords
 from ..errors import InputError
 from ..files import check_output_file
 from ..plurals import count
@@ -102,7 +103,7 @@ def _draw(args: argparse.Namespace) -> int:
         raise InputError(f"--seed {args.seed}: must be a whole number from 0 to {MAX_SEED} (the sample's hash is "
                          f"64-bit: a larger seed, or a negative one, would draw the sample of another)")
     check_output_file(args.out, "--out")
-    ws = load_workspace(args.workspace)
+    ws = database_passwords(load_workspace(args.workspace), os.environ)
     ws.routing("reporter certify")  # a digest-only workspace has no release to certify
     if args.seed is None and not 0 <= ws.sample_seed <= MAX_SEED:
         raise InputError(f"{ws.file}: sample_seed {ws.sample_seed} must be a whole number from 0 to {MAX_SEED} "
@@ -139,7 +140,7 @@ def _certify(args: argparse.Namespace) -> int:
     from ..certify.certificate import certify, state_dir
     from ..certify.results import percent, write_certificate
     from ..certify.sheet import read_sheet
-    ws = load_workspace(args.workspace)
+    ws = database_passwords(load_workspace(args.workspace), os.environ)
     ws.routing("reporter certify")
     sheet = read_sheet(args.sheet)
     cert = certify(ws, sheet, ws.certify.confidence if args.confidence is None else args.confidence)

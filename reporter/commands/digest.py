@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import START_HINT, load_workspace
-from . import find_workspace
+from . import database_passwords, find_workspace
 from ..errors import InputError
 from ..hashing import canonical_json
 from ..isoweek import parse_week, week_range
@@ -109,7 +109,7 @@ def settings_from(args: argparse.Namespace) -> DigestSettings:
         (args.papers, args.watchlist, args.criteria, args.archive)))
     base = None
     if args.workspace is not None:
-        base = load_workspace(args.workspace).digest
+        base = database_passwords(load_workspace(args.workspace), os.environ).digest
         if base is None and not all((args.papers, args.watchlist, args.criteria, args.archive)):
             raise InputError(f"{args.workspace}: reporter.toml has no [digest] table; add one (papers, watchlist, "
                              f"criteria, archive) or give --papers, --watchlist, --criteria and --archive")

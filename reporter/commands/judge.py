@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import load_workspace
+from . import database_passwords
 from ..errors import InputError
 from ..panel.run_report import RunReport, RunWords, format_run, interrupted_note, run_exit_code
 from ..isoweek import parse_week, week_range
@@ -37,9 +38,15 @@ claiming; what was sent is answered and recorded (exit 130; 143 for SIGTERM).
 never send; a week with papers not judged yet is refused there unless
 --keyword-fallback.
 
-Exit status: 0 when done (or stopped by --max-cost); 2 for bad input, or a
-judge failing request after request (the message names it, its base_url and
-the cause); 130 after Ctrl-C, 143 after SIGTERM (a second one aborts at once, with the same code).
+--max-cost (this run) and [digest.judge] budget (the judge's current
+generation over all runs, read from the state database) are kept as the
+screen's are: each request's worst case is reserved before it is sent.
+
+Exit status: 0 when done; 2 for bad input, or a judge failing request after
+request (the message names it, its base_url and the cause); 4 when
+--max-cost or [digest.judge] budget stopped the sending (the message names
+the spend, the limit and how to raise it); 130 after Ctrl-C, 143 after
+SIGTERM (a second one aborts at once, with the same code).
 """
 
 
@@ -59,7 +66,8 @@ def register(sub: Any) -> None:
     p.add_argument("--to", dest="last", metavar="YYYY-Www", help="the last week, included")
     p.add_argument("--run", action="store_true", help="judge for real: claim papers, send requests, spend")
     p.add_argument("--max-cost", type=float, metavar="USD",
-                   help="with --run: stop claiming new papers once this run has spent this many US dollars")
+                   help="with --run: stop sending before this run's spend could pass this many US dollars "
+                        "(each request's worst case is reserved first; exit 4 when it stops the run)")
     p.add_argument("--json", action="store_true", help="print the plan or the run's report as JSON")
     p.set_defaults(func=run_judge_command)
 
@@ -78,7 +86,7 @@ def judge_weeks(args: argparse.Namespace) -> list[str]:
 def run_judge_command(args: argparse.Namespace) -> int:
     """The dry run, or with --run the judging."""
     from ..digest.judge.run import judge_settings
-    ws = load_workspace(args.workspace)
+    ws = database_passwords(load_workspace(args.workspace), os.environ)
     judge_settings(ws.digest, ws.file)
     weeks = judge_weeks(args)
     if not args.run:
@@ -101,6 +109,8 @@ def run_judge_command(args: argparse.Namespace) -> int:
         print(json.dumps(judge_run_json(report, weeks), sort_keys=True, ensure_ascii=False))
         if report.interrupted:
             print(interrupted_note(report, JUDGE_WORDS), file=sys.stderr)
+        elif report.stopped:
+            print(report.stop_message, file=sys.stderr)
     else:
         print(format_run(report, JUDGE_WORDS, weeks))
     return run_exit_code(report)

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 from ..errors import InputError
 from ..plurals import count
-from . import find_workspace
+from . import database_passwords, find_workspace
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -77,7 +78,7 @@ def run_render(args: argparse.Namespace) -> int:
         if args.pool is not None:
             raise InputError("--pool goes without --workspace: the workspace names its own pool")
         from ..config import load_workspace
-        workspace = load_workspace(found)
+        workspace = database_passwords(load_workspace(found), os.environ)
     elif args.pool is not None:
         pool = PoolRef(args.pool, args.overlay)
     elif args.overlay is not None:

@@ -139,6 +139,7 @@ def run_route(args) -> int:
     write_route_run(run, result, pool=v["pool"], specs=v["specs"], overlay=v["overlay"], labels=v["labels"],
                     settings={"sample_seed": seed, "workers": args.workers, "dask": dask, "label": release_name,
                               "scan_engine": engine, "as_of": as_of.isoformat()})
+    _warn_no_text(result.release_dir)
     if args.json:
         print(json.dumps({"release_id": result.release_id, "release_dir": str(result.release_dir),
                           "piles": result.piles, "pending": result.pending, "rows": result.rows,
@@ -159,6 +160,14 @@ def run_route(args) -> int:
             extra = "  (" + ", ".join(f"{k} {c:,}" for k, c in result.pending.items()) + ")"
         print(f"  {pile:<14} {n:>12,}{extra}")
     return 0
+
+
+def _warn_no_text(release_dir: Path) -> None:
+    """On stderr: how many works of screening piles wait as pending/no_text, and what to set (none: nothing)."""
+    from ..routing.stats import no_text_note
+    note = no_text_note(release_dir)
+    if note:
+        print(note, file=sys.stderr)
 
 
 def run_diagnose(args) -> int:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Workspace, load_workspace
+from . import database_passwords
 from ..errors import InputError
 from ..files import check_output_file
 
@@ -38,10 +39,18 @@ the same command again to resume; only the missing votes are asked). A
 second Ctrl-C aborts at once. The dry run lists runs that ended with
 requests sent and never answered (in flight at a kill: asked again).
 
-Exit status: 0 when done (or stopped by --max-cost); 2 for bad input, or a
-voter failing request after request (the message names it, its base_url and
-the cause); 130 after Ctrl-C, 143 after SIGTERM (a second one aborts at once, with the same code);
-nothing recorded is lost either way.
+Spending: before each request the runner reserves its worst case (its
+prompt plus max_tokens at the voter's prices) and stops sending when the
+next reservation would pass --max-cost (this run) or [screen] budget (what
+both tiers' current generations spent over all runs, read from the state
+database); what was in flight is answered and recorded.
+
+Exit status: 0 when done; 2 for bad input, or a voter failing request after
+request (the message names it, its base_url and the cause); 4 when
+--max-cost or [screen] budget stopped the sending (the message names the
+spend, the limit and how to raise it); 130 after Ctrl-C, 143 after SIGTERM
+(a second one aborts at once, with the same code); nothing recorded is lost
+either way.
 """
 
 EXPORT_EPILOG = """\
@@ -73,7 +82,8 @@ def register(sub: Any) -> None:
                    help="cheap, expensive, or all: cheap then expensive (default all)")
     p.add_argument("--run", action="store_true", help="screen for real: claim works, send requests, spend")
     p.add_argument("--max-cost", type=float, metavar="USD",
-                   help="with --run: stop claiming new works once this run has spent this many US dollars")
+                   help="with --run: stop sending before this run's spend could pass this many US dollars "
+                        "(each request's worst case is reserved first; exit 4 when it stops the run)")
     p.add_argument("--json", action="store_true", help="print the plan or the run's report as JSON")
     p.set_defaults(func=run_screen_command)
 
@@ -112,7 +122,7 @@ def _tiers(choice: str) -> tuple[str, ...]:
 def run_screen_command(args: argparse.Namespace) -> int:
     """The dry run, or with --run the screen."""
     from ..screening.run import screen_settings
-    ws = load_workspace(args.workspace)
+    ws = database_passwords(load_workspace(args.workspace), os.environ)
     screen_settings(ws)
     release_dir = release_dir_for(ws, args.release)
     tiers = _tiers(args.tier)
@@ -141,6 +151,8 @@ def run_screen_command(args: argparse.Namespace) -> int:
         print(json.dumps(run_json(report), sort_keys=True, ensure_ascii=False))
         if report.interrupted:
             print(interrupted_note(report, SCREEN_WORDS), file=sys.stderr)
+        elif report.stopped:
+            print(report.stop_message, file=sys.stderr)
     else:
         print(format_run(report, SCREEN_WORDS))
     return run_exit_code(report)
@@ -152,7 +164,7 @@ def run_export_command(args: argparse.Namespace) -> int:
     from ..screening.run import screen_settings
     from ..screening.export import check_out
     check_output_file(check_out(args.out), "--out")
-    ws = load_workspace(args.workspace)
+    ws = database_passwords(load_workspace(args.workspace), os.environ)
     screen_settings(ws)
     release_dir = release_dir_for(ws, args.release)
     if args.require_certified:

@@ -12,7 +12,9 @@ scope and texts, and its gate (votes -> a verdict). The screen's tiers
 - `votes.py`: `Vote`, `AnswerSchema`, `FAILED`, `DONE`;
 - `prompt.py`: the assembly of a prompt from its fragments, the prompt hash, the generation hash;
 - `provider.py`: one voter behind an OpenAI-compatible Chat Completions API, and the reading of its replies;
-- `prices.py` (+ `prices.json`), `tokens.py`, `budget.py`: prices, offline token counts, `--max-cost`;
+- `prices.py` (+ `prices.json`), `tokens.py`, `budget.py`: prices, offline token counts, `--max-cost` and the
+  workspace's `budget` (its spend read from the store);
+- `ratelimit.py`: voters' `requests_per_minute` / `tokens_per_minute`, the run's traffic counters;
 - `store.py`, `store_sql.py`, `store_rows.py`, `store_connect.py`: the state database (SQLite or PostgreSQL);
   `readonly.py`: the one read-only opener of it;
 - `rawlog.py`: the append-only raw replies, one file per runner, and the recovery of an ended runner's replies;

@@ -50,6 +50,11 @@ class VoterSettings:
     """Upper bound on a reply's tokens (`max_tokens`); a reply cut by it is a `truncated` vote. Part of the generation."""
     price_checked: str | None = None
     """None when the prices were configured; else the date prices.json says they were checked (or `unchecked`)."""
+    requests_per_minute: int | None = None
+    """The most requests sent in any minute (the client's retries included), over all its concurrency (None:
+    no limit); not part of the generation."""
+    tokens_per_minute: int | None = None
+    """The most tokens (each request's prompt plus max_tokens) sent in any minute (None: no limit)."""
 
 
 def parse_voter(t: Table) -> VoterSettings:
@@ -70,6 +75,8 @@ def parse_voter(t: Table) -> VoterSettings:
         structured_output=t.get("structured_output", bool, True),
         max_tokens=t.get("max_tokens", int, DEFAULT_MAX_TOKENS, check=positive),
         price_checked=checked,
+        requests_per_minute=t.get("requests_per_minute", int, None, check=positive),
+        tokens_per_minute=t.get("tokens_per_minute", int, None, check=positive),
     )
 
 
@@ -112,6 +119,22 @@ def parse_voters(table: Table, entries: list[Table], counts: tuple[int, ...]) ->
     if twice is not None:
         raise table.error("voters", f"names {twice!r} twice; each voter needs its own name")
     return tuple(voters)
+
+
+def parse_budget(table: Table) -> float | None:
+    """`budget`: US dollars the current generations of the table's tasks may spend over all their runs (None:
+    no budget); the runner reads what they spent from the state database (`budget.py`)."""
+    return table.get("budget", float, None, check=lambda v: None if v > 0 else
+                     "must be a positive number of US dollars (leave the key out for no budget)")
+
+
+def parse_password_env(table: Table, database: str) -> str | None:
+    """`password_env`: the environment variable holding the PostgreSQL password of `database` (None: libpq's own
+    ways, the URL, PGPASSWORD or ~/.pgpass). Like a voter's `api_key_env`, the password itself is never written."""
+    name = table.get("password_env", str, None, check=lambda v: None if v.strip() else "must not be empty")
+    if name is not None and not is_postgres(database):
+        raise table.error("password_env", "goes with a postgresql:// database (a SQLite file has no password)")
+    return name
 
 
 def parse_database(table: Table, default: str) -> str:

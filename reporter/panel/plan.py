@@ -77,6 +77,8 @@ class VoterCost:
     """Dollars per million input tokens used."""
     price_out_per_mtok: float
     """Dollars per million output tokens used."""
+    price_checked: str | None = None
+    """None when the prices were configured; else the date prices.json says they were checked, or `unchecked`."""
 
 
 def token_stats(lengths: Sequence[int], bins: int = HISTOGRAM_BINS) -> TokenStats | None:
@@ -131,7 +133,8 @@ def voter_cost(voter: VoterSettings, ids: list[str], lengths: dict[str, int],
     return VoterCost(voter=voter.name, model=voter.model, works=len(asked), input_tokens=input_tokens,
                      output_tokens_estimate=output, cost_usd=cost_usd(voter.price_in_per_mtok, voter.price_out_per_mtok, input_tokens, output),
                      estimate=not is_openai_model(voter.model) or not recorded, output_basis=basis,
-                     price_in_per_mtok=voter.price_in_per_mtok, price_out_per_mtok=voter.price_out_per_mtok)
+                     price_in_per_mtok=voter.price_in_per_mtok, price_out_per_mtok=voter.price_out_per_mtok,
+                     price_checked=voter.price_checked)
 
 
 def cost_lines(tokens: TokenStats | None, voters: Sequence[VoterCost], total: float, *,
@@ -148,10 +151,30 @@ def cost_lines(tokens: TokenStats | None, voters: Sequence[VoterCost], total: fl
     lines.append(f"  {voter:<20} {'model':<28} {works:>9} {'input tokens':>14} {'output (est.)':>14} {'cost':>12}")
     for v in voters:
         lines.append(f"  {v.voter[:20]:<20} {v.model[:28]:<28} {v.works:>9,} {v.input_tokens:>14,} "
-                     f"{v.output_tokens_estimate:>14,} {dollars(v.cost_usd):>12}"
+                     f"{v.output_tokens_estimate:>14,} {dollars(v.cost_usd, tenths=True):>12}"
                      f"{' (estimate)' if v.estimate else ''}")
-    lines.append(f"  total {dollars(total)}" + (" (an estimate)" if any(v.estimate for v in voters) else ""))
+    lines.append(f"  total {dollars(total, tenths=True)}" + (" (an estimate)" if any(v.estimate for v in voters) else ""))
     return lines
+
+
+def price_lines(voters: Sequence[VoterCost], table: str = "[screen]") -> list[str]:
+    """The prices a plan used, per voter (each once), and where they came from: configured, or prices.json with
+    the date they were checked against the provider's page, or `unchecked`."""
+    from .prices import PRICES_FILE, UNCHECKED
+    lines, seen = ["Prices used (US dollars per million tokens, input / output):"], set()
+    for v in voters:
+        if (v.voter, v.model) in seen:
+            continue
+        seen.add((v.voter, v.model))
+        if v.price_checked is None:
+            source = "configured (price_in_per_mtok, price_out_per_mtok)"
+        elif v.price_checked == UNCHECKED:
+            source = (f"from the shipped {PRICES_FILE}, UNCHECKED (never compared with the provider's pricing page: "
+                      f"set price_in_per_mtok and price_out_per_mtok in the voter's {table} entry to be sure)")
+        else:
+            source = f"from the shipped {PRICES_FILE}, checked against the provider's page on {v.price_checked}"
+        lines.append(f"  {v.voter} ({v.model}): ${v.price_in_per_mtok:g} / ${v.price_out_per_mtok:g}, {source}")
+    return lines if len(lines) > 1 else []
 
 
 def tokens_json(tokens: TokenStats | None) -> dict[str, Any] | None:

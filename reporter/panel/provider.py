@@ -32,6 +32,7 @@ from .budget import Budget
 from .config import VoterSettings
 from .prices import cost_usd
 from .prompt import response_format
+from .ratelimit import REQUEST_TOKENS, RateLimit, Traffic, hooks
 from .replies import read_masked, usage_count
 from .votes import AnswerSchema, Vote
 
@@ -125,7 +126,8 @@ class ChatVoter:
     """One configured voter: asks a work's messages and returns the Reply, or raises VoterFailure."""
 
     def __init__(self, settings: VoterSettings, environ: Mapping[str, str], *, max_retries: int = 8,
-                 answer: AnswerSchema, budget: Budget | None = None):
+                 answer: AnswerSchema, budget: Budget | None = None, traffic: Traffic | None = None,
+                 limit: RateLimit | None = None):
         self.name = settings.name
         """The voter's name (votes are recorded under it)."""
         self.settings = settings
@@ -137,14 +139,27 @@ class ChatVoter:
         self._url = endpoint(settings.base_url)
         self._slots = asyncio.Semaphore(settings.max_concurrency)
         shards = -(-settings.max_concurrency // CONNECTIONS_PER_CLIENT)
+        if limit is None and (settings.requests_per_minute or settings.tokens_per_minute):
+            limit = RateLimit(settings.requests_per_minute, settings.tokens_per_minute, traffic=traffic)
+        self.limit = limit
+        """The voter's requests_per_minute and tokens_per_minute, shared by all its requests (None: no limit)."""
+        self.traffic = traffic
+        """The run's counters of requests, retries, 429s and 5xx (None: not counted)."""
         self._clients = [openai.AsyncOpenAI(api_key=self._secret, base_url=settings.base_url,
-                                            timeout=settings.timeout_seconds, max_retries=max_retries)
+                                            timeout=settings.timeout_seconds, max_retries=max_retries,
+                                            **self._http_client())
                          for _ in range(shards)]
         self._turn = 0
         self.budget = budget
         """The run's spending cap: each request's worst case is reserved before it is sent (None: no cap)."""
         self.halted = False
         """Set when the run stops (Ctrl-C): requests still waiting for a slot are not sent (`NotSent`)."""
+
+    def _http_client(self) -> dict[str, Any]:
+        """The HTTP client's event hooks (each attempt waits for the rate limit and is counted), when needed."""
+        if self.limit is None and self.traffic is None:
+            return {}
+        return {"http_client": openai.DefaultAsyncHttpxClient(event_hooks=hooks(self.traffic, self.limit))}
 
     def __repr__(self) -> str:
         return f"ChatVoter({self.name!r}, {self.settings.model!r}, {self._url!r})"
@@ -163,21 +178,39 @@ class ChatVoter:
             if self.halted:
                 raise NotSent()
             budget = self.budget or Budget(None)
-            worst = budget.worst_case(self.settings, messages)
+            prompt = budget.prompt_tokens(messages)
+            worst = budget.worst_case_of(self.settings, prompt)
             if not budget.reserve(worst):
                 raise NotSent()
+            tokens = self._limit_tokens(messages)
+            turn = REQUEST_TOKENS.set(tokens)
             try:
+                if self.limit is not None:  # the first attempt waits here; the client's retries in the HTTP hook
+                    await self.limit.acquire(tokens)
+                    if self.halted:
+                        raise NotSent()  # Ctrl-C while it waited for the rate limit: never sent
                 body, status = await self._send(messages)
             except BaseException:
                 budget.settle(worst, 0.0)
                 raise
+            finally:
+                REQUEST_TOKENS.reset(turn)
         cost = 0.0
         try:
             reply = self._reply(messages, body, status)
             cost = reply.cost_usd
+            if not reply.usage_estimated:
+                budget.observe(self.settings, prompt, reply.input_tokens, reply.output_tokens)
         finally:
             budget.settle(worst, cost)
         return reply
+
+    def _limit_tokens(self, messages: list[dict]) -> int:
+        """The tokens a request may use (its prompt plus max_tokens), for a tokens_per_minute limit (else 0)."""
+        if self.limit is None or self.limit.tpm is None:
+            return 0
+        from .tokens import count_message_tokens
+        return count_message_tokens([messages])[0] + self.settings.max_tokens
 
     async def _send(self, messages: list[dict]) -> tuple[str, int]:
         """One request, its retries done by the client: the body as received and its status (or VoterFailure)."""
@@ -191,6 +224,7 @@ class ChatVoter:
             raw = await client.post("/chat/completions", cast_to=_http.Response, body=self._request(messages))
             body = raw.text
         except openai.APIStatusError as exc:
+            self._answered()
             raise VoterFailure(self._status_cause(exc), exc.status_code) from None
         except openai.APITimeoutError:
             raise VoterFailure(self._cause(f"no answer within {self.settings.timeout_seconds:g} s"
@@ -201,7 +235,12 @@ class ChatVoter:
                                            f"{self._retried()}")) from None
         except openai.OpenAIError as exc:
             raise VoterFailure(self._cause(f"the request failed ({type(exc).__name__})")) from None
+        self._answered()
         return body, raw.status_code
+
+    def _answered(self) -> None:
+        if self.traffic is not None:
+            self.traffic.on_answer()
 
     def _reply(self, messages: list[dict], body: str, status: int) -> Reply:
         body, vote, usage, text = read_masked(body, self._mask_key, self.answer)

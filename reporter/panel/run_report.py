@@ -33,7 +33,8 @@ class TierReport:
     spend_usd: float
     """What this run's replies cost, from their usage and the configured prices."""
     stopped_by_max_cost: bool
-    """True when --max-cost stopped the claiming."""
+    """True when a spending limit (--max-cost, or the workspace's budget: `RunReport.stopped_by` says which)
+    stopped the claiming."""
     note: str = ""
     """Why the tier did nothing, or what remains (works left to other runners, cheap verdicts pending)."""
     invalid: dict[str, int] = field(default_factory=dict)
@@ -62,6 +63,17 @@ class RunReport:
     """True when Ctrl-C (SIGINT) or SIGTERM stopped the claiming: what was in flight was answered and recorded."""
     signal: str = ""
     """The signal that stopped it (`SIGINT`, `SIGTERM`), or empty."""
+    budget: float | None = None
+    """The workspace's budget for the current generations (`[screen] budget`), or None."""
+    budget_spent: float = 0.0
+    """What the current generations cost over all their runs, this one included (with a budget)."""
+    stopped_by: str = ""
+    """`max_cost` or `budget` when a spending limit stopped the sending, else empty."""
+    stop_message: str = ""
+    """Why it stopped: the spend, the limit, how to raise it (`Budget.stop_message`), or empty."""
+    requests: dict[str, int] = field(default_factory=dict)
+    """The run's traffic (`ratelimit.Traffic.counts`): `requests.sent`, `.answered`, `.retries`, `.429`, `.5xx`,
+    `.rate_limit_waits`."""
 
     @property
     def spend_usd(self) -> float:
@@ -69,9 +81,19 @@ class RunReport:
         return sum(t.spend_usd for t in self.tiers)
 
     @property
+    def stopped(self) -> bool:
+        """True when a spending limit (--max-cost or the budget) stopped the run."""
+        return any(t.stopped_by_max_cost for t in self.tiers)
+
+    @property
     def stopped_by_max_cost(self) -> bool:
         """True when --max-cost stopped the run."""
-        return any(t.stopped_by_max_cost for t in self.tiers)
+        return self.stopped and self.stopped_by != "budget"
+
+    @property
+    def stopped_by_budget(self) -> bool:
+        """True when the workspace's budget stopped the run."""
+        return self.stopped and self.stopped_by == "budget"
 
 
 @dataclass(frozen=True)
@@ -99,16 +121,18 @@ def format_run(report: RunReport, words: RunWords, heads: Sequence[str] | None =
             lines.append(head + (t.note or "not configured"))
             continue
         lines.append(f"{head}{t.screened:,} {words.done}, {t.votes:,} {words.votes}, {t.recovered:,} recovered "
-                     f"from ended runners, {failures_text(t, words)}, {t.refused:,} refused, ${t.spend_usd:.4f} "
+                     f"from ended runners, {failures_text(t, words)}, {t.refused:,} refused, "
+                     f"{dollars(t.spend_usd, tenths=True)} "
                      f"(generation {t.generation[:12]}, {t.scope:,} {words.scope})")
         if t.note:
             lines.append(f"  {t.note}")
-    lines.append(f"spend ${report.spend_usd:.4f}" + (f" of --max-cost {dollars(report.max_cost, tenths=True)}"
-                                                      if report.max_cost is not None else ""))
-    if report.stopped_by_max_cost:
-        lines.append("stopped at --max-cost: each request's worst case (its prompt plus max_tokens at the voter's "
-                     "prices) was reserved before it was sent, and the next one would have passed the cap; what "
-                     "was in flight was answered and recorded")
+    lines.append(f"spend {dollars(report.spend_usd, tenths=True)}"
+                 + (f" of --max-cost {dollars(report.max_cost, tenths=True)}" if report.max_cost is not None else "")
+                 + (f"; the current generations {dollars(report.budget_spent, tenths=True)} of their budget "
+                    f"{dollars(report.budget, tenths=True)} over all runs" if report.budget is not None else ""))
+    if report.stopped:
+        lines.append(report.stop_message or "stopped at --max-cost: the next request's worst case would have "
+                                             "passed it; what was in flight was answered and recorded")
     if report.interrupted:
         lines.append(interrupted_note(report, words))
     return "\n".join(lines)
@@ -131,21 +155,30 @@ def interrupted_note(report: RunReport, words: RunWords) -> str:
     said = "Ctrl-C" if report.signal in ("", "SIGINT") else report.signal
     return (f"interrupted ({said}): stopped claiming new {words.claimed}; the requests already sent were answered "
             f"and recorded. This run recorded {votes:,} {words.votes} and {screened:,} verdicts and spent "
-            f"${report.spend_usd:.4f}. To resume, run the same command again: the {words.claimed} without a "
+            f"{dollars(report.spend_usd, tenths=True)}. To resume, run the same command again: the {words.claimed} without a "
             f"verdict were released, and only their missing {words.votes} are asked")
 
 
+EXIT_BUDGET = 4
+"""The exit status of a run a spending limit stopped (--max-cost, the workspace's budget): work is left."""
+
+
 def run_exit_code(report: RunReport) -> int:
-    """0, or after a signal drained the run 128 plus its number as a shell says it (130 SIGINT, 143 SIGTERM)."""
-    if not report.interrupted:
-        return 0
-    return 143 if report.signal == "SIGTERM" else 130
+    """0; after a signal drained the run 128 plus its number as a shell says it (130 SIGINT, 143 SIGTERM);
+    EXIT_BUDGET (4) when --max-cost or the workspace's budget stopped it."""
+    if report.interrupted:
+        return 143 if report.signal == "SIGTERM" else 130
+    return EXIT_BUDGET if report.stopped else 0
 
 
 def run_json(report: RunReport) -> dict[str, Any]:
     """The run's report as JSON-ready data."""
     return {"runner": report.runner, "release_id": report.release_id, "max_cost": report.max_cost,
             "spend_usd": round(report.spend_usd, 6), "stopped_by_max_cost": report.stopped_by_max_cost,
+            "stopped_by_budget": report.stopped_by_budget, "budget": report.budget,
+            "budget_spent_usd": round(report.budget_spent, 6) if report.budget is not None else None,
+            "stop_message": report.stop_message or None,
+            "requests": {k.removeprefix("requests."): v for k, v in report.requests.items()},
             "interrupted": report.interrupted, "signal": report.signal or None,
             "tiers": [{**asdict(t), "spend_usd": round(t.spend_usd, 6), "failed": t.failed} for t in report.tiers]}
 

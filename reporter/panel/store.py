@@ -358,3 +358,10 @@ class Store(StoreSession):
         return [FailureRow(*r) for r in self._read(
             "SELECT tier, generation, work_id, voter, cause FROM failures WHERE tier = ? AND generation = ? "
             "ORDER BY at, work_id, voter, cause", (tier, generation))]
+
+    def spend(self, tier: str, generation: str) -> list[tuple[str, str, float]]:
+        """What the generation's recorded replies cost: `(runner, voter, dollars)`, one row per pair that has votes
+        (the budget's spend across runs, `budget.py`; per voter for a status)."""
+        return [(runner, voter, float(usd)) for runner, voter, usd in self._read(
+            "SELECT runner, voter, SUM(cost_usd) FROM votes WHERE tier = ? AND generation = ? "
+            "GROUP BY runner, voter ORDER BY runner, voter", (tier, generation))]

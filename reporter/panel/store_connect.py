@@ -19,6 +19,17 @@ BUSY_TIMEOUT_MS = 120_000
 CONNECT_TIMEOUT_S = 15
 """How long to wait for a PostgreSQL server to answer before reporting it unreachable."""
 
+_PASSWORDS: dict[str, tuple[str, str, str | None]] = {}
+"""database URL -> (the setting naming the variable, the variable, its value or None when unset): filled by the
+command line's edge from `password_env` (`give_password`), for this process only, so the password is in no
+setting, no message and no file."""
+
+
+def give_password(url: str, setting: str, variable: str, password: str | None) -> None:
+    """The password of the PostgreSQL database at `url`, read by the command's edge from the environment variable
+    `setting` (`[screen] password_env`) names (None: the variable is not set; a failed connection then says so)."""
+    _PASSWORDS[url] = (setting, variable, password or None)
+
 
 def is_postgres(database: str) -> bool:
     """True when `database` names a PostgreSQL server rather than a SQLite file."""
@@ -94,13 +105,21 @@ def _journal_wal(conn: sqlite3.Connection) -> None:
 def connect_postgres(url: str, readonly: bool, setting: str = "[screen] database") -> Any:
     import psycopg
 
+    named, variable, password = _PASSWORDS.get(url, ("", "", None))
     try:
-        conn = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
+                               **({"password": password} if password else {}))
         if readonly:
             conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
     except psycopg.Error as exc:
-        raise InputError(f"{setting} {redact_url(url)}: cannot connect "
-                         f"({scrub(str(exc).strip(), url)}); check the URL and that the server runs") from None
+        cause = scrub(str(exc).strip(), url)
+        if password:
+            cause = mask_secret(cause, password, "***")
+        hint = ""
+        if named and password is None:
+            hint = f"; {named} names ${variable}, which is not set: export it with the password"
+        raise InputError(f"{setting} {redact_url(url)}: cannot connect ({cause}); check the URL and that the "
+                         f"server runs{hint}") from None
     return conn
 
 

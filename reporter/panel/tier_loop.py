@@ -23,11 +23,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import InputError
+from ..money import dollars
 from ..progress import Progress
 from .config import VoterSettings
 from .run_report import format_duration
 from .votes import AnswerSchema
 
+PROGRESS_SECONDS = 5.0
+"""How often the progress line is redrawn while no answer comes (its retries and 429s say why)."""
 FAILURES_IN_A_ROW = 5
 """A voter that fails this many requests in a row (after the client's own retries) stops the run."""
 
@@ -164,11 +167,16 @@ class TierLoop:
         try:
             exhausted = False
             while self.abort is None:
-                if not self.tally.stopped and self._over_budget():
-                    self.tally.stopped = True  # no more claims; what is in flight is answered and recorded
                 room = self.capacity - len(tasks)
-                claiming = not self.tally.stopped and not self.run_.interrupted
-                if claiming and ((not exhausted and room >= self.batch) or not tasks):
+                claiming = (not self.tally.stopped and not self.run_.interrupted
+                            and ((not exhausted and room >= self.batch) or not tasks))
+                if claiming:
+                    await self.run_.load_spend()  # what other runners spent meanwhile (the workspace's budget)
+                    # a spent budget stops a run with work left (a run with none is done, not stopped); the
+                    # reservation before each request still holds if the count of work left was stale
+                    if self.tier.todo > self.tally.screened and self._over_budget():
+                        self.tally.stopped, claiming = True, False
+                if claiming:
                     jobs = await self.run_.db(self.run_.store.claim, self.tier.scope.release_id, self.tier.name,
                                               self.tier.generation.id, self.run_.runner, min(self.batch, room),
                                               self.run_.settings.lease_seconds)
@@ -202,7 +210,7 @@ class TierLoop:
             self.tier.works.update(await self.run_.db(self.tier.load_texts, missing))
 
     def _over_budget(self) -> bool:
-        return self.run_.budget.refused
+        return self.run_.budget.exhausted()
 
     async def _ask(self, job: Any) -> None:
         work = self.tier.works[job.work_id]
@@ -245,14 +253,20 @@ class TierLoop:
             if not self.pending:
                 if self.closing:
                     return
-                await self.wake.wait()
+                try:  # nothing answered for a while (429s, a rate limit): the line still says why
+                    await asyncio.wait_for(self.wake.wait(), PROGRESS_SECONDS)
+                except asyncio.TimeoutError:
+                    self._show(0)
                 self.wake.clear()
                 continue
             batch, self.pending = self.pending, []
             before = self.tally.screened
             await self.run_.db(self.run_.commit_batch, self.tier, batch, self.tally)
-            self.bar.label = f"{self.tier.label} {self._detail()}"
-            self.bar.advance(self.tally.screened - before)
+            self._show(self.tally.screened - before)
+
+    def _show(self, advanced: int) -> None:
+        self.bar.label = f"{self.tier.label} {self._detail()}"
+        self.bar.advance(advanced)
 
     def _detail(self) -> str:
         """Votes, spend, rate and time left, for the progress line."""
@@ -260,8 +274,9 @@ class TierLoop:
         done = self.tally.screened
         left = self.tier.todo - done
         eta = "?" if not done else format_duration(left * elapsed / done)
-        return (f"({self.tally.votes:,} votes, ${self.tally.spend:.4f}, {done / elapsed:,.1f} {self.tier.unit}/s, "
-                f"{eta} left)")
+        traffic = self.run_.traffic.progress_words()
+        return (f"({self.tally.votes:,} votes, {dollars(self.tally.spend, tenths=True)}, "
+                f"{done / elapsed:,.1f} {self.tier.unit}/s, {eta} left{'; ' + traffic if traffic else ''})")
 
 
 def tier_messages(tier: Tier, work: Any) -> list[dict]:
@@ -270,7 +285,9 @@ def tier_messages(tier: Tier, work: Any) -> list[dict]:
 
 
 def voter_down(voter: VoterSettings, table: str, n: int, cause: str) -> InputError:
+    key = (f"the key in ${voter.api_key_env}" if voter.api_key_env else
+           "whether it wants a key (no key variable set: this voter has no api_key_env, so no key is sent)")
     return InputError(f"{table} voter {voter.name!r} at {voter.base_url} (model {voter.model!r}) failed "
                       f"{n} requests in a row after retries; last cause: {cause}. The run stopped: check that the "
-                      f"server runs and serves this model, and the key in ${voter.api_key_env or '(none)'}; what "
+                      f"server runs and serves this model, and {key}; what "
                       f"was answered is recorded, and the works without a verdict are claimable again")

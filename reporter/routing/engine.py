@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from .evidence import FIELDS, find_evidence, spans_text
 from .fieldtext import FieldText
 from .plan import Plan
-from .predicates import All, AnyOf, ColumnIn, Empty, Not, Phrase, Predicate, Regex
+from .predicates import All, Always, AnyOf, ColumnIn, Empty, Not, Phrase, Predicate, Regex
 from .routing_table import EVIDENCE_TYPE, ROUTING_SCHEMA
 from .samples import batch_samples, id_hashes
 from .stats import REASONS, Decisions, count_batch
@@ -80,6 +80,8 @@ class Evaluator:
         return [self.fields[f] for f in FIELDS] if name == "text" else [self.fields[name]]
 
     def _leaf(self, pred: Predicate) -> np.ndarray:
+        if isinstance(pred, Always):
+            return np.ones(self.n, dtype=bool)
         if isinstance(pred, Empty):
             out = np.ones(self.n, dtype=bool)
             for ft in self._fields(pred.field):

@@ -19,7 +19,7 @@ which the caller adds to its own overlay's counts.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -244,15 +244,13 @@ def _checked_fields(batch: pa.RecordBatch, columns: list[str]) -> dict[str, np.n
     return out
 
 
-def plan_pieces(source: TableSource, columns: list[str], batch_rows: int,
-                readable: Callable[[str], bool] = lambda f: True) -> Iterator[Piece]:
+def plan_pieces(source: TableSource, columns: list[str], batch_rows: int) -> Iterator[Piece]:
     """The pool cut into pieces, in pool order.
 
     Parquet row groups are grouped into pieces of at least PIECE_ROWS rows,
     read by whoever routes them; a file with a row group over MAX_GROUP_ROWS
-    rows, a file `readable` says the workers cannot read, and JSONL and CSV
-    pools are read here (the source counts replaced UTF-8) and come along in
-    pieces of one batch.
+    rows and JSONL and CSV pools are read here (the source counts replaced
+    UTF-8) and come along in pieces of one batch.
     """
     index = 0
     if source.kind in ("parquet", "parquet-folder"):
@@ -262,7 +260,7 @@ def plan_pieces(source: TableSource, columns: list[str], batch_rows: int,
             except (pa.ArrowInvalid, OSError) as exc:
                 raise InputError(f"{f}: could not read Parquet: {exc}") from None
             sizes = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
-            if sizes and (max(sizes) > MAX_GROUP_ROWS or not readable(str(f))):
+            if sizes and max(sizes) > MAX_GROUP_ROWS:
                 one = TableSource(f, "parquet", source.schema, meta.num_rows, (f,))
                 for batch in one.batches(columns, batch_rows):
                     yield Piece(index, batch.num_rows, batch=batch)

@@ -1,7 +1,7 @@
 """The rule language's predicates: the frozen predicate types, their parser, and where a validation error happened.
 
-A rule's `match` and `domain` are predicates (leaves: phrase, any_phrase, regex, column+in, empty; combinators:
-all, any, not). The rule book (specs.py) parses each through `parse_predicate`; the engine compiles and evaluates
+A rule's `match` and `domain` are predicates (leaves: phrase, any_phrase, regex, column+in, empty, always;
+combinators: all, any, not). The rule book (specs.py) parses each through `parse_predicate`; the engine compiles and evaluates
 the parsed tree. Every validation failure names the file, the rule id and the JSON path (`Where`).
 """
 
@@ -62,6 +62,11 @@ class Empty:
 
 
 @dataclass(frozen=True)
+class Always:
+    """True for every work: the match of a catch-all rule (`{"always": true}`), below the others by precedence."""
+
+
+@dataclass(frozen=True)
 class All:
     """True when every child is true."""
 
@@ -82,7 +87,7 @@ class Not:
     child: "Predicate"
 
 
-Predicate = Union[Phrase, Regex, ColumnIn, Empty, All, AnyOf, Not]
+Predicate = Union[Phrase, Regex, ColumnIn, Empty, Always, All, AnyOf, Not]
 
 
 def predicate_columns(pred: Predicate) -> set[str]:
@@ -118,6 +123,7 @@ LEAF_SHAPES = {
     "regex": {"field", "regex", "case"},
     "in": {"column", "in"},
     "empty": {"empty"},
+    "always": {"always"},
     "all": {"all"},
     "any": {"any"},
     "not": {"not"},
@@ -130,10 +136,10 @@ def parse_predicate(raw: Any, where: Where, depth: int = 1) -> Predicate:
         raise where.fail(f"predicates nest more than {MAX_DEPTH} levels deep; flatten the all/any/not nesting")
     if not isinstance(raw, dict):
         raise where.fail("a predicate must be a JSON object")
-    shapes = [k for k in ("phrase", "any_phrase", "regex", "in", "empty", "all", "any", "not") if k in raw]
+    shapes = [k for k in ("phrase", "any_phrase", "regex", "in", "empty", "always", "all", "any", "not") if k in raw]
     if len(shapes) != 1:
         raise where.fail("a predicate needs exactly one of: phrase, any_phrase, regex, column+in, "
-                         f"empty, all, any, not (got keys {sorted(raw)})")
+                         f"empty, always, all, any, not (got keys {sorted(raw)})")
     shape = shapes[0]
     extra = sorted(set(raw) - LEAF_SHAPES[shape])
     if extra:
@@ -147,6 +153,11 @@ def parse_predicate(raw: Any, where: Where, depth: int = 1) -> Predicate:
         return All(children) if shape == "all" else AnyOf(children)
     if shape == "not":
         return Not(parse_predicate(raw["not"], where.at(".not"), depth + 1))
+    if shape == "always":
+        if raw["always"] is not True:
+            raise where.at(".always").fail(f"must be true (a catch-all: every work matches), not "
+                                           f"{json.dumps(raw['always'], ensure_ascii=False)}")
+        return Always()
     if shape == "empty":
         field = raw["empty"]
         _check_field(field, where.at(".empty"))

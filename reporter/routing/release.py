@@ -181,7 +181,8 @@ def stage_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = 
     release_name = check_release_name(release_name, "label")
     first_written = as_of.isoformat()
     book = load_rulebook(Path(specs))
-    source = open_table(Path(pool), "pool")
+    # A Dask worker opens the pool's files at the client's path, from a folder of its own: so an absolute one.
+    source = open_table(Path(pool).resolve() if dask else Path(pool), "pool")
     require_columns(source, REQUIRED_POOL_COLUMNS, "pool")
     check_columns(book, set(source.schema.names), str(pool))
     ov = load_overlay(Path(overlay)) if overlay else None

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -254,3 +255,26 @@ def _ranked(counts: np.ndarray, ids: tuple[str, ...]) -> list[dict]:
     """Non-zero counts per rule as [{"rule", "rows"}], rows descending, then rule id."""
     pairs = [(int(c), ids[i]) for i, c in enumerate(counts) if c]
     return [{"rule": rid, "rows": c} for c, rid in sorted(pairs, key=lambda x: (-x[0], x[1]))]
+
+
+
+def no_text_note(release_dir: Path) -> str | None:
+    """The route's warning about works that rules sent to a screening pile but that wait as `pending/no_text` (no
+    abstract, and not of a `title_only_sources` source): how many, per pile, and what to set. None when there
+    are none. The screen never sees those works: a real review lost an include so."""
+    from .artifacts import read_stats
+    stats = read_stats(release_dir)
+    paying = {p.name for p in stats.pile_order if p.kind == "screen"}
+    per_pile: dict[str, int] = {}
+    for rule in stats.rules:
+        if rule.pile in paying and rule.no_text:
+            per_pile[rule.pile] = per_pile.get(rule.pile, 0) + rule.no_text
+    total = sum(per_pile.values())
+    if not total:
+        return None
+    piles = ", ".join(f"{pile} {n:,}" for pile, n in sorted(per_pile.items()))
+    sources = ", ".join(stats.title_only_sources) if stats.title_only_sources else "none"
+    return (f"warning: {total:,} work{'s' * (total != 1)} that rules sent to screening piles ({piles}) "
+            f"{'have' if total != 1 else 'has'} no abstract and wait{'s' * (total == 1)} as pending/no_text: the "
+            f"screen never sees {'them' if total != 1 else 'it'}. To screen such works on their title alone, list "
+            f"their sources in specs/piles.json `title_only_sources` (now: {sources}); docs/rules.md")

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from ..panel.config import DEFAULT_BATCH_SIZE, DEFAULT_LEASE_SECONDS, VoterSettings, parse_database, parse_voters
+from ..panel.config import DEFAULT_BATCH_SIZE, DEFAULT_LEASE_SECONDS, VoterSettings, parse_budget, parse_database, \
+    parse_password_env, parse_voters
 from ..settings import Table, positive, positive_seconds
 
 TIERS = ("cheap", "expensive")
@@ -33,6 +34,10 @@ class ScreenSettings:
     """`[screen] criteria`: a text or Markdown file of inclusion/exclusion criteria (None: the built-in default)."""
     batch_size: int = DEFAULT_BATCH_SIZE
     """How many works a runner claims at once."""
+    budget: float | None = None
+    """`[screen] budget`: US dollars both tiers' current generations may spend over all runs (None: no budget)."""
+    password_env: str | None = None
+    """`[screen] password_env`: the variable holding the PostgreSQL password (never the password itself)."""
 
 
 def _tier(table: Table, tier: str) -> tuple[VoterSettings, ...]:
@@ -48,14 +53,17 @@ def parse_screen(table: Table | None) -> ScreenSettings | None:
     """Parse [screen]; None when the workspace does not screen."""
     if table is None:
         return None
+    database = parse_database(table, "state/screen.db")
     return ScreenSettings(
-        database=parse_database(table, "state/screen.db"),
+        database=database,
         raw_dir=table.path("raw_dir", "state/raw"),
         lease_seconds=table.get("lease_seconds", int, DEFAULT_LEASE_SECONDS, check=positive_seconds),
         cheap=_tier(table, "cheap"),
         expensive=_tier(table, "expensive"),
         criteria=table.path("criteria", None),
         batch_size=table.get("batch_size", int, DEFAULT_BATCH_SIZE, check=positive),
+        budget=parse_budget(table),
+        password_env=parse_password_env(table, database),
     )
 
 

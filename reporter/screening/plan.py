@@ -18,8 +18,8 @@ from typing import Any
 from ..errors import InputError
 from ..money import dollars
 from ..panel.config import VoterSettings
-from ..panel.plan import TokenStats, VoterCost, cost_lines, mean_output, prompt_lengths, token_stats, tokens_json, \
-    voter_cost
+from ..panel.plan import TokenStats, VoterCost, cost_lines, mean_output, price_lines, prompt_lengths, token_stats, \
+    tokens_json, voter_cost
 from ..panel.prices import cost_usd
 from ..panel.prompt import Prompt, generation_for
 from ..panel.readonly import open_readonly
@@ -150,7 +150,7 @@ def format_plan(plans: Sequence[TierPlan]) -> str:
                      f"be sent ({p.routed:,} in scope, {p.decided:,} already decided)")
         lines.append(f"  scope: {p.note}")
         if p.tier == "expensive" and p.may_come:
-            lines.append(f"  {p.may_come:,} cheap-tier works may still come (about {dollars(p.may_come_cost_usd)} "
+            lines.append(f"  {p.may_come:,} cheap-tier works may still come (about {dollars(p.may_come_cost_usd, tenths=True)} "
                          f"more if all of them do)")
         lines += cost_lines(p.tokens, p.voters, p.total_cost_usd)
         lines.append("")
@@ -158,6 +158,7 @@ def format_plan(plans: Sequence[TierPlan]) -> str:
         lines.append(plans[0].tokenizer_note)
         lines.append("Output tokens: " + "; ".join(f"{v.voter}: {v.output_basis}" for p in plans for v in p.voters)
                      + ".")
+        lines += price_lines([v for p in plans for v in p.voters], "[[screen.<tier>.voters]]")
     lines.append("Nothing was claimed or sent; run with --run to screen.")
     return "\n".join(lines) + "\n"
 

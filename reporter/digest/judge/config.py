@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...panel.config import DEFAULT_BATCH_SIZE, DEFAULT_LEASE_SECONDS, VoterSettings, parse_database, parse_voters
+from ...panel.config import DEFAULT_BATCH_SIZE, DEFAULT_LEASE_SECONDS, VoterSettings, parse_budget, parse_database, \
+    parse_password_env, parse_voters
 from ...settings import Table, positive, positive_seconds
 
 JUDGES = (1, 2)
@@ -33,6 +34,10 @@ class JudgeSettings:
     """How long a claim lasts without a heartbeat before other runners may take it over."""
     batch_size: int = DEFAULT_BATCH_SIZE
     """How many papers a runner claims at once."""
+    budget: float | None = None
+    """`[digest.judge] budget`: US dollars the judge's current generation may spend over all runs (None: none)."""
+    password_env: str | None = None
+    """`[digest.judge] password_env`: the variable holding the PostgreSQL password (never the password itself)."""
 
 
 def parse_judge(table: Table | None) -> JudgeSettings | None:
@@ -43,7 +48,10 @@ def parse_judge(table: Table | None) -> JudgeSettings | None:
     raw_dir = table.path("raw_dir", "state/judge-raw")
     lease = table.get("lease_seconds", int, DEFAULT_LEASE_SECONDS, check=positive_seconds)
     batch = table.get("batch_size", int, DEFAULT_BATCH_SIZE, check=positive)
+    budget = parse_budget(table)
+    password_env = parse_password_env(table, database)
     entries = table.tables("voters")
     table.done()
     return JudgeSettings(database=database, raw_dir=raw_dir, voters=parse_voters(table, entries, JUDGES),
-                         workspace=table.root, lease_seconds=lease, batch_size=batch)
+                         workspace=table.root, lease_seconds=lease, batch_size=batch,
+                         budget=budget, password_env=password_env)

@@ -16,7 +16,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ...money import dollars
-from ...panel.plan import TokenStats, VoterCost, cost_lines, prompt_lengths, token_stats, tokens_json, voter_cost
+from ...panel.plan import TokenStats, VoterCost, cost_lines, price_lines, prompt_lengths, token_stats, tokens_json, \
+    voter_cost
 from ...panel.readonly import open_readonly
 from ..config import DigestSettings
 from .config import WHERE
@@ -109,7 +110,8 @@ def format_judge_plan(plan: JudgePlan) -> str:
         lines.append("")
     lines.append(plan.tokenizer_note)
     lines.append("Output tokens: " + "; ".join(f"{v.voter}: {v.output_basis}" for v in plan.voters) + ".")
-    lines.append(f"Nothing was claimed or sent; run with --run to judge (about {dollars(plan.total_cost_usd)}; "
+    lines += price_lines(plan.voters, "[[digest.judge.voters]]")
+    lines.append(f"Nothing was claimed or sent; run with --run to judge (about {dollars(plan.total_cost_usd, tenths=True)}; "
                  f"--max-cost USD stops claiming at a spend).")
     return "\n".join(lines) + "\n"
 
