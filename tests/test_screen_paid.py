@@ -134,7 +134,9 @@ def test_screen_killed_while_the_second_voter_is_slow_pays_the_first_nothing_aga
     assert on_disk == 8, "each answer of the first voter was on disk before the kill"
     assert all(counts[(f"W{i:03d}", "exp-a")] == 1 for i in range(1, 9)), "the first voter was paid again"
     [tier] = [t for t in report["tiers"] if t["tier"] == "expensive"]
-    assert tier["screened"] == 8 and tier["votes"] + tier["recovered"] <= 8, "only the second voter's votes were new"
+    # The kill can land between a raw line's fsync and its vote row: the re-run then adopts that line
+    # (recovered, not asked again). Either way the only votes asked anew are the second voter's 8.
+    assert tier["screened"] == 8 and tier["votes"] == 8 and tier["recovered"] <= 8, "only the second voter's votes were new"
     assert db_rows(w, "SELECT COUNT(*) FROM votes") == [(16,)]
 
 
