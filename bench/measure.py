@@ -137,9 +137,8 @@ def floor_env(command: str | None = None) -> dict:
 
 
 def phase_result(**figures) -> None:
-    """A phase process's last stdout line: its figures, with its own peak RSS."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({**figures, "phase_peak_rss_mb": peak}))
+    """A phase process's last stdout line: its figures (its peak RSS is what `measured` samples)."""
+    print(json.dumps(figures))
 
 
 def line(label: str, m: dict, rows: int | None = None) -> str:
