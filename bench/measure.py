@@ -177,3 +177,13 @@ def machine() -> str:
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     return f"{usable} usable CPUs ({model or 'unknown model'}), THP {thp}, load average {load}"
+
+
+def main() -> int:
+    """`python bench/measure.py`: the machine line every bench prints."""
+    print(f"machine: {machine()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
