@@ -9,8 +9,15 @@
    total is extrapolated linearly, which the output says.
 2. The catch-up over the arXiv listings of ../shared/data/arxiv_daily (every
    ISO week in order, each week's KEEPs feeding the next one's prior), with the
-   watchlist and criteria of tests/fixtures/digest/lm-evaluation: seconds and
-   peak memory, beside a baseline of reading and json-parsing the same file.
+   watchlist and criteria of tests/fixtures/digest/lm-evaluation, as a user
+   runs it: `reporter digest --workspace W --from FIRST --to LAST` and
+   `reporter build --keyword-fallback` in a digest-only workspace (a fresh
+   archive each run), each a whole process, against its floor measured the
+   same way (bench/measure.py): a process on one core that reads the same
+   listing files and json-parses every line once. CPU and wall seconds, the
+   ratios, and the peak memory of each process tree; floor and commands
+   alternate `--repeat` times. `--tree DIR` runs the commands of another
+   checkout (a before/after comparison in one run).
 
 Titles are real: arXiv, SYNERGY and ASReview titles from ../shared/data; the
 prior is made 100,000 long by seeded word swaps of them (realistic lengths and
@@ -18,6 +25,7 @@ vocabulary), and 1% of the week's titles are near-copies of prior titles so
 the matching path is exercised.
 
     .venv/bin/python bench/digest.py [--week 10000] [--prior 100000] [--loop-titles 20]
+    .venv/bin/python bench/digest.py --skip-fuzzy --repeat 2 [--tree /tmp/old-checkout]
 """
 
 from __future__ import annotations
@@ -29,18 +37,16 @@ import gzip
 import json
 import random
 import resource
+import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from rapidfuzz.distance import Levenshtein
-
-from reporter.digest.axes import _similar, _title_matches
-from reporter.digest.config import DigestSettings
-from reporter.digest.merge import normalize_title
-from reporter.digest.weeks import run_weeks
 from reporter.isoweek import week_of, week_start
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import floor_env, floor_process, line, machine, measured, medians, phase_result, ratio  # noqa: E402,I001
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -83,6 +89,10 @@ def peak_mb() -> float:
 
 
 def bench_fuzzy(week_n: int, prior_n: int, loop_titles: int, seed: int) -> None:
+    from rapidfuzz.distance import Levenshtein
+
+    from reporter.digest.axes import _similar, _title_matches
+    from reporter.digest.merge import normalize_title
     rng = random.Random(seed)
     pool = real_titles()
     rng.shuffle(pool)
@@ -116,37 +126,66 @@ def bench_fuzzy(week_n: int, prior_n: int, loop_titles: int, seed: int) -> None:
           f"-> {total:,.0f} s extrapolated for {week_n:,} (ratio loop / cdist {total / ours:,.0f}x)")
 
 
-def bench_catch_up() -> None:
-    files = sorted((DATA / "arxiv_daily").glob("*.jsonl.gz"))
-    if not files:
+def catch_up_workspace(root: Path) -> list[str]:
+    """A digest-only workspace in `root` over the real arXiv listing, one papers file per ISO week; its weeks."""
+    weeks: dict[str, list[str]] = {}
+    for file in sorted((DATA / "arxiv_daily").glob("*.jsonl.gz")):
+        with gzip.open(file, "rt", encoding="utf-8") as f:
+            for line in f:
+                weeks.setdefault(week_of(dt.date.fromisoformat(json.loads(line)["crawl_date"])), []).append(line)
+    (root / "papers").mkdir(parents=True)
+    for week, lines in weeks.items():
+        (root / "papers" / f"{week}.jsonl").write_text("".join(lines), encoding="utf-8")
+    (root / "reporter.toml").write_text(
+        f'site = "site"\n\n[digest]\npapers = "papers"\nwatchlist = "{FIXTURES / "watchlist.txt"}"\n'
+        f'criteria = "{FIXTURES / "criteria.md"}"\narchive = "digests"\n', encoding="utf-8")
+    return sorted(weeks, key=week_start)
+
+
+def phase_floor(papers: Path) -> dict:
+    """The floor: read every listing file of the workspace and json-parse each line once, on one core."""
+    floor_process()
+    rows = 0
+    for file in sorted(papers.glob("*.jsonl")):
+        with open(file, encoding="utf-8") as f:
+            for line in f:
+                json.loads(line)
+                rows += 1
+    return {"rows": rows}
+
+
+def bench_catch_up(repeat: int, tree: Path) -> None:
+    if not sorted((DATA / "arxiv_daily").glob("*.jsonl.gz")):
         print("[catch-up] skipped: ../shared/data/arxiv_daily not found")
         return
-    start = time.perf_counter()
-    rows = []
-    for file in files:
-        with gzip.open(file, "rt", encoding="utf-8") as f:
-            rows += [(line, json.loads(line)) for line in f]
-    baseline = time.perf_counter() - start
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        weeks: dict[str, list[str]] = {}
-        for line, row in rows:
-            weeks.setdefault(week_of(dt.date.fromisoformat(row["crawl_date"])), []).append(line)
-        (root / "papers").mkdir()
-        for week, lines in weeks.items():
-            (root / "papers" / f"{week}.jsonl").write_text("".join(lines), encoding="utf-8")
-        settings = DigestSettings(papers=root / "papers", watchlist=FIXTURES / "watchlist.txt",
-                                  criteria=FIXTURES / "criteria.md", archive=root / "archive")
-        order = sorted(weeks, key=week_start)
-        start = time.perf_counter()
-        results = run_weeks(settings, order)
-        took = time.perf_counter() - start
-    print(f"[catch-up] baseline: read and json-parse {len(rows):,} listing rows: {baseline:.2f} s")
-    print(f"[catch-up] {len(order)} weeks ({order[0]} .. {order[-1]}), {len(rows):,} rows: {took:.2f} s "
-          f"(ratio {took / baseline:.1f}x the baseline); peak RSS {peak_mb():,.0f} MB")
-    for r in results:
-        c = r.document["calibration"]
-        print(f"  {r.week}: kept {c['kept']}, review {c['review']}, dropped {c['dropped']}")
+        root = Path(tmp) / "workspace"
+        order = catch_up_workspace(root)
+        commands = {"reporter digest": ["digest", "--workspace", str(root), "--from", order[0], "--to", order[-1]],
+                    "reporter build --keyword-fallback": ["build", "--workspace", str(root), "--keyword-fallback"]}
+        runs: list[dict] = []
+        for _ in range(repeat):
+            floor = measured([sys.executable, str(Path(__file__).resolve()), "--phase", "floor",
+                              "--papers", str(root / "papers")], env=floor_env())
+            floor.update(json.loads(floor.pop("stdout").strip().splitlines()[-1]))
+            run = {"floor": floor}
+            for label, argv in commands.items():
+                for stale in ("digests", "site", "state"):
+                    shutil.rmtree(root / stale, ignore_errors=True)
+                run[label] = measured([sys.executable, "-m", "reporter.cli", *argv], cwd=tree)  # tree's reporter
+            runs.append(run)
+    print(f"[catch-up] {len(order)} weeks ({order[0]} .. {order[-1]}), {runs[0]['floor']['rows']:,} listing rows, "
+          f"digest-only workspace; commands of {tree}")
+    print(f"[catch-up] machine: {machine()}")
+    for run in runs:
+        print(line("floor (1 core, read + parse)", run["floor"]))
+        for label in commands:
+            x = ratio(run["floor"], run[label])
+            print(line(label, run[label]) + f"  ratio CPU {x['cpu']:.1f}, wall {x['wall']:.1f}")
+    for label in commands:
+        pairs = medians([ratio(r["floor"], r[label]) for r in runs])
+        print(f"[catch-up] {label}: median ratio to the floor CPU {pairs['cpu']:.1f}, wall {pairs['wall']:.1f} "
+              f"({len(runs)} pair(s))")
 
 
 def main() -> int:
@@ -156,13 +195,22 @@ def main() -> int:
     p.add_argument("--loop-titles", type=int, default=20)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--skip-catch-up", action="store_true")
+    p.add_argument("--skip-fuzzy", action="store_true")
+    p.add_argument("--repeat", type=int, default=1, help="floor/command rounds of the catch-up (default 1)")
+    p.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose commands run (default: this one)")
+    p.add_argument("--phase", choices=["floor"], help=argparse.SUPPRESS)
+    p.add_argument("--papers", type=Path, help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.phase == "floor":
+        phase_result(**phase_floor(args.papers))
+        return 0
     if not (DATA / "arxiv_daily").is_dir():
         print(f"{DATA}: the shared data is needed for real titles", file=sys.stderr)
         return 2
-    bench_fuzzy(args.week, args.prior, args.loop_titles, args.seed)
+    if not args.skip_fuzzy:
+        bench_fuzzy(args.week, args.prior, args.loop_titles, args.seed)
     if not args.skip_catch_up:
-        bench_catch_up()
+        bench_catch_up(args.repeat, args.tree.resolve())
     return 0
 
 

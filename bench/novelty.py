@@ -7,7 +7,15 @@ candidates already on it; [holdout] the graph without 500 seeded works, which
 come back as new candidates with their real reference lists, beside 500
 candidates already on it.
 
-    .venv/bin/python bench/novelty.py [--candidates 1000] [--data DIR]
+The load is measured against its floor the same way (bench/measure.py): each
+in a fresh process on one core, the CPU seconds of the work itself (the
+process's start and imports aside): the floor `json.loads` of every line of
+the events file, the load `reporter.novelty.graph.read_graph` (read, hash,
+parse, fold, index); floor and load alternate `--repeat` times, with the
+ratio of each pair, their median and each process's peak RSS. `--tree DIR`
+loads with another checkout's reporter (a before/after comparison).
+
+    .venv/bin/python bench/novelty.py [--candidates 1000] [--data DIR] [--repeat 3] [--tree DIR]
 """
 
 from __future__ import annotations
@@ -25,6 +33,32 @@ from pathlib import Path
 
 from reporter.novelty import check_candidate, load_graph, openalex_events, parse_candidate, write_events
 from reporter.novelty.graph import read_graph
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import ROOT, line, machine, measured, medians  # noqa: E402,I001
+
+PHASE = """import json, os, sys, time
+os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+path = sys.argv[2]
+if sys.argv[1] == "load":
+    from reporter.novelty.graph import read_graph
+start = time.process_time()
+if sys.argv[1] == "load":
+    read_graph(path)
+else:
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            json.loads(line)
+took = time.process_time() - start
+print(json.dumps({"work_cpu_s": took}))
+"""
+"""A phase process: one core, then the floor or the load, timed around the work alone (cwd: the checkout)."""
+
+
+def phase(kind: str, path: Path, tree: Path) -> dict:
+    m = measured([sys.executable, "-c", PHASE, kind, str(path)], cwd=tree)
+    m.update(json.loads(m.pop("stdout").strip().splitlines()[-1]))
+    return m
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "synergy_v1"
 CHECKED_TS = "2023-01-01T00:00:00Z"  # the SYNERGY v1 snapshot; fixed so the events are reproducible
@@ -56,7 +90,7 @@ def as_candidate(work: dict, new: bool) -> dict:
     return {"candidate": cand}
 
 
-def run(label: str, works: list[dict], inputs: list[dict], tmp: Path) -> None:
+def run(label: str, works: list[dict], inputs: list[dict], tmp: Path, repeat: int = 3, tree: Path = ROOT) -> None:
     """Write the events, time the load (cold, then cached) and the checks; print the figures."""
     t0 = time.perf_counter()
     events = openalex_events(works, CHECKED_TS)
@@ -64,15 +98,14 @@ def run(label: str, works: list[dict], inputs: list[dict], tmp: Path) -> None:
     write_events(path, events)
     t_build = time.perf_counter() - t0
 
-    t0 = time.perf_counter()
-    with open(path, encoding="utf-8") as f:  # baseline: read and parse every line, nothing else
-        for line in f:
-            json.loads(line)
-    t_base = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
+    pairs = []
+    for _ in range(repeat):
+        floor, load = phase("floor", path, tree), phase("load", path, tree)
+        pairs.append({"cpu": load["work_cpu_s"] / floor["work_cpu_s"]})
+        print(f"[{label}] floor json.loads of every line {floor['work_cpu_s']:.3f} CPU-s, peak RSS "
+              f"{floor['peak_rss_mb']:,.0f} MB; load {load['work_cpu_s']:.3f} CPU-s, peak RSS "
+              f"{load['peak_rss_mb']:,.0f} MB; ratio {pairs[-1]['cpu']:.2f}")
     graph = read_graph(path)
-    t_load = time.perf_counter() - t0
     load_graph(path)
     t0 = time.perf_counter()
     load_graph(path)  # unchanged bytes: served from the in-memory cache after hashing
@@ -90,8 +123,9 @@ def run(label: str, works: list[dict], inputs: list[dict], tmp: Path) -> None:
           f"{counts['citation_edges']:,} citation edges, {counts['references_checked']:,} references_checked, "
           f"{graph.n_events:,} events, {path.stat().st_size / 1e6:.1f} MB, coverage gap {counts['coverage_gap']}; "
           f"events built and written in {t_build:.2f} s")
-    print(f"[{label}] load: {t_load:.2f} s (read, hash, parse, fold, index); cached reload {t_cached:.3f} s; "
-          f"baseline json.loads of every line {t_base:.2f} s (ratio {t_load / t_base:.2f})")
+    print(f"[{label}] load (read, hash, parse, fold, index) against json.loads of every line, one core: median "
+          f"ratio {medians(pairs)['cpu']:.2f} of {len(pairs)} pair(s) (commands of {tree}); cached reload "
+          f"{t_cached:.3f} s")
     print(f"[{label}] check: {len(results):,} candidates in {t_check:.3f} s = "
           f"{t_check / len(results) * 1000:.3f} ms per candidate ({t_check / len(results):.6f} s)")
     print(f"[{label}] verdicts: " + ", ".join(f"{v} {verdicts[v]}" for v in
@@ -103,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--candidates", type=int, default=1000)
     parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--repeat", type=int, default=3, help="floor/load pairs per graph (default 3)")
+    parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose reporter loads (default: this)")
     args = parser.parse_args(argv)
     if not (args.data / "synergy_v1_works.jsonl.gz").exists():
         print(f"SYNERGY data not found in {args.data}", file=sys.stderr)
@@ -115,14 +151,16 @@ def main(argv: list[str] | None = None) -> int:
     held = set(held_out)
     on_graph = rng.sample([i for i in ids if i not in held], args.candidates - n_new)
     print(f"novelty benchmark: SYNERGY v1, {len(by_id):,} distinct works, {args.candidates:,} candidates per run")
+    print(f"machine: {machine()}")
     with tempfile.TemporaryDirectory() as tmp:
         # 1. The whole graph; every candidate is already on it (rule 1), overlap still computed.
         sample = rng.sample(ids, args.candidates)
-        run("full", [by_id[i] for i in ids], [as_candidate(by_id[i], new=False) for i in sample], Path(tmp))
+        run("full", [by_id[i] for i in ids], [as_candidate(by_id[i], new=False) for i in sample], Path(tmp),
+            args.repeat, args.tree.resolve())
         # 2. The graph without a seeded sample of works, which come back as new papers.
         inputs = [as_candidate(by_id[i], new=True) for i in held_out]
         inputs += [as_candidate(by_id[i], new=False) for i in on_graph]
-        run("holdout", [by_id[i] for i in ids if i not in held], inputs, Path(tmp))
+        run("holdout", [by_id[i] for i in ids if i not in held], inputs, Path(tmp), args.repeat, args.tree.resolve())
     return 0
 
 

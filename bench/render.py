@@ -2,12 +2,18 @@
 
     .venv/bin/python bench/render.py                 # 5,000,000 rows per release
     .venv/bin/python bench/render.py --rows 200000   # quicker
+    .venv/bin/python bench/render.py --rows 1000000 --repeat 2
 
 Writes a releases folder with two releases (the second moves about 2% of
 the works) whose routing.parquet, rule_stats.json and samples.json agree
-with each other as docs/release-format.md requires, then times
-render_site over it and prints the render seconds and the largest page.
-Nothing here runs the routing engine: it measures the site alone.
+with each other as docs/release-format.md requires, then runs
+`reporter render --releases R --out SITE` over it as a whole process, against
+its floor measured the same way (bench/measure.py): a process on one core
+that reads every input of a render (each release's JSON files and the diff's
+routing.parquet columns) and does no work on them. CPU and wall seconds, the
+ratios and each process tree's peak RSS; floor and render alternate
+`--repeat` times (each render into a fresh site). Nothing here runs the
+routing engine: it measures the site alone.
 """
 
 from __future__ import annotations
@@ -25,9 +31,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from reporter.hashing import dump_json, sha256_json  # noqa: E402
-from reporter.build import render_site  # noqa: E402
+from measure import floor_env, floor_process, line, machine, measured, medians, phase_result, ratio  # noqa: E402
 
 PILES = [{"name": "discard", "kind": "discard", "tier": None}, {"name": "hold", "kind": "hold", "tier": None},
          {"name": "screen_cheap", "kind": "screen", "tier": "cheap"},
@@ -180,38 +187,48 @@ def _samples(table: pa.Table, pile: np.ndarray, winner: np.ndarray, ids: list[st
     return {"seed": seed, "k": 20, "context_chars": 80, "piles": piles, "rules": rules}
 
 
-def _baseline(releases: Path) -> float:
-    """Seconds to read every input of a render: the JSON files and the diff's routing columns."""
-    import json as _json
-    import pyarrow.parquet as _pq
-    t0 = time.perf_counter()
+def phase_floor(releases: Path) -> dict:
+    """The floor, on one core: read every input of a render (the JSON files and the diff's routing columns)."""
+    floor_process("render")
+    start = time.process_time()
     for folder in sorted(p for p in releases.iterdir() if p.is_dir()):
         for name in ("release.json", "rule_stats.json", "samples.json"):
-            _json.loads((folder / name).read_text(encoding="utf-8"))
-        _pq.read_table(folder / "routing.parquet", columns=["work_id", "pile", "pending_reason", "winner"])
-    return time.perf_counter() - t0
+            json.loads((folder / name).read_text(encoding="utf-8"))
+        pq.read_table(folder / "routing.parquet", columns=["work_id", "pile", "pending_reason", "winner"])
+    return {"work_cpu_s": time.process_time() - start}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=5_000_000, help="rows per release (default 5,000,000)")
     parser.add_argument("--work", type=Path, help="folder for the releases and the site (default: a temp folder)")
+    parser.add_argument("--repeat", type=int, default=1, help="floor/render pairs (default 1)")
+    parser.add_argument("--phase", choices=["floor"], help=argparse.SUPPRESS)
+    parser.add_argument("--releases", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.phase == "floor":
+        phase_result(**phase_floor(args.releases))
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or Path(tmp)
-        releases, site = work / "releases", work / "site"
+        releases = work / "releases"
         t0 = time.perf_counter()
         make_release(releases, args.rows, seed=1)
         make_release(releases, args.rows, seed=2, move=0.02)
-        t1 = time.perf_counter()
-        report = render_site(releases, site, progress=False)
-        t2 = time.perf_counter()
-        base = _baseline(releases)
-        print(f"synthetic releases: 2 x {args.rows:,} rows written in {t1 - t0:.1f} s")
-        print(f"render: {t2 - t1:.2f} s for {report.pages} pages ({len(report.releases)} releases, one diff)")
-        print(f"largest page: {report.largest_page[0]} {report.largest_page[1] / 1024:.1f} KB")
-        print(f"baseline: {base:.2f} s to read what render reads (every release's JSON files and the "
-              f"routing.parquet columns of the diff) with no work on them; render / baseline {(t2 - t1) / base:.1f}")
+        print(f"synthetic releases: 2 x {args.rows:,} rows written in {time.perf_counter() - t0:.1f} s")
+        print(f"machine: {machine()}")
+        pairs = []
+        for i in range(args.repeat):
+            floor = measured([sys.executable, str(Path(__file__).resolve()), "--phase", "floor",
+                              "--releases", str(releases)], env=floor_env("render"))
+            floor.update(json.loads(floor.pop("stdout").strip().splitlines()[-1]))
+            render = measured([sys.executable, "-m", "reporter.cli", "render", "--releases", str(releases),
+                               "--out", str(work / f"site-{i}")])
+            pairs.append(ratio(floor, render))
+            print(line("floor (1 core, read inputs)", floor))
+            print(line("reporter render", render) + f"  ratio CPU {pairs[-1]['cpu']:.1f}, wall {pairs[-1]['wall']:.1f}")
+        x = medians(pairs)
+        print(f"render: median ratio to the floor CPU {x['cpu']:.1f}, wall {x['wall']:.1f} ({len(pairs)} pair(s))")
     return 0
 
 

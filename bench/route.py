@@ -1,18 +1,25 @@
-"""Routing benchmark: `reporter route` as a whole process against the floor, in CPU seconds.
+"""Routing benchmark: `reporter route` as a whole process against the fair floor, in CPU seconds.
 
 Each phase runs as its own process, the way a user runs it, and is measured
 in CPU seconds (user + system of every thread and every process it starts),
-so that more cores cannot hide a slower path:
+so that more cores cannot hide a slower path (bench/measure.py, the one way
+every bench measures):
 
 - floor: read the pool's `title` and `abstract` with pyarrow in record
   batches and lower-case each once (`pyarrow.compute.utf8_lower`), in a
-  fresh interpreter (`bench/route.py --phase floor`);
+  fresh interpreter on ONE core, with the settings `reporter route` gives its
+  own process (transparent huge pages off, freed memory kept, its
+  environment: `measure.floor_process("route")`), so the floor's system time
+  no longer swings with the kernel's huge pages (`bench/route.py --phase floor`);
 - route: `reporter route --pool P --specs S --out D --json --workers N`
   into a temporary releases folder (pool digest, routing table, statistics
-  and samples included).
+  and samples included), run so that its parent process reports its own CPU:
+  the parent's serial share of all the work, which caps what more workers
+  gain (Amdahl: 1 / (s + (1 - s) / n), printed for 16 workers).
 
 The two alternate `--repeat` times in one run and the ratio of each pair is
 reported with their median, so a busy machine slows both sides of a pair.
+`--workers 1,2,4` routes at each count in every repeat (one floor a repeat).
 Wall time, rows/s and the peak resident memory of the route's whole process
 tree (sampled from /proc) are printed too.
 
@@ -21,7 +28,7 @@ Pools:
     .venv/bin/python bench/route.py                         # 200,000 generated rows, bench/rules50
     .venv/bin/python bench/route.py --rows 5000000          # the 5M-row target (54 rules)
     .venv/bin/python bench/route.py --real                  # 1,069,550 real rows (bench/realpool.py)
-    .venv/bin/python bench/route.py --real --rules specs    # the 20-rule example book on real rows
+    .venv/bin/python bench/route.py --real --rules specs --workers 1,2,4 --repeat 2
     .venv/bin/python bench/route.py --pool data/pool.parquet --workers 2 --json
 
 Rule-count scaling: `--extra-rules N` adds N phrase rules to a temporary
@@ -42,13 +49,9 @@ import argparse
 import json
 import os
 import platform
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -57,9 +60,13 @@ RULES = HERE / "rules50"
 CACHE = HERE / ".cache"
 sys.path.insert(0, str(HERE))
 
+from measure import floor_env, floor_process, line, machine, measured, parent_argv, phase_result, ratio  # noqa: E402
+
 
 def phase_floor(pool: Path, batch_rows: int) -> dict:
-    """The floor: read title and abstract in record batches and lower-case them once."""
+    """The floor: read title and abstract in record batches and lower-case them once, on one core, with the
+    process settings `reporter route` gives itself."""
+    floor_process("route")
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
@@ -71,82 +78,19 @@ def phase_floor(pool: Path, batch_rows: int) -> dict:
     return {"rows": rows, "text_bytes": text_bytes}
 
 
-class TreeRSS:
-    """Samples the resident memory of a process and all its descendants (Linux /proc), keeping the peak."""
-
-    def __init__(self, pid: int, every: float = 0.05):
-        self.pid, self.every, self.peak = pid, every, 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _tree(self) -> list[int]:
-        children: dict[int, list[int]] = {}
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    with open(f"/proc/{entry}/stat", "rb") as f:
-                        fields = f.read().rsplit(b")", 1)[1].split()
-                    children.setdefault(int(fields[1]), []).append(int(entry))
-                except (OSError, IndexError, ValueError):
-                    continue
-        out, todo = [], [self.pid]
-        while todo:
-            p = todo.pop()
-            out.append(p)
-            todo.extend(children.get(p, []))
-        return out
-
-    def _run(self) -> None:
-        page = os.sysconf("SC_PAGE_SIZE")
-        while not self._stop.is_set():
-            total = 0
-            for p in self._tree():
-                try:
-                    with open(f"/proc/{p}/statm", "rb") as f:
-                        total += int(f.read().split()[1]) * page
-                except (OSError, IndexError, ValueError):
-                    continue
-            self.peak = max(self.peak, total)
-            self._stop.wait(self.every)
-
-    def stop(self) -> int:
-        self._stop.set()
-        self._thread.join()
-        return self.peak
-
-
-def measured(cmd: list[str], env: dict | None = None) -> dict:
-    """Run a command to completion: its CPU seconds (with all its descendants), wall seconds, peak tree RSS."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
-    sampler = TreeRSS(proc.pid)
-    out, err = proc.communicate()
-    wall = time.perf_counter() - start
-    peak = sampler.stop()
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        sys.stderr.write(err)
-        raise SystemExit(f"bench: {' '.join(cmd[:3])} ... failed (exit {proc.returncode})")
-    return {"cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
-            "user_s": after.ru_utime - before.ru_utime, "system_s": after.ru_stime - before.ru_stime,
-            "wall_s": wall, "peak_rss_mb": peak / 1e6, "stdout": out}
-
-
 def run_floor(pool: Path) -> dict:
-    m = measured([sys.executable, str(Path(__file__).resolve()), "--phase", "floor", "--pool", str(pool)])
+    m = measured([sys.executable, str(Path(__file__).resolve()), "--phase", "floor", "--pool", str(pool)],
+                 env=floor_env("route"))
     m.update(json.loads(m.pop("stdout").strip().splitlines()[-1]))
     return m
 
 
 def run_route(pool: Path, rules: Path, workers: int | None, extra: list[str]) -> dict:
-    reporter = Path(sys.executable).with_name("reporter")
     with tempfile.TemporaryDirectory(prefix="bench-releases-") as out:
-        cmd = [str(reporter), "route", "--pool", str(pool), "--specs", str(rules), "--out", out, "--json", *extra]
+        argv = ["route", "--pool", str(pool), "--specs", str(rules), "--out", out, "--json", *extra]
         if workers is not None:
-            cmd += ["--workers", str(workers)]
-        m = measured(cmd)
+            argv += ["--workers", str(workers)]
+        m = measured(parent_argv(argv))
         result = json.loads(m.pop("stdout").strip().splitlines()[-1])
         routing = Path(result["release_dir"]) / "routing.parquet"
         m.update(rows=result["rows"], piles=result["piles"], pending=result["pending"],
@@ -204,7 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--real", type=int, nargs="?", const=25, metavar="COPIES",
                         help="route the real records of ../shared/data, COPIES times over (default 25: 1,069,550 rows)")
     parser.add_argument("--rules", type=Path, default=RULES, help="rule book folder (default bench/rules50)")
-    parser.add_argument("--workers", type=int, help="reporter route --workers (default: its own default)")
+    parser.add_argument("--workers", type=lambda v: [int(x) for x in v.split(",")],
+                        help="reporter route --workers, or a comma-separated list of counts to route at in each "
+                             "repeat (default: its own default)")
     parser.add_argument("--extra-rules", type=int, default=0,
                         help="add N rules, each on a rare phrase of real titles, to a temporary copy of the book")
     parser.add_argument("--repeat", type=int, default=1, help="floor/route pairs to run (default 1; the median "
@@ -215,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.phase == "floor":
-        print(json.dumps(phase_floor(args.pool, 32_768)))
+        phase_result(**phase_floor(args.pool, 32_768))
         return 0
 
     if args.pool:
@@ -231,37 +177,62 @@ def main(argv: list[str] | None = None) -> int:
         rules = with_extra_rules(rules, args.extra_rules, Path(tempfile.mkdtemp(prefix="rules-")))
     book = load_rulebook(rules)
     warm(pool)
-    floors, routes = [], []
+    counts = args.workers or [None]
+    floors, routes = [], []  # routes[i][k]: repeat i at counts[k]
     for _ in range(args.repeat):
         floors.append(run_floor(pool))
-        routes.append(run_route(pool, rules, args.workers, args.route_arg))
-    ratios = [r["cpu_s"] / f["cpu_s"] for f, r in zip(floors, routes)]
+        routes.append([run_route(pool, rules, n, args.route_arg) for n in counts])
     text_mb = floors[0]["text_bytes"] / 1e6
-    rows = routes[0]["rows"]
+    rows = routes[0][0]["rows"]
+    per_count = []
+    for k, n in enumerate(counts):
+        pairs = [ratio(f, r[k]) for f, r in zip(floors, routes)]
+        shares = [r[k]["serial_share"] for r in routes if "serial_share" in r[k]]
+        share = statistics.median(shares) if shares else None
+        per_count.append({"workers": n, "cpu_ratios": [x["cpu"] for x in pairs],
+                          "wall_ratios": [x["wall"] for x in pairs],
+                          "cpu_ratio_median": statistics.median(x["cpu"] for x in pairs),
+                          "wall_ratio_median": statistics.median(x["wall"] for x in pairs),
+                          "serial_share_median": share,
+                          "amdahl_16": None if share is None or n == 1 else 1 / (share + (1 - share) / 16),
+                          "wall_median_s": statistics.median(r[k]["wall_s"] for r in routes),
+                          "peak_rss_mb_max": max(r[k]["peak_rss_mb"] for r in routes)})
+    if len(counts) > 1 and counts[0] == 1:
+        for c in per_count:
+            c["speedup_vs_1"] = per_count[0]["wall_median_s"] / c["wall_median_s"]
     result = {
         "pool": str(pool), "pool_mb": pool.stat().st_size / 1e6, "rows": rows, "text_mb": text_mb,
-        "rules": len(book.rules), "shadow_rules": sum(r.shadow for r in book.rules), "workers": args.workers,
-        "cpus": os.cpu_count(), "python": platform.python_version(), "load_average": os.getloadavg(),
-        "floor": floors, "route": routes, "cpu_ratios": ratios, "cpu_ratio_median": statistics.median(ratios),
+        "rules": len(book.rules), "shadow_rules": sum(r.shadow for r in book.rules), "workers": counts,
+        "cpus": os.cpu_count(), "machine": machine(), "python": platform.python_version(),
+        "floor": floors, "route": routes, "by_workers": per_count,
     }
     if args.json:
         print(json.dumps(result, indent=2, sort_keys=True))
         return 0
     print(f"routing benchmark: {rows:,} rows, {result['rules']} rules ({result['shadow_rules']} shadow), "
-          f"workers {args.workers or 'default'}, {result['cpus']} CPUs")
+          f"workers {', '.join(str(n or 'default') for n in counts)}")
+    print(f"machine: {result['machine']}")
     print(f"pool: {pool} ({result['pool_mb']:,.1f} MB on disk, {text_mb:,.1f} MB of title+abstract text)")
-    for i, (f, r) in enumerate(zip(floors, routes)):
-        for label, m in (("floor (read + utf8_lower)", f), ("reporter route", r)):
-            print(f"  {label:<26} CPU {m['cpu_s']:7.2f} s (user {m['user_s']:.2f}, sys {m['system_s']:.2f})  "
-                  f"wall {m['wall_s']:7.2f} s  {rows / m['wall_s']:>10,.0f} rows/s  "
-                  f"peak RSS {m['peak_rss_mb']:,.0f} MB")
-        print(f"  CPU ratio route / floor    {ratios[i]:.2f}")
-    print(f"median CPU ratio of {len(ratios)} pair(s): {result['cpu_ratio_median']:.2f}")
-    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in result['load_average'])}")
-    r = routes[-1]
+    for i, f in enumerate(floors):
+        print(line("floor (1 core, read + lower)", f, rows))
+        for k, n in enumerate(counts):
+            r = routes[i][k]
+            x = ratio(f, r)
+            print(line(f"route, workers {n or 'default'}", r, rows))
+            print(f"  {'':<30} ratio to the floor: CPU {x['cpu']:.2f}, wall {x['wall']:.2f}")
+    for c in per_count:
+        share = c["serial_share_median"]
+        print(f"workers {c['workers'] or 'default'}: median CPU ratio {c['cpu_ratio_median']:.2f}, wall ratio "
+              f"{c['wall_ratio_median']:.2f} ({len(floors)} pair(s)); peak RSS {c['peak_rss_mb_max']:,.0f} MB"
+              + (f"; parent's share {share:.1%}" if share is not None else "")
+              + (f" (serial: Amdahl caps 16 workers at {c['amdahl_16']:.1f}x)" if c["amdahl_16"] else "")
+              + (" (1 worker: the parent routes)" if c["workers"] == 1 else "")
+              + (f"; {c['speedup_vs_1']:.2f}x faster than 1 worker" if "speedup_vs_1" in c else ""))
+    r = routes[-1][-1]
     print("piles: " + ", ".join(f"{k} {v:,}" for k, v in r["piles"].items())
           + " (pending: " + ", ".join(f"{k} {v:,}" for k, v in r["pending"].items()) + ")"
           + f"; routing.parquet {r['routing_parquet_mb']:.1f} MB")
+    print(f"machine at the end: {machine()}")
     return 0
 
 

@@ -10,10 +10,17 @@ process with zero latency, at concurrency 1, 8 and 64 (requests in flight
 per voter), on SQLite and on PostgreSQL (a throwaway server started the way
 the tests start one; skipped when PostgreSQL is not installed).
 
-Baseline, measured in the same run: the two voters alone (`ChatVoter.ask`
-on the same works, prompts assembled, the same concurrency) against the same
-fake server, with no claims, raw log or database: what the openai client
-and the server cost by themselves, so the figure says how much is the tool's.
+Floor, measured the same way in the same run (bench/measure.py): the two
+voters alone (`ChatVoter.ask` on the same works, prompts assembled, the same
+concurrency) against the same fake server, with no claims, raw log or
+database, as their own process: what the openai client and the server cost
+by themselves, so the ratio says how much is the tool's. Neither the floor
+nor the screen is pinned to one core: both are one asyncio thread beside the
+same fake server, and a floor on one core against a screen on every core
+would flatter the screen's wall time (0.92 times the floor's at concurrency
+64 on SQLite, in a run). Each process's CPU seconds, wall seconds and peak
+RSS (the fake server aside) are printed beside its works/s, with the ratio
+of the steady times and of the CPU seconds.
 
 Each run is timed twice: as a whole, and again with every work decided (it
 claims and asks nothing), whose time is the fixed cost of a run (interpreter
@@ -44,6 +51,9 @@ DATA = ROOT.parent / "shared" / "data"
 BIN = Path(sys.executable).parent
 FAKE = ROOT / "tests" / "support" / "fake_openai.py"
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from measure import line, machine, measured, phase_result  # noqa: E402
 
 
 def real_works(n: int) -> list[dict]:
@@ -97,10 +107,11 @@ async def _voters_only(base_url: str, works: list[dict], concurrency: int) -> fl
     from reporter.panel.prompt import messages_for
     from reporter.screening.prompt import build_prompt
     from reporter.panel.provider import ChatVoter
+    from reporter.screening.answer import SCREEN_ANSWER
     prompt = build_prompt(None)
     voters = [ChatVoter(VoterSettings(name=m, base_url=base_url, model=m, api_key_env=None,
                                       max_concurrency=concurrency, price_in_per_mtok=0.15, price_out_per_mtok=0.6),
-                        {}, max_retries=0) for m in ("voter-a", "voter-b")]
+                        {}, max_retries=0, answer=SCREEN_ANSWER) for m in ("voter-a", "voter-b")]
 
     async def one(w: dict) -> None:
         msgs = messages_for(prompt, w["title"], w["abstract"], False)
@@ -113,12 +124,17 @@ async def _voters_only(base_url: str, works: list[dict], concurrency: int) -> fl
     return len(works) / seconds
 
 
-def baseline(works: list[dict], concurrency: int) -> float:
-    """Works/s of the voters alone against the fake server: the openai client's own cost, in this run."""
+def baseline(works: list[dict], concurrency: int) -> dict:
+    """The voters alone against the fake server, as their own process: the openai client's own
+    cost, in this run (`works_per_s` timed around the asks; CPU, wall and peak RSS of the whole process)."""
     with tempfile.TemporaryDirectory() as tmp:
         proc, url = start_fake(Path(tmp))
         try:
-            return asyncio.run(_voters_only(url, works, concurrency))
+            (Path(tmp) / "works.json").write_text(json.dumps(works), encoding="utf-8")
+            m = measured([sys.executable, str(Path(__file__).resolve()), "--phase", "voters", "--url", url,
+                          "--works-file", str(Path(tmp) / "works.json"), "--concurrency", str(concurrency)])
+            m.update(json.loads(m.pop("stdout").strip().splitlines()[-1]))
+            return m
         finally:
             proc.terminate()
             proc.wait()
@@ -134,10 +150,9 @@ def run_once(works: list[dict], database: str | None, concurrency: int) -> dict:
             env = dict(os.environ)
             subprocess.run([BIN / "reporter", "route", "--workspace", str(root), "--json"], check=True,
                            stdout=subprocess.DEVNULL, env=env)
-            t0 = time.perf_counter()
-            subprocess.run([BIN / "reporter", "screen", "--workspace", str(root), "--tier", "expensive", "--run",
-                            "--json"], check=True, stdout=subprocess.DEVNULL, env=env)
-            seconds = time.perf_counter() - t0
+            m = measured([str(BIN / "reporter"), "screen", "--workspace", str(root), "--tier", "expensive", "--run",
+                          "--json"], env=env)
+            seconds = m["wall_s"]
             # The fixed cost of a run (interpreter start, imports, scope, the recovery scan): the same
             # command again, with every work already decided, so it claims nothing and asks nothing.
             t1 = time.perf_counter()
@@ -150,7 +165,8 @@ def run_once(works: list[dict], database: str | None, concurrency: int) -> dict:
             proc.terminate()
             proc.wait()
     steady = max(seconds - fixed, 1e-9)
-    return {"works": len(works), "seconds": seconds, "works_per_s": len(works) / seconds,
+    m.pop("stdout")
+    return {**m, "works": len(works), "seconds": seconds, "works_per_s": len(works) / seconds,
             "requests": total, "requests_per_s": total / seconds, "fixed_seconds": fixed,
             "steady_works_per_s": len(works) / steady}
 
@@ -161,7 +177,16 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 64])
     ap.add_argument("--backends", nargs="+", default=["sqlite", "postgres"])
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--phase", choices=["voters"], help=argparse.SUPPRESS)
+    ap.add_argument("--url", help=argparse.SUPPRESS)
+    ap.add_argument("--works-file", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.phase == "voters":
+        works = json.loads(args.works_file.read_text(encoding="utf-8"))
+        phase_result(works_per_s=asyncio.run(_voters_only(args.url, works, args.concurrency[0])))
+        return 0
+    if not args.json:
+        print(f"machine: {machine()}")
     works = real_works(args.works)
     pg = None
     if "postgres" in args.backends:
@@ -181,14 +206,19 @@ def main() -> int:
                     continue
                 database = pg.new_database() if backend == "postgres" else None
                 r = run_once(sample, database, c)
-                r.update(backend=backend, concurrency=c, baseline_works_per_s=base)
+                r.update(backend=backend, concurrency=c, baseline_works_per_s=base["works_per_s"],
+                         floor=base, steady_ratio=base["works_per_s"] / r["steady_works_per_s"],
+                         cpu_ratio=r["cpu_s"] / base["cpu_s"])
                 results.append(r)
                 if not args.json:
                     print(f"{backend:8} concurrency {c:3}: {r['works']:,} works in {r['seconds']:.2f} s = "
                           f"{r['works_per_s']:,.0f} works/s, {r['requests_per_s']:,.0f} requests/s; "
                           f"without the fixed {r['fixed_seconds']:.1f} s of a run that asks nothing: "
-                          f"{r['steady_works_per_s']:,.0f} works/s "
-                          f"(baseline, the two voters alone: {base:,.0f} works/s)", flush=True)
+                          f"{r['steady_works_per_s']:,.0f} works/s; the floor, the two voters alone: "
+                          f"{base['works_per_s']:,.0f} works/s: steady time {r['steady_ratio']:.2f} times the "
+                          f"floor's, CPU {r['cpu_ratio']:.2f} times", flush=True)
+                    print(line("floor (voters alone)", base))
+                    print(line(f"reporter screen ({backend})", r), flush=True)
     finally:
         if pg is not None:
             pg.stop()

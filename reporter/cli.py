@@ -48,6 +48,26 @@ COMMAND_MODULE = {
     "certify": "reporter.commands.certify",
     "init": "reporter.commands.init", "help": "reporter.commands.help",
 }
+# Each command's one-line help, in the order `reporter --help` lists them. A command line that names no
+# command (`reporter --version`, `reporter --help`, `reporter`, a misspelt command) is parsed against this
+# table and imports no command module at all: every stage's imports cost 0.5 CPU-s, the start of every
+# command (issue 35, item 4). tests/test_cli_errors.py checks it against what the modules register.
+COMMAND_HELP = {
+    "route": "route the pool into piles and write a release folder",
+    "diagnose": "sample a pile or a rule's wins, matches or domain misses; measure precision",
+    "build": "route, check novelty and render the site, for a workspace",
+    "render": "render the site from existing release folders",
+    "serve": "serve the site on 127.0.0.1 for a look",
+    "novelty": "check candidates for novelty against the ingested graph",
+    "novelty-ingest": "turn OpenAlex works into graph events",
+    "digest": "decide a week's papers (KEEP / REVIEW / DROP) and write decisions.json",
+    "judge": "plan (default) or run (--run) the digest's criteria judge over some weeks",
+    "screen": "plan (default) or run (--run) the two-voter screen of a release",
+    "export": "write the hand-off: the works the screen admitted, as CSV or Parquet",
+    "fetch": "fetch a week (or a window) of papers from arXiv, bioRxiv, medRxiv, PubMed and OpenAlex",
+    "mail": "send a digest week's e-mail edition through SMTP, once (a dry run without --send)",
+    "certify": "sample a discard pile into a sheet to label, and bound how many relevant works it holds",
+}
 
 # Settings a command gives its own process before any library loads. `reporter route` keeps the
 # memory Arrow frees: mimalloc (Arrow's allocator) otherwise returns it to the system and
@@ -67,8 +87,9 @@ def set_command_environment(command: str | None) -> None:
         os.environ.setdefault(name, value)
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser with every registered command, or only the module of `command` when it is one."""
+def build_parser(command: str | None = None, *, listing: bool = False) -> argparse.ArgumentParser:
+    """The argument parser: with every registered command, or only the module of `command` when it is one,
+    or (`listing`) with each command named from COMMAND_HELP and no command module imported."""
     parser = argparse.ArgumentParser(
         prog="reporter",
         description="Literature screening that shows its work. Route scholarly works through a rule book into "
@@ -85,6 +106,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     from . import __version__
     parser.add_argument("--version", action="version", version=f"reporter {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    if listing:
+        for name, text in COMMAND_HELP.items():
+            sub.add_parser(name, help=text)
+        return parser
     own = COMMAND_MODULE.get(command or "")
     for name in (own,) if own else COMMAND_MODULES:
         importlib.import_module(name).register(sub)
@@ -95,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: parse, run, and map failures to exit codes."""
     argv = sys.argv[1:] if argv is None else list(argv)
     set_command_environment(argv[0] if argv else None)
-    parser = build_parser(argv[0] if argv else None)
+    command = argv[0] if argv else None
+    parser = build_parser(command, listing=command not in COMMAND_MODULE)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -79,6 +79,8 @@ def normalize_lom_id(value: str) -> str:
     Unknown schemes are kept as written (trimmed); URL forms of DOIs, arXiv
     and OpenAlex ids are read as those schemes.
     """
+    if value.startswith("openalex:W") and value[10:].isdigit():
+        return value  # most ids of a citation graph, already in normal form (what normalize_openalex keeps)
     v = value.strip()
     scheme, sep, rest = v.partition(":")
     low = scheme.lower()

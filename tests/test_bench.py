@@ -19,3 +19,19 @@ def test_every_benchmark_imports(script, monkeypatch):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)  # imports only: each runs its work under `if __name__ == "__main__"`
     assert callable(getattr(module, "main", None)), f"bench/{script} has no main()"
+
+
+def test_the_shared_measure_reports_the_parents_share_and_pins_a_floor_to_one_core(monkeypatch):
+    """bench/measure.py, the one way the benches measure (issue 35, item 6): a command started through
+    `parent_argv` reports its parent's own CPU (the serial share), and a floor process runs on one core."""
+    import sys
+
+    monkeypatch.syspath_prepend(str(BENCH))
+    import measure
+
+    m = measure.measured(measure.parent_argv(["--version"]))
+    assert m["stdout"].startswith("reporter ")
+    assert 0 < m["parent_cpu_s"] <= m["cpu_s"] + 0.01 and 0 < m["serial_share"] <= 1.01
+    probe = "import os, sys; sys.path.insert(0, 'bench'); import measure; measure.floor_process(); " \
+            "print(len(os.sched_getaffinity(0)))"
+    assert measure.measured([sys.executable, "-c", probe])["stdout"].strip() == "1"

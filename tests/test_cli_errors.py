@@ -50,13 +50,41 @@ def test_the_command_table_names_each_commands_own_module():
     assert "--workers" in help_text
 
 
-def _help_and_modules(command: str, prefixes: tuple[str, ...]) -> tuple[str, list[str]]:
-    """`reporter COMMAND --help` in a fresh process: its help text, and the loaded modules named with `prefixes`."""
+def test_the_listing_without_imports_matches_the_registered_commands():
+    """`reporter --help` lists the commands from COMMAND_HELP without importing them (issue 35, item 4): the
+    listing must read exactly as the one built from every command module (names, order, one-line help)."""
+    from reporter.cli import COMMAND_HELP, COMMAND_MODULE, build_parser
+    assert list(COMMAND_HELP) == list(COMMAND_MODULE)
+    assert build_parser(listing=True).format_help() == build_parser().format_help()
+
+
+HEAVY = ("reporter.commands", "reporter.config", "reporter.routing", "reporter.digest", "reporter.site",
+         "reporter.screening", "reporter.novelty", "reporter.panel", "reporter.fetch", "reporter.pool",
+         "pyarrow", "numpy", "pandas", "openai", "httpx", "jinja2", "markdown_it", "hyperscan", "ahocorasick_rs",
+         "psycopg", "duckdb", "yaml", "tomllib")
+
+
+def test_version_and_help_import_no_command():
+    """`reporter --version`, `reporter --help`, a bare `reporter` and a misspelt command start without any
+    command module or heavy library (issue 35, item 4: every stage up front was 0.5-1.2 CPU-s a start)."""
+    for argv in (["--version"], ["--help"], ["-h"], [], ["rout"]):
+        text, loaded = _help_and_modules(argv, HEAVY)
+        assert loaded == [], (argv, loaded)
+    text, _ = _help_and_modules(["--version"], HEAVY)
+    assert text.startswith("reporter ")
+    text, _ = _help_and_modules(["--help"], HEAVY)
+    assert "novelty-ingest" in text and "certify" in text
+
+
+def _help_and_modules(command: str | list[str], prefixes: tuple[str, ...]) -> tuple[str, list[str]]:
+    """`reporter COMMAND --help` (or `reporter ARGV` for a list) in a fresh process: its output, and the loaded
+    modules named with `prefixes`."""
     import json
     import subprocess
     import sys
+    argv = command if isinstance(command, list) else [command, "--help"]
     probe = (f"import json, sys; from reporter.cli import main\n"
-             f"try:\n    main([{command!r}, '--help'])\nexcept SystemExit:\n    pass\n"
+             f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
              f"print(json.dumps(sorted(m for m in sys.modules"
              f" if m == 'reporter.build' or m.startswith({prefixes!r}))))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout

@@ -184,3 +184,47 @@ def test_the_example_weeks_list_the_two_relisted_papers_again_in_w26(tmp_path):
 def test_as_of_and_a_week_that_has_not_ended(listing, tmp_path):
     with pytest.raises(InputError, match="starts after 2026-05-10"):
         prepare_weeks(settings(listing, tmp_path / "a"), ["2026-W20"], as_of=dt.date(2026, 5, 10))
+
+
+def test_a_catch_up_encodes_each_week_once_and_reads_each_prior_week_once(tmp_path, monkeypatch):
+    """Each week's decisions.json is made once, and each prior week (decided in the run, or published) is
+    decoded and read once per run, however many later weeks it is the prior of (issue 35, item 3: 9 weeks once
+    re-encoded their documents 35 times)."""
+    from collections import Counter
+
+    from reporter.digest import archive as archive_module
+    from reporter.digest import weeks as weeks_module
+    from reporter.digest.records import WeekDecisions
+    days = ["2026-05-05", "2026-05-12", "2026-05-19", "2026-05-26", "2026-06-02", "2026-06-09", "2026-06-16"]
+    papers = write(tmp_path / "listing.jsonl", [row(n, day, title=f"A protein language model number {n}")
+                                                for n, day in enumerate(days)])
+    s = settings(papers, tmp_path / "archive")
+    encoded, decoded, read = Counter(), Counter(), Counter()
+    real_dump, real_from_json, real_read = weeks_module.dump_json, WeekDecisions.from_json, archive_module.read_capped
+
+    def dump(value):
+        encoded[value["week"]] += 1
+        return real_dump(value)
+
+    def from_json(data):
+        decoded[data["week"]] += 1
+        return real_from_json(data)
+
+    def read_capped(path, *args, **kwargs):
+        read[Path(path).parent.name] += 1
+        return real_read(path, *args, **kwargs)
+
+    monkeypatch.setattr(weeks_module, "dump_json", dump)
+    monkeypatch.setattr(WeekDecisions, "from_json", staticmethod(from_json))
+    monkeypatch.setattr(archive_module, "read_capped", read_capped)
+    first = run_weeks(s, ["2026-W19", "2026-W20", "2026-W21", "2026-W22"])
+    assert [r.data for r in first] == [(s.archive / r.week / "decisions.json").read_bytes() for r in first]
+    assert encoded == {w: 1 for w in ("2026-W19", "2026-W20", "2026-W21", "2026-W22")}
+    assert decoded == {w: 1 for w in ("2026-W19", "2026-W20", "2026-W21")}  # W22 is no prior in this run
+    assert read == {}  # nothing published before: the archive is never read back
+    encoded.clear(), decoded.clear()
+    run_weeks(s, ["2026-W23", "2026-W24", "2026-W25"])
+    assert encoded == {w: 1 for w in ("2026-W23", "2026-W24", "2026-W25")}
+    assert decoded == {w: 1 for w in ("2026-W19", "2026-W20", "2026-W21", "2026-W22", "2026-W23", "2026-W24")}
+    # Each published prior read once to decide, and once more under the archive's lock to see it did not change.
+    assert read == {w: 2 for w in ("2026-W19", "2026-W20", "2026-W21", "2026-W22")}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import random
 import subprocess
@@ -336,6 +337,14 @@ def test_edges_written_with_a_papers_key_end_at_its_lom_id():
     ('{"op": "upsert", "table": "paper", "row": {"doi": "10.1/x"}}', "field 'lom_id' must be a non-empty string"),
     ('{"op": "upsert", "table": "paper", "row": {"lom_id": "x", "read": "yes"}}', "field 'read' must be true or false"),
     ('{"op": "upsert", "table": "citation_edge", "row": {"src": "a"}}', "fields 'src' and 'dst'"),
+    # Compact edge lines, as write_events writes them, that are not edges the fast path may fold (issue 35, item 5)
+    ('{"op":"upsert","row":{"dst":"a","src":" "},"table":"citation_edge"}', "fields 'src' and 'dst'"),
+    ('{"op":"upsert","row":{"dst":"a","src":"\\u00a0"},"table":"citation_edge"}', "fields 'src' and 'dst'"),
+    ('{"op":"upsert","row":{"dst":"a","src":7},"table":"citation_edge"}', "fields 'src' and 'dst'"),
+    ('{"op":"upsert","row":["a","b"],"table":"citation_edge"}', "field 'row' must be an object"),
+    ('{"op":"delete","row":{"dst":"a","src":"b"},"table":"citation_edge"}', "field 'op' must be 'upsert'"),
+    ('{"op":"upsert","row":{"dst":"a","src":"b"},"table":"citation_edge"} x', "not valid JSON"),
+    ('{"op":"upsert","row":{"dst":"a","src":"b"},"table":"citation_edge"', "not valid JSON"),
     ('{"op": "upsert", "table": "references_checked", "row": {"lom_id": "a", "source": "s", '
      '"checked_ts": "t", "n_refs": -1, "status": "ok"}}', "field 'n_refs' must be a non-negative integer"),
     ('{"op": "upsert", "table": "references_checked", "row": {"lom_id": "a", "source": "s", '
@@ -348,6 +357,32 @@ def test_a_malformed_line_is_rejected_with_its_line_number(tmp_path, line, messa
         load_graph(path)
     assert str(info.value).startswith(f"{path}: line 3: ")
     assert message in str(info.value)
+    assert gc.isenabled()  # the collector, paused while the fold builds, runs again after a refusal
+
+
+def test_edge_lines_fold_alike_in_every_form_they_are_written(tmp_path):
+    """Edges written compactly (write_events, folded on the fast path) and in any other JSON form (spaces, other
+    key order, escapes, CRLF, leading blanks: the general path) fold into the same canonical edges: each end
+    normalised and moved to the lom_id of the paper whose key it is, self-citations after that dropped, repeats
+    one edge (issue 35, item 5)."""
+    events = [paper(THURSTONE, openalex="W2008620264"), paper(LU, doi="10.9/lu"),
+              edge("https://doi.org/10.1/X", "openalex:w2008620264"), edge("doi:10.1/x", "openalex:W2008620264"),
+              edge(THURSTONE, "openalex:W2008620264"), edge("doi:10.9/LU", "openalex:W1"),
+              edge(LU, "openalex:W1"), edge(LU, "openalex:W2"), edge(" openalex:W3", "doi:10.9/lu")]
+    compact = tmp_path / "compact.jsonl"
+    write_events(compact, events)
+    spelled = []
+    for n, e in enumerate(events):
+        text = json.dumps(e, ensure_ascii=n % 2 == 0, separators=(", ", ": ") if n % 3 else (",", ":"))
+        spelled.append((" " if n % 4 == 1 else "") + text.replace("W", "\\u0057", 1 if n % 2 else 0))
+    loose = tmp_path / "loose.jsonl"
+    loose.write_bytes(("\r\n".join(spelled) + "\r\n\n").encode())
+    expected = {"doi:10.1/x": frozenset({THURSTONE}), LU: frozenset({"openalex:W1", "openalex:W2"}),
+                "openalex:W3": frozenset({LU})}
+    for path in (compact, loose):
+        graph = load_graph(path)
+        assert dict(graph.out_edges) == expected, path
+        assert graph.n_edges == 4 and graph.n_events == len(events)
 
 
 def test_a_line_that_is_not_utf8_is_named(tmp_path):

@@ -29,7 +29,8 @@ from ..locks import locked, remove_debris
 from ..pool.record import Record
 from ..runs import FileRef, RunStart
 from ..novelty.results import write_novelty_results
-from .archive import DECISIONS_FILE, GRAPH_FILE, archive_state, prior_weeks, published_weeks, read_published, week_bytes
+from .archive import (DECISIONS_FILE, GRAPH_FILE, archive_state, prior_weeks, published_weeks, read_decisions,
+                      week_bytes)
 from .axes import PriorKeep
 from .config import DigestSettings
 from .criteria import load_criteria
@@ -111,6 +112,8 @@ class WeekResult:
     """The archive as this decision saw it: (week, sha256 of its decisions.json or None) per week consulted."""
     stored: bytes | None = None
     """The published bytes of an unchanged week."""
+    encoded: bytes | None = None
+    """The document's bytes, made once when the week is decided (`data`; None: made on use)."""
     records: tuple[Record, ...] = ()
     """The records decided, merged across sources (() for a week read back): what the graph check reads."""
     listed_again: tuple[ListedAgain, ...] = ()
@@ -119,7 +122,14 @@ class WeekResult:
     @property
     def data(self) -> bytes:
         """The decisions.json bytes (canonical: sorted keys, 2-space indent)."""
-        return self.stored if self.stored is not None else dump_json(self.document).encode("utf-8")
+        if self.stored is not None:
+            return self.stored
+        return self.encoded if self.encoded is not None else encode_document(self.document)
+
+
+def encode_document(document: dict[str, Any]) -> bytes:
+    """A decisions.json document's bytes: the one place they are made (sorted keys, 2-space indent)."""
+    return dump_json(document).encode("utf-8")
 
 
 def pending_weeks(settings: DigestSettings, papers: Papers | None = None) -> list[str]:
@@ -209,6 +219,9 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
     check_covered(papers, weeks)
     archive = Path(settings.archive)
     decided: dict[str, WeekResult] = {}
+    # Each prior week read (from this run or the archive) and parsed once per run, not once per week it is the
+    # prior of: re-encoding 5 MB documents 35 times for 9 weeks was a third of a catch-up (issue 35, item 3).
+    priors: dict[str, tuple[WeekDecisions, str]] = {}
     judged = _judge(settings)
     model = load_model() if settings.semantic else None  # once per run: weeks of a catch-up share it
     for week in weeks:
@@ -217,7 +230,7 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
             prior, used = list(prior_override), {}
             listed = week_papers(papers, week, given_decisions(prior))
         else:
-            used = _prior_documents(archive, week, decided, seen)
+            used = _prior_documents(archive, week, decided, seen, priors)
             prior = prior_keeps({w: doc for w, (doc, _) in used.items()})
             listed = week_papers(papers, week, prior_decisions({w: doc for w, (doc, _) in used.items()}))
         records, merges = merge_records(listed.records)  # the papers of the week after the merge: what is judged
@@ -231,8 +244,10 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
             prior="archive" if prior_override is None else "given" if prior_override else "none",
             semantic=None if model is None else model.name)
         target = archive / week / DECISIONS_FILE
-        if not force and week_bytes(archive, week) is not None:
-            old, document, data = read_published(archive, week)
+        published = None if force else week_bytes(archive, week)
+        if published is not None:
+            old, document = read_decisions(published, str(target))
+            data = published
             seen[week] = sha256_bytes(data)
             changes = identity_changes(document, head)
             if changes:
@@ -252,7 +267,7 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
                                       listed.listed_again,
                                       None if answers is None else judge_block(records, criteria, answers, outcome))
         decided[week] = WeekResult(week, document, outcome, seen=tuple(seen.items()), records=tuple(records),
-                                   listed_again=listed.listed_again)
+                                   listed_again=listed.listed_again, encoded=encode_document(document))
     return [decided[w] for w in weeks]
 
 
@@ -303,20 +318,27 @@ def write_digest_run(run: RunStart, result: WeekResult, path: Path, graph: Path 
                      settings={"week": result.week, **dict(doc.get("settings", {})), "rules": doc.get("rules")})
 
 
-def _prior_documents(archive: Path, week: str, decided: dict[str, WeekResult],
-                     seen: dict[str, str | None]) -> dict[str, tuple[WeekDecisions, str]]:
+def _prior_documents(archive: Path, week: str, decided: dict[str, WeekResult], seen: dict[str, str | None],
+                     priors: dict[str, tuple[WeekDecisions, str]]) -> dict[str, tuple[WeekDecisions, str]]:
     """The prior weeks that exist: decided earlier in this run, else published; with their sha256.
 
-    Each week read from the archive (or found absent) is recorded in `seen`.
+    Each week read from the archive (or found absent) is recorded in `seen`. `priors`: the weeks already read
+    in this run (filled here), each decoded and hashed once however many weeks it is the prior of.
     """
     out = {}
     for w in prior_weeks(week):
         if w in decided:
-            out[w] = (WeekDecisions.from_json(decided[w].document), sha256_bytes(decided[w].data))
+            if w not in priors:
+                priors[w] = (WeekDecisions.from_json(decided[w].document), sha256_bytes(decided[w].data))
+            out[w] = priors[w]
             seen.update(decided[w].seen)
-        elif week_bytes(archive, w) is not None:
-            doc, _, data = read_published(archive, w)
-            out[w] = (doc, seen.setdefault(w, sha256_bytes(data)))
+        elif w in priors:
+            out[w] = priors[w]
+            seen.setdefault(w, priors[w][1])
+        elif (data := week_bytes(archive, w)) is not None:
+            doc, _ = read_decisions(data, str(archive / w / DECISIONS_FILE))
+            priors[w] = (doc, sha256_bytes(data))
+            out[w] = (doc, seen.setdefault(w, priors[w][1]))
         else:
             seen[w] = None
     return out
