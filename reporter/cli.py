@@ -55,7 +55,7 @@ COMMAND_MODULE = {
 COMMAND_HELP = {
     "route": "route the pool into piles and write a release folder",
     "diagnose": "sample a pile or a rule's wins, matches or domain misses; measure precision",
-    "build": "route, check novelty and render the site, for a workspace",
+    "build": "route, check novelty, decide the digest weeks and render the site, for a workspace",
     "render": "render the site from existing release folders",
     "serve": "serve the site on 127.0.0.1 for a look",
     "novelty": "check candidates for novelty against the ingested graph",
@@ -67,6 +67,8 @@ COMMAND_HELP = {
     "fetch": "fetch a week (or a window) of papers from arXiv, bioRxiv, medRxiv, PubMed and OpenAlex",
     "mail": "send a digest week's e-mail edition through SMTP, once (a dry run without --send)",
     "certify": "sample a discard pile into a sheet to label, and bound how many relevant works it holds",
+    "init": "start a workspace: a commented reporter.toml, a starter rule book and a README",
+    "help": "print a page of the documentation: reporter help workspace",
 }
 
 # Settings a command gives its own process before any library loads. `reporter route` keeps the
