@@ -38,10 +38,23 @@ the same command again to resume; only the missing votes are asked). A
 second Ctrl-C aborts at once. The dry run lists runs that ended with
 requests sent and never answered (in flight at a kill: asked again).
 
-Exit status: 0 when done (or stopped by --max-cost); 2 for bad input, or a
-voter failing request after request (the message names it, its base_url and
-the cause); 130 after Ctrl-C, 143 after SIGTERM (a second one aborts at once, with the same code);
-nothing recorded is lost either way.
+--status prints where the screen of the release stands across every runner
+(per tier: done, admitted, discarded, failed, leased by which runner on which
+host until when, unclaimed; spend per voter against [screen] budget; each
+runner's requests; time left at the current pace), read-only; --json for the
+JSON (docs/screening.md).
+
+Exit status (docs/screening.md, "Exit status"):
+  0    done (or stopped by --max-cost); the dry run and --status always
+  1    internal error
+  2    bad input, or a voter failing request after request (the message names
+       it, its base_url and the cause)
+  3    not done: nothing more was claimable here while works of the scope are
+       leased by other runners (--status shows them; a dead runner's leases run
+       out and the next --run takes them over)
+  4    stopped by a budget
+  130  Ctrl-C; 143 SIGTERM (a second one aborts at once, with the same code)
+Nothing recorded is lost either way.
 """
 
 EXPORT_EPILOG = """\
@@ -74,7 +87,9 @@ def register(sub: Any) -> None:
     p.add_argument("--run", action="store_true", help="screen for real: claim works, send requests, spend")
     p.add_argument("--max-cost", type=float, metavar="USD",
                    help="with --run: stop claiming new works once this run has spent this many US dollars")
-    p.add_argument("--json", action="store_true", help="print the plan or the run's report as JSON")
+    p.add_argument("--status", action="store_true",
+                   help="where the screen stands across every runner: counts, leases, spend, pace (read-only)")
+    p.add_argument("--json", action="store_true", help="print the plan, the status or the run's report as JSON")
     p.set_defaults(func=run_screen_command)
 
     e = sub.add_parser(
@@ -116,6 +131,16 @@ def run_screen_command(args: argparse.Namespace) -> int:
     screen_settings(ws)
     release_dir = release_dir_for(ws, args.release)
     tiers = _tiers(args.tier)
+    if args.status:
+        if args.run or args.max_cost is not None:
+            raise InputError("--status only reads; leave out --run and --max-cost")
+        from ..screening.status import format_status, screen_status, status_json
+        status = screen_status(ws, release_dir)
+        if args.json:
+            print(json.dumps(status_json(status), sort_keys=True, ensure_ascii=False))
+        else:
+            sys.stdout.write(format_status(status))
+        return 0
     if not args.run:
         if args.max_cost is not None:
             raise InputError("--max-cost goes with --run (a dry run spends nothing)")
@@ -129,7 +154,7 @@ def run_screen_command(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(format_plan(plans) + format_unanswered(runs))
         return 0
-    from ..panel.run_report import format_run, interrupted_note, run_exit_code, run_json
+    from ..panel.run_report import format_run, interrupted_note, leased_note, run_exit_code, run_json
     from ..screening.run import SCREEN_WORDS, run_screen
     from ..runs import start_command_run, state_of
     settings = screen_settings(ws)
@@ -141,6 +166,8 @@ def run_screen_command(args: argparse.Namespace) -> int:
         print(json.dumps(run_json(report), sort_keys=True, ensure_ascii=False))
         if report.interrupted:
             print(interrupted_note(report, SCREEN_WORDS), file=sys.stderr)
+        elif leased_note(report, SCREEN_WORDS):
+            print(leased_note(report, SCREEN_WORDS), file=sys.stderr)
     else:
         print(format_run(report, SCREEN_WORDS))
     return run_exit_code(report)

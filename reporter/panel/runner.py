@@ -238,7 +238,7 @@ class _Run:
                 await self.db(self.store.close)
         finally:
             if self.raw is not None:
-                self.raw.close()
+                self.raw.close(keep_empty=False)
             self._db.shutdown(wait=True)
 
     async def _heartbeat(self) -> None:
@@ -266,9 +266,14 @@ class _Run:
             bar.close()
         if loop.abort is not None:
             raise loop.abort
+        elsewhere = 0
+        if not (tally.stopped or self.interrupted):  # nothing left to claim: is the rest held by other runners?
+            elsewhere = await self.db(self.store.leased_elsewhere, tier.scope.release_id, tier.name,
+                                      tier.generation.id, self.runner)
         return TierReport(tier.name, tier.generation.id, len(tier.scope.work_ids), tally.screened, tally.votes,
                           tally.recovered, tally.refused, tally.failures, tally.spend, tally.stopped,
-                          note=tier.scope.note, invalid=dict(sorted(tally.invalid.items())))
+                          note=tier.scope.note, invalid=dict(sorted(tally.invalid.items())),
+                          leased_elsewhere=elsewhere)
 
     def commit_batch(self, tier: Tier, batch: list[Answered], tally: Tally) -> None:
         """Group commit of the answers that came since the last one: their raw lines appended and fsynced, then
