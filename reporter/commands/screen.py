@@ -66,7 +66,12 @@ One row per work of the release that the expensive screen admitted in the
 current generation, rebuilt from the pool (every pool column, the overlay
 applied), with its pile, the winning rule, the outcome and each voter's
 vote. Works screened by half are held back; verdicts follow a work across
-releases. Same inputs, same bytes. With --require-certified nothing is
+releases. Same inputs, same bytes. Refused (exit 2, nothing written) while
+works of the release are leased by a runner or not claimed yet, unless
+--partial. Beside FILE, FILE.provenance.json says where it came from (release,
+generation, voters' models and hosts, prompt hash, tool version, the
+certificates that gated it, counts, spend, partial or not); a Parquet file
+carries the same in its metadata (docs/screening.md). With --require-certified nothing is
 written while a discarding stratum of the release (a discard pile, what a
 tier discarded) lacks a certificate that meets [certify] max_missed_fraction
 (reporter certify, docs/certify.md).
@@ -103,6 +108,10 @@ def register(sub: Any) -> None:
                    help="refuse the hand-off while a discarding stratum of the release (a discard pile, what "
                         "a tier discarded) has no certificate meeting [certify] max_missed_fraction "
                         "(reporter certify; docs/certify.md)")
+    e.add_argument("--partial", action="store_true",
+                   help="write the hand-off even while works of the release are leased by a runner or not claimed "
+                        "yet (otherwise refused); its provenance sidecar, and a Parquet file's metadata, say "
+                        "partial and what is missing")
     e.set_defaults(func=run_export_command)
 
 
@@ -182,9 +191,48 @@ def run_export_command(args: argparse.Namespace) -> int:
     ws = load_workspace(args.workspace)
     screen_settings(ws)
     release_dir = release_dir_for(ws, args.release)
+    certificates: list[dict[str, Any]] = []
     if args.require_certified:
         from ..certify.gate import require_certified
         require_certified(ws, release_dir)
-    n = export_release(ws, release_dir, args.out)
-    print(f"{n:,} admitted works -> {args.out}")
+        certificates = gating_certificates(ws, release_dir)
+    from ..screening.provenance import provenance, provenance_path, write_provenance
+    from ..screening.status import export_blockers, screen_status
+    status = screen_status(ws, release_dir)
+    blockers = export_blockers(status)
+    if blockers and not args.partial:
+        raise InputError(f"release {status.release_id[:12]}: the screen is not complete ({'; '.join(blockers)}), "
+                         f"so a hand-off now would miss works. Nothing was written. Finish it with reporter screen "
+                         f"--run (reporter screen --status shows which runner holds what, and until when), or "
+                         f"write a hand-off marked partial with --partial")
+
+    def document(rows: int) -> dict[str, Any]:
+        return provenance(ws, status, rows=rows, partial=args.partial, certificates=certificates,
+                          require_certified=args.require_certified)
+
+    n = export_release(ws, release_dir, args.out, provenance=document)
+    write_provenance(args.out, document(n))
+    print(f"{n:,} admitted works -> {args.out} (provenance: {provenance_path(args.out).name}"
+          + (f"; partial: {'; '.join(blockers)}" if blockers else "; partial" if args.partial else "") + ")")
     return 0
+
+
+def gating_certificates(ws: Workspace, release_dir: Path) -> list[dict[str, Any]]:
+    """The certificates `--require-certified` checked (it passed: one per discarding stratum of the release), as
+    the provenance names them: stratum, file (relative to the workspace) and sha256. The one place the export
+    asks which certificates gated it."""
+    from ..certify.certificate import state_dir
+    from ..certify.gate import discarding_strata
+    from ..certify.results import certificate_path, load_certificates
+    from ..hashing import sha256_file
+    strata = discarding_strata(ws, release_dir)
+    if not strata:
+        return []
+    found = {c.stratum: c for c in load_certificates(state_dir(ws.root), strata[0].release_id)}
+    out = []
+    for works in strata:
+        cert = found[works.stratum.name]
+        path = certificate_path(state_dir(ws.root), cert.release, cert.stratum)
+        name = path.relative_to(ws.root).as_posix() if ws.root in path.parents else str(path)
+        out.append({"stratum": cert.stratum, "file": name, "sha256": sha256_file(path)})
+    return out

@@ -213,7 +213,8 @@ def export_blockers(status: ScreenStatus) -> list[str]:
             reclaimable = sum(lease.works for lease in t.leased if lease.reclaimable)
             out.append(f"{TIER_NAMES[t.tier]}: {t.leased_works:,} works leased"
                        + (f" ({reclaimable:,} of them reclaimable: their runner's lease ran out)" if reclaimable else "")
-                       + f", {t.unclaimed:,} not claimed yet")
+                       + f", {t.unclaimed:,} not claimed yet"
+                       + (f", {t.failed:,} of them failed after retries" if t.failed else ""))
     return out
 
 
