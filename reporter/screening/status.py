@@ -184,7 +184,8 @@ def _tier(tier: str, ids: Sequence[str], generation: str | None, voters: tuple, 
 
 def _runners(rows: Sequence[Any], holding: set[str], raw_dir: Path, lease_seconds: float,
              now: float) -> tuple[RunnerState, ...]:
-    """The runners worth showing: those holding works, those running, and each host's newest run."""
+    """The runners worth showing: those holding works, those running, those with requests never answered (cut
+    by a kill), and each host's newest run."""
     from ..panel.rawlog import SUFFIX, check_runner_id, is_dead
     newest = {r.host: r.runner for r in rows}  # oldest first: the last one per host wins
     out = []
@@ -200,7 +201,7 @@ def _runners(rows: Sequence[Any], holding: set[str], raw_dir: Path, lease_second
                 state = "killed" if is_dead(path) else "running"
             else:
                 state = "running" if (r.heartbeat_at or r.started_at) + lease_seconds >= now else "silent"
-        if r.runner in holding or state == "running" or newest.get(r.host) == r.runner:
+        if r.runner in holding or state == "running" or r.sent > r.answered or newest.get(r.host) == r.runner:
             out.append(RunnerState(r.runner, r.host, r.pid, r.started_at, r.finished_at, state, r.sent, r.answered))
     return tuple(out)
 
