@@ -119,7 +119,7 @@ def check_survivor(seen: dict) -> None:
     report = json.loads(first.stdout)
     [tier] = [t for t in report["tiers"] if t["tier"] == "expensive"]
     assert (tier["screened"], tier["votes"], tier["leased_elsewhere"]) == (0, 0, 6)
-    assert "6 in expensive works are leased by other runners" in first.stderr
+    assert "6 works of expensive are leased by other runners" in first.stderr
     assert "reporter screen --status" in first.stderr and "exit status 3" in first.stderr
 
     status = seen["leased"]

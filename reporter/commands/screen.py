@@ -58,9 +58,10 @@ Nothing recorded is lost either way.
 """
 
 EXPORT_EPILOG = """\
-examples (in the example workspace, the repository, after `reporter build`):
-  reporter export --workspace . --out state/handoff.csv
-  reporter export --workspace . --out state/handoff.parquet
+examples (in the example workspace, the repository, after `reporter build`;
+--partial because nothing is screened there yet):
+  reporter export --workspace . --out state/handoff.csv --partial
+  reporter export --workspace . --out state/handoff.parquet --partial
 
 One row per work of the release that the expensive screen admitted in the
 current generation, rebuilt from the pool (every pool column, the overlay

@@ -161,8 +161,8 @@ def leased_note(report: RunReport, words: RunWords) -> str:
     held = [(t.tier, t.leased_elsewhere) for t in report.tiers if t.leased_elsewhere]
     if not held:
         return ""
-    where = ", ".join(f"{n:,} in {tier}" for tier, n in held)
-    return (f"not done: nothing more was claimable here, and {where} {words.claimed} are leased by other runners "
+    where = ", ".join(f"{n:,} {words.claimed} of {tier}" for tier, n in held)
+    return (f"not done: nothing more was claimable here, and {where} are leased by other runners "
             f"(reporter screen --status shows which, on which host and until when). When such a runner ended "
             f"without releasing them, its leases run out and the next --run takes them over; exit status "
             f"{EXIT_LEASED_ELSEWHERE}")

@@ -39,6 +39,7 @@ crash test cannot otherwise aim at; the command never passes it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 import os
 import secrets
@@ -160,6 +161,8 @@ class _Run:
         self.store: Any = None
         self.raw: Any = None
         self.models: list[ModelUse] = []
+        self.scopes: dict[str, str] = {}
+        """Step -> the scope key it ran over (its release id), for the count of works leased elsewhere."""
         """Each step's voters, with its prompt and generation (the run's record)."""
 
     async def db(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -189,6 +192,8 @@ class _Run:
                     reports.append(report)
                     if report.stopped_by_max_cost:
                         break
+                if not (self.interrupted or any(r.stopped_by_max_cost for r in reports)):
+                    reports = await self._leased_elsewhere(reports)
             finally:
                 heart.cancel()
                 await asyncio.gather(heart, return_exceptions=True)
@@ -266,14 +271,23 @@ class _Run:
             bar.close()
         if loop.abort is not None:
             raise loop.abort
-        elsewhere = 0
-        if not (tally.stopped or self.interrupted):  # nothing left to claim: is the rest held by other runners?
-            elsewhere = await self.db(self.store.leased_elsewhere, tier.scope.release_id, tier.name,
-                                      tier.generation.id, self.runner)
+        self.scopes[step] = tier.scope.release_id
         return TierReport(tier.name, tier.generation.id, len(tier.scope.work_ids), tally.screened, tally.votes,
                           tally.recovered, tally.refused, tally.failures, tally.spend, tally.stopped,
-                          note=tier.scope.note, invalid=dict(sorted(tally.invalid.items())),
-                          leased_elsewhere=elsewhere)
+                          note=tier.scope.note, invalid=dict(sorted(tally.invalid.items())))
+
+    async def _leased_elsewhere(self, reports: list[TierReport]) -> list[TierReport]:
+        """Each step run, once every step found nothing more to claim: the works of its scope without a verdict that
+        other runners hold (their lease running or run out). Counted at the run's end, so works another runner
+        finished meanwhile do not count."""
+        out = []
+        for step, report in zip(self.tasks.steps, reports):
+            if step in self.scopes and report.generation is not None:
+                n = await self.db(self.store.leased_elsewhere, self.scopes[step], report.tier, report.generation,
+                                  self.runner)
+                report = dataclasses.replace(report, leased_elsewhere=n)
+            out.append(report)
+        return out
 
     def commit_batch(self, tier: Tier, batch: list[Answered], tally: Tally) -> None:
         """Group commit of the answers that came since the last one: their raw lines appended and fsynced, then
