@@ -362,3 +362,22 @@ def test_each_runners_progress_counts_the_whole_tier(tmp_path):
     assert all(t.endswith("/12") for t in totals), last
     assert max(int(t.split("/")[0]) for t in totals) == 12, ("the runner that ended last counts every runner's "
                                                               "verdicts, not its own share", last)
+
+
+def test_a_runner_of_another_machine_is_running_only_while_its_heartbeats_come(tmp_path):
+    """The dry run once called a runner killed on another machine "still running" (issue 34): without its raw
+    file here, its heartbeats decide."""
+    from reporter.panel.rawlog import open_raw_log
+    from reporter.panel.store_status import RunnerRow, runner_state
+
+    def row(runner: str, beat: float, finished: float | None = None) -> RunnerRow:
+        return RunnerRow(runner, "elsewhere", 1, 1000.0, beat, finished, 4, 2)
+
+    lease = 300  # a heartbeat every 100 s
+    assert runner_state(row("far", 1000.0), tmp_path, lease, 1149.0) == "running"
+    assert runner_state(row("far", 1000.0), tmp_path, lease, 1151.0) == "silent"
+    assert runner_state(row("far", 1000.0, finished=1010.0), tmp_path, lease, 9999.0) == "ended"
+    with open_raw_log(tmp_path, "here"):
+        assert runner_state(row("here", 0.0), tmp_path, lease, 9999.0) == "running", "its file is locked"
+    assert runner_state(row("here", 9999.0), tmp_path, lease, 9999.0) == "killed", "its file is unlocked"
+    assert row("far", 0.0).in_flight == 2

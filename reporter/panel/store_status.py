@@ -10,6 +10,7 @@ runner.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from .store_session import StoreSession
 
@@ -50,6 +51,30 @@ class RunnerRow:
     """Requests it sent (0 in a database without the requests table)."""
     answered: int
     """Of those, the ones whose reply or failure was recorded."""
+
+    @property
+    def in_flight(self) -> int:
+        """Requests sent and never answered."""
+        return max(self.sent - self.answered, 0)
+
+
+HEARTBEATS_MISSED = 1.5
+"""A runner of another machine counts as `silent` once this many heartbeats (one every lease / 3) are missing."""
+
+
+def runner_state(row: RunnerRow, raw_dir: Path, lease_seconds: float, now: float) -> str:
+    """`ended` (it marked itself finished), `killed` (its raw file here is unlocked: it died on this machine),
+    `running` (its raw file here is locked, or, for a runner of another machine, a heartbeat came lately), or
+    `silent` (another machine's runner that missed its heartbeats: killed, or its machine lost; its leases run out
+    `lease_seconds` after its last heartbeat)."""
+    from .rawlog import SUFFIX, RUNNER_ID, is_dead
+    if row.finished_at is not None:
+        return "ended"
+    path = Path(raw_dir) / (row.runner + SUFFIX) if RUNNER_ID.fullmatch(row.runner) else None
+    if path is not None and path.exists():
+        return "killed" if is_dead(path) else "running"
+    last = max(row.heartbeat_at or row.started_at, row.started_at)
+    return "running" if now - last <= HEARTBEATS_MISSED * lease_seconds / 3 else "silent"
 
 
 class StatusReads(StoreSession):

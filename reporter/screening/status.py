@@ -86,7 +86,7 @@ class TierState:
 
     @property
     def spend(self) -> float:
-        return sum(v.spend for v in self.voters)
+        return sum((v.spend for v in self.voters), 0.0)
 
     @property
     def remaining(self) -> int:
@@ -110,10 +110,12 @@ class RunnerState:
     host: str
     pid: int
     started: float
+    heartbeat: float | None
+    """Its last heartbeat (every lease / 3 while it runs)."""
     finished: float | None
     state: str
-    """`running`, `ended`, `killed` (its raw file here is unlocked), or `silent` (on another machine, no heartbeat
-    for longer than a lease: presumed dead)."""
+    """`running`, `ended`, `killed` (its raw file here is unlocked), or `silent` (on another machine, its heartbeats
+    stopped: presumed dead; `panel.store_status.runner_state`)."""
     sent: int
     answered: int
 
@@ -129,7 +131,7 @@ class ScreenStatus:
 
     @property
     def spend(self) -> float:
-        return sum(t.spend for t in self.tiers)
+        return sum((t.spend for t in self.tiers), 0.0)
 
 
 def screen_status(ws: ScreenWorkspace, release_dir: Path, *, store: Any = None) -> ScreenStatus:
@@ -186,23 +188,14 @@ def _runners(rows: Sequence[Any], holding: set[str], raw_dir: Path, lease_second
              now: float) -> tuple[RunnerState, ...]:
     """The runners worth showing: those holding works, those running, those with requests never answered (cut
     by a kill), and each host's newest run."""
-    from ..panel.rawlog import SUFFIX, check_runner_id, is_dead
+    from ..panel.store_status import runner_state
     newest = {r.host: r.runner for r in rows}  # oldest first: the last one per host wins
     out = []
     for r in rows:
-        if r.finished_at is not None:
-            state = "ended"
-        else:
-            try:
-                path = raw_dir / (check_runner_id(r.runner) + SUFFIX)
-            except Exception:
-                path = None
-            if path is not None and path.exists():
-                state = "killed" if is_dead(path) else "running"
-            else:
-                state = "running" if (r.heartbeat_at or r.started_at) + lease_seconds >= now else "silent"
+        state = runner_state(r, raw_dir, lease_seconds, now)
         if r.runner in holding or state == "running" or r.sent > r.answered or newest.get(r.host) == r.runner:
-            out.append(RunnerState(r.runner, r.host, r.pid, r.started_at, r.finished_at, state, r.sent, r.answered))
+            out.append(RunnerState(r.runner, r.host, r.pid, r.started_at, r.heartbeat_at, r.finished_at, state,
+                                   r.sent, r.answered))
     return tuple(out)
 
 
@@ -251,7 +244,7 @@ def status_json(status: ScreenStatus) -> dict[str, Any]:
     return {"release_id": status.release_id, "now": when(status.now), "tiers": tiers,
             "spend": _money(status.spend), "budget": status.budget,
             "runners": [{"runner": r.runner, "host": r.host, "pid": r.pid, "started": when(r.started),
-                         "finished": when(r.finished), "state": r.state, "sent": r.sent, "answered": r.answered}
+                         "heartbeat": when(r.heartbeat), "finished": when(r.finished), "state": r.state, "sent": r.sent, "answered": r.answered}
                         for r in status.runners]}
 
 
@@ -281,7 +274,8 @@ def format_status(status: ScreenStatus) -> str:
               else " (no [screen] budget set)")
     lines.append(f"spend {dollars(status.spend, tenths=True)} in all{budget}")
     for r in status.runners:
-        lines.append(f"runner {r.runner} on {r.host} (pid {r.pid}, {r.state}, started {when(r.started)}): "
+        beat = f", last heartbeat {when(r.heartbeat)}" if r.state in ("running", "silent") and r.heartbeat else ""
+        lines.append(f"runner {r.runner} on {r.host} (pid {r.pid}, {r.state}, started {when(r.started)}{beat}): "
                      f"{r.sent:,} requests sent, {r.answered:,} answered")
     blockers = export_blockers(status)
     lines.append("not complete: " + "; ".join(blockers) if blockers else
