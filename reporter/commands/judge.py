@@ -11,7 +11,7 @@ from typing import Any
 
 from ..config import load_workspace
 from ..errors import InputError
-from ..panel.run_report import RunReport, RunWords, format_run, interrupted_note, run_exit_code
+from ..panel.run_report import RunReport, RunWords, format_run, interrupted_note, leased_note, run_exit_code
 from ..isoweek import parse_week, week_range
 
 JUDGE_EPILOG = """\
@@ -39,7 +39,9 @@ never send; a week with papers not judged yet is refused there unless
 
 Exit status: 0 when done (or stopped by --max-cost); 2 for bad input, or a
 judge failing request after request (the message names it, its base_url and
-the cause); 130 after Ctrl-C, 143 after SIGTERM (a second one aborts at once, with the same code).
+the cause); 3 when nothing more was claimable here while other runners hold
+papers of the weeks (docs/screening.md, "Exit status"); 130 after Ctrl-C,
+143 after SIGTERM (a second one aborts at once, with the same code).
 """
 
 
@@ -101,6 +103,8 @@ def run_judge_command(args: argparse.Namespace) -> int:
         print(json.dumps(judge_run_json(report, weeks), sort_keys=True, ensure_ascii=False))
         if report.interrupted:
             print(interrupted_note(report, JUDGE_WORDS), file=sys.stderr)
+        elif leased_note(report, JUDGE_WORDS):
+            print(leased_note(report, JUDGE_WORDS), file=sys.stderr)
     else:
         print(format_run(report, JUDGE_WORDS, weeks))
     return run_exit_code(report)
