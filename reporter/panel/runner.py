@@ -21,7 +21,10 @@ criteria judge over weeks (`reporter.digest.judge.run`):
    verdict the gate can now give. A heartbeat extends the claims every
    lease/3. `--max-cost` (`budget.py`) reserves each request's worst case
    before it is sent and stops sending when the next one would pass the cap.
-5. at the end, however it ends, the claims without a verdict are released.
+5. once every step found nothing more to claim, the works of each step's scope that other runners still hold
+   are counted (`TierReport.leased_elsewhere`: the run is not done, exit 3);
+6. at the end, however it ends, the claims without a verdict are released, the runner's requests never answered
+   stop counting as in flight, and a raw file nothing was written to is removed.
 
 SIGINT (Ctrl-C) and SIGTERM (`timeout`, systemd, `docker stop`) both drain:
 nothing more is claimed or sent, what was sent is answered and recorded; the
@@ -161,9 +164,9 @@ class _Run:
         self.store: Any = None
         self.raw: Any = None
         self.models: list[ModelUse] = []
+        """Each step's voters, with its prompt and generation (the run's record)."""
         self.scopes: dict[str, str] = {}
         """Step -> the scope key it ran over (its release id), for the count of works leased elsewhere."""
-        """Each step's voters, with its prompt and generation (the run's record)."""
 
     async def db(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Run a database (or raw-file) call on the one database thread."""
