@@ -381,3 +381,23 @@ def test_a_runner_of_another_machine_is_running_only_while_its_heartbeats_come(t
         assert runner_state(row("here", 0.0), tmp_path, lease, 9999.0) == "running", "its file is locked"
     assert runner_state(row("here", 9999.0), tmp_path, lease, 9999.0) == "killed", "its file is unlocked"
     assert row("far", 0.0).in_flight == 2
+
+
+def test_the_provenance_names_the_certificates_that_gated_the_export(tmp_path, capsys):
+    from test_certify_export import certify
+    from test_screen_export import SCRIPT
+    from reporter.hashing import sha256_file
+    with FakeOpenAI(SCRIPT, default=Answer("include", "Fits.")) as server:
+        w = make_workspace(tmp_path / "ws", server.base_url, cheap=2, screen=5, other=1)
+        server.titles = w["titles"]
+        screen(w)
+    root = w["root"]
+    for pile in ("discard", "screen_cheap:discarded", "screen:discarded"):
+        certify(capsys, root, pile)
+    out = tmp_path / "h.csv"
+    assert main(["export", "--workspace", str(root), "--out", str(out), "--require-certified", "--partial"]) == 0
+    doc = json.loads((tmp_path / "h.csv.provenance.json").read_text())
+    assert doc["require_certified"] is True and doc["partial"] is True
+    assert [c["stratum"] for c in doc["certificates"]] == ["discard", "screen_cheap:discarded", "screen:discarded"]
+    for c in doc["certificates"]:
+        assert not Path(c["file"]).is_absolute() and c["sha256"] == sha256_file(root / c["file"])
