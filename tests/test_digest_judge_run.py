@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from support.fake_openai import Content, FakeOpenAI, Refuse, Status
 from support.judge import KEY, KEY_ENV, MODELS, judge_workspace, judgement
-from test_screen_crash import WAIT_SECONDS
+from test_screen_crash import WAIT_SECONDS, finish_together
 from test_screen_runners import Gated
 
 from reporter.cli import main
@@ -208,11 +208,7 @@ def test_two_runners_at_once_never_ask_a_judge_twice_for_one_paper(tmp_path):
                     "the runners never both held claims: " + " | ".join(p.communicate()[1][-1500:] for p in procs)
                 time.sleep(0.05)
             gate.set()
-            outs = [p.communicate(timeout=WAIT_SECONDS) for p in procs]
-            # A runner that ends while the other still holds papers exits 3 (issue 34); the last to end sees none.
-            assert all(p.returncode in (0, 3) for p in procs) and 0 in [p.returncode for p in procs], \
-                [err[-2000:] for _, err in outs]
-            reports = [json.loads(out) for out, _ in outs]
+            reports = [json.loads(out) for out, _ in finish_together(procs)]
         finally:
             gate.set()
             for p in procs:

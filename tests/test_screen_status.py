@@ -21,7 +21,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from support.fake_openai import Answer, FakeOpenAI, Slow, Status
-from test_screen_crash import WAIT_SECONDS, start_run, wait_for
+from test_screen_crash import WAIT_SECONDS, finish_together, start_run, wait_for
 from test_screen_run import KEY, KEY_ENV, PREFIX, db_rows, make_workspace, screen
 from test_screen_runners import Gated, query
 
@@ -60,34 +60,42 @@ def other_machine(w: dict, where: Path, database: str) -> Path:
 # --- a runner killed on another machine -------------------------------------------------------------
 
 
+def held_until(event: threading.Event):
+    """A fake-server script: every work included, each reply held until `event` is set."""
+    def script(work: str, model: str, attempt: int):
+        return Answer("include") if event.is_set() else Gated(event, Answer("include"))
+    return script
+
+
+def claim_all_then_kill(w: dict, db: str, works: int) -> str:
+    """Start runner A, wait until it holds all `works` (its replies held), SIGKILL it; returns its runner id."""
+    a = start_run(w["root"])
+    try:
+        wait_for(lambda: query(db, "SELECT COUNT(*) FROM jobs WHERE claimed_by IS NOT NULL") == [(works,)]
+                 or a.poll() is not None, "runner A claimed every work")
+        assert a.poll() is None, a.communicate()[1][-2000:]
+        a.send_signal(signal.SIGKILL)
+        a.wait(WAIT_SECONDS)
+    finally:
+        if a.poll() is None:
+            a.kill()
+        a.communicate()
+    [(dead,)] = query(db, "SELECT DISTINCT claimed_by FROM jobs WHERE claimed_by IS NOT NULL")
+    return dead
+
+
 def kill_elsewhere_and_survive(tmp_path: Path, database: str | None) -> dict:
     """Runner A claims every work and is SIGKILLed with its requests in flight; runner B, on another machine,
     first finds them leased (exit 3), then, once A's leases ran out, takes them over (exit 0)."""
     answer = threading.Event()
-
-    def script(work: str, model: str, attempt: int):
-        return Answer("include") if answer.is_set() else Gated(answer, Answer("include"))
-
     seen: dict = {}
-    with FakeOpenAI(script) as server:
+    with FakeOpenAI(held_until(answer)) as server:
         w = make_workspace(tmp_path / "a", server.base_url, screen=6, cheap_voters=False, batch_size=6,
                            concurrency=4, lease_seconds=3600, **({"database": database} if database else {}))
         server.titles = w["titles"]
         db = database or str(w["root"] / "state" / "screen.db")
         b = other_machine(w, tmp_path / "b", db)
-        a = start_run(w["root"])
-        try:
-            wait_for(lambda: query(db, "SELECT COUNT(*) FROM jobs WHERE claimed_by IS NOT NULL") == [(6,)]
-                     or a.poll() is not None, "runner A claimed every work")
-            wait_for(lambda: sum(server.counts().values()) >= 6 or a.poll() is not None, "A's requests were sent")
-            assert a.poll() is None, a.communicate()[1][-2000:]
-            a.send_signal(signal.SIGKILL)
-            a.wait(WAIT_SECONDS)
-        finally:
-            if a.poll() is None:
-                a.kill()
-            a.communicate()
-        [(dead,)] = query(db, "SELECT DISTINCT claimed_by FROM jobs WHERE claimed_by IS NOT NULL")
+        dead = claim_all_then_kill(w, db, 6)
 
         first = cli("screen", "--workspace", b, "--run", "--json")
         seen["first"] = first
@@ -170,25 +178,11 @@ def test_a_runner_killed_on_another_machine_postgresql(tmp_path, postgres_url):
 def test_a_runner_killed_on_the_same_machine_is_taken_over_at_once(tmp_path):
     """Same raw folder: the survivor finds the dead runner's file unlocked and frees its claims without waiting."""
     answer = threading.Event()
-
-    def script(work: str, model: str, attempt: int):
-        return Answer("include") if answer.is_set() else Gated(answer, Answer("include"))
-
-    with FakeOpenAI(script) as server:
+    with FakeOpenAI(held_until(answer)) as server:
         w = make_workspace(tmp_path / "a", server.base_url, screen=6, cheap_voters=False, batch_size=6,
                            concurrency=4, lease_seconds=3600)
         server.titles = w["titles"]
-        db = str(w["root"] / "state" / "screen.db")
-        a = start_run(w["root"])
-        try:
-            wait_for(lambda: query(db, "SELECT COUNT(*) FROM jobs WHERE claimed_by IS NOT NULL") == [(6,)],
-                     "runner A claimed every work")
-            a.send_signal(signal.SIGKILL)
-            a.wait(WAIT_SECONDS)
-        finally:
-            if a.poll() is None:
-                a.kill()
-            a.communicate()
+        claim_all_then_kill(w, str(w["root"] / "state" / "screen.db"), 6)
         answer.set()
         survivor = cli("screen", "--workspace", w["root"], "--run", "--json")
         status = status_of(w["root"])
@@ -331,11 +325,7 @@ def test_a_run_that_asks_nothing_leaves_no_raw_file(tmp_path):
 @pytest.mark.slow
 def test_each_runners_progress_counts_the_whole_tier(tmp_path):
     gate = threading.Event()
-
-    def script(work: str, model: str, attempt: int):
-        return Answer("include") if gate.is_set() else Gated(gate, Answer("include"))
-
-    with FakeOpenAI(script) as server:
+    with FakeOpenAI(held_until(gate)) as server:
         w = make_workspace(tmp_path / "ws", server.base_url, screen=12, cheap_voters=False, batch_size=2,
                            concurrency=2, timeout=10 * WAIT_SECONDS)
         server.titles = w["titles"]
@@ -347,14 +337,13 @@ def test_each_runners_progress_counts_the_whole_tier(tmp_path):
             wait_for(lambda: len(query(db, "SELECT DISTINCT claimed_by FROM jobs WHERE claimed_by IS NOT NULL"))
                      == 2 or any(p.poll() is not None for p in procs), "both runners hold claims")
             gate.set()
-            outs = [p.communicate(timeout=WAIT_SECONDS) for p in procs]
+            outs = finish_together(procs)
         finally:
             gate.set()
             for p in procs:
                 if p.poll() is None:
                     p.kill()
                     p.communicate()
-    assert all(p.returncode in (0, 3) for p in procs), [err[-2000:] for _, err in outs]
     own = [int(out.split("expensive: ")[1].split(" works screened")[0]) for out, _ in outs]
     assert sum(own) == 12 and all(0 < n < 12 for n in own), own
     last = [[line for line in err.splitlines() if line.startswith("screen expensive")][-1] for _, err in outs]
