@@ -15,6 +15,7 @@ claimed yet, unless `--partial`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -268,7 +269,7 @@ def format_status(status: ScreenStatus) -> str:
         spent = ", ".join(f"{v.voter} {dollars(v.spend, tenths=True)}" for v in t.voters)
         pace = ("no verdict in the last ten minutes" if t.rate_per_minute is None else
                 f"{t.rate_per_minute:,.1f} works/min over the last ten minutes")
-        left = "" if t.seconds_left is None else f", {format_duration(t.seconds_left)} left"
+        left = "" if t.seconds_left is None else f", {format_duration(math.ceil(t.seconds_left))} left"
         lines.append(f"  spend {dollars(t.spend, tenths=True)} ({spent}); {pace}{left}")
     budget = (f" of the budget {dollars(status.budget, tenths=True)}" if status.budget is not None
               else " (no [screen] budget set)")
