@@ -35,8 +35,8 @@ even after kill -9 (docs/screening.md).
 Ctrl-C stops the claiming: the requests already sent are answered and
 recorded, then the run prints what it recorded and spent and exits 130 (run
 the same command again to resume; only the missing votes are asked). A
-second Ctrl-C aborts at once. The dry run lists runs that ended with
-requests sent and never answered (in flight at a kill: asked again).
+second Ctrl-C aborts at once. The dry run lists runs killed with requests
+sent and never answered (in flight at the kill: asked again).
 
 --status prints where the screen of the release stands across every runner
 (per tier: done, admitted, discarded, failed, leased by which runner on which
