@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from support.fake_openai import Content, FakeOpenAI, Refuse, Status
 from support.judge import KEY, KEY_ENV, MODELS, judge_workspace, judgement
-from test_screen_crash import WAIT_SECONDS
+from test_screen_crash import WAIT_SECONDS, finish_together
 from test_screen_runners import Gated
 
 from reporter.cli import main
@@ -208,7 +208,7 @@ def test_two_runners_at_once_never_ask_a_judge_twice_for_one_paper(tmp_path):
                     "the runners never both held claims: " + " | ".join(p.communicate()[1][-1500:] for p in procs)
                 time.sleep(0.05)
             gate.set()
-            reports = [finish(p) for p in procs]
+            reports = [json.loads(out) for out, _ in finish_together(procs)]
         finally:
             gate.set()
             for p in procs:

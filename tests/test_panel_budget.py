@@ -202,6 +202,7 @@ def test_exit_4_is_documented_in_the_help_and_the_docs(verb, key, capsys):
         main([verb, "--help"])
     assert exit_.value.code == 0
     help_text = " ".join(capsys.readouterr().out.split())
-    assert f"4 when --max-cost or {key} stopped the sending" in help_text
+    assert (f"4 when --max-cost or {key} stopped the sending" in help_text
+            or f"4 stopped by --max-cost or {key}" in help_text), help_text
     docs = " ".join((Path(__file__).resolve().parents[1] / "docs" / "screening.md").read_text().split())
     assert "4 stopped by `--max-cost` or the workspace's budget" in docs

@@ -114,7 +114,13 @@ def test_csv_and_parquet_hold_the_same_rows_and_the_same_bytes_every_time(screen
 
 def test_the_export_command_and_its_errors(screened, tmp_path, capsys, monkeypatch):
     out = tmp_path / "handoff.csv"
-    assert main(["export", "--workspace", str(screened["root"]), "--out", str(out)]) == 0
+    # W005 has one vote (its other voter failed): the screen is not complete, so the hand-off is refused.
+    assert main(["export", "--workspace", str(screened["root"]), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert ("the screen is not complete (expensive screen: 0 works leased, 1 not claimed yet, 1 of them failed "
+            "after retries)") in err and "--partial" in err and "Nothing was written" in err
+    assert not list(tmp_path.iterdir()), "nothing written on a refusal"
+    assert main(["export", "--workspace", str(screened["root"]), "--out", str(out), "--partial"]) == 0
     assert "4 admitted works" in capsys.readouterr().out
     assert len(out.read_text().splitlines()) == 5, "the newest release (the second) holds the same four"
     assert main(["export", "--workspace", str(screened["root"]), "--release", str(screened["release_dir"]),

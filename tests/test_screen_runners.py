@@ -16,7 +16,7 @@ import time
 
 import pytest
 from support.fake_openai import Answer, FakeOpenAI
-from test_screen_crash import WAIT_SECONDS, finish, start_run
+from test_screen_crash import WAIT_SECONDS, finish_together, start_run
 from test_screen_run import MODELS, make_workspace, short
 
 
@@ -72,7 +72,7 @@ def run_at_once(tmp_path, runners: int, database: str | None) -> None:
                         p.communicate()[1][-1500:] for p in procs))
                 time.sleep(0.05)
             gate.set()
-            reports = [finish(p) for p in procs]
+            reports = [json.loads(out) for out, _ in finish_together(procs)]
         finally:
             gate.set()
             for p in procs:

@@ -200,3 +200,32 @@ def test_a_screen_state_that_cannot_be_read_refuses_the_build_and_removes_the_st
         build(load_workspace(root), as_of=DAY, environ={}, progress=False)
     assert not (root / "site").exists()
     assert [p.name for p in (root / "releases").iterdir() if p.name not in (".lock", "index.json")] == []
+
+
+def test_works_leased_by_a_runner_are_said_on_the_status_page_with_their_runner_host_and_lease(tmp_path):
+    """The status page says what `reporter screen --status` says of leases (issue 34, item 1)."""
+    import json
+    from reporter.screening.scope import tier_scope
+    ws, rdir = route(make_workspace(tmp_path / "ws"))
+    gen = gens(ws)
+    rid = json.loads((rdir / "release.json").read_text())["release_id"]
+    ids = tier_scope(ws, rdir, "expensive", cheap_generation=gen["cheap"], store=None).work_ids
+    with open_store(ws.screen.database, where="[screen] database") as store:
+        store.register_runner("far-away-7", "<b>host-b</b>", 7)
+        store.seed_scope(rid, "expensive", gen["expensive"], list(ids))
+        assert len(store.claim(rid, "expensive", gen["expensive"], "far-away-7", 2, 3600)) == 2
+        report = screen_report(ws, rdir, store=store, labels=None)
+        store.heartbeat("far-away-7", 0.001)  # its lease runs out: reclaimable
+        import time
+        time.sleep(0.01)
+        expired = screen_report(ws, rdir, store=store, labels=None)
+    page = build_status_page(load_release(rdir.parent, rdir.name), report)
+    note = page.screening.note
+    assert "Expensive screen: 2 works held by runner far-away-7 on <b>host-b</b> since " in note
+    assert " UTC; leased until " in note
+    section = parse_html(env.render_html(page)).find("section", id="screening")
+    assert "2 works held by runner far-away-7 on <b>host-b</b>" in section.text(), "the host is text, escaped"
+    assert "<b>host-b</b>" not in env.render_html(page)
+    assert "2 works held by runner far-away-7" in env.render_md(page)
+    again = build_status_page(load_release(rdir.parent, rdir.name), expired).screening.note
+    assert "its lease ran out at " in again and "the next reporter screen --run takes them over" in again

@@ -12,7 +12,7 @@ from typing import Any
 from ..config import load_workspace
 from . import database_passwords
 from ..errors import InputError
-from ..panel.run_report import RunReport, RunWords, format_run, interrupted_note, run_exit_code
+from ..panel.run_report import RunReport, RunWords, format_run, interrupted_note, leased_note, run_exit_code
 from ..isoweek import parse_week, week_range
 
 JUDGE_EPILOG = """\
@@ -43,10 +43,12 @@ generation over all runs, read from the state database) are kept as the
 screen's are: each request's worst case is reserved before it is sent.
 
 Exit status: 0 when done; 2 for bad input, or a judge failing request after
-request (the message names it, its base_url and the cause); 4 when
---max-cost or [digest.judge] budget stopped the sending (the message names
-the spend, the limit and how to raise it); 130 after Ctrl-C, 143 after
-SIGTERM (a second one aborts at once, with the same code).
+request (the message names it, its base_url and the cause); 3 when nothing
+more was claimable here while other runners hold papers of the weeks
+(docs/screening.md, "Exit status"); 4 when --max-cost or [digest.judge]
+budget stopped the sending (the message names the spend, the limit and how
+to raise it); 130 after Ctrl-C, 143 after SIGTERM (a second one aborts at
+once, with the same code).
 """
 
 
@@ -111,6 +113,8 @@ def run_judge_command(args: argparse.Namespace) -> int:
             print(interrupted_note(report, JUDGE_WORDS), file=sys.stderr)
         elif report.stopped:
             print(report.stop_message, file=sys.stderr)
+        elif leased_note(report, JUDGE_WORDS):
+            print(leased_note(report, JUDGE_WORDS), file=sys.stderr)
     else:
         print(format_run(report, JUDGE_WORDS, weeks))
     return run_exit_code(report)

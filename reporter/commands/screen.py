@@ -36,8 +36,8 @@ even after kill -9 (docs/screening.md).
 Ctrl-C stops the claiming: the requests already sent are answered and
 recorded, then the run prints what it recorded and spent and exits 130 (run
 the same command again to resume; only the missing votes are asked). A
-second Ctrl-C aborts at once. The dry run lists runs that ended with
-requests sent and never answered (in flight at a kill: asked again).
+second Ctrl-C aborts at once. The dry run lists runs killed with requests
+sent and never answered (in flight at the kill: asked again).
 
 Spending: before each request the runner reserves its worst case (its
 prompt plus max_tokens at the voter's prices) and stops sending when the
@@ -45,24 +45,42 @@ next reservation would pass --max-cost (this run) or [screen] budget (what
 both tiers' current generations spent over all runs, read from the state
 database); what was in flight is answered and recorded.
 
-Exit status: 0 when done; 2 for bad input, or a voter failing request after
-request (the message names it, its base_url and the cause); 4 when
---max-cost or [screen] budget stopped the sending (the message names the
-spend, the limit and how to raise it); 130 after Ctrl-C, 143 after SIGTERM
-(a second one aborts at once, with the same code); nothing recorded is lost
-either way.
+--status prints where the screen of the release stands across every runner
+(per tier: done, admitted, discarded, failed, leased by which runner on which
+host until when, unclaimed; spend per voter against [screen] budget; each
+runner's requests; time left at the current pace), read-only; --json for the
+JSON (docs/screening.md).
+
+Exit status (docs/screening.md, "Exit status"):
+  0    done; the dry run and --status always
+  1    internal error
+  2    bad input, or a voter failing request after request (the message names
+       it, its base_url and the cause)
+  3    not done: nothing more was claimable here while works of the scope are
+       leased by other runners (--status shows them; a dead runner's leases run
+       out and the next --run takes them over)
+  4    stopped by --max-cost or [screen] budget (the message names the spend,
+       the limit and how to raise it)
+  130  Ctrl-C; 143 SIGTERM (a second one aborts at once, with the same code)
+Nothing recorded is lost either way.
 """
 
 EXPORT_EPILOG = """\
-examples (in the example workspace, the repository, after `reporter build`):
-  reporter export --workspace . --out state/handoff.csv
-  reporter export --workspace . --out state/handoff.parquet
+examples (in the example workspace, the repository, after `reporter build`;
+--partial because nothing is screened there yet):
+  reporter export --workspace . --out state/handoff.csv --partial
+  reporter export --workspace . --out state/handoff.parquet --partial
 
 One row per work of the release that the expensive screen admitted in the
 current generation, rebuilt from the pool (every pool column, the overlay
 applied), with its pile, the winning rule, the outcome and each voter's
 vote. Works screened by half are held back; verdicts follow a work across
-releases. Same inputs, same bytes. With --require-certified nothing is
+releases. Same inputs, same bytes. Refused (exit 2, nothing written) while
+works of the release are leased by a runner or not claimed yet, unless
+--partial. Beside FILE, FILE.provenance.json says where it came from (release,
+generation, voters' models and hosts, prompt hash, tool version, the
+certificates that gated it, counts, spend, partial or not); a Parquet file
+carries the same in its metadata (docs/screening.md). With --require-certified nothing is
 written while a discarding stratum of the release (a discard pile, what a
 tier discarded) lacks a certificate that meets [certify] max_missed_fraction
 (reporter certify, docs/certify.md).
@@ -84,7 +102,9 @@ def register(sub: Any) -> None:
     p.add_argument("--max-cost", type=float, metavar="USD",
                    help="with --run: stop sending before this run's spend could pass this many US dollars "
                         "(each request's worst case is reserved first; exit 4 when it stops the run)")
-    p.add_argument("--json", action="store_true", help="print the plan or the run's report as JSON")
+    p.add_argument("--status", action="store_true",
+                   help="where the screen stands across every runner: counts, leases, spend, pace (read-only)")
+    p.add_argument("--json", action="store_true", help="print the plan, the status or the run's report as JSON")
     p.set_defaults(func=run_screen_command)
 
     e = sub.add_parser(
@@ -98,6 +118,10 @@ def register(sub: Any) -> None:
                    help="refuse the hand-off while a discarding stratum of the release (a discard pile, what "
                         "a tier discarded) has no certificate meeting [certify] max_missed_fraction "
                         "(reporter certify; docs/certify.md)")
+    e.add_argument("--partial", action="store_true",
+                   help="write the hand-off even while works of the release are leased by a runner or not claimed "
+                        "yet (otherwise refused); its provenance sidecar, and a Parquet file's metadata, say "
+                        "partial and what is missing")
     e.set_defaults(func=run_export_command)
 
 
@@ -126,6 +150,16 @@ def run_screen_command(args: argparse.Namespace) -> int:
     screen_settings(ws)
     release_dir = release_dir_for(ws, args.release)
     tiers = _tiers(args.tier)
+    if args.status:
+        if args.run or args.max_cost is not None:
+            raise InputError("--status only reads; leave out --run and --max-cost")
+        from ..screening.status import format_status, screen_status, status_json
+        status = screen_status(ws, release_dir)
+        if args.json:
+            print(json.dumps(status_json(status), sort_keys=True, ensure_ascii=False))
+        else:
+            sys.stdout.write(format_status(status))
+        return 0
     if not args.run:
         if args.max_cost is not None:
             raise InputError("--max-cost goes with --run (a dry run spends nothing)")
@@ -139,7 +173,7 @@ def run_screen_command(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(format_plan(plans) + format_unanswered(runs))
         return 0
-    from ..panel.run_report import format_run, interrupted_note, run_exit_code, run_json
+    from ..panel.run_report import format_run, interrupted_note, leased_note, run_exit_code, run_json
     from ..screening.run import SCREEN_WORDS, run_screen
     from ..runs import start_command_run, state_of
     settings = screen_settings(ws)
@@ -153,6 +187,8 @@ def run_screen_command(args: argparse.Namespace) -> int:
             print(interrupted_note(report, SCREEN_WORDS), file=sys.stderr)
         elif report.stopped:
             print(report.stop_message, file=sys.stderr)
+        elif leased_note(report, SCREEN_WORDS):
+            print(leased_note(report, SCREEN_WORDS), file=sys.stderr)
     else:
         print(format_run(report, SCREEN_WORDS))
     return run_exit_code(report)
@@ -167,9 +203,48 @@ def run_export_command(args: argparse.Namespace) -> int:
     ws = database_passwords(load_workspace(args.workspace), os.environ)
     screen_settings(ws)
     release_dir = release_dir_for(ws, args.release)
+    certificates: list[dict[str, Any]] = []
     if args.require_certified:
         from ..certify.gate import require_certified
         require_certified(ws, release_dir)
-    n = export_release(ws, release_dir, args.out)
-    print(f"{n:,} admitted works -> {args.out}")
+        certificates = gating_certificates(ws, release_dir)
+    from ..screening.provenance import provenance, provenance_path, write_provenance
+    from ..screening.status import export_blockers, screen_status
+    status = screen_status(ws, release_dir)
+    blockers = export_blockers(status)
+    if blockers and not args.partial:
+        raise InputError(f"release {status.release_id[:12]}: the screen is not complete ({'; '.join(blockers)}), "
+                         f"so a hand-off now would miss works. Nothing was written. Finish it with reporter screen "
+                         f"--run (reporter screen --status shows which runner holds what, and until when), or "
+                         f"write a hand-off marked partial with --partial")
+
+    def document(rows: int) -> dict[str, Any]:
+        return provenance(ws, status, rows=rows, partial=args.partial, certificates=certificates,
+                          require_certified=args.require_certified)
+
+    n = export_release(ws, release_dir, args.out, provenance=document)
+    write_provenance(args.out, document(n))
+    print(f"{n:,} admitted works -> {args.out} (provenance: {provenance_path(args.out).name}"
+          + (f"; partial: {'; '.join(blockers)}" if blockers else "; partial" if args.partial else "") + ")")
     return 0
+
+
+def gating_certificates(ws: Workspace, release_dir: Path) -> list[dict[str, Any]]:
+    """The certificates `--require-certified` checked (it passed: one per discarding stratum of the release), as
+    the provenance names them: stratum, file (relative to the workspace) and sha256. The one place the export
+    asks which certificates gated it."""
+    from ..certify.certificate import state_dir
+    from ..certify.gate import discarding_strata
+    from ..certify.results import certificate_path, load_certificates
+    from ..hashing import sha256_file
+    strata = discarding_strata(ws, release_dir)
+    if not strata:
+        return []
+    found = {c.stratum: c for c in load_certificates(state_dir(ws.root), strata[0].release_id)}
+    out = []
+    for works in strata:
+        cert = found[works.stratum.name]
+        path = certificate_path(state_dir(ws.root), cert.release, cert.stratum)
+        name = path.relative_to(ws.root).as_posix() if ws.root in path.parents else str(path)
+        out.append({"stratum": cert.stratum, "file": name, "sha256": sha256_file(path)})
+    return out

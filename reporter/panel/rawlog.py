@@ -140,9 +140,12 @@ class RawLog:
             view = view[n:]
             self._end += n
 
-    def close(self) -> None:
-        """Close the file, which drops the lock: from now on the runner counts as gone."""
+    def close(self, *, keep_empty: bool = True) -> None:
+        """Close the file, which drops the lock: from now on the runner counts as gone. `keep_empty=False` (a run's
+        end) first removes the file when nothing was ever written to it: a run that asked nothing leaves no file."""
         if self._fd >= 0:
+            if not keep_empty and self._end == 0:
+                self.path.unlink(missing_ok=True)  # still locked: no other runner can be adopting it
             os.close(self._fd)
             self._fd = -1
 

@@ -40,6 +40,9 @@ class TierReport:
     invalid: dict[str, int] = field(default_factory=dict)
     """Replies recorded that are not a valid answer, by cause (refusal, unparseable, ...): paid for and recorded
     (among `votes`), and failures of their voters all the same."""
+    leased_elsewhere: int = 0
+    """Works of the scope without a verdict that other runners held when this one found nothing more to claim
+    (their lease running, or run out since): the step is not done, and the run exits EXIT_LEASED_ELSEWHERE."""
 
     @property
     def failed(self) -> int:
@@ -135,6 +138,8 @@ def format_run(report: RunReport, words: RunWords, heads: Sequence[str] | None =
                                              "passed it; what was in flight was answered and recorded")
     if report.interrupted:
         lines.append(interrupted_note(report, words))
+    elif leased_note(report, words):
+        lines.append(leased_note(report, words))
     return "\n".join(lines)
 
 
@@ -159,16 +164,37 @@ def interrupted_note(report: RunReport, words: RunWords) -> str:
             f"verdict were released, and only their missing {words.votes} are asked")
 
 
+EXIT_LEASED_ELSEWHERE = 3
+"""The run found nothing more to claim while works of its scope were leased by other runners: not done, yet
+nothing to do here now (`leased_note`). Distinct from 0 (done), 1 (internal), 2 (bad input), 4 (a budget stopped
+it), 130/143 (a signal)."""
 EXIT_BUDGET = 4
 """The exit status of a run a spending limit stopped (--max-cost, the workspace's budget): work is left."""
 
 
 def run_exit_code(report: RunReport) -> int:
     """0; after a signal drained the run 128 plus its number as a shell says it (130 SIGINT, 143 SIGTERM);
-    EXIT_BUDGET (4) when --max-cost or the workspace's budget stopped it."""
+    EXIT_BUDGET (4) when --max-cost or the workspace's budget stopped it; EXIT_LEASED_ELSEWHERE (3) when works are
+    left leased by other runners."""
     if report.interrupted:
         return 143 if report.signal == "SIGTERM" else 130
-    return EXIT_BUDGET if report.stopped else 0
+    if report.stopped:
+        return EXIT_BUDGET
+    if any(t.leased_elsewhere for t in report.tiers):
+        return EXIT_LEASED_ELSEWHERE
+    return 0
+
+
+def leased_note(report: RunReport, words: RunWords) -> str:
+    """What a run that left works leased by other runners says (empty when it left none)."""
+    held = [(t.tier, t.leased_elsewhere) for t in report.tiers if t.leased_elsewhere]
+    if not held:
+        return ""
+    where = ", ".join(f"{n:,} {words.claimed} of {tier}" for tier, n in held)
+    return (f"not done: nothing more was claimable here, and {where} are leased by other runners "
+            f"(reporter screen --status shows which, on which host and until when). When such a runner ended "
+            f"without releasing them, its leases run out and the next --run takes them over; exit status "
+            f"{EXIT_LEASED_ELSEWHERE}")
 
 
 def run_json(report: RunReport) -> dict[str, Any]:

@@ -22,7 +22,10 @@ criteria judge over weeks (`reporter.digest.judge.run`):
    lease/3. `--max-cost` and the workspace's budget (`budget.py`) reserve each
    request's worst case before it is sent and stop sending when the next one
    would pass either (the budget's spend is read from the database, over runs).
-5. at the end, however it ends, the claims without a verdict are released.
+5. once every step found nothing more to claim, the works of each step's scope that other runners still hold
+   are counted (`TierReport.leased_elsewhere`: the run is not done, exit 3);
+6. at the end, however it ends, the claims without a verdict are released, the runner's requests never answered
+   stop counting as in flight, and a raw file nothing was written to is removed.
 
 SIGINT (Ctrl-C) and SIGTERM (`timeout`, systemd, `docker stop`) both drain:
 nothing more is claimed or sent, what was sent is answered and recorded; the
@@ -40,6 +43,7 @@ crash test cannot otherwise aim at; the command never passes it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 import os
 import secrets
@@ -178,6 +182,8 @@ class _Run:
         self.raw: Any = None
         self.models: list[ModelUse] = []
         """Each step's voters, with its prompt and generation (the run's record)."""
+        self.scopes: dict[str, str] = {}
+        """Step -> the scope key it ran over (its release id), for the count of works leased elsewhere."""
 
     async def db(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Run a database (or raw-file) call on the one database thread."""
@@ -208,6 +214,8 @@ class _Run:
                     reports.append(report)
                     if report.stopped_by_max_cost:
                         break
+                if not (self.interrupted or any(r.stopped_by_max_cost for r in reports)):
+                    reports = await self._leased_elsewhere(reports)
             finally:
                 heart.cancel()
                 await asyncio.gather(heart, return_exceptions=True)
@@ -260,7 +268,7 @@ class _Run:
                 await self.db(self.store.close)
         finally:
             if self.raw is not None:
-                self.raw.close()
+                self.raw.close(keep_empty=False)
             self._db.shutdown(wait=True)
 
     async def load_spend(self) -> None:
@@ -306,9 +314,23 @@ class _Run:
             bar.close()
         if loop.abort is not None:
             raise loop.abort
+        self.scopes[step] = tier.scope.release_id
         return TierReport(tier.name, tier.generation.id, len(tier.scope.work_ids), tally.screened, tally.votes,
                           tally.recovered, tally.refused, tally.failures, tally.spend, tally.stopped,
                           note=tier.scope.note, invalid=dict(sorted(tally.invalid.items())))
+
+    async def _leased_elsewhere(self, reports: list[TierReport]) -> list[TierReport]:
+        """Each step run, once every step found nothing more to claim: the works of its scope without a verdict that
+        other runners hold (their lease running or run out). Counted at the run's end, so works another runner
+        finished meanwhile do not count."""
+        out = []
+        for step, report in zip(self.tasks.steps, reports):
+            if step in self.scopes and report.generation is not None:
+                n = await self.db(self.store.leased_elsewhere, self.scopes[step], report.tier, report.generation,
+                                  self.runner)
+                report = dataclasses.replace(report, leased_elsewhere=n)
+            out.append(report)
+        return out
 
     def commit_batch(self, tier: Tier, batch: list[Answered], tally: Tally) -> None:
         """Group commit of the answers that came since the last one: their raw lines appended and fsynced, then

@@ -36,7 +36,7 @@ from ..errors import InputError
 from ..hashing import canonical_json
 from .store_connect import connect_postgres, connect_sqlite, is_postgres, redact_url, scrub
 from .store_rows import FailureRow, Job, Recorded, RunRow, ScopeCounts, VerdictRow, VoteRow
-from .store_session import StoreSession
+from .store_status import StatusReads
 from .store_sql import POSTGRES, SQLITE, VOTE_COLUMNS
 from .votes import Vote
 
@@ -77,7 +77,7 @@ def open_store(database: str, *, readonly: bool = False, where: str) -> Store | 
 
 # --- the store ------------------------------------------------------------------------------------
 
-class Store(StoreSession):
+class Store(StatusReads):
     """One interface over the state database; every method is one transaction and safe from any thread."""
 
     # -- runners and generations
@@ -120,8 +120,14 @@ class Store(StoreSession):
                 for runner, host, pid, started, finished, sent, answered in rows]
 
     def finish_runner(self, runner: str) -> None:
-        """Note a runner as finished (its claims are released separately, by `release`)."""
-        self._write(lambda: self._run(f"UPDATE runners SET finished_at = {self._d.now} WHERE runner = ?", (runner,)))
+        """Note a runner as finished (its claims are released separately, by `release`); nothing of it is in
+        flight any more: requests counted as sent that it never saw answered (cut by an abort or a voter-down
+        stop) are taken off `sent`, so no list keeps counting requests of a runner that ended."""
+        def work() -> None:
+            self._run(f"UPDATE runners SET finished_at = {self._d.now} WHERE runner = ?", (runner,))
+            self._run("UPDATE requests SET sent = answered WHERE runner = ? AND sent > answered", (runner,))
+
+        self._write(work)
 
     def register_generation(self, generation: str, tier: str, definition: dict) -> None:
         """Store what a generation is (insert if absent: a generation's definition never changes)."""

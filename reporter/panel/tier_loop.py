@@ -34,6 +34,10 @@ PROGRESS_SECONDS = 5.0
 FAILURES_IN_A_ROW = 5
 """A voter that fails this many requests in a row (after the client's own retries) stops the run."""
 
+PROGRESS_RECOUNT_SECONDS = 1.0
+"""How often the progress line recounts the tier's works done from the state database (every runner's verdicts);
+between recounts it adds this runner's own."""
+
 
 @dataclass
 class Asked:
@@ -158,10 +162,14 @@ class TierLoop:
         self.in_a_row = {v.name: 0 for v in tier.voters}
         self.abort: InputError | None = None
         self.started = time.monotonic()
+        self.recounted = self.started
+        self.done_before: int | None = None
+        """The scope's works with a verdict when this loop started (the database's count, every runner's)."""
         self.batch = run.settings.batch_size
         self.capacity = max(v.max_concurrency for v in tier.voters) + self.batch
 
     async def run(self) -> None:
+        await self._recount()
         committer = asyncio.create_task(self._committer())
         tasks: set[asyncio.Task] = set()
         try:
@@ -202,6 +210,7 @@ class TierLoop:
             self.closing = True
             self.wake.set()
             await committer
+        await self._recount()  # the line's last word: every runner's verdicts, not this runner's share
 
     async def _texts(self, jobs: list[Any]) -> None:
         """Read the text of claimed works this runner's scope lacks (works another runner's cheap tier passed on)."""
@@ -256,22 +265,36 @@ class TierLoop:
                 try:  # nothing answered for a while (429s, a rate limit): the line still says why
                     await asyncio.wait_for(self.wake.wait(), PROGRESS_SECONDS)
                 except asyncio.TimeoutError:
-                    self._show(0)
+                    self._show(self.bar.done)
                 self.wake.clear()
                 continue
             batch, self.pending = self.pending, []
             before = self.tally.screened
             await self.run_.db(self.run_.commit_batch, self.tier, batch, self.tally)
-            self._show(self.tally.screened - before)
+            if time.monotonic() - self.recounted >= PROGRESS_RECOUNT_SECONDS:
+                await self._recount()
+            else:
+                self._show(self.bar.done + self.tally.screened - before)
 
-    def _show(self, advanced: int) -> None:
-        self.bar.label = f"{self.tier.label} {self._detail()}"
-        self.bar.advance(advanced)
+    async def _recount(self) -> None:
+        """Set the progress line to the works of the tier's scope decided since this runner started, by every
+        runner (the state database's count): several runners each show the tier's whole remaining work."""
+        counts = await self.run_.db(self.run_.store.counts, self.tier.scope.release_id, self.tier.name,
+                                    self.tier.generation.id)
+        self.recounted = time.monotonic()
+        if self.done_before is None:
+            self.done_before = counts.done
+        self._show(counts.done - self.done_before)
 
-    def _detail(self) -> str:
-        """Votes, spend, rate and time left, for the progress line."""
+    def _show(self, done: int) -> None:
+        """Move the progress line to `done` works (never back, never past the tier's remaining work)."""
+        done = max(min(done, self.tier.todo), self.bar.done)
+        self.bar.label = f"{self.tier.label} {self._detail(done)}"
+        self.bar.advance(done - self.bar.done)
+
+    def _detail(self, done: int) -> str:
+        """Votes, spend, rate and time left (every runner's pace over the tier's whole remaining work)."""
         elapsed = max(time.monotonic() - self.started, 1e-9)
-        done = self.tally.screened
         left = self.tier.todo - done
         eta = "?" if not done else format_duration(left * elapsed / done)
         traffic = self.run_.traffic.progress_words()

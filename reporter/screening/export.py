@@ -133,7 +133,8 @@ def check_out(out: Path) -> Path:
     return Path(out)
 
 
-def write_export(rows: Iterable[Mapping[str, Any]], out: Path, *, schema: pa.Schema | None = None) -> int:
+def write_export(rows: Iterable[Mapping[str, Any]], out: Path, *, schema: pa.Schema | None = None,
+                 metadata: Mapping[bytes, bytes] | None = None) -> int:
     """Write rows as Parquet or CSV (by suffix), atomically; same rows, same bytes. Returns the row count.
 
     CSV goes through the site's one CSV writer (`reporter.csvcells`): a cell
@@ -141,7 +142,8 @@ def write_export(rows: Iterable[Mapping[str, Any]], out: Path, *, schema: pa.Sch
     carriage return first) gets an apostrophe in front; numbers stay numbers.
     CSV cannot hold nested values: lists and structs are written as canonical
     JSON text. A lone surrogate (a voter's reason may hold one), which neither
-    format can hold, is written as its escape (`\\ud800`).
+    format can hold, is written as its escape (`\\ud800`). `metadata` goes into a Parquet file's key-value
+    metadata (the provenance: `provenance.py`); CSV has nowhere to hold it.
     """
     out = check_out(out)
     rows = [{k: utf8_text(v) if isinstance(v, str) else v for k, v in row.items()} for row in rows]
@@ -150,6 +152,8 @@ def write_export(rows: Iterable[Mapping[str, Any]], out: Path, *, schema: pa.Sch
     else:
         table = pa.Table.from_pylist(rows, schema=schema)
     if out.suffix.lower() == ".parquet":
+        if metadata:
+            table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
         with atomic_path(out) as tmp:
             pq.write_table(table, tmp, compression="zstd", write_statistics=True, store_schema=True)
     else:
@@ -168,9 +172,16 @@ def _flat(table: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(columns, names=table.schema.names)
 
 
-def export_release(ws: ScreenWorkspace, release_dir: Path, out: Path) -> int:
-    """Write the release's hand-off to `out` (the state database read-only; none yet: no rows)."""
+def export_release(ws: ScreenWorkspace, release_dir: Path, out: Path, *, provenance: Any = None) -> int:
+    """Write the release's hand-off to `out` (the state database read-only; none yet: no rows).
+
+    `provenance(rows) -> document` (`provenance.py`): the document a Parquet file carries in its metadata."""
     from ..panel.readonly import open_readonly
     check_out(out)
     with open_readonly(ws.screen.database, WHERE) as store:
-        return write_export(iter_export_rows(ws, release_dir, store=store), out, schema=export_schema(ws))
+        rows = list(iter_export_rows(ws, release_dir, store=store))
+    metadata = None
+    if provenance is not None:
+        from .provenance import parquet_metadata
+        metadata = parquet_metadata(provenance(len(rows)))
+    return write_export(rows, out, schema=export_schema(ws), metadata=metadata)

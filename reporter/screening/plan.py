@@ -177,10 +177,11 @@ def unanswered_runs(ws: ScreenWorkspace) -> list[tuple[Any, bool]]:
     Such requests were in flight when the run was killed (a later run asks
     them again), or are in flight now (a live runner).
     """
-    from ..panel.rawlog import SUFFIX, is_dead
+    from ..panel.store_status import runner_state
     with open_readonly(ws.screen.database, WHERE) as db:
-        runs = db.runs() if db is not None else []
-    return [(r, r.finished_at is None and not is_dead(Path(ws.screen.raw_dir) / (r.runner + SUFFIX)))
+        runs, now = (db.runner_rows(), db.clock()) if db is not None else ([], 0.0)
+    # A runner of another machine (no raw file here) is running only while its heartbeats come (issue 34).
+    return [(r, runner_state(r, Path(ws.screen.raw_dir), ws.screen.lease_seconds, now) == "running")
             for r in runs if r.in_flight]
 
 

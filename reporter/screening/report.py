@@ -33,6 +33,7 @@ from .config import TIERS, WHERE, ScreenWorkspace
 from .plan import HOW_TO_CONFIGURE, TierPlan, generations, plan_screen, scopes, tier_voters
 from .prompt import load_prompt
 from .scope import TierScope, pile_works, screen_piles, tier_scope
+from .status import screen_status
 
 @dataclass(frozen=True)
 class VoterTally:
@@ -163,6 +164,9 @@ class ScreenReport:
     """True when the workspace has labels (calibration shown)."""
     in_flight: tuple[Any, ...] = ()
     """The runs (`store_rows.RunRow`) with requests sent and never answered: killed in flight, or running now."""
+    status: Any = None
+    """Where the screen stands across runners (`status.ScreenStatus`, what `reporter screen --status` shows):
+    leases by runner, host and time, spend against the budget."""
 
 
 @dataclass(frozen=True)
@@ -223,7 +227,8 @@ def screen_report(ws: ScreenWorkspace, release_dir: Path, *, store: Any, labels:
         release_id=scope["cheap"].release_id, database=_database_label(ws), database_exists=store is not None,
         tiers=tiers, plan=plan, prompt_hash=prompt.hash, fragments=prompt.fragments, example=example,
         funnel=_funnel(ws, release_dir, tiers, gens, store), labels=known is not None,
-        in_flight=tuple(r for r in store.runs() if r.in_flight) if store is not None else ())
+        in_flight=tuple(r for r in store.runs() if r.in_flight) if store is not None else (),
+        status=screen_status(ws, release_dir, store=store) if store is not None else None)
 
 
 def workspace_report(ws: ScreenWorkspace, release_dir: Path, labels: Any = None) -> ScreenReport | None:

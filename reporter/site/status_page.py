@@ -175,10 +175,34 @@ def screening_section(report: ScreenReport | None, note: str) -> ScreeningSectio
         shown=True,
         note=(f"{state}. A build only reads it and never sends or spends anything; reporter screen --run "
               f"screens and the next build shows what it did. Counts are of the current generation of each tier."
-              f"{in_flight}"),
+              f"{in_flight}{_leases(report.status)}"),
         tiers=tuple(_tier_view(t, plans[t.tier], report.labels) for t in report.tiers),
         prompt_hash=report.prompt_hash, fragments=tuple(Fragment(n, t) for n, t in report.fragments),
         example=tuple(Fragment(role, text) for role, text in report.example))
+
+
+def _leases(status: object) -> str:
+    """What `reporter screen --status` says of leases and the budget, as sentences ('' when nothing is leased and no
+    budget is set): which runner on which host holds how many works until when, and whether it can be taken over."""
+    if status is None:
+        return ""
+    out = []
+    for t in status.tiers:
+        for x in t.leased:
+            until = _utc(x.until)
+            state = (f"its lease ran out at {until}, so the next reporter screen --run takes them over"
+                     if x.reclaimable else f"leased until {until}")
+            out.append(f" {TIER_HEADINGS[t.tier]}: {fmt(x.works)} work{'s' * (x.works != 1)} held by runner "
+                       f"{x.runner} on {x.host or 'an unknown host'} since {_utc(x.since)}; {state}.")
+    if status.budget is not None:
+        out.append(f" Spent {dollars(status.spend, tenths=True)} of the budget "
+                   f"{dollars(status.budget, tenths=True)} ([screen] budget).")
+    return "".join(out)
+
+
+def _utc(t: float | None) -> str:
+    from datetime import datetime, timezone
+    return "?" if t is None else datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _tier_view(t: TierStatus, plan: TierPlan, labels: bool) -> TierView:
