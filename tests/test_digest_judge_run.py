@@ -367,7 +367,7 @@ def test_decisions_json_carries_the_source_the_judges_the_weeks_cost_and_the_dis
         spent = judge(w).spend_usd
         assert main(["digest", "--workspace", str(w["root"]), "--week", W1]) == 0
     doc = decisions(w)
-    assert doc["rules"] == "digest.3"
+    assert doc["rules"] == "digest.4"
     assert all(d["criteria_source"] == "judge" and len(d["judges"]) == 2 for d in doc["decisions"])
     block = doc["judge"]
     assert block["cost_usd"] == pytest.approx(spent, abs=1e-6) and block["cost_usd"] > 0

@@ -723,8 +723,9 @@ def test_a_build_removes_the_temporaries_a_killed_run_left_in_the_archive(tmp_pa
 
 
 def test_the_example_week_lists_again_the_papers_its_prior_week_decided(tmp_path):
-    """The example's real cs.GT weeks: 2606.19618 (a DROP in 2026-W25) and 2606.19968 (a REVIEW there) are listed
-    again in 2026-W26; its page and twin show each with that week's decision and a link to it, and decide neither."""
+    """The example's real cs.GT weeks: 2606.19618 (a DROP in 2026-W25) is listed again in 2026-W26; its page and
+    twin show it with that week's decision and a link to it, and do not decide it. (2606.19968, a REVIEW there
+    under rules digest.3, is a KEEP since digest.4, so 2026-W26 decides it again: already covered.)"""
     example = ROOT / "examples" / "digest"
     archive = tmp_path / "digests"
     assert main(["digest", "--papers", str(example / "papers"), "--watchlist", str(example / "watchlist.txt"),
@@ -733,17 +734,15 @@ def test_the_example_week_lists_again_the_papers_its_prior_week_decided(tmp_path
     w25 = {d["id"]: d["decision"] for d in json.loads((archive / "2026-W25" / "decisions.json").read_text())["decisions"]}
     doc = json.loads((archive / "2026-W26" / "decisions.json").read_text())
     again = {a["id"]: (a["week"], a["decision"]) for a in doc["listed_again"]}
-    assert again == {"arxiv:2606.19618": ("2026-W25", w25["arxiv:2606.19618"]),
-                     "arxiv:2606.19968": ("2026-W25", w25["arxiv:2606.19968"])}
-    assert (w25["arxiv:2606.19618"], w25["arxiv:2606.19968"]) == ("DROP", "REVIEW")
+    assert again == {"arxiv:2606.19618": ("2026-W25", w25["arxiv:2606.19618"])}
+    assert (w25["arxiv:2606.19618"], w25["arxiv:2606.19968"]) == ("DROP", "KEEP")
     assert not again.keys() & {d["id"] for d in doc["decisions"]}
     render_site(None, tmp_path / "site", digests_dir=archive, progress=False)
     tree = parse_html((tmp_path / "site" / "digest" / "2026-W26.html").read_text(encoding="utf-8"))
     section = tree.find(id="listed-again")
-    assert section.find("h2").text() == "Listed again: 2"
+    assert section.find("h2").text() == "Listed again: 1"
     items = [li.text() for li in section.find_all("li")]
-    assert items == ["arxiv:2606.19618: DROP in 2026-W25", "arxiv:2606.19968: REVIEW in 2026-W25"]
-    assert [a.attrs["href"] for a in section.find_all("a")] == [
-        "https://arxiv.org/abs/2606.19618", "2026-W25.html", "https://arxiv.org/abs/2606.19968", "2026-W25.html"]
+    assert items == ["arxiv:2606.19618: DROP in 2026-W25"]
+    assert [a.attrs["href"] for a in section.find_all("a")] == ["https://arxiv.org/abs/2606.19618", "2026-W25.html"]
     md = (tmp_path / "site" / "digest" / "2026-W26.md").read_text(encoding="utf-8")
-    assert "## Listed again: 2" in md and "): REVIEW in [2026-W25](2026-W25.md)" in md
+    assert "## Listed again: 1" in md and "): DROP in [2026-W25](2026-W25.md)" in md
