@@ -258,3 +258,45 @@ def test_the_message_id_domain_is_one_rfc_5322_accepts(base_url, domain):
     assert message_domain(base_url) == domain
     parsed = email.headerregistry.HeaderRegistry()("Message-ID", f"<digest-2026-W20.0@{domain}>")
     assert not parsed.defects
+
+
+# --- issue 33, items 5 and 7: keys, the decisive reason first, the footer -------------------------------
+
+
+def _keyed(doc: dict) -> dict:
+    """The document as rules digest.4 writes it: every decision with its key."""
+    from reporter.digest.records import paper_key
+    for d in doc["decisions"]:
+        d["key"] = paper_key(d["id"])
+    return {**doc, "rules": "digest.4"}
+
+
+LONG_RATIONALE = ("KEEP: strong match and in scope (score 100: match 1.00, criteria 1.00, novelty 1.00); match: "
+                  + ", ".join(f"'phrase number {i}'" for i in range(14)) + " in the title (weight 1.5); criteria: in "
+                  'scope criteria.md:4 "Gaussian splatting"; novelty: not in the prior four weeks.')
+
+
+def test_a_keyed_week_shows_keys_says_the_concept_first_and_has_the_footer(tmp_path):
+    from reporter.digest.records import paper_key
+    from reporter.site.email_edition import FOOTER, decisive_first
+    doc = _keyed(week_document("2026-W20", hostile=False))
+    doc["decisions"][0]["rationale"] = LONG_RATIONALE
+    assert LONG_RATIONALE.index("criteria.md:4") > 300  # cut at 300, the old e-mail lost the concept
+    edition = build_email_edition(digest_week(dump_json(doc).encode(), "w20"))
+    first = edition.keep[0]
+    assert first.key == paper_key("doi:10.5555/keep.1") and len(first.key) == 8
+    assert first.why.startswith('KEEP: strong match and in scope (score 100: match 1.00, criteria 1.00, novelty '
+                                '1.00); criteria: in scope criteria.md:4 "Gaussian splatting"; match: ')
+    assert edition.footer == FOOTER
+    files = dict(email_files(digest_week(dump_json(doc).encode(), "w20")))
+    txt = files["digest/2026-W20.email.txt"].decode()
+    assert f"doi:10.5555/keep.1, key {first.key}, score 100" in txt and "List-Unsubscribe" in txt
+    assert f"key <code>{first.key}</code>" in files["digest/2026-W20.email.html"].decode()
+    # A rationale of another shape is left as it is.
+    assert decisive_first("DROP (weak-match): nothing") == "DROP (weak-match): nothing"
+    # A week decided before keys (rules digest.3): its e-mail is as it was published, no key, no footer.
+    plain = week_document("2026-W20", hostile=False)
+    plain["decisions"][0]["rationale"] = LONG_RATIONALE
+    old = build_email_edition(digest_week(dump_json(plain).encode(), "w20"))
+    assert old.footer == "" and old.keep[0].key == ""
+    assert old.keep[0].why.startswith(LONG_RATIONALE[:200]) and "criteria.md:4" not in old.keep[0].why

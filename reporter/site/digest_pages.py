@@ -238,13 +238,14 @@ def _paper(d: Decision, verdicts: dict[str, CandidateRow] | None, rank: str) -> 
         categories=", ".join(d.categories), decision=d.decision, score=d.score, match=f"{d.axes.match:.2f}",
         criteria=f"{d.axes.criteria:.2f}", novelty=f"{d.axes.novelty:.2f}", ranking=rank, tags=d.tags,
         rationale=d.rationale, matched_terms=d.matched_terms, merged_ids=d.merged_ids, snippet=start,
-        abstract=d.abstract if d.abstract and start != d.abstract else "", graph=graph, graph_note=note)
+        abstract=d.abstract if d.abstract and start != d.abstract else "", graph=graph, graph_note=note,
+        key=d.key or "")
 
 
 def _row(d: Decision, rank: str) -> PaperRow:
     """A REVIEW on one line."""
     return PaperRow(anchor=paper_anchor(d.id), id=d.id, title=shorten(d.title), href=_href(d),
-                    authors=authors_line(d.authors), score=d.score, ranking=rank)
+                    authors=authors_line(d.authors), score=d.score, ranking=rank, key=d.key or "")
 
 
 def _href(d: Decision) -> Href | None:

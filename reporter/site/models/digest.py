@@ -62,6 +62,9 @@ class PaperView:
     """The citation graph's verdict and evidence for a KEEP checked when its week was published, else None."""
     graph_note: str
     """Why a KEEP of a checked week has no verdict (no key to look it up by), else empty."""
+    key: str = ""
+    """The paper's short key, what a reader types to mark it (`reporter feedback --wanted KEY`); empty for a
+    week decided before keys were recorded (rules `digest.3` and older), whose page stays as it was published."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,8 @@ class PaperRow:
     """0-100."""
     ranking: str
     """Its rank and relevance when it is over the cap (`rank 40 of 148 · relevance 2.0172`), else empty."""
+    key: str = ""
+    """The paper's short key (`reporter feedback --wanted KEY`); empty for a week decided before keys."""
 
 
 @dataclass(frozen=True)
