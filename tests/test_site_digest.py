@@ -746,3 +746,32 @@ def test_the_example_week_lists_again_the_papers_its_prior_week_decided(tmp_path
     assert [a.attrs["href"] for a in section.find_all("a")] == ["https://arxiv.org/abs/2606.19618", "2026-W25.html"]
     md = (tmp_path / "site" / "digest" / "2026-W26.md").read_text(encoding="utf-8")
     assert "## Listed again: 1" in md and "): DROP in [2026-W25](2026-W25.md)" in md
+
+
+def test_the_feed_counts_papers_for_review_and_links_absolutely_with_a_self_link(archive, tmp_path):
+    """Issue 33, item 7: "for review" counted the page's groups, not its papers; the links were relative and the
+    feed had no rel="self", so a reader given the feed alone had nothing to resolve them against."""
+    from reporter.config import load_workspace
+    doc = json.loads((archive / "2026-W20" / "decisions.json").read_text())
+    reviews = sum(d["decision"] == "REVIEW" for d in doc["decisions"])
+    (tmp_path / "reporter.toml").write_text('pool = "p.jsonl"\nspecs = "specs"\nreleases = "releases"\n'
+                                            '[site]\npath = "site"\nbase_url = "https://example.org/d"\n')
+    render_site(tmp_path / "none", tmp_path / "site", digests_dir=archive, progress=False,
+                workspace=load_workspace(tmp_path))
+    feed = ET.fromstring((tmp_path / "site" / "digest" / "feed.xml").read_bytes())
+    links = {link.get("rel"): link.get("href") for link in feed.findall(f"{ATOM}link")}
+    assert links == {"self": "https://example.org/d/digest/feed.xml",
+                     "alternate": "https://example.org/d/digest/index.html"}
+    entry = feed.find(f"{ATOM}entry")
+    assert entry.find(f"{ATOM}link").get("href") == "https://example.org/d/digest/2026-W20.html"
+    assert f", {reviews} for review, " in entry.find(f"{ATOM}summary").text and reviews == 10
+    assert 'href="https://example.org/d/digest/2026-W20.html"' in entry.find(f"{ATOM}content").text
+    # Without base_url: relative to the feed, self included.
+    relative = ET.fromstring(render_feed_only(archive, tmp_path / "rel"))
+    assert {link.get("rel"): link.get("href") for link in relative.findall(f"{ATOM}link")} == {
+        "self": "feed.xml", "alternate": "index.html"}
+
+
+def render_feed_only(archive, out):
+    render_site(out / "none", out / "site", digests_dir=archive, progress=False)
+    return (out / "site" / "digest" / "feed.xml").read_bytes()

@@ -282,7 +282,7 @@ def digest_stage(archive: Path | None, *, pending: Sequence[DigestWeek] = (),
     papers = weeks[0].archived.head.papers
     first = papers.sha256 if papers is not None else None  # the first week's papers file
     feed = atom_feed([(page, entry_id(w.week, w.archived.sha256)) for w, page in zip(weeks, pages)],
-                     feed_id(weeks[0].week, first or weeks[0].archived.sha256))
+                     feed_id(weeks[0].week, first or weeks[0].archived.sha256), base_url)
     return StagePages(pages=(*((p, True) for p in pages), (build_index_page(weeks), False)), files=((FEED, feed),),
                       archived_files=email_archive(weeks, base_url),
                       digest=digest_summary(weeks), digests=len(weeks))
