@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "reporter.commands.fetch",
     "reporter.commands.mail",
     "reporter.commands.certify",
+    "reporter.commands.feedback",
 )
 # The module that registers each command. A command line naming one imports
 # only that module: importing every stage (the site, the digest, screening's
@@ -44,6 +45,7 @@ COMMAND_MODULE = {
     "fetch": "reporter.commands.fetch",
     "mail": "reporter.commands.mail",
     "certify": "reporter.commands.certify",
+    "feedback": "reporter.commands.feedback",
 }
 
 # Settings a command gives its own process before any library loads. `reporter route` keeps the

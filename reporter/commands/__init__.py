@@ -11,5 +11,6 @@ package imports it: the stages never see the command line, the workspace file or
 - `novelty.py`: `reporter novelty`, `reporter novelty-ingest`;
 - `digest.py`: `reporter digest`; `judge.py`: `reporter judge`;
 - `screen.py`: `reporter screen`, `reporter export`;
-- `fetch.py`: `reporter fetch`; `mail.py`: `reporter mail`; `certify.py`: `reporter certify`.
+- `fetch.py`: `reporter fetch`; `mail.py`: `reporter mail`; `certify.py`: `reporter certify`;
+- `feedback.py`: `reporter feedback` (the reader's marks; reporter/digest/feedback.py and proposals.py).
 """
