@@ -1,0 +1,175 @@
+"""The reader's feedback (issue 33, item 5): keys, marks kept and never lost, measured precision, forecasts.
+
+A small archive of two made-up weeks, decided by `reporter digest`: the
+watchlist is `Gaussian splatting`, the In scope concept `Gaussian splatting`
+and `novel view*`. Two papers on 4D reconstruction mention novel views once
+(partial fit 0.4, no watchlist phrase: DROP 28); one does not (criteria
+silent: DROP 42, never KEEP). Adding `4d reconstruction` to the watchlist
+would give the two a match of 1.0: 45 + 18 + 10 = 73, KEEP; the silent one
+stays out. So its forecast is exactly: matched 3, wanted 2, not wanted 1,
+would keep 2, over both weeks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reporter.cli import main
+from reporter.digest.feedback import FEEDBACK_FILE, read_marks
+from reporter.digest.records import paper_key
+
+WEEKS = {
+    "2026-W25": [("doi:10.5555/a", "Gaussian splatting for scenes", "We evaluate Gaussian splatting."),
+                 ("doi:10.5555/b", "4D reconstruction from video", "A 4D reconstruction method for novel views."),
+                 ("doi:10.5555/c", "4D reconstruction of humans", "We study 4D reconstruction of bodies.")],
+    "2026-W26": [("doi:10.5555/d", "Fast 4D reconstruction", "4D reconstruction renders novel views."),
+                 ("doi:10.5555/e", "Gaussian splatting compression", "Gaussian splatting compressed.")],
+}
+KEY = {i: paper_key(i) for papers in WEEKS.values() for i, _, _ in papers}
+
+
+@pytest.fixture
+def ws(tmp_path):
+    root = tmp_path / "ws"
+    (root / "papers").mkdir(parents=True)
+    for week, papers in WEEKS.items():
+        (root / "papers" / f"{week}.jsonl").write_text("".join(
+            json.dumps({"id": i, "title": t, "abstract": a}) + "\n" for i, t, a in papers))
+    (root / "watchlist.txt").write_text("Gaussian splatting\n")
+    (root / "criteria.md").write_text("## In scope\n- Gaussian splatting: `Gaussian splatting`, `novel view*`\n")
+    (root / "reporter.toml").write_text('site = "site"\n[digest]\npapers = "papers"\nwatchlist = "watchlist.txt"\n'
+                                        'criteria = "criteria.md"\narchive = "digests"\n')
+    assert main(["digest", "--workspace", str(root), "--from", "2026-W25", "--to", "2026-W26"]) == 0
+    return root
+
+
+def feedback(ws: Path, *flags: str) -> int:
+    return main(["feedback", "--workspace", str(ws), *flags])
+
+
+def decided(ws: Path) -> dict[str, tuple[str, int, str]]:
+    out = {}
+    for week in WEEKS:
+        for d in json.loads((ws / "digests" / week / "decisions.json").read_text())["decisions"]:
+            out[d["id"]] = (d["decision"], d["score"], d["key"])
+    return out
+
+
+def test_every_decision_has_its_key_and_the_archive_is_as_the_docstring_says(ws):
+    assert decided(ws) == {"doi:10.5555/a": ("KEEP", 100, KEY["doi:10.5555/a"]),
+                           "doi:10.5555/b": ("DROP", 28, KEY["doi:10.5555/b"]),
+                           "doi:10.5555/c": ("DROP", 42, KEY["doi:10.5555/c"]),
+                           "doi:10.5555/d": ("DROP", 28, KEY["doi:10.5555/d"]),
+                           "doi:10.5555/e": ("KEEP", 100, KEY["doi:10.5555/e"])}
+    assert all(re.fullmatch(r"[a-z2-7]{8}", k) for k in KEY.values())
+
+
+def test_marks_from_keys_ids_and_a_sheet_are_recorded_and_the_latest_wins(ws, capsys, tmp_path):
+    assert feedback(ws, "--wanted", KEY["doi:10.5555/a"], "doi:10.5555/e") == 0
+    sheet = tmp_path / "marks.csv"
+    sheet.write_text(f"key,title,mark\n{KEY['doi:10.5555/e']},x,Not wanted\n{KEY['doi:10.5555/b']},y,wanted\n"
+                     f"{KEY['doi:10.5555/c']},z,\n", encoding="utf-8")
+    assert feedback(ws, "--sheet", str(sheet)) == 0
+    marks = read_marks(ws / "state")
+    assert [(m.id, m.mark, m.source, m.n) for m in marks] == [
+        ("doi:10.5555/a", "wanted", "--wanted", 1), ("doi:10.5555/e", "wanted", "--wanted", 2),
+        ("doi:10.5555/e", "not-wanted", "sheet marks.csv", 3), ("doi:10.5555/b", "wanted", "sheet marks.csv", 4)]
+    capsys.readouterr()
+    assert feedback(ws, "--not-wanted", KEY["doi:10.5555/c"], "--json") == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["recorded"] == [{"id": "doi:10.5555/c", "key": KEY["doi:10.5555/c"], "week": "2026-W25",
+                                "mark": "not-wanted", "source": "--not-wanted", "n": 5}]
+    # The latest mark of e (not wanted) counts: 1 of 2 marked KEEPs wanted.
+    assert (out["quality"]["keep_marked"], out["quality"]["keep_wanted"]) == (2, 1)
+
+
+def test_a_key_no_week_decided_records_nothing(ws, capsys):
+    assert feedback(ws, "--wanted", KEY["doi:10.5555/a"], "zzzzzzzz") == 2
+    assert "no published week decided a paper of key or id 'zzzzzzzz'; nothing was recorded" in \
+        capsys.readouterr().err
+    assert not (ws / "state" / FEEDBACK_FILE).exists()
+
+
+@pytest.mark.parametrize("flags, said", [
+    (("--topic", "agents", "--wanted", "x"), "topics are not built yet"),
+    (("--sheet", "nope.csv"), "cannot read it (no such file)"),
+])
+def test_refusals(ws, capsys, flags, said):
+    assert feedback(ws, *flags) == 2
+    assert said in capsys.readouterr().err
+
+
+def test_a_bad_sheet_mark_is_refused_naming_the_row(ws, capsys, tmp_path):
+    sheet = tmp_path / "s.csv"
+    sheet.write_text(f"key,mark\n{KEY['doi:10.5555/a']},wanted\n{KEY['doi:10.5555/b']},maybe\n")
+    assert feedback(ws, "--sheet", str(sheet)) == 2
+    assert "row 3: mark 'maybe' is not wanted or not-wanted" in capsys.readouterr().err
+    assert read_marks(ws / "state") == []
+
+
+def test_precision_and_its_wilson_interval_exactly(ws, capsys):
+    assert feedback(ws, "--wanted", KEY["doi:10.5555/a"], KEY["doi:10.5555/b"], KEY["doi:10.5555/d"]) == 0
+    assert feedback(ws, "--not-wanted", KEY["doi:10.5555/e"], KEY["doi:10.5555/c"], "--json") == 0
+    q = json.loads(capsys.readouterr().out.splitlines()[-1])["quality"]
+    # 1 of 2 marked KEEPs wanted: p = 0.5, Wilson 95% (z = 1.96): 0.5 -/+ 1.96 sqrt(0.125 + 0.2401) / 2.9207.
+    assert (q["keep_marked"], q["keep_wanted"], q["precision"], q["interval"]) == (2, 1, 0.5, [0.0945, 0.9055])
+    assert q["weeks"] == ["2026-W25", "2026-W26"]
+    assert [(m["id"], m["decision"], m["score"], m["missed_by"]) for m in q["wanted_not_keep"]] == [
+        ("doi:10.5555/b", "DROP", 28, "match: no watchlist phrase"),
+        ("doi:10.5555/d", "DROP", 28, "match: no watchlist phrase")]
+
+
+def test_a_proposals_forecast_is_exact_and_nothing_is_applied(ws, capsys):
+    assert feedback(ws, "--wanted", KEY["doi:10.5555/a"], KEY["doi:10.5555/b"], KEY["doi:10.5555/d"]) == 0
+    assert feedback(ws, "--not-wanted", KEY["doi:10.5555/e"], KEY["doi:10.5555/c"]) == 0
+    before = {p: p.read_bytes() for p in ws.rglob("*") if p.is_file() and "state" not in p.parts}
+    capsys.readouterr()
+    assert feedback(ws, "--proposals", "--json") == 0
+    out = json.loads(capsys.readouterr().out)
+    rows = {(p["kind"], p["phrase"]): p for p in out["proposals"]}
+    row = rows[("watchlist", "4d reconstruction")]
+    assert {k: row[k] for k in ("kind", "text", "matched", "wanted", "not_wanted", "would_keep", "weeks")} == {
+        "kind": "watchlist", "text": "4d reconstruction", "matched": 3, "wanted": 2, "not_wanted": 1,
+        "would_keep": 2, "weeks": ["2026-W25", "2026-W26"]}
+    assert out["proposals"][0]["phrase"] == "4d reconstruction"  # the most papers it would keep, first
+    # As an In scope concept it would lift the two partial fits to 1.0, but with no watchlist match: 55, REVIEW.
+    concept = rows[("criteria", "4d reconstruction")]
+    assert (concept["text"], concept["matched"], concept["would_keep"]) == (
+        "In scope: - 4d reconstruction: `4d reconstruction`", 3, 0)
+    assert "never applied" in out["note"]
+    assert {p: p.read_bytes() for p in ws.rglob("*") if p.is_file() and "state" not in p.parts} == before
+    capsys.readouterr()
+    assert feedback(ws, "--proposals") == 0
+    assert "watchlist       3      2          1          2  4d reconstruction" in capsys.readouterr().out
+
+
+KILLED_WRITE = """
+import os, signal, sys
+import reporter.files as files
+from reporter.cli import main
+real = files.os.replace
+def replace(src, dst):
+    os.kill(os.getpid(), signal.SIGKILL)   # killed after the new file is written, before it is renamed
+files.os.replace = replace
+sys.exit(main(["feedback", "--workspace", sys.argv[1], "--not-wanted", sys.argv[2]]))
+"""
+
+
+def test_a_killed_write_leaves_the_marks_as_they_were(ws):
+    assert feedback(ws, "--wanted", KEY["doi:10.5555/a"]) == 0
+    before = (ws / "state" / FEEDBACK_FILE).read_bytes()
+    run = subprocess.run([sys.executable, "-c", KILLED_WRITE, str(ws), KEY["doi:10.5555/a"]],
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert run.returncode == -9
+    assert (ws / "state" / FEEDBACK_FILE).read_bytes() == before
+    assert [m.mark for m in read_marks(ws / "state")] == ["wanted"]
+    # The next run records on top of it, the debris of the killed one aside.
+    assert feedback(ws, "--not-wanted", KEY["doi:10.5555/a"]) == 0
+    assert [m.mark for m in read_marks(ws / "state")] == ["wanted", "not-wanted"]
