@@ -173,3 +173,25 @@ def test_a_killed_write_leaves_the_marks_as_they_were(ws):
     # The next run records on top of it, the debris of the killed one aside.
     assert feedback(ws, "--not-wanted", KEY["doi:10.5555/a"]) == 0
     assert [m.mark for m in read_marks(ws / "state")] == ["wanted", "not-wanted"]
+
+
+def test_the_site_shows_the_measured_quality_once_there_are_marks(ws):
+    from support.site import parse_html
+    assert main(["build", "--workspace", str(ws)]) == 0
+    index = ws / "site" / "digest" / "index.html"
+    assert 'id="quality"' not in index.read_text()  # no mark, no section: the index is as before
+    assert feedback(ws, "--wanted", KEY["doi:10.5555/a"], KEY["doi:10.5555/b"], KEY["doi:10.5555/d"]) == 0
+    assert feedback(ws, "--not-wanted", KEY["doi:10.5555/e"]) == 0
+    assert main(["build", "--workspace", str(ws)]) == 0
+    section = parse_html(index.read_text()).find("section", id="quality")
+    assert section.find("h2").text() == "Measured quality, 2026-W25 to 2026-W26"
+    assert "KEEP precision: 50% (1 of 2 marked KEEPs wanted; 95% interval 9% to 91%)." in section.text()
+    items = [li.text() for li in section.find_all("li")]
+    assert items == [f"4D reconstruction from video {KEY['doi:10.5555/b']} · 2026-W25, DROP 28 · match: no watchlist "
+                     f"phrase", f"Fast 4D reconstruction {KEY['doi:10.5555/d']} · 2026-W26, DROP 28 · match: no "
+                     f"watchlist phrase"]
+    twin = (ws / "site" / "digest" / "index.md").read_text()
+    assert "## Measured quality, 2026-W25 to 2026-W26" in twin and f"`{KEY['doi:10.5555/b']}`" in twin
+    # The week pages show each paper's key (a week decided with rules digest.4).
+    page = (ws / "site" / "digest" / "2026-W25.html").read_text()
+    assert f"key <code>{KEY['doi:10.5555/a']}</code>" in page

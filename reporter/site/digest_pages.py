@@ -34,6 +34,7 @@ from .links import HOME, Href, href, paper_href, slug
 from .models import (CandidateRow, DigestIndexPage, DigestSummary, DigestWeekPage, DriftConcept, DriftEntry,
                      DisagreementRow, DropGroup, DropReason, DropRow, JudgeSpendRow, JudgeView, Link, ListedAgainView, MergeView, PaperRow, PaperView, ReviewGroup, Row,
                      WeekSummary)
+from .models.digest import MissedView, QualityView
 from .novelty_page import novelty_page
 from .page_parts import meta
 from .paper_text import authors_line, snippet
@@ -160,12 +161,28 @@ def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWe
     )
 
 
-def build_index_page(weeks: Sequence[DigestWeek]) -> DigestIndexPage:
-    """Every published week, newest first (rebuilt at every build)."""
+def build_index_page(weeks: Sequence[DigestWeek], quality: dict | None = None) -> DigestIndexPage:
+    """Every published week, newest first (rebuilt at every build); `quality`: what the reader's marks measure
+    (`reporter.digest.feedback.measure`, handed over by the build), None before the first mark."""
     return DigestIndexPage(
         meta=meta(INDEX, "Weekly digests", [("Home", HOME)], archived=False),
         weeks=tuple(week_summary(w, INDEX) for w in reversed(weeks)),
-        feed=Href("feed.xml", "feed.xml"))
+        feed=Href("feed.xml", "feed.xml"), quality=_quality(quality) if quality else None)
+
+
+def _quality(q: dict) -> QualityView:
+    """The measured quality as the index shows it."""
+    interval = f"{q['interval'][0]:.0%} to {q['interval'][1]:.0%}" if q["interval"] else ""
+    missed = tuple(MissedView(key=m["key"], id=m["id"], title=shorten(m["title"]),
+                              href=href(INDEX, week_path(m["week"]), paper_anchor(m["id"])), week=m["week"],
+                              decision=m["decision"], score=m["score"], missed_by=m["missed_by"])
+                   for m in q["wanted_not_keep"])
+    weeks = f"{q['weeks'][0]} to {q['weeks'][-1]}" if q["weeks"] else ""
+    return QualityView(weeks=weeks, marked=q["keep_marked"], wanted=q["keep_wanted"],
+                       precision=f"{q['precision']:.0%}" if q["precision"] is not None else "none marked",
+                       interval=interval, missed=missed,
+                       counts=(f"{q['keep_wanted']:,} of {q['keep_marked']:,} marked KEEPs wanted; 95% interval "
+                               f"{interval}") if interval else "")
 
 
 def digest_summary(weeks: Sequence[DigestWeek], from_page: str = HOME) -> DigestSummary | None:
