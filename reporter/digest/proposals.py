@@ -2,8 +2,9 @@
 
 `propose(weeks, marks, watchlist, criteria)`:
 
-- **watchlist** proposals: phrases of two or three words from the titles of
-  wanted papers that were not KEEP, not already a watchlist phrase;
+- **watchlist** proposals: phrases of two or three words (no stop word) from
+  the titles of wanted papers that were not KEEP, not already a watchlist
+  phrase;
 - **criteria** proposals: the best of those as an In scope concept, and, from
   the titles of KEEPs marked not wanted, phrases no wanted paper holds as an
   Out of scope concept (an exclusion).
@@ -53,8 +54,8 @@ CANDIDATES = 40
 NEVER_KEEP = frozenset({"already-covered", "no-abstract", "criteria-silent", "judges-disagree", "judge-failed"})
 """Tags of a paper its week never let be KEEP, whatever the score."""
 STOPWORDS = frozenset(
-    "a an and are as at be by for from in into is it its of on or over the their this to toward towards under via "
-    "with without we our using based new".split())
+    "a an and are as at be by can do does for from how in into is it its of on or over the their this to toward "
+    "towards under via what when where which why with without we our using based new".split())
 _WORD = re.compile(r"[^\W_][\w-]*")
 NOTE = "surfaced, never applied: the reader applies a proposal by editing the watchlist or the criteria"
 
@@ -73,16 +74,16 @@ def propose(weeks: Sequence[ArchivedWeek], marks: Iterable[Mark], watchlist: Wat
     wanted_text = " ".join(f"{p.decision.title} {p.decision.abstract or ''}".lower() for p in wanted)
     shrink = [c for c in _phrases(p.decision.title for p in unwanted_keeps) if c not in have and c not in wanted_text]
     records = [Record(id=p.id, title=p.decision.title, abstract=p.decision.abstract) for p in known]
-    terms = list(dict.fromkeys([*week_terms(watchlist, criteria), *grow, *shrink]))
-    counts = count_terms(records, terms)
+    counts = count_terms(records, list(dict.fromkeys([*week_terms(watchlist, criteria), *grow, *shrink])))
     thresholds = {w.week: w.head.settings.keep_threshold for w in weeks}
     forecast = _Forecast(known, records, counts, marked, thresholds, watchlist, criteria)
     proposals = []
     ranked = forecast.rank(grow)
     watch = [forecast.as_entry(c) for c in ranked]
     proposals += _best(watch, SHOWN["watchlist"])
-    inside = [forecast.as_concept(c, IN_SCOPE) for c in ranked[:SHOWN["criteria"] * 2]]
-    outside = [forecast.as_concept(c, OUT_OF_SCOPE) for c in forecast.rank(shrink, against=True)]
+    terms = {t.lower() for c in criteria.concepts for t in c.terms}  # a concept already has these
+    inside = [forecast.as_concept(c, IN_SCOPE) for c in ranked if c not in terms][:SHOWN["criteria"] * 2]
+    outside = [forecast.as_concept(c, OUT_OF_SCOPE) for c in forecast.rank(shrink, against=True) if c not in terms]
     proposals += _best(inside, SHOWN["criteria"]) + _best(outside, SHOWN["criteria"])
     return {"note": NOTE, "weeks": names, "wanted": len(wanted), "wanted_not_keep": len(missed),
             "not_wanted_keep": len(unwanted_keeps), "proposals": proposals}
@@ -163,7 +164,7 @@ class _Forecast:
 
 
 def _phrases(titles: Iterable[str]) -> list[str]:
-    """Phrases of two or three words of the titles (lower case), neither first nor last a stop word, each once;
+    """Phrases of two or three words of the titles (lower case), none of them a stop word, each once;
     only those the rule language accepts."""
     found: dict[str, None] = {}
     for title in titles:
@@ -171,7 +172,7 @@ def _phrases(titles: Iterable[str]) -> list[str]:
         for n in (2, 3):
             for k in range(len(words) - n + 1):
                 gram = words[k:k + n]
-                if gram[0] in STOPWORDS or gram[-1] in STOPWORDS or all(w.isdigit() for w in gram):
+                if any(w in STOPWORDS for w in gram) or all(w.isdigit() for w in gram):
                     continue
                 found[" ".join(gram)] = None
     accepted = list(found)
