@@ -189,14 +189,19 @@ def _phrases(titles: Iterable[str]) -> list[str]:
 
 
 def _best(rows: list[dict[str, Any]], most: int) -> list[dict[str, Any]]:
-    """The proposals worth showing: more wanted than not wanted matched (or, for an exclusion, more not wanted),
-    best first."""
-    def good(r: dict[str, Any]) -> bool:
-        return r["not_wanted"] > r["wanted"] if r["would_drop_keep"] or r["text"].startswith("Out") \
-            else r["wanted"] > r["not_wanted"]
-    chosen = [r for r in rows if good(r)]
-    chosen.sort(key=lambda r: (-(r["would_keep"] + r["would_drop_keep"]), -max(r["wanted"], r["not_wanted"]),
-                               r["matched"], r["text"]))
+    """The proposals worth showing: more wanted than not wanted matched (for an exclusion, more not wanted), best
+    first by the papers the reader marked so times the share of its matches they are, marked x (marked + 1) /
+    (matched + 2): on two real weeks `evaluating llm` (18 matched, 4 wanted: 1.0) comes before a phrase of one
+    wanted paper (0.67) and before `language models` (1,163 matched, 23 wanted: 0.47); then by what it would
+    change, then by its text."""
+    def side(r: dict[str, Any]) -> int:
+        return r["not_wanted"] if r["text"].startswith("Out of scope") else r["wanted"]
+
+    def other(r: dict[str, Any]) -> int:
+        return r["wanted"] if r["text"].startswith("Out of scope") else r["not_wanted"]
+    chosen = [r for r in rows if side(r) > other(r)]
+    chosen.sort(key=lambda r: (-side(r) * (side(r) + 1) / (r["matched"] + 2),
+                               -(r["would_keep"] + r["would_drop_keep"]), r["text"]))
     return chosen[:most]
 
 
