@@ -12,10 +12,9 @@ DEFAULT_TOPIC = "default"
 """The one topic a workspace has until topics exist (issue 33, item 6): its [digest]."""
 
 FEEDBACK_EPILOG = """\
-examples (in a workspace whose digest has published weeks):
-  reporter feedback --workspace . --wanted k3f9x2ab q7mm2c4d
-  reporter feedback --workspace . --not-wanted arxiv:2606.19968
-  reporter feedback --workspace . --sheet marks.csv
+examples (in the example workspace, after `reporter build`):
+  reporter feedback --workspace . --wanted 6fqeyl2z 2ceyoejz
+  reporter feedback --workspace . --not-wanted arxiv:2606.21001
   reporter feedback --workspace . --proposals --json
 
 A key is the eight characters each paper carries on its week's page and in
