@@ -197,7 +197,7 @@ def test_the_week_page_lists_keep_then_review_by_why_then_every_drop_by_cause_an
     (("look-alike-trap",), 55, "look-alike-trap"), (("journal-version-of:2026-W19",), 65, "earlier-version"),
     (("stricter-pass",), 62, "near-threshold"), ((), 50, "near-threshold"), ((), 80, "other"),
     (("judges-disagree",), 87, "judges-disagree"), (("judge-failed", "criteria-silent"), 87, "judge-failed"),
-    (("judge-missing",), 64, "judge-missing"), (("no-abstract", "judges-disagree"), 87, "no-abstract")])
+    (("judge-missing",), 64, "near-threshold"), (("no-abstract", "judges-disagree"), 87, "no-abstract")])
 def test_a_review_is_grouped_by_the_reason_that_decided_it(tags, score, reason):
     """The first that fits in REVIEW_REASONS order, as the rationale's head names it: the cap, the stricter pass's
     rescue (a score under REVIEW), the never-KEEP overrides, a criteria rule, an earlier version, else the score."""

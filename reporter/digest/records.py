@@ -208,7 +208,10 @@ def review_reason_of(tags: tuple[str, ...], score: int, keep_threshold: int, rev
         return "over-cap"
     if score < review_threshold:
         return "rescued"
-    for reason in ("no-abstract", "judges-disagree", "judge-failed", "judge-missing", "criteria-silent",
+    # `judge-missing` is not a reason to wait (such a paper may be KEEP): since rules digest.4 a REVIEW the keyword
+    # rule decided under --keyword-fallback waits for the reason that rule gives (issue 33, item 7: every REVIEW of
+    # such a week fell into one "not judged" group). A document recorded before keeps its recorded reasons.
+    for reason in ("no-abstract", "judges-disagree", "judge-failed", "criteria-silent",
                    "fails-required", "look-alike-trap"):
         if reason in given:
             return reason

@@ -319,7 +319,23 @@ def _judge(page: str, week: DigestWeek, anchors: dict[str, str]) -> JudgeView | 
                      for j in judge.judges),
         disagreements=rows, note=judge.note,
         silent=(f"{count(judge.keyword_silent, 'paper')} where only the judge speaks, "
-                f"{count(judge.judge_silent, 'paper')} where only the keyword rule does: counted, not listed"))
+                f"{count(judge.judge_silent, 'paper')} where only the keyword rule does: counted, not listed"),
+        fallback=_fallback(week, judge.judges, judge.generation))
+
+
+def _fallback(week: DigestWeek, judges: Sequence[Any], generation: str) -> str:
+    """What the page says of a week decided with --keyword-fallback: the judges' answers were not all used (none,
+    when no judge had answered). Only for a week with keys (rules digest.4): an older week keeps its page."""
+    missing = max((j.missing for j in judges), default=0)
+    if not missing or not any(d.key for d in week.archived.decisions.decisions):
+        return ""
+    answered = max((j.answered + j.failed for j in judges), default=0)
+    if not answered:
+        return (f"No judge had answered when the week was decided: the keyword rule decided Axis 2 for all "
+                f"{count(missing, 'paper')} (--keyword-fallback, tag judge-missing), and no judge's answer was used.")
+    return (f"The keyword rule decided Axis 2 for the {count(missing, 'paper')} no judge had answered yet "
+            f"(--keyword-fallback, tag judge-missing); the judges' recorded answers decided the other "
+            f"{count(answered, 'paper')} (generation {generation}).")
 
 
 def _merge(page: str, m: MergeEntry, anchors: dict[str, str]) -> MergeView:

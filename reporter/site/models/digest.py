@@ -235,6 +235,10 @@ class JudgeView:
     """What the table is for (surfaced, never applied)."""
     silent: str
     """The papers counted, not listed: where only one of the two speaks."""
+    fallback: str = ""
+    """For a week decided with `--keyword-fallback` (rules `digest.4`): which papers the keyword rule decided
+    because no judge had answered, said instead of "Axis 2 came from the judges' recorded answers"; empty
+    otherwise (and for an older week, whose archived page stays as published)."""
 
 
 @dataclass(frozen=True)
