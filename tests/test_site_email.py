@@ -300,3 +300,22 @@ def test_a_keyed_week_shows_keys_says_the_concept_first_and_has_the_footer(tmp_p
     old = build_email_edition(digest_week(dump_json(plain).encode(), "w20"))
     assert old.footer == "" and old.keep[0].key == ""
     assert old.keep[0].why.startswith(LONG_RATIONALE[:200]) and "criteria.md:4" not in old.keep[0].why
+
+
+def test_latex_in_titles_reads_as_text_in_a_keyed_week(tmp_path):
+    """Issue 33, item 7: raw `$...$` in titles on the page, in the e-mail and the feed (arXiv titles are TeX)."""
+    from reporter.site.digest_pages import build_week_page
+    from reporter.site.paper_text import plain_math
+    assert plain_math("An $O(n^2)$ algorithm for $\\varepsilon$-EFX") == "An O(n²) algorithm for ε-EFX"
+    assert plain_math("$\\mathcal{O}(\\log n)$ regret, $\\frac{1}{2}$-approx") == "O(log n) regret, 1/2-approx"
+    assert plain_math("Costs $5 and $6 each") == "Costs $5 and $6 each"  # two prices, not a formula
+    assert plain_math("$n^{1/3}$ and $x_{ij}$") == "n^(1/3) and x_(ij)"
+    doc = _keyed(week_document("2026-W20", hostile=False))
+    doc["decisions"][0]["title"] = "Fair $\\alpha$-shares in $O(n^2)$ <b>time</b>"
+    week = digest_week(dump_json(doc).encode(), "w20")
+    assert build_week_page(week).keep[0].title == "Fair α-shares in O(n²) <b>time</b>"  # escaped by the templates
+    assert build_email_edition(week).keep[0].title == "Fair α-shares in O(n²) <b>time</b>"
+    plain = week_document("2026-W20", hostile=False)
+    plain["decisions"][0]["title"] = doc["decisions"][0]["title"]
+    old = digest_week(dump_json(plain).encode(), "w20")  # a week before keys: its pages stay as published
+    assert build_week_page(old).keep[0].title == "Fair $\\alpha$-shares in $O(n^2)$ <b>time</b>"

@@ -37,7 +37,7 @@ from .models import (CandidateRow, DigestIndexPage, DigestSummary, DigestWeekPag
 from .models.digest import MissedView, QualityView
 from .novelty_page import novelty_page
 from .page_parts import meta
-from .paper_text import authors_line, snippet
+from .paper_text import authors_line, cut, flat, plain_math, snippet
 from .titles import shorten
 
 DIGEST = "digest"
@@ -127,7 +127,7 @@ def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWe
         tuple(_row(d, _ranked(d, ranks)) for d in g.decisions[REVIEW_IN_FULL:]))
         for g in review_groups(ds.decisions, settings))
     dropped = tuple(DropGroup(g.key, f"drop-{g.key}", g.label, g.meaning, len(g.decisions), tuple(
-        DropReason(rationale, len(papers), tuple(DropRow(d.id, shorten(d.title), _href(d)) for d in papers))
+        DropReason(rationale, len(papers), tuple(DropRow(d.id, shown_title(d), _href(d)) for d in papers))
         for rationale, papers in by_rationale(g.decisions))) for g in drop_groups(ds.decisions))
     # A merged paper links to its entry, or for a DROP (listed without an anchor) to its cause.
     anchors = {d.id: f"drop-{d.cause}" if d.decision == "DROP" else paper_anchor(d.id) for d in ds.decisions}
@@ -202,7 +202,7 @@ def week_summary(week: DigestWeek, from_page: str) -> WeekSummary:
         week=week.week, dates=week_dates(week.week), href=href(from_page, target),
         kept=cal.kept, review=cal.review, dropped=cal.dropped, covered=cal.force_dropped_already_covered,
         demoted=cal.demoted_for_cap,
-        keeps=tuple(Link(shorten(d.title), href(from_page, target, paper_anchor(d.id))) for d in ds.kept()))
+        keeps=tuple(Link(shown_title(d), href(from_page, target, paper_anchor(d.id))) for d in ds.kept()))
 
 
 def histogram_chart(week: str, histogram: Sequence[int], keep_at: int, review_at: int) -> Chart:
@@ -250,7 +250,7 @@ def _paper(d: Decision, verdicts: dict[str, CandidateRow] | None, rank: str) -> 
         note = "not checked: no DOI, arXiv or OpenAlex id to look it up by"
     start = snippet(d.abstract)
     return PaperView(
-        anchor=paper_anchor(d.id), id=d.id, title=shorten(d.title), href=_href(d),
+        anchor=paper_anchor(d.id), id=d.id, title=shown_title(d), href=_href(d),
         authors=authors_line(d.authors), published=d.published or "", venue=d.venue or "",
         categories=", ".join(d.categories), decision=d.decision, score=d.score, match=f"{d.axes.match:.2f}",
         criteria=f"{d.axes.criteria:.2f}", novelty=f"{d.axes.novelty:.2f}", ranking=rank, tags=d.tags,
@@ -261,8 +261,16 @@ def _paper(d: Decision, verdicts: dict[str, CandidateRow] | None, rank: str) -> 
 
 def _row(d: Decision, rank: str) -> PaperRow:
     """A REVIEW on one line."""
-    return PaperRow(anchor=paper_anchor(d.id), id=d.id, title=shorten(d.title), href=_href(d),
+    return PaperRow(anchor=paper_anchor(d.id), id=d.id, title=shown_title(d), href=_href(d),
                     authors=authors_line(d.authors), score=d.score, ranking=rank, key=d.key or "")
+
+
+def shown_title(d: Decision, most: int | None = None) -> str:
+    """A paper's title as the pages, the feed and the e-mail show it: shortened, and for a week decided with keys
+    (rules digest.4) its inline LaTeX read as text (`plain_math`: `$O(n^2)$` is O(n²)); an older week's pages
+    stay as they were published."""
+    title = plain_math(d.title) if d.key else d.title
+    return shorten(title) if most is None else cut(flat(title), most)
 
 
 def _href(d: Decision) -> Href | None:

@@ -34,7 +34,7 @@ from ..isoweek import week_start
 from ..naming import RELATIVE_LINKS_DOMAIN, email_edition_paths
 from ..plurals import count
 from .digest_groups import CAUSES
-from .digest_pages import DigestWeek, paper_anchor, week_dates, week_path
+from .digest_pages import DigestWeek, paper_anchor, shown_title, week_dates, week_path
 from .env import context, email_html_env, text_env
 from .links import href, paper_href
 from .models.email import EmailCount, EmailEdition, EmailPaper
@@ -70,7 +70,7 @@ def build_email_edition(week: DigestWeek, base_url: str | None = None) -> EmailE
         link = paper_href((d.id, *d.merged_ids))
         # A week with keys (rules digest.4) says the decisive reason first: the criteria line before the match.
         why = decisive_first(d.rationale) if d.key else d.rationale
-        return EmailPaper(id=flat(d.id), title=cut(flat(d.title), TITLE_CHARS), href=link.html if link else None,
+        return EmailPaper(id=flat(d.id), title=shown_title(d, TITLE_CHARS), href=link.html if link else None,
                           entry=entry(paper_anchor(d.id)), score=d.score, authors=authors_line(d.authors),
                           snippet=snippet(d.abstract) if with_snippet else "", why=cut(flat(why), RATIONALE_CHARS),
                           key=d.key or "")
