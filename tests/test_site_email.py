@@ -319,3 +319,26 @@ def test_latex_in_titles_reads_as_text_in_a_keyed_week(tmp_path):
     plain["decisions"][0]["title"] = doc["decisions"][0]["title"]
     old = digest_week(dump_json(plain).encode(), "w20")  # a week before keys: its pages stay as published
     assert build_week_page(old).keep[0].title == "Fair $\\alpha$-shares in $O(n^2)$ <b>time</b>"
+
+
+def test_many_papers_listed_again_are_counted_per_prior_week(tmp_path):
+    """Issue 33, item 7: "Listed again" listed 240 weekend relistings one a line; a keyed week folds them."""
+    from reporter.site.digest_pages import LISTED_AGAIN_SHOWN, build_week_page
+    doc = _keyed(week_document("2026-W20", hostile=False))
+    again = [{"id": f"arxiv:2605.9{i:04d}", "week": "2026-W19", "decision": "DROP" if i % 5 else "REVIEW"}
+             for i in range(240)]
+    page = build_week_page(digest_week(dump_json({**doc, "listed_again": again}).encode(), "w20"))
+    assert len(page.listed_again) == 240 and [(f.week.label, f.summary) for f in page.listed_again_folded] == [
+        ("2026-W19", "240 papers: REVIEW 48, DROP 192")]
+    few = build_week_page(digest_week(dump_json({**doc, "listed_again": again[:LISTED_AGAIN_SHOWN]}).encode(), "w"))
+    assert few.listed_again_folded == ()
+    old = build_week_page(digest_week(dump_json({**week_document("2026-W20", hostile=False),
+                                                 "listed_again": again}).encode(), "w20"))
+    assert old.listed_again_folded == ()  # a week before keys: its page as published
+    write_week(tmp_path / "digests", {**doc, "listed_again": again})
+    render_site(tmp_path / "none", tmp_path / "site", digests_dir=tmp_path / "digests", progress=False)
+    section = parse_html((tmp_path / "site/digest/2026-W20.html").read_text()).find("section", id="listed-again")
+    assert section.find("h2").text() == "Listed again: 240"
+    assert [li.text() for li in section.find_all("li")] == ["2026-W19: 240 papers: REVIEW 48, DROP 192"]
+    assert "- [2026-W19](2026-W19.md): 240 papers: REVIEW 48, DROP 192" in (
+        tmp_path / "site/digest/2026-W20.md").read_text()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import posixpath
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +35,7 @@ from .links import HOME, Href, href, paper_href, slug
 from .models import (CandidateRow, DigestIndexPage, DigestSummary, DigestWeekPage, DriftConcept, DriftEntry,
                      DisagreementRow, DropGroup, DropReason, DropRow, JudgeSpendRow, JudgeView, Link, ListedAgainView, MergeView, PaperRow, PaperView, ReviewGroup, Row,
                      WeekSummary)
-from .models.digest import MissedView, QualityView
+from .models.digest import ListedAgainFold, MissedView, QualityView
 from .novelty_page import novelty_page
 from .page_parts import meta
 from .paper_text import authors_line, cut, flat, plain_math, snippet
@@ -155,6 +156,7 @@ def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWe
         judge=_judge(page, week, anchors),
         listed_again=tuple(ListedAgainView(Link(a.id, paper_href((a.id,))), Link(a.week, href(page, week_path(a.week))),
                                            a.decision) for a in week.archived.listed_again),
+        listed_again_folded=_folded(page, week),
         prior=tuple(Link(p, href(page, week_path(p)) if p in published else None) for p in ds.prior_weeks),
         inputs=_inputs(week),
         index=href(page, INDEX),
@@ -263,6 +265,22 @@ def _row(d: Decision, rank: str) -> PaperRow:
     """A REVIEW on one line."""
     return PaperRow(anchor=paper_anchor(d.id), id=d.id, title=shown_title(d), href=_href(d),
                     authors=authors_line(d.authors), score=d.score, ranking=rank, key=d.key or "")
+
+
+LISTED_AGAIN_SHOWN = 20
+"""A week with keys lists at most this many papers listed again one a line; more are counted per prior week."""
+
+
+def _folded(page: str, week: DigestWeek) -> tuple[ListedAgainFold, ...]:
+    """The papers listed again, counted per prior week, when a week with keys lists more than LISTED_AGAIN_SHOWN."""
+    again = week.archived.listed_again
+    if len(again) <= LISTED_AGAIN_SHOWN or not any(d.key for d in week.archived.decisions.decisions):
+        return ()
+    by_week: dict[str, Counter] = {}
+    for a in again:
+        by_week.setdefault(a.week, Counter())[a.decision] += 1
+    return tuple(ListedAgainFold(Link(w, href(page, week_path(w))), f"{count(sum(c.values()), 'paper')}: " + ", ".join(
+        f"{d} {c[d]:,}" for d in ("KEEP", "REVIEW", "DROP") if c[d])) for w, c in sorted(by_week.items()))
 
 
 def shown_title(d: Decision, most: int | None = None) -> str:

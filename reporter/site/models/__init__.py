@@ -19,7 +19,8 @@ from .diff import (Comparison, DiffPage, InputChange, Move, MovedGroup, MovedVie
                    StateChange, StateCount, Transition)
 from .novelty import (CandidateRow, GraphUsed, IdList, NoveltyPage)
 from .digest import (DigestIndexPage, DigestWeekPage, DriftConcept, DriftEntry, DropGroup, DropReason, DropRow,
-                     DisagreementRow, JudgeSpendRow, JudgeView, ListedAgainView, MergeView, MissedView, PaperRow, PaperView,
+                     DisagreementRow, JudgeSpendRow, JudgeView, ListedAgainFold, ListedAgainView, MergeView, MissedView,
+                     PaperRow, PaperView,
                      QualityView, ReviewGroup)
 from .glossary import (GlossaryPage, Term)
 

@@ -254,6 +254,16 @@ class ListedAgainView:
 
 
 @dataclass(frozen=True)
+class ListedAgainFold:
+    """The papers a week lists again from one prior week, counted (a week that lists many again: folded)."""
+
+    week: Link
+    """The prior week that decided them, linked to its page (where each is)."""
+    summary: str
+    """`240 papers: DROP 200, REVIEW 40`."""
+
+
+@dataclass(frozen=True)
 class MergeView:
     """Records the cross-source merge folded into one paper."""
 
@@ -326,6 +336,12 @@ class DigestWeekPage:
     """The merges section's line when nothing was merged."""
     no_listed_again: str = "No paper of an earlier week was listed again."
     """The listed-again section's line when none was."""
+    listed_again_folded: tuple[ListedAgainFold, ...] = ()
+    """When more than LISTED_AGAIN_SHOWN are listed again in a week with keys (rules digest.4; arXiv relists a
+    weekend's papers by the hundred): them counted per prior week, shown instead of one line each; () otherwise."""
+    listed_again_folded_note: str = ("Counted per week that decided them (arXiv lists many papers again, weekend "
+                                     "relistings among them); each is on that week's page, with its decision.")
+    """The folded list's note."""
     listed_again_note: str = ("Papers listed again in the version one of the four prior weeks decided: not decided "
                               "again, shown with that week's decision (a prior KEEP is decided again and dropped as "
                               "already covered).")
