@@ -323,7 +323,8 @@ def test_latex_in_titles_reads_as_text_in_a_keyed_week(tmp_path):
 
 def test_many_papers_listed_again_are_counted_per_prior_week(tmp_path):
     """Issue 33, item 7: "Listed again" listed 240 weekend relistings one a line; a keyed week folds them."""
-    from reporter.site.digest_pages import LISTED_AGAIN_SHOWN, build_week_page
+    from reporter.site.digest_pages import build_week_page
+    from reporter.site.digest_views import LISTED_AGAIN_SHOWN
     doc = _keyed(week_document("2026-W20", hostile=False))
     again = [{"id": f"arxiv:2605.9{i:04d}", "week": "2026-W19", "decision": "DROP" if i % 5 else "REVIEW"}
              for i in range(240)]

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import datetime as dt
 import posixpath
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,18 +30,16 @@ from ..novelty.results import ResultLine, load_novelty_results, result_lines
 from ..plurals import count
 from .charts import Bar, Chart, Label, Legend, fmt
 from .digest_groups import by_rationale, cap_ranks, drop_groups, ranking, review_groups
-from .links import HOME, Href, href, paper_href, slug
+from .links import HOME, Href, href, paper_href
 from .models import (CandidateRow, DigestIndexPage, DigestSummary, DigestWeekPage, DriftConcept, DriftEntry,
                      DisagreementRow, DropGroup, DropReason, DropRow, JudgeSpendRow, JudgeView, Link, ListedAgainView, MergeView, PaperRow, PaperView, ReviewGroup, Row,
                      WeekSummary)
-from .models.digest import ListedAgainFold, MissedView, QualityView
+from .digest_views import (DIGEST, INDEX, fallback_note, folded, paper_anchor, quality_view, shown_title,
+                           week_path)
 from .novelty_page import novelty_page
 from .page_parts import meta
-from .paper_text import authors_line, cut, flat, plain_math, snippet
-from .titles import shorten
+from .paper_text import authors_line, snippet
 
-DIGEST = "digest"
-INDEX = "digest/index"
 FEED = "digest/feed.xml"
 
 REVIEW_IN_FULL = 5
@@ -64,16 +61,6 @@ class DigestWeek:
     def week(self) -> str:
         """The ISO week."""
         return self.archived.week
-
-
-def week_path(week: str) -> str:
-    """A week's page."""
-    return f"{DIGEST}/{week}"
-
-
-def paper_anchor(paper_id: str) -> str:
-    """The fragment id of a paper on its week page."""
-    return "p-" + slug(paper_id)
 
 
 def week_dates(week: str) -> str:
@@ -156,7 +143,7 @@ def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWe
         judge=_judge(page, week, anchors),
         listed_again=tuple(ListedAgainView(Link(a.id, paper_href((a.id,))), Link(a.week, href(page, week_path(a.week))),
                                            a.decision) for a in week.archived.listed_again),
-        listed_again_folded=_folded(page, week),
+        listed_again_folded=folded(page, week.archived),
         prior=tuple(Link(p, href(page, week_path(p)) if p in published else None) for p in ds.prior_weeks),
         inputs=_inputs(week),
         index=href(page, INDEX),
@@ -169,22 +156,7 @@ def build_index_page(weeks: Sequence[DigestWeek], quality: dict | None = None) -
     return DigestIndexPage(
         meta=meta(INDEX, "Weekly digests", [("Home", HOME)], archived=False),
         weeks=tuple(week_summary(w, INDEX) for w in reversed(weeks)),
-        feed=Href("feed.xml", "feed.xml"), quality=_quality(quality) if quality else None)
-
-
-def _quality(q: dict) -> QualityView:
-    """The measured quality as the index shows it."""
-    interval = f"{q['interval'][0]:.0%} to {q['interval'][1]:.0%}" if q["interval"] else ""
-    missed = tuple(MissedView(key=m["key"], id=m["id"], title=shorten(m["title"]),
-                              href=href(INDEX, week_path(m["week"]), paper_anchor(m["id"])), week=m["week"],
-                              decision=m["decision"], score=m["score"], missed_by=m["missed_by"])
-                   for m in q["wanted_not_keep"])
-    weeks = f"{q['weeks'][0]} to {q['weeks'][-1]}" if q["weeks"] else ""
-    return QualityView(weeks=weeks, marked=q["keep_marked"], wanted=q["keep_wanted"],
-                       precision=f"{q['precision']:.0%}" if q["precision"] is not None else "none marked",
-                       interval=interval, missed=missed,
-                       counts=(f"{q['keep_wanted']:,} of {q['keep_marked']:,} marked KEEPs wanted; 95% interval "
-                               f"{interval}") if interval else "")
+        feed=Href("feed.xml", "feed.xml"), quality=quality_view(quality) if quality else None)
 
 
 def digest_summary(weeks: Sequence[DigestWeek], from_page: str = HOME) -> DigestSummary | None:
@@ -267,30 +239,6 @@ def _row(d: Decision, rank: str) -> PaperRow:
                     authors=authors_line(d.authors), score=d.score, ranking=rank, key=d.key or "")
 
 
-LISTED_AGAIN_SHOWN = 20
-"""A week with keys lists at most this many papers listed again one a line; more are counted per prior week."""
-
-
-def _folded(page: str, week: DigestWeek) -> tuple[ListedAgainFold, ...]:
-    """The papers listed again, counted per prior week, when a week with keys lists more than LISTED_AGAIN_SHOWN."""
-    again = week.archived.listed_again
-    if len(again) <= LISTED_AGAIN_SHOWN or not any(d.key for d in week.archived.decisions.decisions):
-        return ()
-    by_week: dict[str, Counter] = {}
-    for a in again:
-        by_week.setdefault(a.week, Counter())[a.decision] += 1
-    return tuple(ListedAgainFold(Link(w, href(page, week_path(w))), f"{count(sum(c.values()), 'paper')}: " + ", ".join(
-        f"{d} {c[d]:,}" for d in ("KEEP", "REVIEW", "DROP") if c[d])) for w, c in sorted(by_week.items()))
-
-
-def shown_title(d: Decision, most: int | None = None) -> str:
-    """A paper's title as the pages, the feed and the e-mail show it: shortened, and for a week decided with keys
-    (rules digest.4) its inline LaTeX read as text (`plain_math`: `$O(n^2)$` is O(n²)); an older week's pages
-    stay as they were published."""
-    title = plain_math(d.title) if d.key else d.title
-    return shorten(title) if most is None else cut(flat(title), most)
-
-
 def _href(d: Decision) -> Href | None:
     """The paper's own page, from its id, else from the first merged id that gives one."""
     return paper_href((d.id, *d.merged_ids))
@@ -346,22 +294,7 @@ def _judge(page: str, week: DigestWeek, anchors: dict[str, str]) -> JudgeView | 
         disagreements=rows, note=judge.note,
         silent=(f"{count(judge.keyword_silent, 'paper')} where only the judge speaks, "
                 f"{count(judge.judge_silent, 'paper')} where only the keyword rule does: counted, not listed"),
-        fallback=_fallback(week, judge.judges, judge.generation))
-
-
-def _fallback(week: DigestWeek, judges: Sequence[Any], generation: str) -> str:
-    """What the page says of a week decided with --keyword-fallback: the judges' answers were not all used (none,
-    when no judge had answered). Only for a week with keys (rules digest.4): an older week keeps its page."""
-    missing = max((j.missing for j in judges), default=0)
-    if not missing or not any(d.key for d in week.archived.decisions.decisions):
-        return ""
-    answered = max((j.answered + j.failed for j in judges), default=0)
-    if not answered:
-        return (f"No judge had answered when the week was decided: the keyword rule decided Axis 2 for all "
-                f"{count(missing, 'paper')} (--keyword-fallback, tag judge-missing), and no judge's answer was used.")
-    return (f"The keyword rule decided Axis 2 for the {count(missing, 'paper')} no judge had answered yet "
-            f"(--keyword-fallback, tag judge-missing); the judges' recorded answers decided the other "
-            f"{count(answered, 'paper')} (generation {generation}).")
+        fallback=fallback_note(week.archived, judge.judges, judge.generation))
 
 
 def _merge(page: str, m: MergeEntry, anchors: dict[str, str]) -> MergeView:

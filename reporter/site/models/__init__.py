@@ -19,9 +19,9 @@ from .diff import (Comparison, DiffPage, InputChange, Move, MovedGroup, MovedVie
                    StateChange, StateCount, Transition)
 from .novelty import (CandidateRow, GraphUsed, IdList, NoveltyPage)
 from .digest import (DigestIndexPage, DigestWeekPage, DriftConcept, DriftEntry, DropGroup, DropReason, DropRow,
-                     DisagreementRow, JudgeSpendRow, JudgeView, ListedAgainFold, ListedAgainView, MergeView, MissedView,
-                     PaperRow, PaperView,
-                     QualityView, ReviewGroup)
+                     DisagreementRow, JudgeSpendRow, JudgeView, ListedAgainFold, ListedAgainView, MergeView,
+                     PaperRow, PaperView, ReviewGroup)
+from .quality import MissedView, QualityView
 from .glossary import (GlossaryPage, Term)
 
 PAGES = tuple(cls for cls in list(globals().values())
