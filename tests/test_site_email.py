@@ -343,3 +343,16 @@ def test_many_papers_listed_again_are_counted_per_prior_week(tmp_path):
     assert [li.text() for li in section.find_all("li")] == ["2026-W19: 240 papers: REVIEW 48, DROP 192"]
     assert "- [2026-W19](2026-W19.md): 240 papers: REVIEW 48, DROP 192" in (
         tmp_path / "site/digest/2026-W20.md").read_text()
+
+
+def test_a_keyed_week_says_what_relevance_is(tmp_path):
+    """Issue 33, item 7: "relevance 16.63" was shown beside each paper unexplained."""
+    write_week(tmp_path / "digests", _keyed(week_document("2026-W20", hostile=False)))
+    render_site(tmp_path / "none", tmp_path / "site", digests_dir=tmp_path / "digests", progress=False)
+    kept = parse_html((tmp_path / "site/digest/2026-W20.html").read_text()).find("section", id="kept")
+    note = kept.find_all("p")[1]
+    assert note.text().startswith("Relevance, beside each paper, orders papers of one score")
+    assert note.find("a").attrs["href"] == "../glossary.html#term-relevance"
+    glossary = parse_html((tmp_path / "site/glossary.html").read_text())
+    assert glossary.find("dt", id="term-relevance").text() == "relevance"
+    assert "[More in the glossary](../glossary.md)" in (tmp_path / "site/digest/2026-W20.md").read_text()

@@ -30,12 +30,12 @@ from ..novelty.results import ResultLine, load_novelty_results, result_lines
 from ..plurals import count
 from .charts import Bar, Chart, Label, Legend, fmt
 from .digest_groups import by_rationale, cap_ranks, drop_groups, ranking, review_groups
-from .links import HOME, Href, href, paper_href
+from .links import GLOSSARY, HOME, Href, href, paper_href
 from .models import (CandidateRow, DigestIndexPage, DigestSummary, DigestWeekPage, DriftConcept, DriftEntry,
                      DisagreementRow, DropGroup, DropReason, DropRow, JudgeSpendRow, JudgeView, Link, ListedAgainView, MergeView, PaperRow, PaperView, ReviewGroup, Row,
                      WeekSummary)
-from .digest_views import (DIGEST, INDEX, fallback_note, folded, paper_anchor, quality_view, shown_title,
-                           week_path)
+from .digest_views import (DIGEST, INDEX, RELEVANCE_NOTE, fallback_note, folded, keyed, paper_anchor, quality_view,
+                           shown_title, week_path)
 from .novelty_page import novelty_page
 from .page_parts import meta
 from .paper_text import authors_line, snippet
@@ -144,6 +144,8 @@ def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWe
         listed_again=tuple(ListedAgainView(Link(a.id, paper_href((a.id,))), Link(a.week, href(page, week_path(a.week))),
                                            a.decision) for a in week.archived.listed_again),
         listed_again_folded=folded(page, week.archived),
+        relevance_note=RELEVANCE_NOTE if keyed(week.archived) else "",
+        glossary_relevance=href(page, GLOSSARY, "term-relevance") if keyed(week.archived) else None,
         prior=tuple(Link(p, href(page, week_path(p)) if p in published else None) for p in ds.prior_weeks),
         inputs=_inputs(week),
         index=href(page, INDEX),

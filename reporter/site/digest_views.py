@@ -39,6 +39,10 @@ def keyed(week: ArchivedWeek) -> bool:
     return any(d.key for d in week.decisions.decisions)
 
 
+RELEVANCE_NOTE = ("Relevance, beside each paper, orders papers of one score: how strongly the watchlist's phrases "
+                  "and the In scope terms occur in its title and abstract, a term few papers of the week hold "
+                  "weighing most (BM25F). It never changes a score or a decision.")
+"""What a week with keys says of the relevance its papers show (`relevance 16.63` was unexplained)."""
 LISTED_AGAIN_SHOWN = 20
 """A week with keys lists at most this many papers listed again one a line; more are counted per prior week."""
 

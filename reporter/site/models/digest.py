@@ -337,6 +337,11 @@ class DigestWeekPage:
     """The merges section's line when nothing was merged."""
     no_listed_again: str = "No paper of an earlier week was listed again."
     """The listed-again section's line when none was."""
+    relevance_note: str = ""
+    """For a week with keys (rules digest.4): what the relevance beside each paper is (the glossary has the rest);
+    empty for an older week, whose archived page stays as published."""
+    glossary_relevance: Href | None = None
+    """The glossary's entry for relevance (with `relevance_note`)."""
     listed_again_folded: tuple[ListedAgainFold, ...] = ()
     """When more than LISTED_AGAIN_SHOWN are listed again in a week with keys (rules digest.4; arXiv relists a
     weekend's papers by the hundred): them counted per prior week, shown instead of one line each; () otherwise."""
