@@ -195,3 +195,14 @@ def test_the_site_shows_the_measured_quality_once_there_are_marks(ws):
     # The week pages show each paper's key (a week decided with rules digest.4).
     page = (ws / "site" / "digest" / "2026-W25.html").read_text()
     assert f"key <code>{KEY['doi:10.5555/a']}</code>" in page
+
+
+def test_recording_marks_writes_one_run_record_and_proposals_none(ws, tmp_path):
+    from reporter.runs import read_runs
+    sheet = tmp_path / "s.csv"
+    sheet.write_text(f"key,mark\n{KEY['doi:10.5555/a']},wanted\n{KEY['doi:10.5555/e']},not-wanted\n")
+    assert feedback(ws, "--sheet", str(sheet)) == 0
+    assert feedback(ws, "--proposals") == 0  # reads only: no record
+    [run] = [r for r in read_runs(ws / "state") if r.kind == "feedback"]
+    assert run.counts == {"marks": 2, "wanted": 1, "not_wanted": 1}
+    assert [o.path for o in run.outputs] == ["state/feedback.json"] and [i.role for i in run.inputs] == ["sheet"]

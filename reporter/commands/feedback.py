@@ -101,7 +101,17 @@ def run_feedback(args: argparse.Namespace) -> int:
             mark = "wanted" if args.wanted else "not-wanted"
             tokens = args.wanted or args.not_wanted
             marked, source = [(p, mark) for p in resolve(tokens, known, f"--{mark}")], f"--{mark}"
-        out["recorded"] = [m.to_json() for m in record(state, marked, source)]
+        import os
+
+        from ..digest.feedback import FEEDBACK_FILE
+        from ..runs import start_command_run
+        run = start_command_run(args, state, os.environ)
+        recorded = record(state, marked, source)
+        run.write("feedback", "done", inputs=[run.ref("sheet", args.sheet)] if args.sheet is not None else [],
+                  outputs=[run.ref("marks", state / FEEDBACK_FILE)],
+                  counts={"marks": len(recorded), "wanted": sum(m.mark == "wanted" for m in recorded),
+                          "not_wanted": sum(m.mark == "not-wanted" for m in recorded)})
+        out["recorded"] = [m.to_json() for m in recorded]
     out["quality"] = measure(weeks, read_marks(state))
     print(canonical_json(out) if args.json else _text(out))
     return 0
