@@ -42,7 +42,7 @@ MARKS = ("wanted", "not-wanted")
 QUALITY_WEEKS = 8
 """The measured precision covers the last this many published weeks."""
 FEEDBACK_LIMIT = 64 * 1024 * 1024
-"""The most bytes of feedback.json or a sheet read (a million marks are about 150 MB... a sheet far less)."""
+"""The most bytes of feedback.json or of a sheet read (a mark is about 150 bytes: some 400,000 marks)."""
 SHEET_MARKS = {"wanted": "wanted", "not-wanted": "not-wanted", "not wanted": "not-wanted", "unwanted": "not-wanted"}
 """A sheet's `mark` cell (any case, spaces around ignored); empty is no mark."""
 
