@@ -191,7 +191,7 @@ def test_the_site_shows_the_measured_quality_once_there_are_marks(ws):
                      f"phrase", f"Fast 4D reconstruction {KEY['doi:10.5555/d']} · 2026-W26, DROP 28 · match: no "
                      f"watchlist phrase"]
     twin = (ws / "site" / "digest" / "index.md").read_text()
-    assert "## Measured quality, 2026-W25 to 2026-W26" in twin and f"`{KEY['doi:10.5555/b']}`" in twin
+    assert "## Measured quality, 2026-W25 to 2026-W26" in twin and f") {KEY['doi:10.5555/b']} ·" in twin
     # The week pages show each paper's key (a week decided with rules digest.4).
     page = (ws / "site" / "digest" / "2026-W25.html").read_text()
     assert f"key <code>{KEY['doi:10.5555/a']}</code>" in page
