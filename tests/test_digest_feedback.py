@@ -206,3 +206,21 @@ def test_recording_marks_writes_one_run_record_and_proposals_none(ws, tmp_path):
     [run] = [r for r in read_runs(ws / "state") if r.kind == "feedback"]
     assert run.counts == {"marks": 2, "wanted": 1, "not_wanted": 1}
     assert [o.path for o in run.outputs] == ["state/feedback.json"] and [i.role for i in run.inputs] == ["sheet"]
+
+
+def test_a_kept_paper_dropped_again_as_already_covered_counts_as_the_keep_it_was(tmp_path, capsys):
+    """The example's real weeks: 2606.19968 is KEEP in 2026-W25 and, listed again, DROP (already covered) in
+    2026-W26. Marked wanted, it is a wanted KEEP, not a wanted paper the digest missed."""
+    import shutil
+    example = Path(__file__).resolve().parents[1] / "examples" / "digest"
+    root = tmp_path / "ws"
+    shutil.copytree(example / "papers", root / "papers")
+    for name in ("watchlist.txt", "criteria.md"):
+        shutil.copy(example / name, root / name)
+    (root / "reporter.toml").write_text('site = "site"\n[digest]\npapers = "papers"\nwatchlist = "watchlist.txt"\n'
+                                        'criteria = "criteria.md"\narchive = "digests"\n')
+    assert main(["digest", "--workspace", str(root), "--from", "2026-W25", "--to", "2026-W26"]) == 0
+    capsys.readouterr()
+    assert feedback(root, "--wanted", paper_key("arxiv:2606.19968"), "--json") == 0
+    q = json.loads(capsys.readouterr().out)["quality"]
+    assert (q["keep_marked"], q["keep_wanted"], q["wanted_not_keep"]) == (1, 1, [])
