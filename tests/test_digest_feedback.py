@@ -224,3 +224,23 @@ def test_a_kept_paper_dropped_again_as_already_covered_counts_as_the_keep_it_was
     assert feedback(root, "--wanted", paper_key("arxiv:2606.19968"), "--json") == 0
     q = json.loads(capsys.readouterr().out)["quality"]
     assert (q["keep_marked"], q["keep_wanted"], q["wanted_not_keep"]) == (1, 1, [])
+
+
+def test_a_week_published_with_rules_digest_3_stays_as_it_was(ws, capsys):
+    """Issue 33, item 4: the Required rule changes decisions, so it is a new rules version; a week published
+    before it is neither decided again by a build nor re-published by `reporter digest` without --force."""
+    path = ws / "digests" / "2026-W25" / "decisions.json"
+    old = json.loads(path.read_text())
+    old["rules"] = "digest.3"
+    for d in old["decisions"]:
+        del d["key"]  # as digest.3 wrote it
+    path.write_text(json.dumps(old, indent=2, sort_keys=True))
+    before = path.read_bytes()
+    assert main(["build", "--workspace", str(ws)]) == 0
+    assert path.read_bytes() == before
+    page = (ws / "site" / "digest" / "2026-W25.html").read_text()
+    assert "key <code>" not in page and 'id="kept"' in page  # its page shows it as decided: no keys
+    capsys.readouterr()
+    assert main(["digest", "--workspace", str(ws), "--week", "2026-W25"]) == 2
+    assert 'rules "digest.3" then, "digest.4" now' in capsys.readouterr().err
+    assert path.read_bytes() == before
