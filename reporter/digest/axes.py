@@ -215,7 +215,9 @@ class CriteriaAxis:
             TRAP: f"out of scope {quotes}, and no In scope concept in the title",
             NOT_IN_SCOPE: f"not in scope: no In scope concept matched, only {quotes}",
             PARTLY: f"partly in scope {quotes}, and no In scope concept matched",
-            REQUIRED_UNCONFIRMED: _unconfirmed(criteria, self.cited),
+            REQUIRED_UNCONFIRMED: (f"required unconfirmed {_cited(criteria, self.cited, REQUIRED)}: no term of it in "
+                                   f"the title or abstract, which is no evidence of failing it (borderline); in "
+                                   f"scope {_cited(criteria, self.cited, IN_SCOPE)}"),
             FAILS_REQUIRED: f"fails required {quotes} (no term in the title or abstract)",
             REDUCED: f"reduced fit {quotes}",
             IN_SCOPE_FIT: f"in scope {quotes}",
@@ -278,12 +280,9 @@ def criteria_axis(records: Sequence[Record], criteria: Criteria,
     return out
 
 
-def _unconfirmed(criteria: Criteria, cited: Sequence[Concept]) -> str:
-    """Rule 4's account: the Required concepts without a term, then the In scope ones that matched."""
-    missing = ", ".join(criteria.cite(c) for c in cited if c.section == REQUIRED)
-    found = ", ".join(criteria.cite(c) for c in cited if c.section != REQUIRED)
-    return (f"required unconfirmed {missing}: no term of it in the title or abstract, which is no evidence "
-            f"of failing it (borderline); in scope {found}")
+def _cited(criteria: Criteria, cited: Sequence[Concept], section: str) -> str:
+    """The cited concepts of one section, quoted (rule 4 quotes its Required ones, then the In scope ones)."""
+    return ", ".join(criteria.cite(c) for c in cited if c.section == section)
 
 
 # Axis 3: novelty ----------------------------------------------------------------------------------------
