@@ -244,3 +244,11 @@ def test_a_week_published_with_rules_digest_3_stays_as_it_was(ws, capsys):
     assert main(["digest", "--workspace", str(ws), "--week", "2026-W25"]) == 2
     assert 'rules "digest.3" then, "digest.4" now' in capsys.readouterr().err
     assert path.read_bytes() == before
+
+
+def test_a_sheet_with_no_mark_records_nothing_and_writes_nothing(ws, tmp_path):
+    sheet = tmp_path / "s.csv"
+    sheet.write_text(f"key,mark\n{KEY['doi:10.5555/a']},\n")
+    runs = sorted((ws / "state").rglob("*"))
+    assert feedback(ws, "--sheet", str(sheet)) == 0
+    assert not (ws / "state" / FEEDBACK_FILE).exists() and sorted((ws / "state").rglob("*")) == runs

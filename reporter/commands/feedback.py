@@ -105,6 +105,11 @@ def run_feedback(args: argparse.Namespace) -> int:
 
         from ..digest.feedback import FEEDBACK_FILE
         from ..runs import start_command_run
+        if not marked:  # a sheet with every mark empty: nothing changes, nothing is written
+            out["recorded"] = []
+            out["quality"] = measure(weeks, read_marks(state))
+            print(canonical_json(out) if args.json else _text(out))
+            return 0
         run = start_command_run(args, state, os.environ)
         recorded = record(state, marked, source)
         run.write("feedback", "done", inputs=[run.ref("sheet", args.sheet)] if args.sheet is not None else [],
