@@ -45,7 +45,7 @@ from .routing.artifacts import ReleaseSet
 from .routing.labels import write_label_stats
 from .routing.release import StagedRelease
 from .routing.textscan import scan_engine
-from .runs import RunStart
+from .runs import RunStart, state_of
 from .site.certified import read_certified
 from .site.digest_pages import DigestWeek
 from .site.render import PreparedSite, RenderReport, SiteInputs, StagePages, prepare_site, read_site_inputs
@@ -185,7 +185,8 @@ def gather(plan: Plan, src: Sources, as_of: date | None, checked: step.Checked, 
 def stage_pages(g: Gathered) -> list[StagePages]:
     """What each stage adds to the site, from what was gathered."""
     digest = (g.src.digests, g.digest_weeks, g.digest_pending) if g.src.digests is not None else None
-    return step.stage_pages(g.checked.novelty, digest, g.src.base_url, g.screening)
+    state = state_of(g.src.workspace.root) if g.src.workspace is not None else None
+    return step.stage_pages(g.checked.novelty, digest, g.src.base_url, g.screening, state)
 
 
 def publish(g: Gathered, site: PreparedSite) -> BuildReport:

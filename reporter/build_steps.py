@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .digest.archive import DECISIONS_FILE
+from .digest.feedback import measure, read_marks
 from .digest.publish import DigestRun, archive_snapshot, gather_digest
 from .digest import weeks
 from .digest.weeks import WeekResult
@@ -299,12 +300,16 @@ def digest_weeks(checked: Checked, archive: Path | None) -> tuple[tuple[DigestWe
 
 
 def stage_pages(novelty: NoveltyResults | None, digest: tuple[Path, Sequence[DigestWeek], Sequence[DigestWeek]] | None,
-                base_url: str | None, screening: ScreeningStatus | None) -> list[StagePages]:
-    """What each stage adds to the site, in one order: novelty, the digest, the screen."""
+                base_url: str | None, screening: ScreeningStatus | None, state: Path | None = None) -> list[StagePages]:
+    """What each stage adds to the site, in one order: novelty, the digest, the screen. `state`: the workspace's
+    state folder, whose reader's marks (`reporter feedback`) the digest's index measures the weeks by."""
     stages = [novelty_stage(list(novelty.rows), novelty.path)] if novelty is not None else []
     if digest is not None:
         archive, published, pending = digest
-        stages.append(digest_stage(archive, published=published, pending=pending, base_url=base_url))
+        marks = read_marks(state) if state is not None else []
+        quality = (lambda weeks: measure(weeks, marks)) if marks else None
+        stages.append(digest_stage(archive, published=published, pending=pending, base_url=base_url,
+                                   quality=quality))
     return [*stages, *([screening_stage(screening)] if screening is not None else [])]
 
 

@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "reporter.commands.certify",
     "reporter.commands.init",
     "reporter.commands.help",
+    "reporter.commands.feedback",
 )
 # The module that registers each command. A command line naming one imports
 # only that module: importing every stage (the site, the digest, screening's
@@ -47,6 +48,7 @@ COMMAND_MODULE = {
     "mail": "reporter.commands.mail",
     "certify": "reporter.commands.certify",
     "init": "reporter.commands.init", "help": "reporter.commands.help",
+    "feedback": "reporter.commands.feedback",
 }
 # Each command's one-line help, in the order `reporter --help` lists them. A command line that names no
 # command (`reporter --version`, `reporter --help`, `reporter`, a misspelt command) is parsed against this
@@ -69,6 +71,7 @@ COMMAND_HELP = {
     "certify": "sample a discard pile into a sheet to label, and bound how many relevant works it holds",
     "init": "start a workspace: a commented reporter.toml, a starter rule book and a README",
     "help": "print a page of the documentation: reporter help workspace",
+    "feedback": "mark published papers wanted or not wanted; measured precision and proposals",
 }
 
 # Settings a command gives its own process before any library loads. `reporter route` keeps the

@@ -33,6 +33,12 @@ def slug(text: str) -> str:
     return f"{base}-{sha256_text(text)[:8]}"
 
 
+RELATIVE_LINKS_DOMAIN = "reporter.invalid"
+"""The Message-ID's domain of an e-mail edition built without `[site] base_url` (RFC 2606: a name that is never
+anyone's): its links are then relative, which work in the site but not in a mailbox, so `reporter mail` refuses
+to send it."""
+
+
 def email_edition_paths(week: str) -> tuple[str, str, str]:
     """A digest week's e-mail edition in the site: `digest/YYYY-Www.email.html`, `.email.txt` and `.eml`."""
     return f"digest/{week}.email.html", f"digest/{week}.email.txt", f"digest/{week}.eml"

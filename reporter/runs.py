@@ -33,7 +33,7 @@ from .masking import mask_secret
 from .text import replace_surrogates
 
 SCHEMA_VERSION = 1
-KINDS = ("route", "screen", "judge", "digest", "certify", "mail", "fetch")
+KINDS = ("route", "screen", "judge", "digest", "certify", "mail", "fetch", "feedback")
 """What a record can be the run of."""
 STATUSES = ("done", "stopped", "interrupted", "failed")
 """How a run ended: done; stopped (by --max-cost, or by a cap it was given); interrupted (Ctrl-C, SIGTERM:

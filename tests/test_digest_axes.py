@@ -12,7 +12,9 @@ from reporter.digest.axes import (
     IN_SCOPE_FIT,
     NOT_IN_SCOPE,
     PARTIAL,
+    PARTLY,
     REDUCED,
+    REQUIRED_UNCONFIRMED,
     SILENT,
     TRAP,
     PriorKeep,
@@ -103,8 +105,8 @@ EMPIRICAL = "We evaluate it; results show gains."
     ("A PLM for trial registration", "We evaluate a PLM; accuracy is high.", IN_SCOPE_FIT, 100, 100, (4,)),
     # 3. only a Reduced fit concept matched: not in scope
     ("A survey of soils", "We evaluate.", NOT_IN_SCOPE, 0, 0, (13,)),
-    # 4. abstract present, no Required term anywhere: fails required
-    ("A PLM essay", "Thoughts about the PLM.", FAILS_REQUIRED, 0, 0, (10,)),
+    # 4. abstract present, no Required term anywhere: borderline, not a fail (issue 33, item 4: rules digest.4)
+    ("A PLM essay", "Thoughts about the PLM.", REQUIRED_UNCONFIRMED, 70, 40, (4, 10)),
     # 4 (not applied): without an abstract a requirement cannot be judged
     ("A PLM essay", None, IN_SCOPE_FIT, 100, 100, (4,)),
     # 5. reduced fit (and in scope): 0.7, stricter 0.4
@@ -120,6 +122,39 @@ def test_criteria_rules_in_order(title, abstract, rule, first, strict, lines):
     [c] = criteria_axis([rec(title, abstract)], CRITERIA)
     assert (c.rule, c.value(), c.value(strict=True)) == (rule, first, strict)
     assert tuple(sorted(x.line for x in c.cited)) == lines
+
+
+PARTLY_CRITERIA = parse_criteria(
+    "## In scope\n- Gaussian splatting: `Gaussian splatting`\n"
+    "## Partly in scope\n- Novel view synthesis in general: `novel view synthesis`\n"
+    "## Reduced fit\n- Surveys: `survey`\n## Required\n- Reports results: `outperforms`\n", "criteria.md")
+
+
+@pytest.mark.parametrize("title, abstract, rule, first, strict, lines", [
+    # 1. a Partly in scope concept alone makes the criteria speak: not silent
+    ("Novel view synthesis for driving", "We render scenes; it outperforms.", PARTLY, 40, 20, (4,)),
+    # 3. Partly in scope with a Reduced fit, no In scope: partly, never "not in scope"
+    ("A survey of novel view synthesis", "It outperforms.", PARTLY, 40, 20, (4,)),
+    # 3. a Reduced fit alone is still not in scope
+    ("A survey of rendering", "It outperforms.", NOT_IN_SCOPE, 0, 0, (6,)),
+    # In scope in the title wins over Partly in scope
+    ("Gaussian splatting for novel view synthesis", "It outperforms.", IN_SCOPE_FIT, 100, 100, (2,)),
+    # 4. the Required term is absent: borderline, quoting the Required line first
+    ("Gaussian splatting", "We render scenes.", REQUIRED_UNCONFIRMED, 70, 40, (2, 8)),
+])
+def test_partly_in_scope_and_required_unconfirmed(title, abstract, rule, first, strict, lines):
+    """Issue 33, item 4: the "Partly in scope" section scores the seed's partial 0.4 (0.2 stricter)."""
+    [c] = criteria_axis([rec(title, abstract)], PARTLY_CRITERIA)
+    assert (c.rule, c.value(), c.value(strict=True)) == (rule, first, strict)
+    assert tuple(sorted(x.line for x in c.cited)) == lines
+
+
+def test_required_unconfirmed_quotes_the_concept():
+    [c] = criteria_axis([rec("Gaussian splatting", "We render scenes.")], PARTLY_CRITERIA)
+    assert c.cited[0].line == 8
+    assert c.describe(PARTLY_CRITERIA) == (
+        'required unconfirmed criteria.md:8 "Reports results": no term of it in the title or abstract, which is no '
+        'evidence of failing it (borderline); in scope criteria.md:2 "Gaussian splatting"')
 
 
 def test_in_scope_occurrences_are_summed_over_distinct_terms():

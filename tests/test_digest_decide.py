@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reporter.digest.axes import PriorKeep
-from reporter.digest.criteria import load_criteria
+from reporter.digest.criteria import load_criteria, parse_criteria
 from reporter.digest.decide import Thresholds, combine, decide_week
 from reporter.digest.records import CRITERIA_CAUSES, DROP_CAUSES
 from reporter.pool.record import Record
@@ -116,8 +116,6 @@ def test_criteria_silent_below_review_stays_drop_naming_both():
 @pytest.mark.parametrize("title, abstract, cause, quote", [
     ("Enrollment report", "The protein language model helped enrollment.", "look-alike-trap",
      'criteria.md:7 "Clinical trial enrollment reports"'),
-    ("A PLM essay", "Thoughts on a protein language model.", "fails-required",
-     'criteria.md:10 "Must report empirical results"'),
     ("A survey of soils", "We evaluate.", "not-in-scope", 'criteria.md:13 "Review articles"'),
 ])
 def test_criteria_drops_name_their_cause_and_quote_the_line(title, abstract, cause, quote):
@@ -125,6 +123,26 @@ def test_criteria_drops_name_their_cause_and_quote_the_line(title, abstract, cau
     assert d.decision == "DROP" and d.cause == cause
     assert d.rationale.startswith(f"DROP ({cause}): ") and quote in d.rationale
     assert d.criteria_lines == (int(quote.split(":")[1].split()[0]),)
+
+
+def test_the_required_rule_on_a_worked_example():
+    """Issue 33, item 4: a Required concept with no term is borderline 0.7 (0.4 in the stricter pass), tagged
+    `required-unconfirmed`, its line quoted; never the DROP (fails-required) of rules digest.3."""
+    strong = rec("doi:1", "ESM-2 protein language model essay", "Thoughts on ESM.")
+    weak = rec("doi:2", "A PLM essay", "Thoughts on a protein language model.")
+    confirmed = rec("doi:3", "ESM-2 protein language model", "We evaluate a PLM.")
+    out = decide_week([strong, weak, confirmed], WATCH, CRITERIA)
+    got = {d.id: (d.decision, d.score, d.axes.criteria, d.tags, d.criteria_lines, d.cause) for d in out.decisions}
+    assert got == {"doi:1": ("KEEP", 87, 0.7, ("required-unconfirmed",), (4, 10), None),
+                   "doi:2": ("REVIEW", 64, 0.7, ("required-unconfirmed",), (4, 10), None),
+                   "doi:3": ("KEEP", 100, 1.0, (), (4,), None)}
+    assert all('criteria.md:10 "Must report empirical results"' in d.rationale
+               for d in out.decisions if d.id != "doi:3")
+    # The stricter pass (over the cap of 1): 0.4, so the strong paper is 73, still KEEP before the cap ranks it.
+    strict = {d.id: d for d in decide_week([strong, weak, confirmed], WATCH, CRITERIA, max_kept=1).decisions}
+    assert (strict["doi:1"].axes.criteria, strict["doi:1"].score) == (0.4, 73)
+    assert strict["doi:1"].tags == ("required-unconfirmed", "stricter-pass", "demoted-for-cap")
+    assert (strict["doi:2"].decision, strict["doi:2"].score, strict["doi:2"].cause) == ("REVIEW", 51, None)
 
 
 # --- the stricter pass and the cap ---------------------------------------------------------------------
@@ -277,3 +295,37 @@ def test_watchlist_drift_is_surfaced_never_applied():
         "concept": 'criteria.md:4 "Protein language models trained on sequences"', "line": 4,
         "missed_by_watchlist": 2, "ids": ["doi:m0", "doi:m1"]}]
     assert w.phrases == ("enrollment", "protein language model")  # never applied
+
+
+WORKED_CRITERIA = parse_criteria(
+    "## In scope\n- Gaussian splatting: `Gaussian splatting`, `3D Gaussian*`\n"
+    "## Partly in scope\n- Novel view synthesis in general: `novel view synthesis`\n"
+    "## Out of scope\n- Driving datasets: `driving dataset`\n"
+    "## Required\n- Reports results: `outperforms`, `we evaluate`\n"
+    "## Reduced fit\n- Surveys: `survey`\n", "criteria.md")
+WORKED_WATCH = parse_watchlist("Gaussian splatting\nnovel view synthesis\nrendering\ngrasping\n", "w.txt")
+WORKED = [  # (id, title, abstract) -> (rule's criteria value, score, decision, tags): docs/digest.md's table
+    ("doi:a", "Gaussian splatting at scale", "Gaussian splatting that outperforms NeRF.",
+     (1.0, 100, "KEEP", ())),
+    ("doi:b", "Gaussian splatting at scale", "Gaussian splatting for large scenes.",
+     (0.7, 87, "KEEP", ("required-unconfirmed",))),
+    ("doi:c", "A survey of Gaussian splatting", "We evaluate Gaussian splatting methods.",
+     (0.7, 87, "KEEP", ())),
+    ("doi:d", "A driving dataset for rendering", "Rendering with Gaussian splatting on a driving dataset.",
+     (0.0, 55, "REVIEW", ("look-alike-trap",))),
+    ("doi:e", "Novel view synthesis", "Novel view synthesis with Gaussian splatting; it outperforms.",
+     (0.4, 73, "KEEP", ())),
+    ("doi:f", "Novel view synthesis for rendering robots", "Rendering novel views; it outperforms.",
+     (0.4, 73, "KEEP", ())),
+    ("doi:g", "A survey of rendering", "Rendering, surveyed; we evaluate.",
+     (0.0, 55, "REVIEW", ())),
+    ("doi:h", "Robot grasping", "Grasping objects; it outperforms.",
+     (0.7, 87, "REVIEW", ("criteria-silent",))),
+]
+
+
+def test_each_section_on_the_worked_example():
+    """Issue 33, item 4: docs/digest.md's worked example, each section's effect, exactly."""
+    out = decide_week([rec(i, t, a) for i, t, a, _ in WORKED], WORKED_WATCH, WORKED_CRITERIA)
+    got = {d.id: (d.axes.criteria, d.score, d.decision, d.tags) for d in out.decisions}
+    assert got == {i: want for i, _, _, want in WORKED}

@@ -458,3 +458,24 @@ def test_a_run_whose_every_answer_is_invalid_reports_them_as_failures(tmp_path, 
     assert "6 answers" in text and "6 failures (6 invalid answers: 6 uncited; 0 requests failed after retries)" in text
     judged = rows(w, "SELECT COUNT(*) FROM votes WHERE invalid_cause = 'uncited'")
     assert judged == [(6,)]
+
+
+def test_a_week_decided_with_no_judge_answer_says_so_and_groups_its_reviews_by_their_own_reason(tmp_path):
+    """Issue 33, item 7: with --keyword-fallback and no answer recorded, the page said Axis 2 came from the judges'
+    answers, and every REVIEW fell into one "Not judged yet" group whatever the keyword rule found."""
+    from reporter.build import render_site
+    from support.site import parse_html
+    with FakeOpenAI(default=judgement("in_scope")) as server:
+        w = judge_workspace(tmp_path / "ws", server.base_url, {W1: 3})
+        assert main(["digest", "--workspace", str(w["root"]), "--week", W1, "--keyword-fallback"]) == 0
+        assert server.total == 0
+    doc = decisions(w)
+    assert all("judge-missing" in d["tags"] for d in doc["decisions"])
+    assert all(d["review_reason"] != "judge-missing" for d in doc["decisions"] if d["decision"] == "REVIEW")
+    render_site(None, tmp_path / "site", digests_dir=w["root"] / "digests", progress=False)
+    page = parse_html((tmp_path / "site" / "digest" / f"{W1}.html").read_text(encoding="utf-8"))
+    note = page.find("section", id="judge").find("p").text()
+    assert note == ("No judge had answered when the week was decided: the keyword rule decided Axis 2 for all 3 "
+                    "papers (--keyword-fallback, tag judge-missing), and no judge's answer was used.")
+    twin = (tmp_path / "site" / "digest" / f"{W1}.md").read_text(encoding="utf-8")
+    assert "No judge had answered when the week was decided" in twin and "came from the judges'" not in twin

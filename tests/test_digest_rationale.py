@@ -34,24 +34,24 @@ def line(title: str, abstract: str | None, **kw) -> str:
     ("Title", "We evaluate a protein language model and a PLM.",
      "KEEP: in scope, but the watchlist barely matched (score 78: match 0.50, criteria 1.00, novelty 1.00); match: "
      "'protein language model' once in the abstract; " + IN_SCOPE + "; " + NOVEL),
-    # REVIEW for a required criterion: the strong match, then the failed line quoted.
+    # A required criterion no term confirms: borderline (issue 33, item 4), its line quoted in the head.
     ("ESM-2 protein language model essay", "Thoughts on ESM.",
-     'REVIEW: strong match, but fails a required criterion (criteria.md:10 "Must report empirical results"; score '
-     "55, under the KEEP threshold 70: match 1.00, criteria 0.00, novelty 1.00); match: 'protein language model', "
-     "'ESM*' in the title and 'ESM*' once in the abstract (weight 1.5); criteria: fails required criteria.md:10 "
-     '"Must report empirical results" (no term in the title or abstract); ' + NOVEL),
+     'KEEP: strong match, but a required criterion unconfirmed (criteria.md:10 "Must report empirical results"; '
+     "score 87: match 1.00, criteria 0.70, novelty 1.00); match: 'protein language model', 'ESM*' in the title and "
+     "'ESM*' once in the abstract (weight 1.5); criteria: required unconfirmed criteria.md:10 \"Must report "
+     'empirical results": no term of it in the title or abstract, which is no evidence of failing it (borderline); '
+     'in scope criteria.md:4 "Protein language models trained on sequences"; ' + NOVEL),
     # DROP for a weak match and silent criteria: both named, and 0.70 written as silence, not as a fit.
     ("Soil microbes", "We evaluate soil.",
      "DROP (weak-match): no watchlist phrase matched, and no criteria concept matched (score 42, below the REVIEW "
      "threshold 50: match 0.00, criteria silent 0.70, novelty 1.00); match: no watchlist phrase in the title or "
      "abstract; criteria: silent: no In scope, Out of scope or Reduced fit concept matched (0.70 is a stand-in, not "
      "a fit); " + NOVEL),
-    # DROP for the criteria: the criteria's rule first, quoting its line.
+    # REVIEW with a required criterion unconfirmed: the weak sides, the Required line quoted.
     ("A PLM essay", "Thoughts on a protein language model.",
-     'DROP (fails-required): fails a required criterion, and the watchlist barely matched (criteria.md:10 "Must '
-     'report empirical results"; score 33, below the REVIEW threshold 50: match 0.50, criteria 0.00, novelty '
-     "1.00); match: 'protein language model' once in the abstract; criteria: fails required criteria.md:10 \"Must "
-     'report empirical results" (no term in the title or abstract); ' + NOVEL),
+     'REVIEW: the watchlist barely matched, and a required criterion unconfirmed (criteria.md:10 "Must report '
+     'empirical results"; score 64, under the KEEP threshold 70: match 0.50, criteria 0.70, novelty 1.00)'),
+    # DROP for the criteria: the criteria's rule first, quoting its line.
     ("Protein design enrollment", "Enrollment counts.",
      "DROP (look-alike-trap): an Out of scope concept matched and no In scope concept is in the title, though "
      'the watchlist matched (criteria.md:7 "Clinical trial enrollment reports"; score 42, below the REVIEW '

@@ -175,8 +175,13 @@ def test_the_example_weeks_list_the_two_relisted_papers_again_in_w26(tmp_path):
     s = DigestSettings(papers=EXAMPLE / "papers", watchlist=EXAMPLE / "watchlist.txt",
                        criteria=EXAMPLE / "criteria.md", archive=tmp_path)
     w25, w26 = run_weeks(s, ["2026-W25", "2026-W26"])
-    relisted = {"arxiv:2606.19618", "arxiv:2606.19968"}
+    relisted = {"arxiv:2606.19618"}
     assert {a.id for a in w26.listed_again} == relisted and not relisted & set(by_id(w26))
+    # 2606.19968 is KEEP in 2026-W25 since rules digest.4 (its Required term is unconfirmed, not failed), so
+    # 2026-W26 decides it again and drops it as already covered (issue 33, item 4).
+    assert by_id(w25)["arxiv:2606.19968"].decision == "KEEP"
+    assert (by_id(w26)["arxiv:2606.19968"].decision, by_id(w26)["arxiv:2606.19968"].cause) == ("DROP",
+                                                                                              "already-covered")
     assert all(a.week == "2026-W25" and a.decision == by_id(w25)[a.id].decision for a in w26.listed_again)
     assert w26.document["inputs"]["papers"]["file"] == "2026-W26.jsonl"
 

@@ -164,14 +164,24 @@ class ScriptedServer(threading.Thread):
         self.sock.close()
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    """A built site with the e-mail editions of 2026-W19 and 2026-W20 (hostile titles)."""
-    root = tmp_path_factory.mktemp("mail_site")
+BASE_URL = "https://example.org/digest-site"
+
+
+def built_site(root: Path, base_url: str | None) -> Path:
+    """A site with the e-mail editions of 2026-W19 and 2026-W20 (hostile titles), built with `base_url` or not."""
     write_week(root / "digests", week_document("2026-W19", hostile=False, prior=()))
     write_week(root / "digests", week_document("2026-W20"))
-    render_site(root / "releases", root / "site", digests_dir=root / "digests", progress=False)
+    site = f'[site]\npath = "site"\nbase_url = "{base_url}"\n' if base_url else 'site = "site"\n'
+    (root / "reporter.toml").write_text(f'pool = "p.jsonl"\nspecs = "specs"\nreleases = "releases"\n{site}')
+    render_site(root / "releases", root / "site", digests_dir=root / "digests", progress=False,
+                workspace=load_workspace(root))
     return root / "site"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """A built site with absolute links ([site] base_url), as a site that sends e-mail is built."""
+    return built_site(tmp_path_factory.mktemp("mail_site"), BASE_URL)
 
 
 def workspace(tmp_path: Path, site: Path, port: int | None, **mail) -> Path:
@@ -685,3 +695,58 @@ def test_a_connection_dropped_at_quit_after_the_servers_250_is_a_send(site, tmp_
         assert mail(ws, "--week", "2026-W20", "--send") == 0
     assert "2026-W20: sent" in capsys.readouterr().out
     assert server.accepted == 1 and [e["week"] for e in _record(ws)] == ["2026-W20"]
+
+
+# --- issue 33, item 7: relative links, list headers, the Message-ID of a resend -------------------------
+
+
+def test_relative_links_warn_in_the_dry_run_and_refuse_the_send(tmp_path, capsys):
+    """A site built without [site] base_url: the dry run passed silently and --send mailed links to nowhere."""
+    relative = built_site(tmp_path / "relative", None)
+    box = Mailbox()
+    with smtp_server(box) as port:
+        ws = workspace(tmp_path, relative, port)
+        assert mail(ws, "--week", "2026-W20") == 0
+        assert "warning:    its links are relative to the site" in capsys.readouterr().out
+        assert mail(ws, "--week", "2026-W20", "--json") == 0
+        assert json.loads(capsys.readouterr().out)["relative_links"] is True
+        assert mail(ws, "--week", "2026-W20", "--send") == 2
+    err = capsys.readouterr().err
+    assert "its links are relative to the site" in err and "base_url" in err and "nothing was sent" in err
+    assert box.received == [] and _record(ws) == []
+
+
+def test_the_list_headers_are_put_before_the_message_and_a_resend_keeps_its_message_id(site, tmp_path, capsys):
+    box = Mailbox()
+    with smtp_server(box) as port:
+        ws = workspace(tmp_path, site, port, list_id="Weekly digest <digest.example.org>",
+                       unsubscribe=["mailto:digest@example.org?subject=unsubscribe", "https://example.org/u/1"])
+        assert mail(ws, "--week", "2026-W20") == 0
+        out = capsys.readouterr().out
+        assert ("List-Id:    Weekly digest <digest.example.org>; List-Unsubscribe: "
+                "mailto:digest@example.org?subject=unsubscribe, https://example.org/u/1") in out
+        assert "warning" not in out
+        assert mail(ws, "--week", "2026-W20", "--send") == 0
+        assert mail(ws, "--week", "2026-W20", "--resend") == 0
+    eml = (site / "digest" / "2026-W20.eml").read_bytes()
+    first, again = box.received
+    assert first.content == again.content and first.content.endswith(b"\r\n" + eml)
+    head = email.message_from_bytes(first.content, policy=default_policy)
+    assert head["List-Id"] == "Weekly digest <digest.example.org>"
+    assert head["List-Unsubscribe"].strip() == "<mailto:digest@example.org?subject=unsubscribe>, <https://example.org/u/1>"
+    assert list(head.keys())[:4] == ["From", "To", "List-Id", "List-Unsubscribe"]
+    ids = [email.message_from_bytes(m.content, policy=default_policy)["Message-ID"] for m in box.received]
+    assert ids[0] == ids[1] and ids[0].endswith("@example.org>")
+    dates = [email.message_from_bytes(m.content, policy=default_policy)["Date"] for m in box.received]
+    assert dates == ["Mon, 18 May 2026 00:00:00 +0000"] * 2  # the Monday after the week, not the sending time
+
+
+@pytest.mark.parametrize("key, value", [
+    ("list_id", "digest.example.org"), ("list_id", "Digest <not a label>"), ("list_id", "A <b.c>\r\nBcc: x@y.z"),
+    ("unsubscribe", ["http://example.org/u"]), ("unsubscribe", ["mailto:a@example.org>, <https://evil"]),
+    ("unsubscribe", []), ("unsubscribe", "mailto:a@example.org"),
+])
+def test_bad_list_headers_are_refused_naming_the_key(site, tmp_path, capsys, key, value):
+    ws = workspace(tmp_path, site, 2525, **{key: value})
+    assert mail(ws, "--week", "2026-W20") == 2
+    assert f"[mail]: key '{key}'" in capsys.readouterr().err

@@ -197,7 +197,7 @@ def test_the_week_page_lists_keep_then_review_by_why_then_every_drop_by_cause_an
     (("look-alike-trap",), 55, "look-alike-trap"), (("journal-version-of:2026-W19",), 65, "earlier-version"),
     (("stricter-pass",), 62, "near-threshold"), ((), 50, "near-threshold"), ((), 80, "other"),
     (("judges-disagree",), 87, "judges-disagree"), (("judge-failed", "criteria-silent"), 87, "judge-failed"),
-    (("judge-missing",), 64, "judge-missing"), (("no-abstract", "judges-disagree"), 87, "no-abstract")])
+    (("judge-missing",), 64, "near-threshold"), (("no-abstract", "judges-disagree"), 87, "no-abstract")])
 def test_a_review_is_grouped_by_the_reason_that_decided_it(tags, score, reason):
     """The first that fits in REVIEW_REASONS order, as the rationale's head names it: the cap, the stricter pass's
     rescue (a score under REVIEW), the never-KEEP overrides, a criteria rule, an earlier version, else the score."""
@@ -725,8 +725,9 @@ def test_a_build_removes_the_temporaries_a_killed_run_left_in_the_archive(tmp_pa
 
 
 def test_the_example_week_lists_again_the_papers_its_prior_week_decided(tmp_path):
-    """The example's real cs.GT weeks: 2606.19618 (a DROP in 2026-W25) and 2606.19968 (a REVIEW there) are listed
-    again in 2026-W26; its page and twin show each with that week's decision and a link to it, and decide neither."""
+    """The example's real cs.GT weeks: 2606.19618 (a DROP in 2026-W25) is listed again in 2026-W26; its page and
+    twin show it with that week's decision and a link to it, and do not decide it. (2606.19968, a REVIEW there
+    under rules digest.3, is a KEEP since digest.4, so 2026-W26 decides it again: already covered.)"""
     example = ROOT / "examples" / "digest"
     archive = tmp_path / "digests"
     assert main(["digest", "--papers", str(example / "papers"), "--watchlist", str(example / "watchlist.txt"),
@@ -735,17 +736,44 @@ def test_the_example_week_lists_again_the_papers_its_prior_week_decided(tmp_path
     w25 = {d["id"]: d["decision"] for d in json.loads((archive / "2026-W25" / "decisions.json").read_text())["decisions"]}
     doc = json.loads((archive / "2026-W26" / "decisions.json").read_text())
     again = {a["id"]: (a["week"], a["decision"]) for a in doc["listed_again"]}
-    assert again == {"arxiv:2606.19618": ("2026-W25", w25["arxiv:2606.19618"]),
-                     "arxiv:2606.19968": ("2026-W25", w25["arxiv:2606.19968"])}
-    assert (w25["arxiv:2606.19618"], w25["arxiv:2606.19968"]) == ("DROP", "REVIEW")
+    assert again == {"arxiv:2606.19618": ("2026-W25", w25["arxiv:2606.19618"])}
+    assert (w25["arxiv:2606.19618"], w25["arxiv:2606.19968"]) == ("DROP", "KEEP")
     assert not again.keys() & {d["id"] for d in doc["decisions"]}
     render_site(None, tmp_path / "site", digests_dir=archive, progress=False)
     tree = parse_html((tmp_path / "site" / "digest" / "2026-W26.html").read_text(encoding="utf-8"))
     section = tree.find(id="listed-again")
-    assert section.find("h2").text() == "Listed again: 2"
+    assert section.find("h2").text() == "Listed again: 1"
     items = [li.text() for li in section.find_all("li")]
-    assert items == ["arxiv:2606.19618: DROP in 2026-W25", "arxiv:2606.19968: REVIEW in 2026-W25"]
-    assert [a.attrs["href"] for a in section.find_all("a")] == [
-        "https://arxiv.org/abs/2606.19618", "2026-W25.html", "https://arxiv.org/abs/2606.19968", "2026-W25.html"]
+    assert items == ["arxiv:2606.19618: DROP in 2026-W25"]
+    assert [a.attrs["href"] for a in section.find_all("a")] == ["https://arxiv.org/abs/2606.19618", "2026-W25.html"]
     md = (tmp_path / "site" / "digest" / "2026-W26.md").read_text(encoding="utf-8")
-    assert "## Listed again: 2" in md and "): REVIEW in [2026-W25](2026-W25.md)" in md
+    assert "## Listed again: 1" in md and "): DROP in [2026-W25](2026-W25.md)" in md
+
+
+def test_the_feed_counts_papers_for_review_and_links_absolutely_with_a_self_link(archive, tmp_path):
+    """Issue 33, item 7: "for review" counted the page's groups, not its papers; the links were relative and the
+    feed had no rel="self", so a reader given the feed alone had nothing to resolve them against."""
+    from reporter.config import load_workspace
+    doc = json.loads((archive / "2026-W20" / "decisions.json").read_text())
+    reviews = sum(d["decision"] == "REVIEW" for d in doc["decisions"])
+    (tmp_path / "reporter.toml").write_text('pool = "p.jsonl"\nspecs = "specs"\nreleases = "releases"\n'
+                                            '[site]\npath = "site"\nbase_url = "https://example.org/d"\n')
+    render_site(tmp_path / "none", tmp_path / "site", digests_dir=archive, progress=False,
+                workspace=load_workspace(tmp_path))
+    feed = ET.fromstring((tmp_path / "site" / "digest" / "feed.xml").read_bytes())
+    links = {link.get("rel"): link.get("href") for link in feed.findall(f"{ATOM}link")}
+    assert links == {"self": "https://example.org/d/digest/feed.xml",
+                     "alternate": "https://example.org/d/digest/index.html"}
+    entry = feed.find(f"{ATOM}entry")
+    assert entry.find(f"{ATOM}link").get("href") == "https://example.org/d/digest/2026-W20.html"
+    assert f", {reviews} for review, " in entry.find(f"{ATOM}summary").text and reviews == 10
+    assert 'href="https://example.org/d/digest/2026-W20.html"' in entry.find(f"{ATOM}content").text
+    # Without base_url: relative to the feed, self included.
+    relative = ET.fromstring(render_feed_only(archive, tmp_path / "rel"))
+    assert {link.get("rel"): link.get("href") for link in relative.findall(f"{ATOM}link")} == {
+        "self": "feed.xml", "alternate": "index.html"}
+
+
+def render_feed_only(archive, out):
+    render_site(out / "none", out / "site", digests_dir=archive, progress=False)
+    return (out / "site" / "digest" / "feed.xml").read_bytes()

@@ -259,3 +259,101 @@ def test_the_message_id_domain_is_one_rfc_5322_accepts(base_url, domain):
     assert message_domain(base_url) == domain
     parsed = email.headerregistry.HeaderRegistry()("Message-ID", f"<digest-2026-W20.0@{domain}>")
     assert not parsed.defects
+
+
+# --- issue 33, items 5 and 7: keys, the decisive reason first, the footer -------------------------------
+
+
+def _keyed(doc: dict) -> dict:
+    """The document as rules digest.4 writes it: every decision with its key."""
+    from reporter.digest.records import paper_key
+    for d in doc["decisions"]:
+        d["key"] = paper_key(d["id"])
+    return {**doc, "rules": "digest.4"}
+
+
+LONG_RATIONALE = ("KEEP: strong match and in scope (score 100: match 1.00, criteria 1.00, novelty 1.00); match: "
+                  + ", ".join(f"'phrase number {i}'" for i in range(14)) + " in the title (weight 1.5); criteria: in "
+                  'scope criteria.md:4 "Gaussian splatting"; novelty: not in the prior four weeks.')
+
+
+def test_a_keyed_week_shows_keys_says_the_concept_first_and_has_the_footer(tmp_path):
+    from reporter.digest.records import paper_key
+    from reporter.site.email_edition import FOOTER, decisive_first
+    doc = _keyed(week_document("2026-W20", hostile=False))
+    doc["decisions"][0]["rationale"] = LONG_RATIONALE
+    assert LONG_RATIONALE.index("criteria.md:4") > 300  # cut at 300, the old e-mail lost the concept
+    edition = build_email_edition(digest_week(dump_json(doc).encode(), "w20"))
+    first = edition.keep[0]
+    assert first.key == paper_key("doi:10.5555/keep.1") and len(first.key) == 8
+    assert first.why.startswith('KEEP: strong match and in scope (score 100: match 1.00, criteria 1.00, novelty '
+                                '1.00); criteria: in scope criteria.md:4 "Gaussian splatting"; match: ')
+    assert edition.footer == FOOTER
+    files = dict(email_files(digest_week(dump_json(doc).encode(), "w20")))
+    txt = files["digest/2026-W20.email.txt"].decode()
+    assert f"doi:10.5555/keep.1, key {first.key}, score 100" in txt and "List-Unsubscribe" in txt
+    assert f"key <code>{first.key}</code>" in files["digest/2026-W20.email.html"].decode()
+    # A rationale of another shape is left as it is.
+    assert decisive_first("DROP (weak-match): nothing") == "DROP (weak-match): nothing"
+    # A week decided before keys (rules digest.3): its e-mail is as it was published, no key, no footer.
+    plain = week_document("2026-W20", hostile=False)
+    plain["decisions"][0]["rationale"] = LONG_RATIONALE
+    old = build_email_edition(digest_week(dump_json(plain).encode(), "w20"))
+    assert old.footer == "" and old.keep[0].key == ""
+    assert old.keep[0].why.startswith(LONG_RATIONALE[:200]) and "criteria.md:4" not in old.keep[0].why
+
+
+def test_latex_in_titles_reads_as_text_in_a_keyed_week(tmp_path):
+    """Issue 33, item 7: raw `$...$` in titles on the page, in the e-mail and the feed (arXiv titles are TeX)."""
+    from reporter.site.digest_pages import build_week_page
+    from reporter.site.paper_text import plain_math
+    assert plain_math("An $O(n^2)$ algorithm for $\\varepsilon$-EFX") == "An O(n²) algorithm for ε-EFX"
+    assert plain_math("$\\mathcal{O}(\\log n)$ regret, $\\frac{1}{2}$-approx") == "O(log n) regret, 1/2-approx"
+    assert plain_math("Costs $5 and $6 each") == "Costs $5 and $6 each"  # two prices, not a formula
+    assert plain_math("$n^{1/3}$ and $x_{ij}$") == "n^(1/3) and x_(ij)"
+    doc = _keyed(week_document("2026-W20", hostile=False))
+    doc["decisions"][0]["title"] = "Fair $\\alpha$-shares in $O(n^2)$ <b>time</b>"
+    week = digest_week(dump_json(doc).encode(), "w20")
+    assert build_week_page(week).keep[0].title == "Fair α-shares in O(n²) <b>time</b>"  # escaped by the templates
+    assert build_email_edition(week).keep[0].title == "Fair α-shares in O(n²) <b>time</b>"
+    plain = week_document("2026-W20", hostile=False)
+    plain["decisions"][0]["title"] = doc["decisions"][0]["title"]
+    old = digest_week(dump_json(plain).encode(), "w20")  # a week before keys: its pages stay as published
+    assert build_week_page(old).keep[0].title == "Fair $\\alpha$-shares in $O(n^2)$ <b>time</b>"
+
+
+def test_many_papers_listed_again_are_counted_per_prior_week(tmp_path):
+    """Issue 33, item 7: "Listed again" listed 240 weekend relistings one a line; a keyed week folds them."""
+    from reporter.site.digest_pages import build_week_page
+    from reporter.site.digest_views import LISTED_AGAIN_SHOWN
+    doc = _keyed(week_document("2026-W20", hostile=False))
+    again = [{"id": f"arxiv:2605.9{i:04d}", "week": "2026-W19", "decision": "DROP" if i % 5 else "REVIEW"}
+             for i in range(240)]
+    page = build_week_page(digest_week(dump_json({**doc, "listed_again": again}).encode(), "w20"))
+    assert len(page.listed_again) == 240 and [(f.week.label, f.summary) for f in page.listed_again_folded] == [
+        ("2026-W19", "240 papers: REVIEW 48, DROP 192")]
+    few = build_week_page(digest_week(dump_json({**doc, "listed_again": again[:LISTED_AGAIN_SHOWN]}).encode(), "w"))
+    assert few.listed_again_folded == ()
+    old = build_week_page(digest_week(dump_json({**week_document("2026-W20", hostile=False),
+                                                 "listed_again": again}).encode(), "w20"))
+    assert old.listed_again_folded == ()  # a week before keys: its page as published
+    write_week(tmp_path / "digests", {**doc, "listed_again": again})
+    render_site(tmp_path / "none", tmp_path / "site", digests_dir=tmp_path / "digests", progress=False)
+    section = parse_html((tmp_path / "site/digest/2026-W20.html").read_text()).find("section", id="listed-again")
+    assert section.find("h2").text() == "Listed again: 240"
+    assert [li.text() for li in section.find_all("li")] == ["2026-W19: 240 papers: REVIEW 48, DROP 192"]
+    assert "- [2026-W19](2026-W19.md): 240 papers: REVIEW 48, DROP 192" in (
+        tmp_path / "site/digest/2026-W20.md").read_text()
+
+
+def test_a_keyed_week_says_what_relevance_is(tmp_path):
+    """Issue 33, item 7: "relevance 16.63" was shown beside each paper unexplained."""
+    write_week(tmp_path / "digests", _keyed(week_document("2026-W20", hostile=False)))
+    render_site(tmp_path / "none", tmp_path / "site", digests_dir=tmp_path / "digests", progress=False)
+    kept = parse_html((tmp_path / "site/digest/2026-W20.html").read_text()).find("section", id="kept")
+    note = kept.find_all("p")[1]
+    assert note.text().startswith("Relevance, beside each paper, orders papers of one score")
+    assert note.find("a").attrs["href"] == "../glossary.html#term-relevance"
+    glossary = parse_html((tmp_path / "site/glossary.html").read_text())
+    assert glossary.find("dt", id="term-relevance").text() == "relevance"
+    assert "[More in the glossary](../glossary.md)" in (tmp_path / "site/digest/2026-W20.md").read_text()

@@ -12,7 +12,8 @@ package imports it: the stages never see the command line, the workspace file or
 - `digest.py`: `reporter digest`; `judge.py`: `reporter judge`;
 - `screen.py`: `reporter screen`, `reporter export`;
 - `fetch.py`: `reporter fetch`; `mail.py`: `reporter mail`; `certify.py`: `reporter certify`;
-- `init.py`: `reporter init`; `help.py`: `reporter help`.
+- `init.py`: `reporter init`; `help.py`: `reporter help`;
+- `feedback.py`: `reporter feedback` (the reader's marks; reporter/digest/feedback.py and proposals.py).
 
 `find_workspace` (below) is how every command finds ./reporter.toml.
 """

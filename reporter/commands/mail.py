@@ -32,7 +32,11 @@ recorded in state/mail-sent.json is not sent again unless --resend.
 
 [mail] in reporter.toml (docs/digest.md, "Sending it"):
   smtp_host, smtp_port (587), starttls (true), username, password_env (the
-  NAME of the variable holding the password), from, to (a list)
+  NAME of the variable holding the password), from, to (a list), list_id
+  (the List-Id header) and unsubscribe (a list of mailto: or https: URLs,
+  the List-Unsubscribe header), both put before the message as it is sent
+An edition built without [site] base_url has relative links: the dry run
+warns, and --send refuses it.
 The password is read from that variable and never written or printed.
 starttls = false is refused unless smtp_host is this machine (127.0.0.1,
 ::1, localhost).
@@ -94,6 +98,10 @@ def run_mail(args: argparse.Namespace) -> int:
         if ws.mail is None:
             raise InputError(f"{ws.file}: no [mail] table, so there is nowhere to send {week}; add one (smtp_host, "
                              f"smtp_port, starttls, username, password_env, from, to: docs/digest.md)")
+        if built.relative_links:
+            raise InputError(f"{built.path}: its links are relative to the site (it was built without [site] "
+                             f"base_url), so they lead nowhere in a mailbox; nothing was sent. Give reporter.toml a "
+                             f"[site] table with base_url (where the site is published) and build again")
         from ..runs import start_command_run, state_of
         password = _password(ws)
         run = start_command_run(args, state_of(ws.root), os.environ, [password])
@@ -135,7 +143,9 @@ def _report(ws: Workspace, outcome: Any, sending: bool, record: Path) -> dict[st
         server = {"address": mail.server, "starttls": mail.starttls, "username": mail.username,
                   "password_env": mail.password_env,
                   "password_set": bool(os.environ.get(mail.password_env)) if mail.password_env else None}
-    return {"week": built.week, "action": action, "eml": str(built.path), "bytes": len(built.data),
+    return {"week": built.week, "action": action, "relative_links": built.relative_links,
+            "list_id": mail.list_id if mail else None, "unsubscribe": list(mail.unsubscribe) if mail else [],
+            "eml": str(built.path), "bytes": len(built.data),
             "sha256": built.sha256, "subject": built.subject, "message_id": built.message_id,
             "from": mail.sender if mail else None, "to": list(mail.to) if mail else None, "server": server,
             "sent_before": list(outcome.before), "sent": outcome.sent, "record": str(record)}
@@ -154,6 +164,14 @@ def _text(r: dict[str, Any]) -> str:
                  f"{'set' if s['password_set'] else 'not set'})" if s["username"] else ", no login")
         lines.append(f"  server:     {s['address']}, {'STARTTLS' if s['starttls'] else 'unencrypted (loopback)'}"
                      f"{login}")
+    if r["list_id"] or r["unsubscribe"]:
+        lines.append(f"  List-Id:    {r['list_id'] or 'not set'}; List-Unsubscribe: "
+                     f"{', '.join(r['unsubscribe']) or 'not set'}")
+    elif r["from"] is not None:
+        lines.append("  List-Id, List-Unsubscribe: not set (list_id, unsubscribe in [mail])")
+    if r["relative_links"]:
+        lines.append("  warning:    its links are relative to the site (built without [site] base_url): they lead "
+                     "nowhere in a mailbox, and --send refuses it; set base_url and build again")
     for before in r["sent_before"]:
         changed = "" if before.get("sha256") == r["sha256"] else " (the .eml has changed since)"
         lines.append(f"  sent:       {before.get('sent_at')} to {', '.join(before.get('recipients', []))}"

@@ -20,7 +20,7 @@ from rapidfuzz.distance import Levenshtein
 
 from ..pool.record import Record
 from ..routing import match_phrases
-from .criteria import IN_SCOPE, OUT_OF_SCOPE, REDUCED_FIT, REQUIRED, Concept, Criteria
+from .criteria import IN_SCOPE, OUT_OF_SCOPE, PARTLY_IN_SCOPE, REDUCED_FIT, REQUIRED, Concept, Criteria
 from .merge import normalize_title
 from .records import EARLIER_VERSION_NOVELTY, SILENT_CRITERIA, JudgeEntry
 from .watchlist import Watchlist
@@ -150,7 +150,11 @@ def match_axis(records: Sequence[Record], watchlist: Watchlist, counts: TermCoun
 
 SILENT, TRAP, NOT_IN_SCOPE, FAILS_REQUIRED, REDUCED, IN_SCOPE_FIT, PARTIAL = (
     "criteria-silent", "look-alike-trap", "not-in-scope", "fails-required", "reduced-fit", "in-scope", "partial")
+PARTLY, REQUIRED_UNCONFIRMED = "partly-in-scope", "required-unconfirmed"
+"""Rules 3 (only a Partly in scope concept matched) and 4 (a Required concept has no term: borderline, not a
+fail) of digest.md since rules `digest.4`; only a criteria judge's answer gives FAILS_REQUIRED."""
 CRITERIA_VALUES = {SILENT: (SILENT_CRITERIA, SILENT_CRITERIA), TRAP: (0, 0), NOT_IN_SCOPE: (0, 0), FAILS_REQUIRED: (0, 0),
+                   PARTLY: (40, 20), REQUIRED_UNCONFIRMED: (70, 40),
                    REDUCED: (70, 40), IN_SCOPE_FIT: (100, 100), PARTIAL: (40, 20)}
 """Per rule: (hundredths in the first pass, hundredths in the stricter pass)."""
 JUDGES_DISAGREE, JUDGE_FAILED, JUDGE_MISSING = "judges-disagree", "judge-failed", "judge-missing"
@@ -180,7 +184,8 @@ class CriteriaAxis:
     """Axis 2 for one paper: the rule that decided it and the concepts it came from."""
 
     rule: str
-    """SILENT, TRAP, NOT_IN_SCOPE, FAILS_REQUIRED, REDUCED, IN_SCOPE_FIT or PARTIAL."""
+    """SILENT, TRAP, NOT_IN_SCOPE, PARTLY, REQUIRED_UNCONFIRMED, FAILS_REQUIRED (a judge's), REDUCED, IN_SCOPE_FIT
+    or PARTIAL."""
     cited: tuple[Concept, ...]
     """The concepts the score came from (quoted by the rationale, their lines in `criteria_lines`)."""
     in_scope: tuple[Concept, ...] = ()
@@ -205,10 +210,14 @@ class CriteriaAxis:
         """The rule and the lines it came from (the value is the rationale's head's); the stricter pass's change."""
         quotes = ", ".join(criteria.cite(c) for c in self.cited)
         text = {
-            SILENT: "silent: no In scope, Out of scope or Reduced fit concept matched (0.70 is a stand-in, "
-                    "not a fit)",
+            SILENT: f"silent: no In scope, Out of scope{', Partly in scope' * bool(criteria.section(PARTLY_IN_SCOPE))}"
+                    f" or Reduced fit concept matched (0.70 is a stand-in, not a fit)",
             TRAP: f"out of scope {quotes}, and no In scope concept in the title",
             NOT_IN_SCOPE: f"not in scope: no In scope concept matched, only {quotes}",
+            PARTLY: f"partly in scope {quotes}, and no In scope concept matched",
+            REQUIRED_UNCONFIRMED: (f"required unconfirmed {_cited(criteria, self.cited, REQUIRED)}: no term of it in "
+                                   f"the title or abstract, which is no evidence of failing it (borderline); in "
+                                   f"scope {_cited(criteria, self.cited, IN_SCOPE)}"),
             FAILS_REQUIRED: f"fails required {quotes} (no term in the title or abstract)",
             REDUCED: f"reduced fit {quotes}",
             IN_SCOPE_FIT: f"in scope {quotes}",
@@ -229,19 +238,22 @@ def criteria_rule(hits: Sequence[ConceptHit], abstract_present: bool,
     def of(section: str) -> list[ConceptHit]:
         return [h for h in hits if h.concept.section == section and h.matched]
 
-    in_scope, out, reduced = of(IN_SCOPE), of(OUT_OF_SCOPE), of(REDUCED_FIT)
+    in_scope, out, reduced, partly = of(IN_SCOPE), of(OUT_OF_SCOPE), of(REDUCED_FIT), of(PARTLY_IN_SCOPE)
     matched = tuple(h.concept for h in in_scope)
     in_title = [h.concept for h in in_scope if h.in_title]
-    if not (in_scope or out or reduced):
+    if not (in_scope or out or reduced or partly):
         return CriteriaAxis(SILENT, ())
     if out and not in_title:
         return CriteriaAxis(TRAP, (out[0].concept,), matched)
     if not in_scope:
+        if partly:  # the reader's "partly in scope": the seed's partial fit, never a drop by the criteria
+            return CriteriaAxis(PARTLY, tuple(h.concept for h in partly))
         return CriteriaAxis(NOT_IN_SCOPE, tuple(h.concept for h in reduced))
     if abstract_present:
-        missing = [h.concept for h in hits if h.concept.section == REQUIRED and not h.matched]
+        # An absent keyword is absence of evidence, not evidence of failing: borderline, quoting the concept.
+        missing = tuple(h.concept for h in hits if h.concept.section == REQUIRED and not h.matched)
         if missing:
-            return CriteriaAxis(FAILS_REQUIRED, (missing[0],), matched)
+            return CriteriaAxis(REQUIRED_UNCONFIRMED, missing + matched, matched)
     if reduced:
         return CriteriaAxis(REDUCED, tuple(h.concept for h in reduced) + matched, matched)
     abstract_hits = sum(h.abstract_hits for h in in_scope) if in_scope_abstract_hits is None \
@@ -266,6 +278,11 @@ def criteria_axis(records: Sequence[Record], criteria: Criteria,
         # Summed over the distinct In scope terms, so a term two concepts share counts once.
         out.append(criteria_rule(hits, has_abstract(record), int(abstract[i, in_scope_terms].sum())))
     return out
+
+
+def _cited(criteria: Criteria, cited: Sequence[Concept], section: str) -> str:
+    """The cited concepts of one section, quoted (rule 4 quotes its Required ones, then the In scope ones)."""
+    return ", ".join(criteria.cite(c) for c in cited if c.section == section)
 
 
 # Axis 3: novelty ----------------------------------------------------------------------------------------

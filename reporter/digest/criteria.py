@@ -1,8 +1,8 @@
 """The relevance-criteria document: Markdown sections of bullets, each bullet a concept (docs/digest.md).
 
-Four sections, named by their heading (any level, case-insensitive, `-` or
+Five sections, named by their heading (any level, case-insensitive, `-` or
 `_` read as a space, a trailing `:` ignored): In scope, Out of scope,
-Required, Reduced fit. A section runs to the next heading of any level.
+Partly in scope, Required, Reduced fit. A section runs to the next heading of any level.
 Each bullet (or numbered item; a nested one is a concept of its own) is a
 concept: its prose is what a rationale quotes, its backticked terms are
 what is matched (phrases of the rule language, through
@@ -33,9 +33,11 @@ from ..errors import InputError
 from .watchlist import check_phrases, read_text
 
 IN_SCOPE, OUT_OF_SCOPE, REQUIRED, REDUCED_FIT = "in scope", "out of scope", "required", "reduced fit"
-SECTIONS = (IN_SCOPE, OUT_OF_SCOPE, REQUIRED, REDUCED_FIT)
+PARTLY_IN_SCOPE = "partly in scope"
+SECTIONS = (IN_SCOPE, OUT_OF_SCOPE, PARTLY_IN_SCOPE, REQUIRED, REDUCED_FIT)
 """The section names, in the order the scoring reads them."""
-_TITLES = {IN_SCOPE: "In scope", OUT_OF_SCOPE: "Out of scope", REQUIRED: "Required", REDUCED_FIT: "Reduced fit"}
+_TITLES = {IN_SCOPE: "In scope", OUT_OF_SCOPE: "Out of scope", PARTLY_IN_SCOPE: "Partly in scope", REQUIRED: "Required",
+           REDUCED_FIT: "Reduced fit"}
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,7 @@ def parse_criteria(text: str, where: str, *, need_terms: bool = True) -> Criteri
             if terms:
                 under = f"under the heading {heading!r} (line {heading_line})" if heading else "before any heading"
                 raise InputError(f"{at}: a bullet with terms {under}, which is not a section the digest reads; "
-                                 f"name the heading one of In scope, Out of scope, Required, Reduced fit "
+                                 f"name the heading one of In scope, Out of scope, Partly in scope, Required, Reduced fit "
                                  f"(a section runs to the next heading), or drop the backticks")
             continue
         if not terms and need_terms:

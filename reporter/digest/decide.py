@@ -21,6 +21,7 @@ from ..pool.record import Record
 from .axes import (
     FAILS_REQUIRED,
     NOT_IN_SCOPE,
+    REQUIRED_UNCONFIRMED,
     SILENT,
     TRAP,
     CriteriaAxis,
@@ -38,7 +39,7 @@ from .config import DEFAULT_KEEP, DEFAULT_MAX_KEPT, DEFAULT_REVIEW
 from .criteria import Criteria
 from .meaning import Nearness, blend, close_in_meaning, week_meaning
 from .rationale import COVERED, NEVER_KEEP, RESCUED, CapRank, Outcome, rationale
-from .records import EARLIER_VERSION_NOVELTY, Axes, Calibration, Decision, JudgeEntry, review_reason_of
+from .records import EARLIER_VERSION_NOVELTY, Axes, Calibration, Decision, JudgeEntry, paper_key, review_reason_of
 from .relevance import query_terms, relevance
 from .semantic import Model
 from .watchlist import Watchlist
@@ -206,7 +207,7 @@ def judge(record: Record, axes: PaperAxes, criteria: Criteria, thresholds: Thres
     override = None
     tags: list[str] = []
     rule = axes.criteria.rule
-    if rule in (SILENT, TRAP, FAILS_REQUIRED):
+    if rule in (SILENT, TRAP, FAILS_REQUIRED, REQUIRED_UNCONFIRMED):
         tags.append(rule)
     tags.extend(axes.criteria.flags)
     if strict and axes.criteria.value(True) != axes.criteria.value(False):
@@ -240,7 +241,7 @@ def judge(record: Record, axes: PaperAxes, criteria: Criteria, thresholds: Thres
         authors=record.authors, published=record.published, venue=record.venue, categories=record.categories,
         abstract=record.abstract, version=record.version, criteria_source=axes.criteria.source,
         judges=axes.criteria.judges, similarity=None if axes.meaning is None else axes.meaning.similarity,
-        order=axes.order)
+        order=axes.order, key=paper_key(record.id))
 
 
 def drop_cause(criteria: CriteriaAxis, novelty: NoveltyAxis) -> str:

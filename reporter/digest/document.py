@@ -28,6 +28,8 @@ from .watchlist import Watchlist
 
 RULES = "digest.4"
 """The version of the scoring rules, recorded in every decisions.json (same inputs and rules, same bytes).
+`digest.4`: a Required concept with no term is borderline (0.7, 0.4 in the stricter pass, tag
+`required-unconfirmed`), not a fail; a "Partly in scope" section scores 0.4; every decision has its `key`.
 `digest.3`: a paper is decided in the week it is first listed in (`listed_again`, `version`), and Axis 2
 may come from the criteria judge; every decision says which (`criteria_source`, `judges`) and the
 document has `judge`. `digest.4`: within a score papers are ordered by a blend of relevance and similarity to the

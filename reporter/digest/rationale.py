@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .axes import FAILS_REQUIRED, IN_SCOPE_FIT, JUDGE_FAILED, JUDGES_DISAGREE, NOT_IN_SCOPE, PARTIAL, REDUCED, SILENT, \
-    TRAP, CriteriaAxis, MatchAxis, NoveltyAxis
+from .axes import FAILS_REQUIRED, IN_SCOPE_FIT, JUDGE_FAILED, JUDGES_DISAGREE, NOT_IN_SCOPE, PARTIAL, PARTLY, REDUCED, \
+    REQUIRED_UNCONFIRMED, SILENT, TRAP, CriteriaAxis, MatchAxis, NoveltyAxis
 from .criteria import Criteria
 from .records import CRITERIA_CAUSES, EARLIER_VERSION_NOVELTY
 from .relevance import DECIMALS
@@ -33,12 +33,14 @@ _CRITERIA_WORDS = {
     TRAP: "an Out of scope concept matched and no In scope concept is in the title",
     NOT_IN_SCOPE: "only a Reduced fit concept matched, no In scope one",
     FAILS_REQUIRED: "fails a required criterion",
+    PARTLY: "only partly in scope",
+    REQUIRED_UNCONFIRMED: "a required criterion unconfirmed",
     REDUCED: "a reduced fit",
     IN_SCOPE_FIT: "in scope",
     PARTIAL: "in scope only once, in the abstract",
 }
-_QUOTED = (TRAP, NOT_IN_SCOPE, FAILS_REQUIRED)
-"""The rules that score 0: the head quotes the line that decided."""
+_QUOTED = (TRAP, NOT_IN_SCOPE, FAILS_REQUIRED, REQUIRED_UNCONFIRMED)
+"""The rules that score 0, and the Required concept left unconfirmed: the head quotes the line that decided."""
 
 
 @dataclass(frozen=True)
@@ -144,7 +146,7 @@ def _sides(m: int, fit: CriteriaAxis, c: int, novelty: NoveltyAxis) -> tuple[lis
     else:
         (strong if m >= 70 else weak).append(
             "strong match" if m == 100 else "the watchlist matched" if m >= 70 else "the watchlist barely matched")
-    (strong if c >= 70 and fit.rule != SILENT else weak).append(criteria_words(fit))
+    (strong if c >= 70 and fit.rule not in (SILENT, REQUIRED_UNCONFIRMED) else weak).append(criteria_words(fit))
     if novelty.value == EARLIER_VERSION_NOVELTY:
         weak.append(f"an earlier version was kept in {novelty.covered_by.week}")
     return strong, weak

@@ -6,9 +6,12 @@ are built from them and nothing else.
 
 from __future__ import annotations
 
+import base64
 import math
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..hashing import sha256_text
 
 
 DECISIONS = ("KEEP", "REVIEW", "DROP")
@@ -29,6 +32,20 @@ CRITERIA_SOURCES = ("judge", "keyword")
 """What decided a paper's Axis 2: the criteria judge's answers, or the keyword rule."""
 MISSING = "missing"
 """A judge's failure cause when it has not answered the paper yet (decided with --keyword-fallback)."""
+
+
+KEY_CHARS = 8
+"""The length of a paper's key (`paper_key`): 40 bits, so two papers of an archive of 100,000 share one with a
+chance under 1 in 200 (the feedback command then asks for the id)."""
+
+
+def paper_key(paper_id: str) -> str:
+    """A paper's stable short key, what a reader types to mark it (`reporter feedback --wanted KEY`): the first
+    KEY_CHARS of the base32 of the sha256 of its id, in lower case (letters and the digits 2-7: no 0/o or 1/l to
+    mistake). Derived from the id alone, so every week that lists the paper shows the same key, and a week
+    published before keys were recorded (rules `digest.3` and older) has them too."""
+    digest = bytes.fromhex(sha256_text(paper_id))
+    return base64.b32encode(digest).decode("ascii")[:KEY_CHARS].lower()
 
 
 @dataclass(frozen=True)
@@ -141,9 +158,12 @@ class Decision:
     order: float | None = field(default=None, compare=False)
     """The blend that ordered it within its score (`meaning.blend`), in memory only: decisions.json has its two
     parts (`relevance`, `similarity`); None without meaning."""
+    key: str | None = None
+    """The paper's short key (`paper_key` of its id), recorded since rules `digest.4`; None in an older
+    decisions.json (the pages then show none, and the feedback command derives it from the id)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "decision": self.decision, "score": self.score, "axes": self.axes.to_json(),
+        return {"id": self.id, "key": self.key, "decision": self.decision, "score": self.score, "axes": self.axes.to_json(),
                 "rationale": self.rationale, "tags": list(self.tags), "title": self.title, "cause": self.cause,
                 "review_reason": self.review_reason,
                 "criteria_lines": list(self.criteria_lines), "matched_terms": list(self.matched_terms),
@@ -164,6 +184,9 @@ class Decision:
         if reason is not None and (reason not in REVIEW_REASONS or data["decision"] != "REVIEW"):
             raise ValueError(f"review_reason {reason!r:.40} unknown, or given to a {data['decision']}")
         relevance = data.get("relevance")
+        key = _text(data.get("key"))
+        if key is not None and key != paper_key(str(data["id"])):
+            raise ValueError(f"key {key!r:.20} is not the key of id {data['id']!r:.80} ({paper_key(str(data['id']))})")
         source = data.get("criteria_source", "keyword")
         if source not in CRITERIA_SOURCES:
             raise ValueError(f"criteria_source {source!r} unknown")
@@ -179,7 +202,8 @@ class Decision:
                    venue=_text(data.get("venue")), categories=_strings(data.get("categories"), "categories"),
                    abstract=_text(data.get("abstract")), version=_text(data.get("version")),
                    criteria_source=source, judges=tuple(JudgeEntry.from_json(j) for j in data.get("judges") or ()),
-                   similarity=None if data.get("similarity") is None else _finite(data["similarity"], "similarity"))
+                   similarity=None if data.get("similarity") is None else _finite(data["similarity"], "similarity"),
+                   key=key)
 
 
 def review_reason_of(tags: tuple[str, ...], score: int, keep_threshold: int, review_threshold: int) -> str:
@@ -192,7 +216,10 @@ def review_reason_of(tags: tuple[str, ...], score: int, keep_threshold: int, rev
         return "over-cap"
     if score < review_threshold:
         return "rescued"
-    for reason in ("no-abstract", "judges-disagree", "judge-failed", "judge-missing", "criteria-silent",
+    # `judge-missing` is not a reason to wait (such a paper may be KEEP): since rules digest.4 a REVIEW the keyword
+    # rule decided under --keyword-fallback waits for the reason that rule gives (issue 33, item 7: every REVIEW of
+    # such a week fell into one "not judged" group). A document recorded before keeps its recorded reasons.
+    for reason in ("no-abstract", "judges-disagree", "judge-failed", "criteria-silent",
                    "fails-required", "look-alike-trap"):
         if reason in given:
             return reason

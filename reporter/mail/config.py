@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
 from email.policy import SMTP
 
@@ -32,6 +33,12 @@ class MailSettings:
     """The login name, or None to send without AUTH."""
     password_env: str | None = None
     """The NAME of the environment variable holding the password (read as the command starts, never written)."""
+    list_id: str | None = None
+    """The List-Id header (RFC 2919: `Weekly digest <digest.example.org>`), put before the message as it is sent;
+    None: none."""
+    unsubscribe: tuple[str, ...] = ()
+    """The List-Unsubscribe header's URLs (RFC 2369: `mailto:` or `https:`), put before the message as it is sent;
+    (): none."""
 
     @property
     def server(self) -> str:
@@ -83,6 +90,8 @@ def parse_mail(table: Table | None) -> MailSettings | None:
         password_env=table.get("password_env", str, None, check=_variable),
         sender=table.get("from", str, check=_one_address),
         to=tuple(table.get("to", list, check=_recipients)),
+        list_id=table.get("list_id", str, None, check=_list_id),
+        unsubscribe=tuple(table.get("unsubscribe", list, [], check=_unsubscribe)),
     )
     if (settings.username is None) != (settings.password_env is None):
         key = "password_env" if settings.username is not None else "username"
@@ -123,6 +132,29 @@ def _recipients(value: list) -> str | None:
             return f"must be a list of addresses (strings), not {item!r:.200}"
         if complaint := _one_address(item):
             return f"holds {item!r:.200}, which {complaint}"
+    return None
+
+
+_LIST_ID = re.compile(r"[ -~]{0,200}<[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+>")
+_LIST_URL = re.compile(r"(?:mailto:[^\s<>@,]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}(?:\?[^\s<>,]*)?|https://[A-Za-z0-9.-]+(?::\d+)?(?:/[^\s<>,]*)?)")
+
+
+def _list_id(value: str) -> str | None:
+    """RFC 2919: an optional phrase, then the list's id as a domain-like label in angle brackets; ASCII."""
+    if not _LIST_ID.fullmatch(value) or value.count("<") != 1:
+        return (f"must be a name and a list id in angle brackets, e.g. `Weekly digest <digest.example.org>` "
+                f"(ASCII, a dotted label), not {value!r:.200}")
+    return None
+
+
+def _unsubscribe(value: list) -> str | None:
+    """RFC 2369: each a `mailto:` address or an `https://` URL, without spaces, commas or angle brackets."""
+    if not value:
+        return "must list at least one `mailto:` or `https://` URL (or leave the key out)"
+    for item in value:
+        if not isinstance(item, str) or not item.isascii() or not _LIST_URL.fullmatch(item):
+            return (f"holds {item!r:.200}, which is not a `mailto:ADDRESS` or an `https://` URL in ASCII without "
+                    f"spaces, commas or angle brackets")
     return None
 
 

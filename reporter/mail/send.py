@@ -33,7 +33,7 @@ from ..hashing import sha256_bytes
 from ..isoweek import is_week, week_start
 from ..locks import locked
 from ..masking import mask_secret
-from ..naming import email_edition_paths
+from ..naming import RELATIVE_LINKS_DOMAIN, email_edition_paths
 from ..site.manifest import read_manifest
 from .config import MailSettings, cleartext_problem
 
@@ -70,6 +70,12 @@ class Built:
     """Its Subject."""
     message_id: str
     """Its Message-ID."""
+
+    @property
+    def relative_links(self) -> bool:
+        """The site was built without `[site] base_url`: the message's links are relative to the site, and lead
+        nowhere in a mailbox (its Message-ID's domain says so: `RELATIVE_LINKS_DOMAIN`)."""
+        return self.message_id.endswith(f"@{RELATIVE_LINKS_DOMAIN}>")
 
 
 @dataclass(frozen=True)
@@ -196,6 +202,10 @@ def headed(settings: MailSettings, data: bytes) -> bytes:
     head = EmailMessage(policy=SMTP)
     head["From"] = settings.sender
     head["To"] = ", ".join(settings.to)
+    if settings.list_id:
+        head["List-Id"] = settings.list_id
+    if settings.unsubscribe:
+        head["List-Unsubscribe"] = ", ".join(f"<{u}>" for u in settings.unsubscribe)
     return bytes(head).removesuffix(b"\r\n") + data
 
 

@@ -31,17 +31,16 @@ from ..plurals import count
 from .charts import Bar, Chart, Label, Legend, fmt
 from .digest_close import close_view
 from .digest_groups import by_rationale, cap_ranks, drop_groups, ranking, review_groups
-from .links import HOME, Href, href, paper_href, slug
+from .links import GLOSSARY, HOME, Href, href, paper_href
 from .models import (CandidateRow, DigestIndexPage, DigestSummary, DigestWeekPage, DriftConcept, DriftEntry,
                      DisagreementRow, DropGroup, DropReason, DropRow, JudgeSpendRow, JudgeView, Link, ListedAgainView, MergeView, PaperRow, PaperView, ReviewGroup, Row,
                      WeekSummary)
+from .digest_views import (DIGEST, INDEX, RELEVANCE_NOTE, fallback_note, folded, keyed, paper_anchor, quality_view,
+                           shown_title, week_path)
 from .novelty_page import novelty_page
 from .page_parts import meta
 from .paper_text import authors_line, snippet
-from .titles import shorten
 
-DIGEST = "digest"
-INDEX = "digest/index"
 FEED = "digest/feed.xml"
 
 REVIEW_IN_FULL = 5
@@ -63,16 +62,6 @@ class DigestWeek:
     def week(self) -> str:
         """The ISO week."""
         return self.archived.week
-
-
-def week_path(week: str) -> str:
-    """A week's page."""
-    return f"{DIGEST}/{week}"
-
-
-def paper_anchor(paper_id: str) -> str:
-    """The fragment id of a paper on its week page."""
-    return "p-" + slug(paper_id)
 
 
 def week_dates(week: str) -> str:
@@ -127,7 +116,7 @@ def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWe
         tuple(_row(d, _ranked(d, ranks)) for d in g.decisions[REVIEW_IN_FULL:]))
         for g in review_groups(ds.decisions, settings))
     dropped = tuple(DropGroup(g.key, f"drop-{g.key}", g.label, g.meaning, len(g.decisions), tuple(
-        DropReason(rationale, len(papers), tuple(DropRow(d.id, shorten(d.title), _href(d)) for d in papers))
+        DropReason(rationale, len(papers), tuple(DropRow(d.id, shown_title(d), _href(d)) for d in papers))
         for rationale, papers in by_rationale(g.decisions))) for g in drop_groups(ds.decisions))
     # A merged paper links to its entry, or for a DROP (listed without an anchor) to its cause.
     anchors = {d.id: f"drop-{d.cause}" if d.decision == "DROP" else paper_anchor(d.id) for d in ds.decisions}
@@ -155,6 +144,9 @@ def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWe
         judge=_judge(page, week, anchors),
         listed_again=tuple(ListedAgainView(Link(a.id, paper_href((a.id,))), Link(a.week, href(page, week_path(a.week))),
                                            a.decision) for a in week.archived.listed_again),
+        listed_again_folded=folded(page, week.archived),
+        relevance_note=RELEVANCE_NOTE if keyed(week.archived) else "",
+        glossary_relevance=href(page, GLOSSARY, "term-relevance") if keyed(week.archived) else None,
         prior=tuple(Link(p, href(page, week_path(p)) if p in published else None) for p in ds.prior_weeks),
         inputs=_inputs(week),
         index=href(page, INDEX),
@@ -163,12 +155,13 @@ def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWe
     )
 
 
-def build_index_page(weeks: Sequence[DigestWeek]) -> DigestIndexPage:
-    """Every published week, newest first (rebuilt at every build)."""
+def build_index_page(weeks: Sequence[DigestWeek], quality: dict | None = None) -> DigestIndexPage:
+    """Every published week, newest first (rebuilt at every build); `quality`: what the reader's marks measure
+    (`reporter.digest.feedback.measure`, handed over by the build), None before the first mark."""
     return DigestIndexPage(
         meta=meta(INDEX, "Weekly digests", [("Home", HOME)], archived=False),
         weeks=tuple(week_summary(w, INDEX) for w in reversed(weeks)),
-        feed=Href("feed.xml", "feed.xml"))
+        feed=Href("feed.xml", "feed.xml"), quality=quality_view(quality) if quality else None)
 
 
 def digest_summary(weeks: Sequence[DigestWeek], from_page: str = HOME) -> DigestSummary | None:
@@ -188,7 +181,7 @@ def week_summary(week: DigestWeek, from_page: str) -> WeekSummary:
         week=week.week, dates=week_dates(week.week), href=href(from_page, target),
         kept=cal.kept, review=cal.review, dropped=cal.dropped, covered=cal.force_dropped_already_covered,
         demoted=cal.demoted_for_cap,
-        keeps=tuple(Link(shorten(d.title), href(from_page, target, paper_anchor(d.id))) for d in ds.kept()))
+        keeps=tuple(Link(shown_title(d), href(from_page, target, paper_anchor(d.id))) for d in ds.kept()))
 
 
 def histogram_chart(week: str, histogram: Sequence[int], keep_at: int, review_at: int) -> Chart:
@@ -236,18 +229,19 @@ def _paper(d: Decision, verdicts: dict[str, CandidateRow] | None, rank: str) -> 
         note = "not checked: no DOI, arXiv or OpenAlex id to look it up by"
     start = snippet(d.abstract)
     return PaperView(
-        anchor=paper_anchor(d.id), id=d.id, title=shorten(d.title), href=_href(d),
+        anchor=paper_anchor(d.id), id=d.id, title=shown_title(d), href=_href(d),
         authors=authors_line(d.authors), published=d.published or "", venue=d.venue or "",
         categories=", ".join(d.categories), decision=d.decision, score=d.score, match=f"{d.axes.match:.2f}",
         criteria=f"{d.axes.criteria:.2f}", novelty=f"{d.axes.novelty:.2f}", ranking=rank, tags=d.tags,
         rationale=d.rationale, matched_terms=d.matched_terms, merged_ids=d.merged_ids, snippet=start,
-        abstract=d.abstract if d.abstract and start != d.abstract else "", graph=graph, graph_note=note)
+        abstract=d.abstract if d.abstract and start != d.abstract else "", graph=graph, graph_note=note,
+        key=d.key or "")
 
 
 def _row(d: Decision, rank: str) -> PaperRow:
     """A REVIEW on one line."""
-    return PaperRow(anchor=paper_anchor(d.id), id=d.id, title=shorten(d.title), href=_href(d),
-                    authors=authors_line(d.authors), score=d.score, ranking=rank)
+    return PaperRow(anchor=paper_anchor(d.id), id=d.id, title=shown_title(d), href=_href(d),
+                    authors=authors_line(d.authors), score=d.score, ranking=rank, key=d.key or "")
 
 
 def _href(d: Decision) -> Href | None:
@@ -304,7 +298,8 @@ def _judge(page: str, week: DigestWeek, anchors: dict[str, str]) -> JudgeView | 
                      for j in judge.judges),
         disagreements=rows, note=judge.note,
         silent=(f"{count(judge.keyword_silent, 'paper')} where only the judge speaks, "
-                f"{count(judge.judge_silent, 'paper')} where only the keyword rule does: counted, not listed"))
+                f"{count(judge.judge_silent, 'paper')} where only the keyword rule does: counted, not listed"),
+        fallback=fallback_note(week.archived, judge.judges, judge.generation))
 
 
 def _merge(page: str, m: MergeEntry, anchors: dict[str, str]) -> MergeView:

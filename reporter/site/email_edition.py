@@ -32,10 +32,10 @@ from ..digest.archive import Decision
 from ..errors import InternalError
 from ..hashing import sha256_text
 from ..isoweek import week_start
-from ..naming import email_edition_paths
+from ..naming import RELATIVE_LINKS_DOMAIN, email_edition_paths
 from ..plurals import count
 from .digest_groups import CAUSES
-from .digest_pages import DigestWeek, paper_anchor, week_dates, week_path
+from .digest_pages import DigestWeek, paper_anchor, shown_title, week_dates, week_path
 from .env import context, email_html_env, text_env
 from .links import href, paper_href
 from .models.email import EmailClose, EmailCount, EmailEdition, EmailPaper
@@ -49,7 +49,11 @@ EMAIL_CLOSE = 3
 """The papers of "close in meaning, missed by the watchlist" the e-mail lists (the most similar)."""
 TITLE_CHARS = 200
 RATIONALE_CHARS = 300
-MESSAGE_DOMAIN = "reporter.invalid"
+FOOTER = ("Each paper's key marks it for the digest's editor: \"wanted KEY\" or \"not wanted KEY\" "
+          "(reporter feedback) tells the digest what you read. To stop receiving this digest, use your mail "
+          "program's unsubscribe link (List-Unsubscribe) or reply to the sender.")
+"""The closing line of a week decided with keys (rules `digest.4`)."""
+MESSAGE_DOMAIN = RELATIVE_LINKS_DOMAIN
 """The Message-ID's domain without `[site] base_url` (RFC 2606: a name that is never anyone's)."""
 
 
@@ -67,9 +71,12 @@ def build_email_edition(week: DigestWeek, base_url: str | None = None) -> EmailE
         # Every value flat, on one line: the HTML file is then the message's HTML part exactly (a message's
         # lines end in CRLF whatever the data held).
         link = paper_href((d.id, *d.merged_ids))
-        return EmailPaper(id=flat(d.id), title=cut(flat(d.title), TITLE_CHARS), href=link.html if link else None,
+        # A week with keys (rules digest.4) says the decisive reason first: the criteria line before the match.
+        why = decisive_first(d.rationale) if d.key else d.rationale
+        return EmailPaper(id=flat(d.id), title=shown_title(d, TITLE_CHARS), href=link.html if link else None,
                           entry=entry(paper_anchor(d.id)), score=d.score, authors=authors_line(d.authors),
-                          snippet=snippet(d.abstract) if with_snippet else "", why=cut(flat(d.rationale), RATIONALE_CHARS))
+                          snippet=snippet(d.abstract) if with_snippet else "", why=cut(flat(why), RATIONALE_CHARS),
+                          key=d.key or "")
 
     keep = tuple(paper(d) for d in ds if d.decision == "KEEP")
     reviews = [d for d in ds if d.decision == "REVIEW"]
@@ -80,7 +87,7 @@ def build_email_edition(week: DigestWeek, base_url: str | None = None) -> EmailE
         review_more=max(len(reviews) - REVIEW_SHOWN, 0),
         dropped=tuple(EmailCount(label, causes[cause]) for cause, (label, _) in CAUSES.items() if causes[cause]),
         dropped_total=sum(causes.values()), page=entry(), review_page=entry("review"),
-        **close_part(week, entry))
+        footer=FOOTER if any(d.key for d in ds) else "", **close_part(week, entry))
 
 
 def close_part(week: DigestWeek, entry: Callable[..., str]) -> dict[str, Any]:
@@ -95,6 +102,20 @@ def close_part(week: DigestWeek, entry: Callable[..., str]) -> dict[str, Any]:
         similarity=f"{e.similarity:.4f}", concept=flat(e.concept or e.nearest_concept),
         phrase=flat(e.suggested_phrase or "")) for e in close[:EMAIL_CLOSE])
     return {"close": rows, "close_total": len(close), "close_page": entry("close")}
+
+
+def decisive_first(rationale: str) -> str:
+    """A rationale with its `criteria: ` part moved before its `match: ` part: the head says the decisive reason,
+    and the concept line it rests on then comes before the phrases that matched, so a cut at RATIONALE_CHARS
+    keeps it (docs/digest.md, "Rationales": head; match; criteria; novelty). A rationale not of that shape is
+    left as it is."""
+    at_match = rationale.find("; match: ")
+    at_criteria = rationale.find("; criteria: ", at_match + 1)
+    at_novelty = rationale.rfind("; novelty: ")
+    if not 0 <= at_match < at_criteria < at_novelty:
+        return rationale
+    return (rationale[:at_match] + rationale[at_criteria:at_novelty] + rationale[at_match:at_criteria]
+            + rationale[at_novelty:])
 
 
 def render_email(edition: EmailEdition) -> tuple[str, str]:
@@ -158,6 +179,6 @@ def message_date(week: str) -> dt.datetime:
     return dt.datetime.combine(week_start(week) + dt.timedelta(days=7), dt.time(0), tzinfo=dt.timezone.utc)
 
 
-__all__ = ["EMAIL_CLOSE", "REVIEW_SHOWN",
-           "build_email_edition", "email_archive", "email_files", "email_message", "message_date",
+__all__ = ["EMAIL_CLOSE", "REVIEW_SHOWN", "build_email_edition", "decisive_first", "email_archive", "email_files",
+           "email_message", "message_date",
            "render_email"]

@@ -46,8 +46,13 @@ def updated(week: str) -> str:
     return f"{(week_start(week) + dt.timedelta(days=6)).isoformat()}T00:00:00Z"
 
 
-def atom_feed(weeks: Sequence[tuple[DigestWeekPage, str]], feed: str) -> bytes:
-    """The feed of the given week pages, each with its entry id (oldest first in; newest first out)."""
+def atom_feed(weeks: Sequence[tuple[DigestWeekPage, str]], feed: str, base_url: str | None = None) -> bytes:
+    """The feed of the given week pages, each with its entry id (oldest first in; newest first out).
+
+    Its links are absolute under `base_url` (`[site] base_url`: a feed reader fetches the feed alone, and many
+    resolve nothing against its address), with the feed's own address as `rel="self"` (RFC 4287, 4.2.7.2);
+    without it they are relative to the feed (`digest/feed.xml`), `self` included."""
+    base = f"{base_url}/digest/" if base_url else ""
     root = ET.Element("feed", xmlns=ATOM)  # plain names and the default namespace declared: no ns0: prefixes
     _text(root, "id", feed)
     _text(root, "title", TITLE)
@@ -56,16 +61,17 @@ def atom_feed(weeks: Sequence[tuple[DigestWeekPage, str]], feed: str) -> bytes:
     _text(root, "updated", max((updated(page.week) for page, _ in weeks), default="1970-01-01T00:00:00Z"))
     author = ET.SubElement(root, "author")
     _text(author, "name", "reporter")
-    ET.SubElement(root, "link", rel="alternate", type="text/html", href="index.html")
+    ET.SubElement(root, "link", rel="self", type="application/atom+xml", href=f"{base}feed.xml")
+    ET.SubElement(root, "link", rel="alternate", type="text/html", href=f"{base}index.html")
     _text(root, "generator", "reporter")
     for page, eid in reversed(weeks):
         entry = ET.SubElement(root, "entry")
         _text(entry, "id", eid)
         _text(entry, "title", f"{TITLE} {page.week}: {len(page.keep)} kept")
         _text(entry, "updated", updated(page.week))
-        ET.SubElement(entry, "link", rel="alternate", type="text/html", href=f"{page.week}.html")
+        ET.SubElement(entry, "link", rel="alternate", type="text/html", href=f"{base}{page.week}.html")
         _text(entry, "summary", _counts(page))
-        content = _text(entry, "content", _content(page))
+        content = _text(entry, "content", _content(page, base))
         content.set("type", "html")
     ET.indent(root)
     xml = ET.tostring(root, encoding="unicode")
@@ -79,18 +85,18 @@ def _text(parent: ET.Element, name: str, text: str) -> ET.Element:
 
 
 def _counts(page: DigestWeekPage) -> str:
-    return (f"{page.dates}: {len(page.keep)} kept, {len(page.review)} for review, "
+    return (f"{page.dates}: {len(page.keep)} kept, {page.review_total} for review, "
             f"{page.dropped_total} dropped.")
 
 
-def _content(page: DigestWeekPage) -> str:
+def _content(page: DigestWeekPage, base: str = "") -> str:
     """The week's KEEPs as HTML: every data string escaped, titles in <bdi>; links built from ids only."""
     items = "".join(Markup("<li>{}</li>\n").format(_keep(p)) for p in page.keep)
     body = Markup("<p>{}</p>\n").format(_counts(page))
     if items:
         body += Markup("<ol>\n{}</ol>\n").format(Markup(items))
     return str(body + Markup('<p><a href="{}">The whole week</a>: every paper kept, for review and dropped, '
-                             'with its rationale.</p>').format(f"{page.week}.html"))
+                             'with its rationale.</p>').format(f"{base}{page.week}.html"))
 
 
 def _keep(p: PaperView) -> Markup:

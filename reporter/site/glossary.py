@@ -60,6 +60,15 @@ SCREENING = (
 DIGEST = (
     ("KEEP, REVIEW, DROP", "The weekly digest's three decisions: a paper worth reading this week, one a person "
                            "should look at, and one left out, each with its reason."),
+    ("relevance", "The number that orders papers of one score (relevance 16.63): BM25F of the watchlist phrases "
+                  "and In scope terms over the title (which weighs three times the abstract) and the abstract, "
+                  "with the week as the corpus, so a term few papers of the week hold weighs more than a common "
+                  "one, and repeating a term counts less and less. It compares papers of one week only, and never "
+                  "changes a score or a decision: only their order, and who stays under the cap."),
+    ("key", "Eight characters that name a paper on its week's page and in the e-mail: reporter feedback --wanted "
+            "KEY (or --not-wanted KEY) marks it, and the digest index then shows the measured precision."),
+    ("required-unconfirmed", "A tag: no term of a Required concept is in the title or the abstract. That is no "
+                             "evidence of failing it, so the criteria score is borderline (0.70), not 0."),
 )
 
 

@@ -8,7 +8,7 @@ re-runs anything.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -256,7 +256,8 @@ def novelty_stage(rows: list[dict[str, Any]], source: Path | str) -> StagePages:
 
 
 def digest_stage(archive: Path | None, *, pending: Sequence[DigestWeek] = (),
-                 published: Sequence[DigestWeek] | None = None, base_url: str | None = None) -> StagePages:
+                 published: Sequence[DigestWeek] | None = None, base_url: str | None = None,
+                 quality: Callable[[Sequence[Any]], dict | None] | None = None) -> StagePages:
     """Every published week of a digest archive (and the weeks a build is about to publish), as one stage.
 
     Each week's page is archived; the week index (`digest/index`), the Atom feed
@@ -266,7 +267,9 @@ def digest_stage(archive: Path | None, *, pending: Sequence[DigestWeek] = (),
     the archive's weeks already read (`load_digest_weeks`; None: read them
     here). Each week's e-mail edition (`digest/YYYY-Www.email.html`, `.email.txt`
     and `.eml`) is archived beside its page, linking to it absolutely under
-    `base_url` (`[site] base_url`), else relatively. Without a week the stage
+    `base_url` (`[site] base_url`), else relatively. `quality` measures the
+    weeks by the reader's marks (the build hands it over: `reporter feedback`),
+    shown on the index when there are marks. Without a week the stage
     adds nothing and the home page says that none is published.
     """
     if published is None:
@@ -282,8 +285,10 @@ def digest_stage(archive: Path | None, *, pending: Sequence[DigestWeek] = (),
     papers = weeks[0].archived.head.papers
     first = papers.sha256 if papers is not None else None  # the first week's papers file
     feed = atom_feed([(page, entry_id(w.week, w.archived.sha256)) for w, page in zip(weeks, pages)],
-                     feed_id(weeks[0].week, first or weeks[0].archived.sha256))
-    return StagePages(pages=(*((p, True) for p in pages), (build_index_page(weeks), False)), files=((FEED, feed),),
+                     feed_id(weeks[0].week, first or weeks[0].archived.sha256), base_url)
+    measured = quality([w.archived for w in weeks]) if quality is not None else None
+    return StagePages(pages=(*((p, True) for p in pages), (build_index_page(weeks, measured), False)),
+                      files=((FEED, feed),),
                       archived_files=email_archive(weeks, base_url),
                       digest=digest_summary(weeks), digests=len(weeks))
 

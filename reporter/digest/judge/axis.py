@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..axes import (FAILS_REQUIRED, IN_SCOPE_FIT, JUDGE_FAILED, JUDGE_MISSING, JUDGES_DISAGREE, NOT_IN_SCOPE, PARTIAL,
-                    REDUCED, SILENT, TRAP, CriteriaAxis, criteria_axis)
+                    PARTLY, REDUCED, REQUIRED_UNCONFIRMED, SILENT, TRAP, CriteriaAxis, criteria_axis)
 from ..criteria import IN_SCOPE, OUT_OF_SCOPE, REQUIRED, Concept, Criteria
 from ...pool.record import Record
 from ..records import MISSING, Decision, JudgeEntry
@@ -66,8 +66,8 @@ def fit_rule(fit: str, cited: Sequence[Concept]) -> str:
 
 def rule_fit(rule: str) -> str:
     """The fit a keyword rule amounts to (what the keyword-against-judge table compares)."""
-    return {IN_SCOPE_FIT: "in_scope", REDUCED: "borderline", PARTIAL: "partial", SILENT: "silent"}.get(
-        rule, "out_of_scope")
+    return {IN_SCOPE_FIT: "in_scope", REDUCED: "borderline", REQUIRED_UNCONFIRMED: "borderline", PARTIAL: "partial",
+            PARTLY: "partial", SILENT: "silent"}.get(rule, "out_of_scope")
 
 
 def first_sentence(text: str) -> str:

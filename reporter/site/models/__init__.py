@@ -19,7 +19,9 @@ from .diff import (Comparison, DiffPage, InputChange, Move, MovedGroup, MovedVie
                    StateChange, StateCount, Transition)
 from .novelty import (CandidateRow, GraphUsed, IdList, NoveltyPage)
 from .digest import (DigestIndexPage, DigestWeekPage, DriftConcept, DriftEntry, DropGroup, DropReason, DropRow,
-                     DisagreementRow, JudgeSpendRow, JudgeView, ListedAgainView, MergeView, PaperRow, PaperView, ReviewGroup)
+                     DisagreementRow, JudgeSpendRow, JudgeView, ListedAgainFold, ListedAgainView, MergeView,
+                     PaperRow, PaperView, ReviewGroup)
+from .quality import MissedView, QualityView
 from .close import CloseRow, CloseView
 from .glossary import (GlossaryPage, Term)
 

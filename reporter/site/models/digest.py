@@ -11,6 +11,7 @@ from .close import CloseView
 from .common import Link, PageMeta, Row
 from .home import WeekSummary
 from .novelty import CandidateRow
+from .quality import QualityView
 
 @dataclass(frozen=True)
 class PaperView:
@@ -63,6 +64,9 @@ class PaperView:
     """The citation graph's verdict and evidence for a KEEP checked when its week was published, else None."""
     graph_note: str
     """Why a KEEP of a checked week has no verdict (no key to look it up by), else empty."""
+    key: str = ""
+    """The paper's short key, what a reader types to mark it (`reporter feedback --wanted KEY`); empty for a
+    week decided before keys were recorded (rules `digest.3` and older), whose page stays as it was published."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,8 @@ class PaperRow:
     """0-100."""
     ranking: str
     """Its rank and relevance when it is over the cap (`rank 40 of 148 · relevance 2.0172`), else empty."""
+    key: str = ""
+    """The paper's short key (`reporter feedback --wanted KEY`); empty for a week decided before keys."""
 
 
 @dataclass(frozen=True)
@@ -231,6 +237,10 @@ class JudgeView:
     """What the table is for (surfaced, never applied)."""
     silent: str
     """The papers counted, not listed: where only one of the two speaks."""
+    fallback: str = ""
+    """For a week decided with `--keyword-fallback` (rules `digest.4`): which papers the keyword rule decided
+    because no judge had answered, said instead of "Axis 2 came from the judges' recorded answers"; empty
+    otherwise (and for an older week, whose archived page stays as published)."""
 
 
 @dataclass(frozen=True)
@@ -243,6 +253,16 @@ class ListedAgainView:
     """The prior week that decided it, linked to that week's page."""
     decision: str
     """What that week decided: REVIEW or DROP."""
+
+
+@dataclass(frozen=True)
+class ListedAgainFold:
+    """The papers a week lists again from one prior week, counted (a week that lists many again: folded)."""
+
+    week: Link
+    """The prior week that decided them, linked to its page (where each is)."""
+    summary: str
+    """`240 papers: DROP 200, REVIEW 40`."""
 
 
 @dataclass(frozen=True)
@@ -318,6 +338,17 @@ class DigestWeekPage:
     """The merges section's line when nothing was merged."""
     no_listed_again: str = "No paper of an earlier week was listed again."
     """The listed-again section's line when none was."""
+    relevance_note: str = ""
+    """For a week with keys (rules digest.4): what the relevance beside each paper is (the glossary has the rest);
+    empty for an older week, whose archived page stays as published."""
+    glossary_relevance: Href | None = None
+    """The glossary's entry for relevance (with `relevance_note`)."""
+    listed_again_folded: tuple[ListedAgainFold, ...] = ()
+    """When more than LISTED_AGAIN_SHOWN are listed again in a week with keys (rules digest.4; arXiv relists a
+    weekend's papers by the hundred): them counted per prior week, shown instead of one line each; () otherwise."""
+    listed_again_folded_note: str = ("Counted per week that decided them (arXiv lists many papers again, weekend "
+                                     "relistings among them); each is on that week's page, with its decision.")
+    """The folded list's note."""
     listed_again_note: str = ("Papers listed again in the version one of the four prior weeks decided: not decided "
                               "again, shown with that week's decision (a prior KEEP is decided again and dropped as "
                               "already covered).")
@@ -347,3 +378,5 @@ class DigestIndexPage:
     intro: str = ("Every published week of the digest, newest first. Each week's page is archived: published once and "
                   "never rewritten.")
     """What the index lists, and that each week's page is archived."""
+    quality: QualityView | None = None
+    """The measured quality from the reader's marks; None before the first mark."""

@@ -26,6 +26,8 @@ class EmailPaper:
     """The start of the abstract, cut at a word with an ellipsis; empty for a REVIEW or a paper without one."""
     why: str
     """The decision's rationale (shortened to 300 characters; the week page has it whole)."""
+    key: str = ""
+    """The paper's short key (`reporter feedback --wanted KEY`); empty for a week decided before keys."""
 
 
 @dataclass(frozen=True)
@@ -91,3 +93,6 @@ class EmailEdition:
     """The week's list in all (the week page has every one)."""
     close_page: str = ""
     """The week page's list."""
+    footer: str = ""
+    """The closing line on keys and unsubscribing, for a week whose decisions carry keys (rules `digest.4`); empty
+    for a week decided before them, whose archived e-mail stays as it was published."""
