@@ -69,3 +69,61 @@ def max_relevant(N: int, n: int, k: int, confidence: float | str | Fraction) -> 
 def _check(N: int, n: int, k: int) -> None:
     if not (0 <= k <= n <= N):
         raise ValueError(f"need 0 <= k <= n <= N, not k={k}, n={n}, N={N}")
+
+
+def bonferroni(confidence: float | str | Fraction, m: int) -> Fraction:
+    """The confidence each of `m` statements needs for all of them to hold at `confidence` together (Bonferroni:
+    the chance that any one fails is at most the sum of theirs, m * alpha / m = alpha)."""
+    conf = as_fraction(confidence)
+    return 1 - (1 - conf) / max(m, 1)
+
+
+def joint_confidence(confidences: list[float | str | Fraction]) -> Fraction:
+    """The confidence at which statements made at `confidences` all hold together (Bonferroni: 1 - sum of their
+    alphas; 0 when that sum reaches 1)."""
+    return max(Fraction(0), 1 - sum((1 - as_fraction(c) for c in confidences), Fraction(0)))
+
+
+def recall_lower_bound(found: int, k: int, most: int) -> Fraction | None:
+    """found / (found + most - k): `found` relevant works are handed on (counting the `k` a sample found and
+    rescued), and the stratum held at most `most` relevant works, `k` of them rescued, so at most `most - k`
+    are missed. None when nothing is known to be relevant (found + most - k = 0 gives no ratio)."""
+    missed = most - k
+    return None if found + missed == 0 else Fraction(found, found + missed)
+
+
+def allowed_missed(base: int | None, k: int, N: int, min_recall: float | None,
+                   max_missed_fraction: float | None) -> int | None:
+    """The largest bound `max_relevant` a sample holding `k` relevant works may give for the target to be met:
+    (base + k) / (base + U) >= min_recall (`base`: relevant works found without the sample) and U / N <=
+    max_missed_fraction, each when set. None when no target is set; -1 when none can be met (recall set, base
+    unknown)."""
+    limits = []
+    if min_recall is not None:
+        if base is None:
+            return -1
+        r = as_fraction(min_recall)
+        limits.append(math.floor((base * (1 - r) + k) / r) if r > 0 else N)
+    if max_missed_fraction is not None:
+        limits.append(math.floor(as_fraction(max_missed_fraction) * N))
+    return min(limits) if limits else None
+
+
+def smallest_n(N: int, k: int, confidence: float | str | Fraction, allowed: int) -> int | None:
+    """The smallest sample size n (of N works) whose bound, if the sample holds `k` relevant works, is at most
+    `allowed`; None when no n does (even the whole stratum, whose bound is k, exceeds it). The bound never grows
+    with n (a larger sample with the same k is stochastically more telling), so a binary search finds it."""
+    if k > N or allowed < k:
+        return None
+    if N == 0:
+        return 0
+    low, high = max(k, 1), N
+    if max_relevant(N, high, k, confidence) > allowed:
+        return None
+    while low < high:
+        mid = (low + high) // 2
+        if max_relevant(N, mid, k, confidence) <= allowed:
+            high = mid
+        else:
+            low = mid + 1
+    return low

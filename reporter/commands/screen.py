@@ -158,6 +158,10 @@ def run_export_command(args: argparse.Namespace) -> int:
     if args.require_certified:
         from ..certify.gate import require_certified
         require_certified(ws, release_dir)
-    n = export_release(ws, release_dir, args.out)
-    print(f"{n:,} admitted works -> {args.out}")
+    from ..certify.results import rescued_works, state_dir
+    from ..routing.artifacts import read_manifest
+    rescued = rescued_works(state_dir(ws.root), read_manifest(release_dir).release_id)
+    n = export_release(ws, release_dir, args.out, rescued=rescued)
+    print(f"{n - len(rescued):,} admitted works" + (f" and {len(rescued):,} rescued by certificates"
+                                                   if rescued else "") + f" -> {args.out}")
     return 0
