@@ -25,17 +25,15 @@ let a hand-off through (for the export's provenance).
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from fractions import Fraction
 from pathlib import Path
 
 from ..errors import InputError
 from ..files import read_capped
 from ..hashing import sha256_bytes
 from ..plurals import count
-from .bound import bonferroni, joint_confidence, max_relevant, recall_lower_bound
 from .certificate import admitted_relevant, confidence_of, measure, state_dir, stratum_digest
 from .plan import Plan, make_plan, needs_found
-from .results import Certificate, certificate_path, floor_percent, load_certificates, percent
+from .results import Certificate, certificate_path, joint_statement, load_certificates, percent
 from .sheet import MAX_SHEET_BYTES, parse_sheet
 from .strata import JOINT, StratumWorks, discarding_parts, joint_works
 from .config import CertifyWorkspace
@@ -90,34 +88,11 @@ def basic_shortfall(works: StratumWorks, cert: Certificate | None, required: flo
 
 
 def judge(ws: CertifyWorkspace, parts: tuple[tuple[StratumWorks, Certificate], ...], base: int | None,
-          joint: bool) -> tuple[list[tuple[StratumWorks, str]], Fraction, int | None, Fraction | None]:
-    """Bounds of complete, current certificates, held to the targets together: (each stratum that misses and why,
-    the joint confidence, found, the recall lower bound)."""
-    settings = ws.certify
-    m = len(parts)
-    confs = [max(confidence_of(c.confidence), bonferroni(settings.confidence, m)) for _, c in parts]
-    bounds = [max_relevant(c.N, c.n_labelled, c.k_relevant, conf) for (_, c), conf in zip(parts, confs)]
-    missing = []
-    target = settings.max_missed_fraction
-    for (works, cert), conf, most in zip(parts, confs, bounds):
-        if target is not None and most / cert.N > target:
-            jointly = "" if m == 1 else (f" (jointly: each of the {m} strata at {float(conf) * 100:.4g}%, Bonferroni, "
-                                         f"so that all hold at {percent(settings.confidence)})")
-            missing.append((works, f"misses the target: at most {percent(most / cert.N)} relevant{jointly}, above "
-                                   f"{percent(target)}"))
-    k = sum(c.k_relevant for _, c in parts)
-    found = None if base is None else base + k
-    low = None if found is None else recall_lower_bound(found, k, sum(bounds))
-    if settings.min_recall is not None and not missing:
-        name = JOINT if joint else "the discarding strata"
-        if found is None:
-            missing.append((parts[0][0], needs_found(ws)))
-        elif low is not None and low < Fraction(str(settings.min_recall)):
-            missing.append((parts[0][0], f"misses the recall target: {name} hold at most {sum(bounds):,} relevant "
-                                         f"works at {percent(settings.confidence)} jointly, so recall is at least "
-                                         f"{floor_percent(float(low))} only ({found:,} found), "
-                                         f"{percent(settings.min_recall)} required"))
-    return missing, joint_confidence(confs), found, low
+          joint: bool) -> tuple[list[tuple[StratumWorks, str]], float, int | None, float | None]:
+    """Bounds of complete, current certificates, held to the targets together (`joint_statement`): (each stratum
+    that misses and why, the joint confidence, found, the recall lower bound)."""
+    said = joint_statement(tuple(c for _, c in parts), ws.certify, base, needs_found(ws))
+    return [(parts[i][0], why) for i, why in said.misses], said.confidence, said.found, said.recall_lower_bound
 
 
 def verdict(ws: CertifyWorkspace, release_dir: Path, *, check_sheets: bool = True) -> Verdict:
@@ -143,8 +118,7 @@ def verdict(ws: CertifyWorkspace, release_dir: Path, *, check_sheets: bool = Tru
         if not missing:
             if check_sheets:
                 verify(ws, union, joint_cert, release_dir)
-            return Verdict(True, (joint_cert,), float(conf), found, None if low is None else float(low), (), None,
-                           None, None)
+            return Verdict(True, (joint_cert,), conf, found, low, (), None, None, None)
         why_joint = missing[0][1]
     short = [(w, why) for w in strata if (why := basic_shortfall(w, certs.get(w.stratum.name), required))]
     if not short:
@@ -154,8 +128,7 @@ def verdict(ws: CertifyWorkspace, release_dir: Path, *, check_sheets: bool = Tru
             if check_sheets:
                 for w, c in parts:
                     verify(ws, w, c, release_dir)
-            return Verdict(True, tuple(c for _, c in parts), float(conf), found,
-                           None if low is None else float(low), (), why_joint, None, None)
+            return Verdict(True, tuple(c for _, c in parts), conf, found, low, (), why_joint, None, None)
         short = missing
     plan, problem = None, None
     try:

@@ -17,6 +17,7 @@ from ..errors import InputError
 from ..isoweek import week_start
 from ..progress import Progress
 from ..routing.artifacts import Release, ReleaseSet
+from .certificate_page import build_certificate_page
 from .certified import Certified
 from .diff import compute_diff
 from .diff_page import (AGAINST_RECENT, Pair, build_diff_page, change_line, diff_files, pairs_to_render,
@@ -199,6 +200,8 @@ def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] =
             add(page, True)
         report, note = screening.for_release(rel.release_id)
         add(build_status_page(rel, report, note, titles, inputs.certified), False)
+        for cert in inputs.certified.ever(rel.release_id) if inputs.certified is not None else ():
+            add(build_certificate_page(rel, cert), True)
         mine = list(pairs.get(rel.release_id, ()))
         if not mine:
             add(build_diff_page(rel, None, titles), False)

@@ -21,6 +21,7 @@ from .novelty import (CandidateRow, GraphUsed, IdList, NoveltyPage)
 from .digest import (DigestIndexPage, DigestWeekPage, DriftConcept, DriftEntry, DropGroup, DropReason, DropRow,
                      DisagreementRow, JudgeSpendRow, JudgeView, ListedAgainView, MergeView, PaperRow, PaperView, ReviewGroup)
 from .glossary import (GlossaryPage, Term)
+from .certificate import (CertificatePage, RescuedWork)
 
 PAGES = tuple(cls for cls in list(globals().values())
               if isinstance(cls, type) and cls.__module__.startswith(__name__ + ".") and "TEMPLATE" in vars(cls))
