@@ -101,10 +101,18 @@ def certify(ws: CertifyWorkspace, sheet: Sheet, confidence: float | str | Fracti
         found_from=source, recall_lower_bound=None if low is None else float(low),
         min_recall=ws.certify.min_recall,
         joint_confidence=cert.confidence if speaks_for_all else float(joint_confidence([conf] * max(len(names), 1))),
-        labeller=labeller, criteria=None if criteria is None else shown_path(ws, criteria),
+        labeller=labeller, criteria=None if criteria is None else criteria_shown(ws, criteria),
         criteria_sha256=None if criteria is None else sha256_file(criteria), drawn_by=draw.drawn_by,
         drawn_at=draw.drawn_at, reseed=draw.reseed, samples_drawn=drawn_count, sample_number=number,
         certified_at=now)
+
+
+def criteria_shown(ws: CertifyWorkspace, path: Path) -> str:
+    """The criteria as a certificate records them: relative to the workspace when inside it, else the file's name
+    (its sha256 says which file it was; a path outside the workspace would differ from one checkout to another)."""
+    full = Path(path).resolve()
+    root = Path(ws.root).resolve()
+    return full.relative_to(root).as_posix() if full.is_relative_to(root) else full.name
 
 
 def criteria_file(ws: CertifyWorkspace) -> Path | None:

@@ -49,6 +49,15 @@ class CertificatePage:
     """The page of the certificate it superseded, or None."""
     meaning: str
     """What the statement means at its confidence, and what it does not."""
+    intro: str = ("Kept as it was written: a later certificate of the same stratum supersedes it on the status page, "
+                  "which says which certificate of each stratum is current and which gate the hand-off; this one "
+                  "stays readable here.")
+    """Why this page never changes, and where the current certificates are."""
+    rescued_note: str = ("The relevant works its sample found: reporter export hands them on, marked in the column "
+                         "rescued_by_certificate.")
+    """What happens to the works listed under `rescued`."""
+    supersedes_note: str = "It supersedes the stratum's earlier certificate:"
+    """The words before the link to the certificate it superseded."""
     next_release: str = ("At the next release the labels carry over (reporter certify --from this sheet) but this "
                          "certificate does not: a certificate speaks for its release only, as it was when certified.")
     """What happens at the next release."""

@@ -286,6 +286,9 @@ class StatusPage:
                              " also written in the flow diagram's box of its stratum; certificates arrive after a "
                              "release is published, so its archived pages do not show them.")
     """The certificates section's note: what a certificate bounds and where else it is shown."""
+    rescued_note: str = ("Relevant works a certification sample found among the discards: each joins the hand-off "
+                         "(reporter export, column rescued_by_certificate) and counts as found.")
+    """What happens to the rescued works listed."""
     precision_note: str = ("A won work is correct when it is an include in a paying pile or an exclude in discard; "
                            "hold is not judged. Precision is shown with its 95% Wilson interval.")
     """The label findings' note: when a won work counts as correct, and the interval shown."""
