@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..certify.results import Certificate, floor_percent, percent
 from ..plurals import count
 from ..routing.artifacts import Release
-from .links import Href, href, paper_href, status_path
+from .links import href, paper_href, status_path
 from .models import CertificatePage, RescuedWork, Row
 from .page_parts import meta, release_name, rule_link, short_id
 
