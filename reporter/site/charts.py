@@ -298,8 +298,8 @@ def _note_lines(notes: tuple[FlowNote, ...], width: int) -> list[tuple[str, str]
     """Each note's text and standing as lines of at most `width` characters, each with its class."""
     lines = []
     for note in notes:
-        lines += [(text, "lbl") for text in textwrap.wrap(note.text, width)]
-        lines += [(text, note.tone) for text in textwrap.wrap(note.standing, width)]
+        lines += [(text, "lbl") for text in textwrap.wrap(note.text, width, break_on_hyphens=False)]
+        lines += [(text, note.tone) for text in textwrap.wrap(note.standing, width, break_on_hyphens=False)]
     return lines
 
 
