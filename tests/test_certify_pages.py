@@ -145,3 +145,19 @@ def test_the_flow_box_shows_the_whole_verdict(site_build, media, width):
             assert box["x"] >= 0 and box["x"] + box["width"] <= width + 1, box
         finally:
             browser.close()
+
+
+def test_a_joint_certificate_goes_stale_when_the_screen_discards_more(ws, capsys):  # noqa: F811
+    import sqlite3
+    joint = certify(capsys, ws, "discarded")
+    conn = sqlite3.connect(ws / "state" / "screen.db")
+    with conn:
+        conn.execute("UPDATE verdicts SET outcome = 'discard' WHERE work_id = ? AND tier = 'expensive'",
+                     (PREFIX + "W004",))
+    conn.close()
+    assert run(capsys, "render", "--releases", ws / "releases", "--out", ws / "site", "--workspace", ws)[0] == 0
+    status = _page(ws / "site", f"releases/{joint['release']}/status.html")
+    assert status.find("p", id="hand-off").text().startswith("The hand-off's certification: not certified")
+    code, _, err = run(capsys, "export", "--workspace", ws, "--out", ws / "h.csv", "--require-certified")
+    assert code == 2 and "The joint stratum discarded's certificate does not gate it: its certificate is stale: " \
+        "the stratum held 3 works then and 4 now" in err, err

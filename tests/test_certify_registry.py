@@ -107,3 +107,24 @@ def test_an_edited_certificate_no_longer_hashes_to_its_id(ws, tmp_path, capsys):
     path.write_text(json.dumps({**doc, "labeller": "someone else"}))
     with pytest.raises(InputError, match="field 'id' .* is not the sha256 of the certificate's fields"):
         load_certificates(ws / "state", got["release"])
+
+
+def test_hostile_flags_and_an_edited_registry_are_refused_by_name(ws, tmp_path, capsys):  # noqa: F811
+    code, _, err = run(capsys, ws, "--pile", "discarded", "--rule", "x", "--n", 5, "--out", tmp_path / "a.csv")
+    assert code == 2 and "--rule 'x' goes with a routing pile or domain-misses, not with discarded" in err
+    code, _, err = run(capsys, ws, "--plan", "--pile", "discard", "--n", 5)
+    assert code == 2 and "--plan goes with --pile" in err and "--n" in err
+    code, _, err = run(capsys, ws, "--plan", "--pile", "discard", "--found", -1)
+    assert code == 2 and "--found -1" in err
+    sheet = tmp_path / "a.csv"
+    assert draw(capsys, ws, sheet)[0] == 0
+    label(sheet, lambda i, r: "exclude")
+    code, _, err = run(capsys, ws, "--sheet", sheet, "--found", -3)
+    assert code == 2 and "--found -3" in err
+    code, _, err = run(capsys, ws, "--sheet", sheet, "--labeller", " ")
+    assert code == 2 and "--labeller" in err
+    registry = ws / "state" / "certify" / "samples" / f"{release_ids(ws)[0]}.json"
+    registry.write_text('{"draws": [{"stratum": "discard", "seed": -1}]}')
+    code, _, err = run(capsys, ws, "--sheet", sheet)
+    assert code == 2 and f"{registry}: draw 1 is not a draw" in err and "Traceback" not in err
+    assert not list((ws / "state" / "certify").glob("[0-9a-f]*/*.json")), "no certificate written"

@@ -140,6 +140,16 @@ def discarding_names(rel: Release, screening: ScreenReport | None) -> tuple[str,
     return tuple(names)
 
 
+def joint_size(rel: Release, screening: ScreenReport | None) -> int | None:
+    """How many works the joint stratum holds now: the discard piles' and the shown tiers' discards (None when
+    the page does not show the screen, whose discards it would need)."""
+    stats = rel.stats
+    piles = sum(stats.piles.get(p.name, 0) for p in stats.pile_order if p.kind == "discard")
+    if screening is None:
+        return None
+    return piles + sum(dict(t.outcomes).get("discard", 0) for t in screening.tiers if t.configured)
+
+
 def hand_off(rel: Release, certs: tuple[Certificate, ...], settings: CertifySettings,
              screening: ScreenReport | None) -> HandOff:
     """The hand-off's certification, from the certificates as recorded (`reporter export --require-certified`
@@ -150,7 +160,11 @@ def hand_off(rel: Release, certs: tuple[Certificate, ...], settings: CertifySett
         return HandOff("nothing was discarded, so there is nothing to certify", "neutral", ())
     by = {c.stratum: c for c in certs}
 
+    size = joint_size(rel, screening)
+
     def counts(c: Certificate | None) -> bool:
+        if c is not None and c.kind == "joint" and (c.strata != list(names) or (size is not None and c.N != size)):
+            return False  # the discards changed since: stale
         return (c is not None and not c.partial and c.confidence >= settings.confidence
                 and standing(c, settings, screening)[1][:6] != "stale:")
 
