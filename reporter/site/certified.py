@@ -173,7 +173,7 @@ def hand_off(rel: Release, certs: tuple[Certificate, ...], settings: CertifySett
         joint = joint_statement(chosen, settings, base)
         if joint.misses:
             return None
-        bound = sum(joint.bounds)
+        missed = sum(joint.bounds) - sum(c.k_relevant for c in chosen)  # the samples' relevant works are rescued
         recall = (f"; recall at least {floor_percent(joint.recall_lower_bound)} ({joint.found:,} found)"
                   if joint.recall_lower_bound is not None else
                   "; recall unknown: the number of relevant works found is not recorded" if joint.found is None else "")
@@ -184,7 +184,7 @@ def hand_off(rel: Release, certs: tuple[Certificate, ...], settings: CertifySett
                  and chosen[0].kind == "joint" else
                  f"the certificates of {', '.join(c.stratum for c in chosen)}"
                  + (f", jointly (Bonferroni: each at {joint.each[0] * 100:.4g}%)" if len(chosen) > 1 else ""))
-        return HandOff(f"certified by {which}: at most {bound:,} relevant works not handed on, at "
+        return HandOff(f"certified by {which}: at most {count(missed, 'relevant work')} missed, at "
                        f"{percent(joint.confidence)}{recall}{target}", "ok", tuple(c.stratum for c in chosen))
 
     joint = by.get("discarded")

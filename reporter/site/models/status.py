@@ -283,8 +283,9 @@ class StatusPage:
                              "pile, a rule's wins or domain misses, what a screening tier discarded), how many "
                              "relevant works the stratum can still hold, exactly and at the confidence it names "
                              "(reporter certify, docs/certify.md). It says nothing of works never in the pool. Each is"
-                             " also written in the flow diagram's box of its stratum; certificates arrive after a "
-                             "release is published, so its archived pages do not show them.")
+                             " also written in the flow diagram's box of its stratum and has its own archived page; "
+                             "certificates arrive after a release is published, so the release's own archived pages "
+                             "do not show them.")
     """The certificates section's note: what a certificate bounds and where else it is shown."""
     rescued_note: str = ("Relevant works a certification sample found among the discards: each joins the hand-off "
                          "(reporter export, column rescued_by_certificate) and counts as found.")
