@@ -184,3 +184,19 @@ def test_the_rescued_work_joins_the_hand_off_marked(ws, capsys):  # noqa: F811
         (PREFIX + "W003", got["id"], "discard")]
     assert rows[-1]["work_id"] == PREFIX + "W003", "after the admitted works"
     assert all(not r["rescued_by_certificate"] for r in rows[:-1])
+
+
+def test_the_standing_speaks_recall_when_min_recall_is_the_target(ws, capsys):  # noqa: F811
+    from reporter.certify.config import CertifySettings
+    from reporter.certify.results import load_certificates, state_dir
+    certify(capsys, ws, "discarded")
+    certify(capsys, ws, "discard")
+    certs = {c.stratum: c for c in load_certificates(state_dir(ws), json.loads(
+        (ws / "releases" / "index.json").read_text())[-1])}
+    joint, one = certs["discarded"], certs["discard"]
+    assert joint.standing(CertifySettings(min_recall=0.95)) == (
+        True, "meets the recall target: recall at least 100.0%, at least 95% required")
+    meets, words = one.standing(CertifySettings(min_recall=0.95))
+    assert meets is None and "one of several" in words, "a stratum's certificate cannot meet a recall target alone"
+    assert joint.standing(CertifySettings(min_recall=0.95, max_missed_fraction=0.5))[1].startswith(
+        "meets the target: at most 0% relevant, within 50%; meets the recall target")

@@ -134,7 +134,7 @@ def _page(site_build, settings: CertifySettings, **changes):
 @pytest.mark.parametrize("settings, tone, words", [
     (CertifySettings(max_missed_fraction=0.1), "ok", "meets the target: at most 8.3% relevant, within 10%"),
     (CertifySettings(max_missed_fraction=0.05), "bad", "misses the target: at most 8.3% relevant, above 5%"),
-    (CertifySettings(), "neutral", "no target set ([certify] max_missed_fraction)"),
+    (CertifySettings(), "neutral", "no target set ([certify] min_recall, max_missed_fraction)"),
     (CertifySettings(max_missed_fraction=0.1, confidence=0.99), "bad", "computed at 95%, below the 99% required"),
 ])
 def test_the_standing_is_said_in_words_and_coloured_the_same(site_build, settings, tone, words):

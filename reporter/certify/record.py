@@ -130,41 +130,56 @@ class Certificate:
                 f"{percent(self.confidence)}{partial}")
 
     def standing(self, settings: CertifySettings) -> tuple[bool | None, str]:
-        """(meets, in words) against [certify]: True meets the target, False misses it, None no target set.
+        """(meets, in words) against [certify]: True meets the target, False misses it, None no target set (or,
+        for a recall target, none this certificate can meet alone: it bounds one of several strata).
 
         A partial certificate, or one below `[certify] confidence`, never meets a target.
         """
         target = settings.max_missed_fraction
+        any_target = target is not None or settings.min_recall is not None
         if self.partial:
-            return (False if target is not None else None,
+            return (False if any_target else None,
                     f"partial: {self.n_labelled:,} of {count(self.n_drawn, 'row')} labelled")
         if self.confidence < settings.confidence:
-            return (False if target is not None else None,
+            return (False if any_target else None,
                     f"computed at {percent(self.confidence)}, below the {percent(settings.confidence)} required")
-        if target is None:
-            return None, "no target set ([certify] max_missed_fraction)"
-        if self.max_missed_fraction <= target:
-            return True, (f"meets the target: at most {percent(self.max_missed_fraction)} relevant, within "
-                          f"{percent(target)}")
-        return False, f"misses the target: at most {percent(self.max_missed_fraction)} relevant, above {percent(target)}"
+        if not any_target:
+            return None, "no target set ([certify] min_recall, max_missed_fraction)"
+        said: list[tuple[bool | None, str]] = []
+        if target is not None:
+            if self.max_missed_fraction > target:
+                return False, (f"misses the target: at most {percent(self.max_missed_fraction)} relevant, above "
+                               f"{percent(target)}")
+            said.append((True, f"meets the target: at most {percent(self.max_missed_fraction)} relevant, within "
+                               f"{percent(target)}"))
+        if settings.min_recall is not None:
+            meets, words = self.recall_standing(settings.min_recall)
+            if meets is False:
+                return False, words
+            said.append((meets, words))
+        meets = True if any(m is True for m, _ in said) else None
+        return meets, "; ".join(words for _, words in said)
 
     def to_json(self) -> dict[str, Any]:
         """The state file's document."""
         return {"schema_version": SCHEMA_VERSION, **asdict(self)}
 
-    def recall_standing(self) -> tuple[bool | None, str]:
-        """(meets, words) against the recall target recorded (`min_recall`): None when none is set."""
-        if self.min_recall is None:
+    def recall_standing(self, min_recall: float | None = None) -> tuple[bool | None, str]:
+        """(meets, words) against a recall target (default: the one recorded, `min_recall`): None when none is
+        set, or when this certificate bounds one of several strata (the hand-off's recall is bounded jointly)."""
+        target = self.min_recall if min_recall is None else min_recall
+        if target is None:
             return None, "no recall target set ([certify] min_recall)"
         if self.found is None:
             return False, ("the recall bound needs the number of relevant works found: give --found N, or a labels "
                            "file that labels the admitted works")
         if self.recall_lower_bound is None:
-            return False, "the recall bound covers only this stratum; the hand-off is gated jointly"
+            return None, ("this stratum is one of several: recall is bounded jointly, with the others (the hand-off's "
+                          "certification)")
         low = floor_percent(self.recall_lower_bound)
-        if self.recall_lower_bound >= self.min_recall:
-            return True, f"meets the recall target: recall at least {low}, at least {percent(self.min_recall)} required"
-        return False, f"misses the recall target: recall at least {low} only, {percent(self.min_recall)} required"
+        if self.recall_lower_bound >= target:
+            return True, f"meets the recall target: recall at least {low}, at least {percent(target)} required"
+        return False, f"misses the recall target: recall at least {low} only, {percent(target)} required"
 
 
 def with_id(cert: Certificate) -> Certificate:
