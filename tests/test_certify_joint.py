@@ -200,3 +200,21 @@ def test_the_standing_speaks_recall_when_min_recall_is_the_target(ws, capsys):  
     assert meets is None and "one of several" in words, "a stratum's certificate cannot meet a recall target alone"
     assert joint.standing(CertifySettings(min_recall=0.95, max_missed_fraction=0.5))[1].startswith(
         "meets the target: at most 0% relevant, within 50%; meets the recall target")
+
+
+def test_a_plan_for_a_huge_pile_sums_over_the_few_relevant_works_never_the_huge_sample(monkeypatch):
+    """95% recall with 89 found in 5,000,000 discards needs n of about 2.25 million: every CDF evaluation runs
+    over the smaller of K and n (the hypergeometric is symmetric in them), and the search for the bound gallops
+    up from k, so no evaluation handles C(N, n) with n in the millions (that took minutes)."""
+    from reporter.certify import bound
+    evaluations = []
+    numerator = bound._numerator
+    monkeypatch.setattr(bound, "_numerator", lambda *a: evaluations.append(a) or numerator(*a))
+    N = 5_000_000
+    allowed = allowed_missed(89, 0, N, 0.95, None)
+    n = smallest_n(N, 0, 0.95, allowed)
+    assert allowed == 4 and max_relevant(N, n, 0, 0.95) == 4 < max_relevant(N, n - 1, 0, 0.95)
+    assert evaluations and max(min(a[2], a[3]) for a in evaluations) <= 2 * (allowed + 1), \
+        "every evaluation sums over a handful of relevant works"
+    # and it agrees with scipy at that size
+    assert hypergeom.cdf(0, N, 5, n) < ALPHA <= hypergeom.cdf(0, N, 5, n - 1)

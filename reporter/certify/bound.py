@@ -7,8 +7,12 @@ the largest K for which P_K[X <= k] >= 1 - confidence: any larger K would
 show k or fewer relevant works less often than that, so it is rejected at
 that confidence (the one-sided exact upper bound, Clopper-Pearson's for a
 finite population). P_K[X <= k] never grows with K (more relevant works
-shift X up), so a binary search over K in [k, N - (n - k)] finds it: about
-log2(N) evaluations of the CDF.
+shift X up), so a search over K in [k, N - (n - k)] finds it: galloping up
+from k by about what the sample suggests ((k + 1) N / n, then doubling)
+until a K is rejected, then halving between the last two, about
+log2(max_relevant) evaluations of the CDF, each over the
+smaller of K and n (the distribution is symmetric in them), so a bound far
+below N stays cheap however large the sample.
 
 Each evaluation is exact, in integers. The terms t_x = C(K, x) C(N-K, n-x)
 are integers and follow one another by the ratio
@@ -54,9 +58,20 @@ def max_relevant(N: int, n: int, k: int, confidence: float | str | Fraction) -> 
     if not 0 < conf < 1:
         raise ValueError(f"confidence {confidence} must be above 0 and below 1")
     alpha = 1 - conf
-    whole = math.comb(N, n)
-    holds = lambda K: alpha.denominator * _numerator(k, N, K, n) >= alpha.numerator * whole  # noqa: E731
+    whole: list[int] = []  # C(N, n), computed once if a K >= n is tested
+
+    def holds(K: int) -> bool:
+        if K >= n and not whole:
+            whole.append(math.comb(N, n))
+        return not _rejects(N, n, k, K, alpha, whole[0] if whole else None)
+
     low, high = k, N - (n - k)  # holds(low): the sample's k relevant works are all there are
+    # gallop up from k, first by about what a sample of n shows (k + 1 relevant in n: (k + 1) N / n), then
+    # doubling: the bound is usually far below N, and a small K is cheap to test
+    step = max(1, (k + 1) * N // max(n, 1))
+    while low + step <= high and holds(low + step):
+        low, step = low + step, step * 2
+    high = min(high, low + step - 1)
     while low < high:
         mid = (low + high + 1) // 2
         if holds(mid):
@@ -64,6 +79,17 @@ def max_relevant(N: int, n: int, k: int, confidence: float | str | Fraction) -> 
         else:
             high = mid - 1
     return low
+
+
+def _rejects(N: int, n: int, k: int, K: int, alpha: Fraction, whole: int | None = None) -> bool:
+    """P_K[X <= k] < alpha: a stratum of N works holding K relevant ones would show k or fewer in a sample of n
+    less often than alpha. The hypergeometric is symmetric in K and n (C(K,x) C(N-K,n-x) / C(N,n) =
+    C(n,x) C(N-n,K-x) / C(N,K)), so the sum runs over the smaller of the two: a few relevant works in a large
+    sample cost as little as a small sample (`whole`: C(N, n) when already computed)."""
+    if K < n:
+        return alpha.denominator * _numerator(k, N, n, K) < alpha.numerator * math.comb(N, K)
+    return alpha.denominator * _numerator(k, N, K, n) < alpha.numerator * (math.comb(N, n) if whole is None
+                                                                            else whole)
 
 
 def _check(N: int, n: int, k: int) -> None:
@@ -117,12 +143,15 @@ def smallest_n(N: int, k: int, confidence: float | str | Fraction, allowed: int)
         return None
     if N == 0:
         return 0
+    alpha = 1 - as_fraction(confidence)
+    # max_relevant(N, n, k) <= allowed exactly when K = allowed + 1 is rejected (P_K[X <= k] falls as K grows)
+    meets = lambda n: allowed + 1 > N or _rejects(N, n, k, allowed + 1, alpha)  # noqa: E731
     low, high = max(k, 1), N
-    if max_relevant(N, high, k, confidence) > allowed:
+    if not meets(high):
         return None
     while low < high:
         mid = (low + high) // 2
-        if max_relevant(N, mid, k, confidence) <= allowed:
+        if meets(mid):
             high = mid
         else:
             low = mid + 1
