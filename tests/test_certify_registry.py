@@ -40,14 +40,20 @@ def test_a_second_seed_needs_a_reason_which_the_certificate_shows(ws, tmp_path, 
     assert not (tmp_path / "b.csv").exists() and len(read_draws(ws / "state", release_ids(ws)[0])) == 1
     code, _, err = draw(capsys, ws, tmp_path / "b.csv", "--seed", 7, "--reseed", "  ")
     assert code == 2 and "give the reason" in err
-    code, _, err = draw(capsys, ws, tmp_path / "b.csv", "--reseed", "why")
-    assert code == 2 and "--reseed goes with --seed" in err
+    code, out, err = draw(capsys, ws, tmp_path / "c.csv")
+    assert code == 0 and f"(seed {default_seed(release_ids(ws)[0], 'discard')})" in out, "its seed again, by default"
     assert draw(capsys, ws, tmp_path / "b.csv", "--seed", 7, "--reseed", "sheet a was lost")[0] == 0
     label(tmp_path / "b.csv", lambda i, r: "exclude")
     code, out, err = run(capsys, ws, "--sheet", tmp_path / "b.csv", "--json")
     got = json.loads(out)
     assert (got["seed"], got["reseed"], got["samples_drawn"], got["sample_number"]) == (
-        7, "sheet a was lost", 2, 2)
+        7, "sheet a was lost", 3, 3)
+    # a third seed, derived (nobody chooses it), for a reason
+    code, out, err = draw(capsys, ws, tmp_path / "d.csv", "--reseed", "a second opinion")
+    assert code == 0, err
+    seeds = [d.seed for d in read_draws(ws / "state", release_ids(ws)[0])]
+    assert len(set(seeds)) == 3 and seeds[-1] not in seeds[:-1]
+    assert read_draws(ws / "state", release_ids(ws)[0])[-1].seed_from == "derived"
 
 
 def test_a_sheet_never_drawn_here_is_refused(ws, tmp_path, capsys):  # noqa: F811

@@ -1,9 +1,10 @@
 """The seed registry: every sheet drawn of a release's strata, who asked, when, with which seed and size.
 
 One seed per stratum. The default seed is derived from the release id and
-the stratum's name (`default_seed`), so nobody chooses it; a sheet drawn
-with another seed than the stratum's first needs `--reseed REASON`, and the
-reason is kept and shown. Every draw is recorded in
+the stratum's name (`default_seed`), so nobody chooses it (and a stratum
+drawn before is drawn with its seed again: `seed_for`); a sheet drawn
+with another seed than the stratum's first needs `--reseed REASON` (a new
+derived seed, or `--seed S`), and the reason is kept and shown. Every draw is recorded in
 `state/certify/samples/<release id>.json` (rewritten whole, atomically, by
 the one file layer), so a certificate can say how many samples of its
 stratum were drawn and which one it uses: drawing with many seeds and
@@ -52,6 +53,17 @@ def default_seed(release_id: str, stratum: str) -> int:
     """The stratum's seed when none is given: the first 64 bits of sha256("certify\\0<release>\\0<stratum>")."""
     digest = hashlib.sha256(f"certify\0{release_id}\0{stratum}".encode()).digest()
     return int.from_bytes(digest[:8], "big")
+
+
+def seed_for(draws: tuple[Draw, ...], release_id: str, stratum: str, reseed: str | None) -> int:
+    """The seed of a draw that names none: the stratum's seed when it was drawn before (the first draw's), else
+    the one derived from the release and stratum; with `--reseed`, a new one derived from them and how many
+    seeds the stratum has had (`default_seed` of `<stratum>\0reseed <m>`), so nobody chooses that one either."""
+    seeds = list(dict.fromkeys(d.seed for d in of_stratum(draws, stratum)))
+    if reseed is not None:
+        seed = default_seed(release_id, f"{stratum}\0reseed {len(seeds)}")
+        return seed if seed not in seeds else default_seed(release_id, f"{stratum}\0reseed {len(seeds)}+")
+    return seeds[0] if seeds else default_seed(release_id, stratum)
 
 
 def registry_path(state_dir: Path, release_id: str) -> Path:

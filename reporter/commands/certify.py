@@ -69,7 +69,8 @@ def register(sub: Any) -> None:
                         "relevant works")
     p.add_argument("--labeller", metavar="NAME", help="with --sheet: who labelled the sheet (on the certificate)")
     p.add_argument("--reseed", metavar="REASON",
-                   help="draw the stratum with a second seed (--seed), for this reason, shown on the certificate")
+                   help="draw the stratum with a new seed (derived, or --seed S), for this reason, shown on the "
+                        "certificate")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run_certify_command)
 
@@ -128,12 +129,11 @@ def _draw(args: argparse.Namespace) -> int:
         raise InputError(f"{stratum.name}: release {works.release_id[:12]} holds no work in it, so there is nothing "
                          f"to sample or certify")
     from ..certify.certificate import state_dir
-    from ..certify.registry import Draw, check_seed, default_seed, read_draws, record_draw
-    if args.reseed is not None and args.seed is None:
-        raise InputError("--reseed goes with --seed S: the new seed, chosen for the reason given")
-    seed = default_seed(works.release_id, stratum.name) if args.seed is None else args.seed
+    from ..certify.registry import Draw, check_seed, read_draws, record_draw, seed_for
     state = state_dir(ws.root)
-    check_seed(read_draws(state, works.release_id), stratum.name, seed, args.reseed)
+    draws = read_draws(state, works.release_id)
+    seed = seed_for(draws, works.release_id, stratum.name, args.reseed) if args.seed is None else args.seed
+    check_seed(draws, stratum.name, seed, args.reseed)
     bar = Progress("certify: the sample's text from the pool", total=open_table(ws.pool, "pool").num_rows,
                    enabled=not args.json or sys.stderr.isatty())
     try:
