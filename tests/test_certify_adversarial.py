@@ -7,7 +7,7 @@ import json
 import os
 
 import pytest
-from test_certify_hostile import certified, gate
+from test_certify_hostile import certified, forged, gate
 from test_certify_sheets import label, make, read, release_ids, rows, run, write
 
 from reporter.certify.results import certificate_path, load_certificates
@@ -21,7 +21,7 @@ def ws(tmp_path):
 
 def test_an_edited_n_that_agrees_with_itself_is_recomputed(ws, capsys):
     path, doc = certified(capsys, ws, n=40)  # the whole stratum: n_drawn 40, max_relevant 0
-    path.write_text(json.dumps({**doc, "n": 41}))  # n_drawn = min(41, 40) = 40 still
+    path.write_text(forged(doc, n=41))  # n_drawn = min(41, 40) = 40 still
     with pytest.raises(InputError, match=f"{path}: disagrees with its sheet .*'n' records 41, recomputed 40"):
         gate(ws)
 
@@ -57,7 +57,7 @@ def test_a_certificate_linked_from_another_release_or_named_for_another_stratum_
     with pytest.raises(InputError, match=held):
         load_certificates(ws / "state", other)
     link.unlink()
-    path.write_text(json.dumps({**doc, "stratum": "../../x", "pile": "../../x"}))
+    path.write_text(forged(doc, stratum="../../x", pile="../../x", strata=["../../x"]))
     with pytest.raises(InputError, match="which belongs elsewhere"):
         load_certificates(ws / "state", doc["release"])
 
@@ -76,7 +76,7 @@ def test_a_certificate_that_is_a_fifo_or_whose_sheet_is_a_fifo_is_refused_withou
     path, doc = certified(capsys, ws)
     fifo = ws / "fifo.csv"
     os.mkfifo(fifo)
-    path.write_text(json.dumps({**doc, "sheet": "fifo.csv"}))
+    path.write_text(forged(doc, sheet="fifo.csv"))
     with pytest.raises(InputError, match=f"{path}: the sheet it certified, {fifo}: is a FIFO"):
         gate(ws)
     path.unlink()

@@ -89,7 +89,10 @@ def test_export_refuses_until_every_discarding_stratum_is_certified_and_meets_th
     out.unlink()
     code, _, err = run(capsys, *export)
     assert code == 2 and not out.exists()
-    assert "discard (1 work): misses the target: at most 100% relevant, above 50%" in err
+    assert ("discard (1 work): misses the target: at most 100% relevant (jointly: each of the 3 strata at 98.33%, "
+            "Bonferroni, so that all hold at 95%), above 50%") in err
+    assert "Plan: 2 labels of its 3 works meet the target if none is relevant" in err
+    assert "reporter certify --pile discarded --n 2 --out discarded.csv" in err
 
 
 def test_a_partial_or_weak_certificate_never_counts(ws, capsys):

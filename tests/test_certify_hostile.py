@@ -21,6 +21,7 @@ from test_certify_sheets import label, make, read, release_ids, rows, run, write
 from test_screen_run import PREFIX
 
 from reporter.certify.gate import require_certified
+from reporter.hashing import sha256_json
 from reporter.certify.results import certificate_path, load_certificates, read_certificate
 from reporter.certify import sheet as sheets
 from reporter.cli import main
@@ -52,6 +53,14 @@ def certified(capsys, ws: Path, labels=lambda i, r: "exclude", n: int = 10, seed
     assert code == 0, err
     path = certificate_path(ws / "state", release_ids(ws)[0], "discard")
     return path, json.loads(path.read_text())
+
+
+def forged(doc: dict, **changes) -> str:
+    """A certificate document edited, its id rehashed to agree (the id is a hash of the fields, not a signature:
+    anyone can recompute it, so only the sheet can tell)."""
+    edited = {**doc, **changes}
+    edited["id"] = sha256_json({k: v for k, v in edited.items() if k not in ("id", "schema_version")})
+    return json.dumps(edited)
 
 
 def gate(ws: Path) -> None:
@@ -138,9 +147,9 @@ def test_a_certificate_that_is_a_folder_a_device_or_too_big_is_refused_by_name(w
         load_certificates(ws / "state", doc["release"])
     path.unlink()
     big = ws / "big.json"
-    big.write_text(json.dumps({**doc, "sheet": "x" * 100_000}))
+    big.write_text(json.dumps({**doc, "sheet": "x" * 17_000_000}))
     path.symlink_to(big)
-    with pytest.raises(InputError, match=f"{path}: 1.*bytes, more than the 65,536"):
+    with pytest.raises(InputError, match=f"{path}: 1.*bytes, more than the 16,777,216"):
         load_certificates(ws / "state", doc["release"])
 
 
@@ -151,8 +160,8 @@ def test_export_recomputes_a_certificate_forged_to_agree_with_itself(ws, capsys)
     path, doc = certified(capsys, ws, lambda i, r: "include" if i == 0 else "exclude")
     gate(ws)  # the true certificate counts (no target set)
     # every number edited to agree with every other: only the sheet can tell
-    forged = {**doc, "k_relevant": 0, "includes": 0, "max_relevant": 9, "max_missed_fraction": 9 / 40}
-    path.write_text(json.dumps(forged))
+    path.write_text(forged(doc, k_relevant=0, includes=0, max_relevant=9, max_missed_fraction=9 / 40, rescued=[],
+                           rescued_rules=[]))
     read_certificate(path)
     with pytest.raises(InputError) as caught:
         gate(ws)
@@ -164,10 +173,10 @@ def test_export_recomputes_a_certificate_forged_to_agree_with_itself(ws, capsys)
 
 def test_export_refuses_a_certificate_whose_seed_or_sheet_hash_was_edited_or_whose_sheet_changed(ws, capsys):
     path, doc = certified(capsys, ws, seed=3)
-    path.write_text(json.dumps({**doc, "seed": 4}))
+    path.write_text(forged(doc, seed=4))
     with pytest.raises(InputError, match=f"{path}: .*'seed' records 4, recomputed 3"):
         gate(ws)
-    path.write_text(json.dumps({**doc, "sheet_sha256": "0" * 64}))
+    path.write_text(forged(doc, sheet_sha256="0" * 64))
     with pytest.raises(InputError, match=f"{path}: field 'sheet_sha256' records 0000000000.*, but the sheet "):
         gate(ws)
     path.write_text(json.dumps(doc))
@@ -197,8 +206,8 @@ def test_export_cli_refuses_a_forged_certificate_with_exit_2_and_writes_nothing(
     err = capsys.readouterr().err
     assert f"{path}: field 'max_relevant' 0 is below k_relevant 1" in err, err
     assert doc["admitted_relevant"] == 2  # the workspace's labels: recall_low follows max_relevant
-    path.write_text(json.dumps({**doc, "k_relevant": 0, "includes": 0, "max_relevant": 0,
-                                "max_missed_fraction": 0.0, "recall_low": 1.0}))
+    path.write_text(forged(doc, k_relevant=0, includes=0, max_relevant=0, max_missed_fraction=0.0, recall_low=1.0,
+                           rescued=[], rescued_rules=[], found=doc["found"] - 1, recall_lower_bound=None))
     assert main(export) == 2 and not out.exists()
     err = capsys.readouterr().err
     assert f"{path}: " in err and "'k_relevant' records 0, recomputed 1" in err, err
@@ -309,7 +318,7 @@ def test_a_confidence_that_a_float_rounds_to_1_or_0_is_refused_before_anything_i
     label(sheet, lambda i, r: "exclude")
     code, _, err = run(capsys, ws, "--sheet", sheet, "--confidence", confidence)
     assert code == 2 and f"--confidence {confidence}: must be above 0 and below 1" in err, err
-    assert not (ws / "state").exists()
+    assert not list((ws / "state" / "certify").glob("[0-9a-f]*/*.json")), "no certificate written"
 
 
 def test_an_empty_sheet_a_folder_and_a_huge_sheet_are_refused_by_name(ws, capsys, monkeypatch):

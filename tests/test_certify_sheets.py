@@ -142,7 +142,7 @@ def test_a_fully_labelled_sheet_certifies_exactly_and_is_recorded(ws, tmp_path, 
     state = certificate_path(ws / "state", rid, "discard")
     assert state == ws / "state" / "certify" / rid / "discard.json"
     assert json.loads(state.read_text()) == {k: v for k, v in got.items()
-                                             if k not in ("meets_target", "standing", "state_file")}
+                                             if k not in ("meets_target", "standing", "state_file", "current")}
     (cert,) = load_certificates(ws / "state", rid)
     assert cert.max_relevant == 9 and cert.sheet == str(sheet) and cert.summary == (
         "40 works; 20 sampled, 2 relevant: at most 9 relevant (22%), 95%")
@@ -207,7 +207,7 @@ def test_only_the_seeded_sample_makes_a_certificate(ws, tmp_path, capsys, edit):
     write(sheet, records)
     code, _, err = run(capsys, ws, "--sheet", sheet)
     assert code == 2 and want in err and "Traceback" not in err, err
-    assert not (ws / "state").exists(), "nothing written"
+    assert not list((ws / "state" / "certify").glob("[0-9a-f]*/*.json")), "no certificate written"
 
 
 def test_a_refused_sheet_leaves_the_earlier_certificate_and_a_failed_write_no_temporary(ws, tmp_path, capsys,
@@ -233,7 +233,8 @@ def test_a_refused_sheet_leaves_the_earlier_certificate_and_a_failed_write_no_te
     code, _, err = run(capsys, ws, "--sheet", sheet)
     assert code == 2 and "no space left on device" in err
     assert state.read_bytes() == before, "the old certificate, whole"
-    assert sorted(p.name for p in state.parent.iterdir()) == ["discard.json"], "no temporary left"
+    assert sorted(p.name for p in state.parent.iterdir()) == ["discard", "discard.json"], "no temporary left"
+    assert len(list((state.parent / "discard").iterdir())) == 1, "the one certificate kept, no temporary"
 
 
 def test_the_next_release_keeps_every_sampled_work_still_in_the_stratum_and_its_label(ws, tmp_path, capsys):
@@ -340,7 +341,7 @@ def test_a_bad_confidence_and_a_bad_state_file_are_refused_by_name(ws, tmp_path,
     for bad in ("95%", "1", "0", "nan", "1/0"):
         code, _, err = run(capsys, ws, "--sheet", sheet, "--confidence", bad)
         assert code == 2 and f"--confidence {bad}: must be above 0 and below 1" in err, bad
-    assert not (ws / "state").exists()
+    assert not list((ws / "state" / "certify").glob("[0-9a-f]*/*.json"))
     assert run(capsys, ws, "--sheet", sheet)[0] == 0
     rid = release_ids(ws)[0]
     path = certificate_path(ws / "state", rid, "discard")
@@ -348,7 +349,8 @@ def test_a_bad_confidence_and_a_bad_state_file_are_refused_by_name(ws, tmp_path,
     path.write_text(json.dumps({**doc, "max_relevant": "3"}))
     with pytest.raises(InputError, match="field 'max_relevant' must be int, not '3'"):
         load_certificates(ws / "state", rid)
-    path.write_text(json.dumps({**doc, "stratum": "hold", "pile": "hold"}))
+    from test_certify_hostile import forged
+    path.write_text(forged(doc, stratum="hold", pile="hold", strata=["hold"]))
     with pytest.raises(InputError, match="holds the certificate of 'hold'"):
         load_certificates(ws / "state", rid)
     path.write_text(json.dumps(doc))

@@ -19,11 +19,13 @@ from ..hashing import sha256_json
 from ..plurals import count
 from ..routing.artifacts import read_manifest
 from ..routing.published import find_release
-from .bound import as_fraction, max_relevant
-from .results import Certificate, recall_bound, state_dir
+from ..hashing import sha256_file
+from .bound import as_fraction, joint_confidence, max_relevant, recall_lower_bound
+from .registry import read_draws, used
+from .results import MAX_COUNT, Certificate, recall_bound, state_dir
 from .sample import bottom_k
 from .sheet import RELEVANT, Sheet
-from .strata import StratumWorks, parse_stratum, stratum_works
+from .strata import StratumWorks, discarding_parts, parse_stratum, stratum_works
 from .config import CertifyWorkspace
 
 def sheet_works(ws: CertifyWorkspace, sheet: Sheet) -> tuple[Path, StratumWorks]:
@@ -66,19 +68,66 @@ def confidence_of(confidence: float | str | Fraction, flag: str = "--confidence"
     return conf
 
 
-def certify(ws: CertifyWorkspace, sheet: Sheet, confidence: float | str | Fraction) -> Certificate:
-    """The certificate of a labelled sheet (nothing written): the sample checked, the labels counted, the bound,
-    and the screen's admitted includes (`admitted_relevant`, `recall_low`)."""
+def certify(ws: CertifyWorkspace, sheet: Sheet, confidence: float | str | Fraction, *, found: int | None = None,
+            labeller: str | None = None, now: str = "") -> Certificate:
+    """The certificate of a labelled sheet (nothing written; its id and `supersedes` are set when it is written):
+    the sample checked against the seed registry and the stratum, the labels counted, the bound, what relevant
+    means and who said so, and the recall bound when the number found is known (`found`: `--found N`, else the
+    workspace's labels of the admitted works)."""
     conf = confidence_of(confidence)
+    if found is not None and not 0 <= found <= MAX_COUNT:
+        raise InputError(f"--found {found}: the relevant works found must be a whole number from 0 to {MAX_COUNT}")
     release_dir, works = sheet_works(ws, sheet)
-    cert = measure(ws, sheet, works, conf)
+    cert = measure(ws, sheet, works, conf, release_dir)
+    drawn = used(read_draws(state_dir(ws.root), works.release_id), works.stratum.name, sheet.seed, sheet.n)
+    if drawn is None:
+        raise InputError(f"{sheet.path}: no sheet of {works.stratum.name} with seed {sheet.seed} and n {sheet.n} was "
+                         f"drawn in this workspace (state/certify/samples/{works.release_id[:12]}....json records "
+                         f"every draw); draw it with reporter certify --pile ... --out (--from {sheet.path.name} "
+                         f"carries the labels over)")
+    draw, number, drawn_count = drawn
     admitted = admitted_relevant(ws, release_dir)
-    return replace(cert, admitted_relevant=admitted, recall_low=recall_bound(admitted, cert.max_relevant))
+    parts = discarding_parts(ws, release_dir)
+    names = [p.stratum.name for p in parts]
+    speaks_for_all = cert.strata == names or (cert.kind == "joint")
+    base, source = (found, "--found") if found is not None else (admitted, "labels") if admitted is not None else (
+        None, None)
+    total = None if base is None else base + cert.k_relevant
+    low = recall_lower_bound(total, cert.k_relevant, cert.max_relevant) if total is not None and speaks_for_all \
+        else None
+    criteria = criteria_file(ws)
+    return replace(
+        cert, admitted_relevant=admitted, recall_low=recall_bound(admitted, cert.max_relevant), found=total,
+        found_from=source, recall_lower_bound=None if low is None else float(low),
+        min_recall=ws.certify.min_recall,
+        joint_confidence=cert.confidence if speaks_for_all else float(joint_confidence([conf] * max(len(names), 1))),
+        labeller=labeller, criteria=None if criteria is None else criteria_shown(ws, criteria),
+        criteria_sha256=None if criteria is None else sha256_file(criteria), drawn_by=draw.drawn_by,
+        drawn_at=draw.drawn_at, reseed=draw.reseed, samples_drawn=drawn_count, sample_number=number,
+        certified_at=now)
 
 
-def measure(ws: CertifyWorkspace, sheet: Sheet, works: StratumWorks, conf: Fraction) -> Certificate:
+def criteria_shown(ws: CertifyWorkspace, path: Path) -> str:
+    """The criteria as a certificate records them: relative to the workspace when inside it, else the file's name
+    (its sha256 says which file it was; a path outside the workspace would differ from one checkout to another)."""
+    full = Path(path).resolve()
+    root = Path(ws.root).resolve()
+    return full.relative_to(root).as_posix() if full.is_relative_to(root) else full.name
+
+
+def criteria_file(ws: CertifyWorkspace) -> Path | None:
+    """What relevant means: the screen's criteria document when one is configured, else the labels file."""
+    screen = getattr(ws, "screen", None)
+    if screen is not None and screen.criteria is not None:
+        return Path(screen.criteria)
+    return None if ws.labels is None else Path(ws.labels)
+
+
+def measure(ws: CertifyWorkspace, sheet: Sheet, works: StratumWorks, conf: Fraction,
+            release_dir: Path) -> Certificate:
     """What a sheet says of the stratum's works now (`works`, of the release and stratum the sheet names): the
-    sample checked, the labels counted, the bound; `admitted_relevant` and `recall_low` left None."""
+    sample checked, the labels counted, the bound, the works to rescue; what is not the sheet's (who, when,
+    found, the recall bound) left empty."""
     sample = bottom_k(works.work_ids, sheet.seed, sheet.n)
     check_sample(sheet, works, sample)
     labels = sheet.labels()
@@ -88,6 +137,7 @@ def measure(ws: CertifyWorkspace, sheet: Sheet, works: StratumWorks, conf: Fract
     big_n = len(works.work_ids)
     most = max_relevant(big_n, n_labelled, k, conf)
     stratum = works.stratum
+    rescued = [row.work_id for row in sheet.rows if row.label in RELEVANT]
     return Certificate(
         release=works.release_id, stratum=stratum.name, kind=stratum.kind, pile=stratum.pile, rule=stratum.rule,
         tier=stratum.tier, generation=works.generation, N=big_n, seed=sheet.seed, n=sheet.n, n_drawn=len(sample),
@@ -95,7 +145,23 @@ def measure(ws: CertifyWorkspace, sheet: Sheet, works: StratumWorks, conf: Fract
         unsure=sum(v == "unsure" for v in labels.values()), confidence=float(conf), max_relevant=most,
         max_missed_fraction=most / big_n, partial=n_labelled < len(sample),
         labelled_prefix=labelled == list(range(n_labelled)), admitted_relevant=None, recall_low=None,
-        stratum_sha256=stratum_digest(works), sheet=shown_path(ws, sheet.path), sheet_sha256=sheet.sha256)
+        stratum_sha256=stratum_digest(works), sheet=shown_path(ws, sheet.path), sheet_sha256=sheet.sha256,
+        strata=list(works.parts) if stratum.kind == "joint" else [stratum.name], found=None, found_from=None,
+        recall_lower_bound=None, min_recall=None, joint_confidence=float(conf), rescued=rescued,
+        rescued_rules=winners(release_dir, rescued), labeller=None, criteria=None, criteria_sha256=None,
+        drawn_by=None, drawn_at=None, reseed=None, samples_drawn=1, sample_number=1, certified_at="",
+        supersedes=None, id="")
+
+
+def winners(release_dir: Path, work_ids: list[str]) -> list[str]:
+    """The rule that routed each work (empty when none did), in the order given."""
+    if not work_ids:
+        return []
+    from ..routing.routing_table import read_routing
+    table = read_routing(release_dir, ["work_id", "winner"])
+    wanted = set(work_ids)
+    won = {w: r for w, r in zip(table["work_id"].to_pylist(), table["winner"].to_pylist()) if w in wanted}
+    return [won.get(w) or "" for w in work_ids]
 
 
 def stratum_digest(works: StratumWorks) -> str:

@@ -20,6 +20,10 @@ class CertifySettings:
     max_missed_fraction: float | None = None
     """The most of a discarding stratum that may be relevant (`0.01`: 1%): a certificate whose
     `max_missed_fraction` is at most this meets the target; None: no target (any complete certificate does)."""
+    min_recall: float | None = None
+    """The least recall the hand-off must have, at `confidence` (`0.95`): a certificate (or the release's
+    certificates jointly) meets the target when found / (found + the bound on relevant works missed) is at least
+    this; None: no recall target. Needs the number of relevant works found (labels, or `--found N`)."""
     confidence: float = DEFAULT_CONFIDENCE
     """The confidence `reporter certify --sheet` computes at by default, and the least confidence a
     certificate must have to meet the target (`reporter export --require-certified`)."""
@@ -41,6 +45,7 @@ def parse_certify(table: Table | None) -> CertifySettings:
         return CertifySettings()
     return CertifySettings(
         max_missed_fraction=table.get("max_missed_fraction", float, None, check=fraction),
+        min_recall=table.get("min_recall", float, None, check=fraction),
         confidence=table.get("confidence", float, DEFAULT_CONFIDENCE, check=open_fraction),
     )
 

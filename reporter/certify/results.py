@@ -1,9 +1,14 @@
 """Certificates as the workspace's state records them: one JSON file per stratum of a release, and its reader.
 
-`state/certify/<release id>/<stratum>.json` (the stratum's name made safe
-for a file name by `reporter.naming.slug`: `discard.json`,
-`screen-discarded-1a2b3c4d.json`), written through the one file layer
-(atomic: the old file or the new one, never half of one). The pages read
+Every certificate is kept for good at `state/certify/<release id>/<stratum>/<id>.json`
+(the stratum's name made safe for a file name by `reporter.naming.slug`; the
+id is the sha256 of the certificate's own fields) and never overwritten; the
+stratum's current one, the view, is also at `state/certify/<release
+id>/<stratum>.json` (`discard.json`, `screen-discarded-1a2b3c4d.json`). A new
+certificate supersedes the current one (`supersedes`: its id), except that a
+partial one never supersedes a complete one: it is kept beside it and said
+so. Written through the one file layer (atomic: the old file or the new one,
+never half of one). The pages read
 them with `load_certificates(state_dir(root), release_id)` (the site's one
 reader of this stage) and show each with `Certificate.summary` and, against
 `[certify]`'s target (`CertifySettings`, the workspace's `certify`),
@@ -14,18 +19,23 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
 
 from ..errors import InputError
 from ..files import TEMP_PREFIX, parse_json, read_capped, write_json
 from ..naming import slug
-from ..plurals import count
 from .config import CertifySettings
+from .joint import JointStatement, joint_statement
+from .record import (MAX_COUNT, MAX_SEED, SCHEMA_VERSION, Certificate, floor_percent, percent, recall_bound, recall_of,
+                     with_id)
 from .strata import Stratum, parse_stratum
 
-SCHEMA_VERSION = 1
+__all__ = ["CERTIFY_DIR", "MAX_COUNT", "MAX_SEED", "SCHEMA_VERSION", "STATE_DIR", "Certificate", "CertifySettings",
+           "JointStatement", "Written", "all_certificates", "archive_path", "certificate_history", "certificate_path",
+           "floor_percent", "joint_statement", "load_certificates", "percent", "read_certificate", "recall_bound",
+           "rescued_works", "state_dir", "write_certificate"]
+
 STATE_DIR = "state"
 """The workspace's state folder (beside reporter.toml): certificates go to state/certify/."""
 CERTIFY_DIR = "certify"
@@ -37,129 +47,76 @@ def state_dir(root: Path) -> Path:
     return Path(root) / STATE_DIR
 
 
-@dataclass(frozen=True)
-class Certificate:
-    """What a labelled sample says of one stratum of one release."""
-
-    release: str
-    """The release id."""
-    stratum: str
-    """The stratum's name (`discard`, `discard/rule:ID`, `domain-misses/rule:ID`, `screen:discarded`, ...)."""
-    kind: str
-    """`pile`, `wins`, `domain-misses` or `screen`."""
-    pile: str | None
-    """The routing pile of a `pile` or `wins` stratum (the flow box it belongs on), else None."""
-    rule: str | None
-    """The rule of a `wins` or `domain-misses` stratum (the rule page it belongs on), else None."""
-    tier: str | None
-    """The screening tier of a `screen` stratum (`expensive`, `cheap`), else None."""
-    generation: str | None
-    """For a `screen` stratum, the tier's generation whose discards were sampled, else None."""
-    N: int
-    """Works in the stratum when the sheet was certified."""
-    seed: int
-    """The sample's seed."""
-    n: int
-    """The sample size asked for."""
-    n_drawn: int
-    """Works in the sample (min(n, N)): the sheet's rows."""
-    n_labelled: int
-    """Rows labelled: the sample the bound is computed on."""
-    k_relevant: int
-    """Labelled rows that are relevant (include or unsure)."""
-    includes: int
-    """Rows labelled include."""
-    unsure: int
-    """Rows labelled unsure (counted relevant)."""
-    confidence: float
-    """The confidence of the bound (0.95)."""
-    max_relevant: int
-    """At most this many of the N works are relevant, at that confidence (exact hypergeometric bound)."""
-    max_missed_fraction: float
-    """max_relevant / N."""
-    partial: bool
-    """True when some rows of the sheet are not labelled (the bound is over the labelled rows only)."""
-    labelled_prefix: bool
-    """True when the labelled rows are the sheet's first n_labelled rows: then they are themselves the
-    seeded sample of that size and a partial certificate is as valid as a complete one of its size."""
-    admitted_relevant: int | None
-    """Works the expensive screen admitted (current generation) that the workspace's labels call include, or
-    None without labels or screen verdicts."""
-    recall_low: float | None
-    """admitted_relevant / (admitted_relevant + max_relevant): a lower bound on the recall against this
-    stratum's losses, at the same confidence; None when admitted_relevant is None (or both are 0)."""
-    stratum_sha256: str
-    """sha256 of the stratum's sorted work ids: a later change to the stratum makes the certificate stale."""
-    sheet: str
-    """The sheet certified, as given (relative to the workspace when inside it)."""
-    sheet_sha256: str
-    """The sheet's sha256."""
-
-    @property
-    def summary(self) -> str:
-        """One line, as the status page's flow box shows it:
-        `355,211 works; 400 sampled, 1 relevant: at most 4,120 relevant (1.2%), 95%`."""
-        labelled = f", {self.n_labelled:,} labelled" if self.partial else ""
-        partial = " (partial)" if self.partial else ""
-        return (f"{count(self.N, 'work')}; {self.n_drawn:,} sampled{labelled}, {self.k_relevant:,} relevant: at most "
-                f"{self.max_relevant:,} relevant ({percent(self.max_missed_fraction)}), "
-                f"{percent(self.confidence)}{partial}")
-
-    def standing(self, settings: CertifySettings) -> tuple[bool | None, str]:
-        """(meets, in words) against [certify]: True meets the target, False misses it, None no target set.
-
-        A partial certificate, or one below `[certify] confidence`, never meets a target.
-        """
-        target = settings.max_missed_fraction
-        if self.partial:
-            return (False if target is not None else None,
-                    f"partial: {self.n_labelled:,} of {count(self.n_drawn, 'row')} labelled")
-        if self.confidence < settings.confidence:
-            return (False if target is not None else None,
-                    f"computed at {percent(self.confidence)}, below the {percent(settings.confidence)} required")
-        if target is None:
-            return None, "no target set ([certify] max_missed_fraction)"
-        if self.max_missed_fraction <= target:
-            return True, (f"meets the target: at most {percent(self.max_missed_fraction)} relevant, within "
-                          f"{percent(target)}")
-        return False, f"misses the target: at most {percent(self.max_missed_fraction)} relevant, above {percent(target)}"
-
-    def to_json(self) -> dict[str, Any]:
-        """The state file's document."""
-        return {"schema_version": SCHEMA_VERSION, **asdict(self)}
-
-
-def percent(share: float) -> str:
-    """A share as a percentage with two significant digits below 10%: 0.95 -> 95%, 0.0118 -> 1.2%, 0.00746 -> 0.75%."""
-    value = share * 100
-    if value == 0:
-        return "0%"
-    digits = 0 if value >= 10 else 1 if value >= 1 else 1 - math.floor(math.log10(value))
-    text = f"{value:.{digits}f}"
-    return (text.rstrip("0").rstrip(".") if "." in text else text) + "%"
-
-
 def certificate_path(state_dir: Path, release_id: str, stratum: str) -> Path:
     """state/certify/<release>/<slug of the stratum>.json."""
     return Path(state_dir) / CERTIFY_DIR / release_id / f"{slug(stratum)}.json"
 
 
-def write_certificate(state_dir: Path, certificate: Certificate) -> Path:
-    """Write the certificate atomically (replacing the stratum's earlier one); returns its path."""
-    path = certificate_path(state_dir, certificate.release, certificate.stratum)
-    write_json(path, certificate.to_json())
-    return path
+def archive_path(state_dir: Path, release_id: str, stratum: str, cert_id: str) -> Path:
+    """state/certify/<release>/<slug of the stratum>/<id>.json: where a certificate is kept for good."""
+    return Path(state_dir) / CERTIFY_DIR / release_id / slug(stratum) / f"{cert_id}.json"
+
+
+@dataclass(frozen=True)
+class Written:
+    """A certificate just written."""
+
+    certificate: Certificate
+    """It, with its id and what it supersedes."""
+    path: Path
+    """Where it is kept for good."""
+    current: bool
+    """True when it is now the stratum's certificate in the view."""
+    beside: Certificate | None
+    """The complete certificate a partial one was kept beside (not superseding it), else None."""
+
+
+def write_certificate(state_dir: Path, certificate: Certificate) -> Written:
+    """Keep the certificate for good (never overwriting one) and make it the stratum's current one, superseding
+    the earlier one, unless it is partial and the current one is complete: then it is kept beside it."""
+    view = certificate_path(state_dir, certificate.release, certificate.stratum)
+    current = read_certificate(view) if view.exists() else None
+    beside = current if current is not None and certificate.partial and not current.partial else None
+    cert = with_id(replace(certificate, supersedes=None if current is None or beside is not None else current.id))
+    path = archive_path(state_dir, cert.release, cert.stratum, cert.id)
+    if not path.exists():  # the same id is the same certificate, byte for byte
+        write_json(path, cert.to_json())
+    if beside is None:
+        write_json(view, cert.to_json())
+    return Written(cert, path, beside is None, beside)
+
+
+def all_certificates(state_dir: Path, release_id: str) -> tuple[Certificate, ...]:
+    """Every certificate ever written of a release, every stratum, by stratum then oldest first (the pages)."""
+    folder = Path(state_dir) / CERTIFY_DIR / release_id
+    if not folder.is_dir():
+        return ()
+    views = load_certificates(state_dir, release_id)
+    return tuple(c for view in views for c in certificate_history(state_dir, release_id, view.stratum))
+
+
+def certificate_history(state_dir: Path, release_id: str, stratum: str) -> tuple[Certificate, ...]:
+    """Every certificate ever written of a stratum of a release, oldest first."""
+    folder = Path(state_dir) / CERTIFY_DIR / release_id / slug(stratum)
+    if not folder.is_dir():
+        return ()
+    found = []
+    for path in sorted(folder.glob("*.json")):
+        if path.name.startswith(TEMP_PREFIX):
+            continue
+        cert = read_certificate(path)
+        if path != archive_path(state_dir, release_id, cert.stratum, cert.id) or cert.stratum != stratum:
+            raise InputError(f"{path}: holds the certificate {cert.id[:12]} of {cert.stratum!r} in release "
+                             f"{cert.release[:12]}, which belongs elsewhere; a certificate is never moved or edited")
+        found.append(cert)
+    return tuple(sorted(found, key=lambda c: (c.certified_at, c.id)))
 
 
 _FIELDS = {f.name: f for f in fields(Certificate)}
 _KINDS = {"str": (str,), "int": (int,), "float": (int, float), "bool": (bool,)}
-MAX_CERTIFICATE_BYTES = 65_536
-"""The most a certificate file may hold (one is about 1.5 KB; its sheet's path is the only long field)."""
-MAX_COUNT = 2 ** 63 - 1
-"""The largest count (N, n, ...) a certificate or a sheet may hold."""
-MAX_SEED = 2 ** 64 - 1
-"""The largest seed: the sample's hash is 64-bit, so seeds are 0..2^64-1 (a larger one would wrap)."""
-STRATUM_KINDS = ("pile", "wins", "domain-misses", "screen")
+MAX_CERTIFICATE_BYTES = 16 * 1024 * 1024
+"""The most a certificate file may hold (one is about 2 KB; its rescued works, one id each, are what grows)."""
+STRATUM_KINDS = ("pile", "wins", "domain-misses", "screen", "joint")
 """What `kind` may say."""
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
@@ -205,6 +162,11 @@ def read_certificate(path: Path) -> Certificate:
         if name not in doc:
             raise InputError(f"{path}: lacks the field {name!r}; certify the sheet again")
         value, kind = doc[name], str(field.type)
+        if kind == "list[str]":
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise InputError(f"{path}: field {name!r} must be a list of strings, not {value!r}")
+            values[name] = value
+            continue
         allowed = tuple(t for part in kind.split(" | ") for t in _KINDS.get(part, ()))
         ok = (value is None and "None" in kind) or (isinstance(value, allowed)
                                                    and (bool not in allowed) == (not isinstance(value, bool)))
@@ -223,11 +185,12 @@ def read_certificate(path: Path) -> Certificate:
 def _inconsistency(c: Certificate) -> tuple[str, str] | None:
     """The first field out of its range or disagreeing with the others, and why; None when all hold."""
     for name in ("N", "n", "n_drawn", "n_labelled", "k_relevant", "includes", "unsure", "max_relevant",
-                 "admitted_relevant"):
+                 "admitted_relevant", "found", "samples_drawn", "sample_number"):
         value = getattr(c, name)
         if value is not None and not 0 <= value <= MAX_COUNT:
             return name, f"{value} is not a count from 0 to {MAX_COUNT:,}"
-    for name in ("confidence", "max_missed_fraction", "recall_low"):
+    for name in ("confidence", "max_missed_fraction", "recall_low", "recall_lower_bound", "min_recall",
+                 "joint_confidence"):
         value = getattr(c, name)
         if value is not None and not math.isfinite(value):
             return name, f"{value} is not a finite number"
@@ -264,6 +227,29 @@ def _inconsistency(c: Certificate) -> tuple[str, str] | None:
         ("labelled_prefix", c.partial or c.labelled_prefix, "false on a sheet whose every row is labelled"),
         ("recall_low", c.recall_low == recall_bound(c.admitted_relevant, c.max_relevant),
          f"{c.recall_low} is not admitted_relevant / (admitted_relevant + max_relevant)"),
+        ("strata", bool(c.strata) and (c.kind == "joint" or c.strata == [c.stratum])
+         and all(_named(s) is not None for s in c.strata), f"{c.strata!r} is not what stratum {c.stratum!r} "
+         f"speaks for"),
+        ("found", c.found is None or c.found >= c.k_relevant, f"{c.found} counts fewer than the sample's "
+         f"{c.k_relevant} relevant works"),
+        ("found_from", (c.found_from is None) == (c.found is None) and c.found_from in (None, "--found", "labels"),
+         f"{c.found_from!r} does not say where found ({c.found}) came from"),
+        ("recall_lower_bound", c.recall_lower_bound is None or c.recall_lower_bound == recall_of(c),
+         f"{c.recall_lower_bound} is not found / (found + max_relevant - k_relevant)"),
+        ("min_recall", c.min_recall is None or 0 < c.min_recall <= 1, f"{c.min_recall} is not above 0 and at most 1"),
+        ("joint_confidence", 0 <= c.joint_confidence <= c.confidence,
+         f"{c.joint_confidence} is not from 0 to the confidence {c.confidence}"),
+        ("rescued", len(c.rescued) == c.k_relevant and len(set(c.rescued)) == len(c.rescued),
+         f"lists {len(c.rescued)} works, not the sample's {c.k_relevant} relevant ones"),
+        ("rescued_rules", len(c.rescued_rules) == len(c.rescued), "is not one rule per rescued work"),
+        ("criteria_sha256", (c.criteria is None) == (c.criteria_sha256 is None) and
+         (c.criteria_sha256 is None or bool(_HEX64.fullmatch(c.criteria_sha256))),
+         f"{c.criteria_sha256!r} is not the sha256 of the criteria {c.criteria!r}"),
+        ("sample_number", 1 <= c.sample_number <= c.samples_drawn,
+         f"{c.sample_number} is not one of the {c.samples_drawn} samples drawn"),
+        ("supersedes", c.supersedes is None or bool(_HEX64.fullmatch(c.supersedes)),
+         f"{c.supersedes!r} is not a certificate's id (64 hex)"),
+        ("id", c.id == with_id(c).id, f"{c.id!r} is not the sha256 of the certificate's fields: it was edited"),
     ]
     return next(((name, why) for name, ok, why in checks if not ok), None)
 
@@ -276,6 +262,11 @@ def _named(stratum: str) -> Stratum | None:
         return None
 
 
-def recall_bound(admitted: int | None, most: int) -> float | None:
-    """admitted / (admitted + most): the lower bound on recall (None without admissions, or when both are 0)."""
-    return None if admitted is None or admitted + most == 0 else admitted / (admitted + most)
+def rescued_works(state_dir: Path, release_id: str) -> dict[str, str]:
+    """Work id -> the id of the release's current certificate whose sample found it relevant (the first by
+    stratum name, when two did): what `reporter export` adds to the hand-off."""
+    found: dict[str, str] = {}
+    for cert in load_certificates(state_dir, release_id):
+        for work_id in cert.rescued:
+            found.setdefault(work_id, cert.id)
+    return found

@@ -44,6 +44,10 @@ DOMAIN_MISSES = "domain-misses"
 """`--pile domain-misses --rule ID`: a rule's domain misses."""
 SCREEN_STRATA = {"screen_cheap:discarded": "cheap", "screen:discarded": "expensive"}
 """The screen's strata and the tier whose discards each holds."""
+JOINT = "discarded"
+"""`--pile discarded`: the joint stratum, everything the release and the screen's current generations discarded
+(every discard pile, `screen_cheap:discarded`, `screen:discarded`): one simple sample of it bounds all that was
+not handed on."""
 
 
 @dataclass(frozen=True)
@@ -53,7 +57,7 @@ class Stratum:
     name: str
     """The name (`discard`, `discard/rule:ID`, `domain-misses/rule:ID`, `screen:discarded`, ...)."""
     kind: str
-    """`pile`, `wins`, `domain-misses` or `screen`."""
+    """`pile`, `wins`, `domain-misses`, `screen` or `joint`."""
     pile: str | None = None
     """The routing pile (`pile` and `wins`)."""
     rule: str | None = None
@@ -86,6 +90,8 @@ class StratumWorks:
     """Its works, in release (pool) order."""
     generation: str | None = None
     """For the screen's strata: the tier's generation whose verdicts these are (else None)."""
+    parts: tuple[str, ...] = ()
+    """For the joint stratum: the discarding strata it is the union of (else empty)."""
 
 
 def stratum_named(pile: str, rule: str | None = None, origin: str | None = None) -> Stratum:
@@ -94,6 +100,12 @@ def stratum_named(pile: str, rule: str | None = None, origin: str | None = None)
     if not pile:
         raise InputError("--pile: name a pile of the release, domain-misses (with --rule), screen:discarded or "
                          "screen_cheap:discarded")
+    if pile == JOINT:
+        if rule is not None:
+            raise Stratum(f"{pile}{RULE_PART}{rule}", "joint", origin=origin).refused(
+                "--rule", rule, f" goes with a routing pile or domain-misses, not with {pile}: the joint stratum "
+                f"is every discard at once")
+        return Stratum(pile, "joint", origin=origin)
     if pile in SCREEN_STRATA:
         if rule is not None:
             raise Stratum(f"{pile}{RULE_PART}{rule}", "screen", origin=origin).refused(
@@ -125,6 +137,8 @@ def stratum_works(ws: CertifyWorkspace, release_dir: Path, stratum: Stratum, *, 
     stats = read_stats(release_dir)
     release_id = stats.release_id
     piles = {p.name: p for p in stats.pile_order}
+    if stratum.kind == "joint":
+        return joint_works(ws, release_dir, store=store)
     if stratum.kind == "screen":
         from ..screening.report import tier_discards
         found = tier_discards(ws, release_dir, stratum.tier, store=store)
@@ -150,6 +164,43 @@ def stratum_works(ws: CertifyWorkspace, release_dir: Path, stratum: Stratum, *, 
         chosen = pc.and_(chosen, pc.equal(routing["winner"], stratum.rule))
     ids = routing["work_id"].filter(pc.fill_null(chosen, False))
     return StratumWorks(stratum, release_id, tuple(ids.to_pylist()))
+
+
+def discarding_parts(ws: CertifyWorkspace, release_dir: Path, *, store: Any = None) -> tuple[StratumWorks, ...]:
+    """The release's discarding strata: its piles of kind `discard` that hold works, then what each configured
+    screening tier discarded in its current generation, when it discarded anything."""
+    stats = read_stats(release_dir)
+    found = [stratum_works(ws, release_dir, stratum_named(p.name)) for p in stats.pile_order
+             if p.kind == "discard" and stats.piles.get(p.name)]
+    if ws.screen is None:
+        return tuple(found)
+    if store is None:
+        from ..panel.readonly import open_readonly
+        from ..screening.config import WHERE
+        with open_readonly(ws.screen.database, WHERE) as opened:
+            return tuple(found) + _screen_parts(ws, release_dir, opened)
+    return tuple(found) + _screen_parts(ws, release_dir, store)
+
+
+def _screen_parts(ws: CertifyWorkspace, release_dir: Path, store: Any) -> tuple[StratumWorks, ...]:
+    parts = []
+    for name, tier in SCREEN_STRATA.items():
+        if getattr(ws.screen, tier):
+            works = stratum_works(ws, release_dir, stratum_named(name), store=store)
+            if works.work_ids:
+                parts.append(works)
+    return tuple(parts)
+
+
+def joint_works(ws: CertifyWorkspace, release_dir: Path, *, store: Any = None,
+                parts: tuple[StratumWorks, ...] | None = None) -> StratumWorks:
+    """The joint stratum `discarded`: the union of the discarding strata's works (`parts` when already read), in
+    release order (a work is in one of them at most: routing's discards never reach the screen)."""
+    parts = discarding_parts(ws, release_dir, store=store) if parts is None else parts
+    wanted = {w for part in parts for w in part.work_ids}
+    ids = read_routing(release_dir, ["work_id"])["work_id"].to_pylist()
+    return StratumWorks(stratum_named(JOINT), read_stats(release_dir).release_id,
+                        tuple(w for w in ids if w in wanted), parts=tuple(p.stratum.name for p in parts))
 
 
 def _rule(stats: RuleStats, stratum: Stratum, release_id: str) -> RuleStat:

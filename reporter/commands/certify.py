@@ -62,12 +62,22 @@ def register(sub: Any) -> None:
     p.add_argument("--sheet", type=Path, metavar="SHEET.csv", help="certify this labelled sheet")
     p.add_argument("--confidence", metavar="C", default=None,
                    help="with --sheet: the confidence of the bound (default: [certify] confidence, 0.95)")
+    p.add_argument("--found", type=int, metavar="N",
+                   help="with --sheet or --plan: the relevant works the screen found (handed on), for the recall "
+                        "bound (default: the workspace's labels of the admitted works)")
+    p.add_argument("--plan", action="store_true",
+                   help="with --pile: the smallest sample that would meet [certify]'s target if it holds 0, 1 or 2 "
+                        "relevant works")
+    p.add_argument("--labeller", metavar="NAME", help="with --sheet: who labelled the sheet (on the certificate)")
+    p.add_argument("--reseed", metavar="REASON",
+                   help="draw the stratum with a new seed (derived, or --seed S), for this reason, shown on the "
+                        "certificate")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run_certify_command)
 
 
-DRAW_FLAGS = ("pile", "rule", "n", "seed", "out", "release", "old")
-SHEET_FLAGS = ("confidence",)
+DRAW_FLAGS = ("pile", "rule", "n", "seed", "out", "release", "old", "reseed")
+SHEET_FLAGS = ("confidence", "labeller")
 
 
 def run_certify_command(args: argparse.Namespace) -> int:
@@ -75,13 +85,20 @@ def run_certify_command(args: argparse.Namespace) -> int:
     def given(names: tuple[str, ...]) -> list[str]:
         return [f"--{'from' if n == 'old' else n}" for n in names if getattr(args, n) is not None]
 
+    if args.plan:
+        extra = given(("n", "seed", "out", "old", "reseed", "sheet", "confidence", "labeller"))
+        if extra or args.pile is None:
+            raise InputError(f"--plan goes with --pile (and --rule, --release, --found, --json) alone"
+                             f"{', not ' + ', '.join(extra) if extra else ''}")
+        return _plan(args)
     if args.sheet is not None:
         if given(DRAW_FLAGS):
             raise InputError(f"{', '.join(given(DRAW_FLAGS))}: the sheet says its release, stratum, seed and n; "
                              f"give --sheet alone (with --confidence, --json)")
         return _certify(args)
-    if given(SHEET_FLAGS):
-        raise InputError("--confidence goes with --sheet (a sheet is drawn unlabelled)")
+    if given(SHEET_FLAGS) or args.found is not None:
+        raise InputError(f"{', '.join(given(SHEET_FLAGS + ('found',)))} goes with --sheet (a sheet is drawn "
+                         f"unlabelled)")
     missing = [f"--{n}" for n in ("pile", "n", "out") if getattr(args, n) is None]
     if missing:
         raise InputError(f"give {', '.join(missing)} to draw a sheet (reporter certify --pile discard --n 400 "
@@ -105,9 +122,6 @@ def _draw(args: argparse.Namespace) -> int:
     check_output_file(args.out, "--out")
     ws = database_passwords(load_workspace(args.workspace), os.environ)
     ws.routing("reporter certify")  # a digest-only workspace has no release to certify
-    if args.seed is None and not 0 <= ws.sample_seed <= MAX_SEED:
-        raise InputError(f"{ws.file}: sample_seed {ws.sample_seed} must be a whole number from 0 to {MAX_SEED} "
-                         f"(or give --seed)")
     stratum = stratum_named(args.pile, args.rule)
     old = read_sheet(args.old, "--from") if args.old is not None else None
     release_dir = find_release(ws.releases, args.release)
@@ -115,13 +129,21 @@ def _draw(args: argparse.Namespace) -> int:
     if not works.work_ids:
         raise InputError(f"{stratum.name}: release {works.release_id[:12]} holds no work in it, so there is nothing "
                          f"to sample or certify")
-    seed = ws.sample_seed if args.seed is None else args.seed
+    from ..certify.certificate import state_dir
+    from ..certify.registry import Draw, check_seed, read_draws, record_draw, seed_for
+    state = state_dir(ws.root)
+    draws = read_draws(state, works.release_id)
+    seed = seed_for(draws, works.release_id, stratum.name, args.reseed) if args.seed is None else args.seed
+    check_seed(draws, stratum.name, seed, args.reseed)
     bar = Progress("certify: the sample's text from the pool", total=open_table(ws.pool, "pool").num_rows,
                    enabled=not args.json or sys.stderr.isatty())
     try:
         drawn = draw_sheet(ws, release_dir, works, n=args.n, seed=seed, out=args.out, old=old, progress=bar)
     finally:
         bar.close()
+    record_draw(state, works.release_id, Draw(
+        stratum=stratum.name, seed=seed, n=args.n, drawn_by=who(os.environ), drawn_at=now(), out=str(args.out),
+        seed_from="derived" if args.seed is None else "--seed", reseed=args.reseed))
     result = {"release": works.release_id, "stratum": stratum.name, "N": len(works.work_ids),
               "n": args.n, "n_drawn": len(drawn.sample), "seed": seed, "out": str(args.out),
               "carried_over": drawn.carried if old is not None else None}
@@ -136,25 +158,69 @@ def _draw(args: argparse.Namespace) -> int:
     return 0
 
 
+def who(environ: Any) -> str:
+    """Who runs the command: the login name the environment gives, else `unknown`."""
+    return environ.get("USER") or environ.get("LOGNAME") or environ.get("USERNAME") or "unknown"
+
+
+def now() -> str:
+    """The time now (UTC, seconds; SOURCE_DATE_EPOCH's when set), as a certificate and the registry record it."""
+    from ..clock import run_clock
+    return run_clock(os.environ)().replace(microsecond=0).isoformat()
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from ..certify.plan import found_now, make_plan
+    from ..certify.strata import stratum_named, stratum_works
+    from ..routing.published import find_release
+    if args.found is not None and args.found < 0:
+        raise InputError(f"--found {args.found}: the relevant works found must be a whole number, 0 or more")
+    ws = load_workspace(args.workspace)
+    ws.routing("reporter certify")
+    release_dir = find_release(ws.releases, args.release)
+    works = stratum_works(ws, release_dir, stratum_named(args.pile, args.rule))
+    plan = make_plan(ws, works, found_now(ws, release_dir, args.found))
+    if args.json:
+        print(json.dumps(plan.to_json(), sort_keys=True, ensure_ascii=False))
+        return 0
+    target = " and ".join(t for t in (
+        f"recall at least {plan.min_recall} ({plan.found:,} found)" if plan.min_recall is not None else "",
+        f"at most {plan.max_missed_fraction} of the stratum relevant" if plan.max_missed_fraction is not None else "")
+        if t)
+    print(f"release {works.release_id[:12]}, stratum {works.stratum.name}: {count(plan.N, 'work')}; target: "
+          f"{target}, at {plan.confidence}")
+    for k, n in plan.n_for_k.items():
+        print(f"  {k} relevant in the sample: " + ("no sample size meets it" if n is None else f"n = {n:,}"))
+    return 0
+
+
 def _certify(args: argparse.Namespace) -> int:
     from ..certify.certificate import certify, state_dir
-    from ..certify.results import percent, write_certificate
+    from ..certify.results import floor_percent, percent, write_certificate
     from ..certify.sheet import read_sheet
     ws = database_passwords(load_workspace(args.workspace), os.environ)
     ws.routing("reporter certify")
     sheet = read_sheet(args.sheet)
-    cert = certify(ws, sheet, ws.certify.confidence if args.confidence is None else args.confidence)
-    path = write_certificate(state_dir(ws.root), cert)
+    if args.labeller is not None and not args.labeller.strip():
+        raise InputError("--labeller: give the name of who labelled the sheet")
+    made = certify(ws, sheet, ws.certify.confidence if args.confidence is None else args.confidence,
+                   found=args.found, labeller=args.labeller, now=now())
+    written = write_certificate(state_dir(ws.root), made)
+    cert, path = written.certificate, written.path
     from ..runs import settings_json, start_command_run, state_of
     run = start_command_run(args, state_of(ws.root), os.environ)
     run.write("certify", "done", inputs=[run.ref("sheet", args.sheet)], outputs=[run.ref("certificate", path)],
               settings={**settings_json(ws.certify), "confidence": args.confidence, "release": cert.release,
-                        "stratum": cert.stratum},
-              counts={"drawn": cert.n_drawn, "labelled": cert.n_labelled, "admitted_relevant": cert.admitted_relevant})
+                        "stratum": cert.stratum, "strata": cert.strata, "found": args.found,
+                        "labeller": cert.labeller, "seed": cert.seed, "reseed": cert.reseed,
+                        "certificate": cert.id, "supersedes": cert.supersedes},
+              counts={"drawn": cert.n_drawn, "labelled": cert.n_labelled, "admitted_relevant": cert.admitted_relevant,
+                      "relevant": cert.k_relevant, "max_relevant": cert.max_relevant, "found": cert.found,
+                      "rescued": len(cert.rescued)})
     meets, words = cert.standing(ws.certify)
     if args.json:
-        print(json.dumps({**cert.to_json(), "meets_target": meets, "standing": words, "state_file": str(path)},
-                         sort_keys=True, ensure_ascii=False))
+        print(json.dumps({**cert.to_json(), "meets_target": meets, "standing": words, "state_file": str(path),
+                          "current": written.current}, sort_keys=True, ensure_ascii=False))
         return 0
     print(f"release {cert.release[:12]}, stratum {cert.stratum}")
     print(f"  {cert.summary}")
@@ -166,5 +232,19 @@ def _certify(args: argparse.Namespace) -> int:
     if cert.recall_low is not None:
         print(f"  recall against this stratum's losses: at least {percent(cert.recall_low)} "
               f"({cert.admitted_relevant:,} labelled includes admitted by the screen)")
-    print(f"  certificate -> {path}")
+    if cert.recall_lower_bound is not None:
+        print(f"  recall: at least {floor_percent(cert.recall_lower_bound)} ({cert.found:,} relevant works found, "
+              f"{cert.k_relevant:,} of them rescued from this sample; at most "
+              f"{cert.max_relevant - cert.k_relevant:,} missed)")
+    if cert.min_recall is not None:
+        print(f"  {cert.recall_standing()[1]}")
+    if cert.rescued:
+        print(f"  {count(len(cert.rescued), 'relevant work')} of the sample join the hand-off (reporter export, "
+              f"rescued_by_certificate {cert.id[:12]})")
+    print(f"  certificate {cert.id[:12]} -> {path}")
+    if written.beside is not None:
+        print(f"  partial: kept beside the complete certificate {written.beside.id[:12]}, which stays the "
+              f"stratum's certificate (a partial one never supersedes a complete one)")
+    elif cert.supersedes is not None:
+        print(f"  supersedes certificate {cert.supersedes[:12]} (kept, readable)")
     return 0

@@ -204,9 +204,7 @@ def run_export_command(args: argparse.Namespace) -> int:
     screen_settings(ws)
     release_dir = release_dir_for(ws, args.release)
     certificates: list[dict[str, Any]] = []
-    if args.require_certified:
-        from ..certify.gate import require_certified
-        require_certified(ws, release_dir)
+    if args.require_certified:  # refuses (exit 2, naming the plan's n) while the discards are not certified
         certificates = gating_certificates(ws, release_dir)
     from ..screening.provenance import provenance, provenance_path, write_provenance
     from ..screening.status import export_blockers, screen_status
@@ -218,33 +216,40 @@ def run_export_command(args: argparse.Namespace) -> int:
                          f"--run (reporter screen --status shows which runner holds what, and until when), or "
                          f"write a hand-off marked partial with --partial")
 
+    from ..certify.results import rescued_works, state_dir
+    rescued = rescued_works(state_dir(ws.root), status.release_id)
+
     def document(rows: int) -> dict[str, Any]:
         return provenance(ws, status, rows=rows, partial=args.partial, certificates=certificates,
                           require_certified=args.require_certified)
 
-    n = export_release(ws, release_dir, args.out, provenance=document)
+    n = export_release(ws, release_dir, args.out, rescued=rescued, provenance=document)
     write_provenance(args.out, document(n))
-    print(f"{n:,} admitted works -> {args.out} (provenance: {provenance_path(args.out).name}"
+    print(f"{n - len(rescued):,} admitted works" + (f" and {len(rescued):,} rescued by certificates"
+                                                   if rescued else "")
+          + f" -> {args.out} (provenance: {provenance_path(args.out).name}"
           + (f"; partial: {'; '.join(blockers)}" if blockers else "; partial" if args.partial else "") + ")")
     return 0
 
 
 def gating_certificates(ws: Workspace, release_dir: Path) -> list[dict[str, Any]]:
-    """The certificates `--require-certified` checked (it passed: one per discarding stratum of the release), as
-    the provenance names them: stratum, file (relative to the workspace) and sha256. The one place the export
-    asks which certificates gated it."""
-    from ..certify.certificate import state_dir
-    from ..certify.gate import discarding_strata
-    from ..certify.results import certificate_path, load_certificates
+    """The certificates that let the hand-off through (`reporter.certify.gate.gating_certificates`: their ids, the
+    joint one or one per discarding stratum), as the provenance names them: id, stratum, file (relative to the
+    workspace) and sha256 of the certificate's own archived file. The one place the export asks which
+    certificates gated it."""
+    from ..certify.gate import gating_certificates as gating_ids
+    from ..certify.results import all_certificates, archive_path, state_dir
     from ..hashing import sha256_file
-    strata = discarding_strata(ws, release_dir)
-    if not strata:
+    from ..routing.artifacts import read_manifest
+    ids = gating_ids(ws, release_dir)
+    if not ids:
         return []
-    found = {c.stratum: c for c in load_certificates(state_dir(ws.root), strata[0].release_id)}
+    release_id = read_manifest(release_dir).release_id
+    by_id = {c.id: c for c in all_certificates(state_dir(ws.root), release_id)}
     out = []
-    for works in strata:
-        cert = found[works.stratum.name]
-        path = certificate_path(state_dir(ws.root), cert.release, cert.stratum)
+    for cert_id in ids:
+        cert = by_id[cert_id]
+        path = archive_path(state_dir(ws.root), release_id, cert.stratum, cert_id)
         name = path.relative_to(ws.root).as_posix() if ws.root in path.parents else str(path)
-        out.append({"stratum": cert.stratum, "file": name, "sha256": sha256_file(path)})
+        out.append({"id": cert_id, "stratum": cert.stratum, "file": name, "sha256": sha256_file(path)})
     return out

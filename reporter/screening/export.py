@@ -8,6 +8,13 @@ and rebuilds each row from the pool with the overlay applied; `screen_columns`
 adds the screen's answer. A work with one vote has no verdict and is held
 back; a verdict of an older generation does not count. Stage 3 reads the
 same two functions.
+
+A relevant work that a certification sample found in a discard (`reporter
+certify`) joins the hand-off too: `rescued` maps each such work to the id
+of the certificate that found it, and every row says it in the column
+`rescued_by_certificate` (empty for the screen's own admissions). A rescued
+work comes after the admitted ones, in release order, with its pile, its
+rule and the screen's answer when it has one.
 """
 
 from __future__ import annotations
@@ -89,19 +96,36 @@ def _paying(release_dir: Path) -> pl.DataFrame:
     return routing.filter(pl.col("pile").is_in(paying))
 
 
-def iter_export_rows(ws: ScreenWorkspace, release_dir: Path, *, store: Any) -> Iterator[dict[str, Any]]:
-    """One row per admitted work (release order): the pool's columns (overlay applied), pile, winner, the screen's columns."""
+RESCUED_COLUMN = "rescued_by_certificate"
+"""The id of the certificate whose sample found the work relevant, or empty (the screen admitted it)."""
+
+
+def iter_export_rows(ws: ScreenWorkspace, release_dir: Path, *, store: Any,
+                     rescued: Mapping[str, str] | None = None) -> Iterator[dict[str, Any]]:
+    """One row per admitted work (release order), then per rescued work not admitted (release order): the pool's
+    columns (overlay applied), pile, winner, the screen's columns, `rescued_by_certificate`."""
     settings = screen_settings(ws)
+    rescued = rescued or {}
     admitted = admitted_works(ws, release_dir, store=store)
-    if not len(admitted):
+    taken = set(admitted["work_id"].to_list())
+    extra = read_routing(release_dir, ["work_id", *ROUTE_COLUMNS]).filter(
+        pl.col("work_id").is_in([w for w in rescued if w not in taken])) if rescued else admitted.clear()
+    if not len(admitted) and not len(extra):
         return
-    generation = generation_for("expensive", settings.expensive, load_prompt(settings)).id
-    ids = admitted["work_id"].to_list()
-    votes = store.votes("expensive", generation, ids)
+    generation = generation_for("expensive", settings.expensive, load_prompt(settings)).id \
+        if settings.expensive else None
+    ids = admitted["work_id"].to_list() + extra["work_id"].to_list()
+    votes = store.votes("expensive", generation, ids) if store is not None and generation is not None else {}
+    verdicts = store.verdicts("expensive", generation, extra["work_id"].to_list()) \
+        if store is not None and generation is not None and len(extra) else {}
     pool = _pool_rows(ws, release_dir, ids)
     for wid, pile, winner in admitted.iter_rows():
         yield {**pool[wid], "pile": pile, "winner": winner,
-               **screen_columns("admit", votes.get(wid, {}), settings.expensive)}
+               **screen_columns("admit", votes.get(wid, {}), settings.expensive), RESCUED_COLUMN: rescued.get(wid)}
+    for wid, pile, winner in extra.iter_rows():
+        yield {**pool[wid], "pile": pile, "winner": winner,
+               **screen_columns(verdicts.get(wid), votes.get(wid, {}), settings.expensive),
+               RESCUED_COLUMN: rescued[wid]}
 
 
 def _pool_rows(ws: ScreenWorkspace, release_dir: Path, ids: list[str]) -> dict[str, dict[str, Any]]:
@@ -123,7 +147,7 @@ def export_schema(ws: ScreenWorkspace) -> pa.Schema:
     pool = [pa.field(f.name, pa.string() if f.name in TEXT_COLUMNS else f.type)
             for f in source.schema if f.name not in ROUTE_COLUMNS]
     return pa.schema([*pool, *(pa.field(n, pa.string()) for n in ROUTE_COLUMNS),
-                      *screen_fields(screen_settings(ws).expensive)])
+                      *screen_fields(screen_settings(ws).expensive), pa.field(RESCUED_COLUMN, pa.string())])
 
 
 def check_out(out: Path) -> Path:
@@ -172,14 +196,16 @@ def _flat(table: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(columns, names=table.schema.names)
 
 
-def export_release(ws: ScreenWorkspace, release_dir: Path, out: Path, *, provenance: Any = None) -> int:
-    """Write the release's hand-off to `out` (the state database read-only; none yet: no rows).
+def export_release(ws: ScreenWorkspace, release_dir: Path, out: Path, *,
+                   rescued: Mapping[str, str] | None = None, provenance: Any = None) -> int:
+    """Write the release's hand-off to `out` (the state database read-only; none yet: no rows but the rescued).
 
-    `provenance(rows) -> document` (`provenance.py`): the document a Parquet file carries in its metadata."""
+    `rescued`: work id -> the certificate whose sample found it relevant; `provenance(rows) -> document`
+    (`provenance.py`): the document a Parquet file carries in its metadata."""
     from ..panel.readonly import open_readonly
     check_out(out)
     with open_readonly(ws.screen.database, WHERE) as store:
-        rows = list(iter_export_rows(ws, release_dir, store=store))
+        rows = list(iter_export_rows(ws, release_dir, store=store, rescued=rescued))
     metadata = None
     if provenance is not None:
         from .provenance import parquet_metadata

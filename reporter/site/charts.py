@@ -239,6 +239,10 @@ FLOW_WIDTH, FLOW_MAIN, FLOW_SIDE_X, FLOW_SIDE = 760, 380, 422, 336
 FLOW_LINE, FLOW_GAP = 18, 34
 TITLE_PX, LINE_PX = 7.2, 6.6
 """Average advance of a character of a box title (13px bold) and of a line (13px), for shortening labels."""
+NOTE_PX, NOTE_PAD = 8.0, 30
+"""The advance a note's line is wrapped for (13px, bold in its standing: measured at about 7.7 px a character
+in Chromium's DejaVu Sans, rounded up, since a note is never shortened and must fit whole), and the room it
+leaves at the box's edges."""
 
 
 def flow_chart(chart_id: str, table_id: str, title: str, steps: list[FlowStep]) -> Chart:
@@ -273,7 +277,7 @@ def flow_chart(chart_id: str, table_id: str, title: str, steps: list[FlowStep]) 
 def _flow_box(bars: list[Bar], labels: list[Label], box: FlowBox, x: float, y: float, w: float,
               css: str) -> float:
     """Draw one box (its rectangle and text) at (x, y); return its height."""
-    notes = _note_lines(box.notes, int((w - 22) / LINE_PX))
+    notes = _note_lines(box.notes, int((w - NOTE_PAD) / NOTE_PX))
     h = 10 + FLOW_LINE * (1 + len(box.lines) + len(notes)) + 4
     chars = int((w - 70) / TITLE_PX)
     bars.append(Bar(x, y, w, h, css, f"{box.title}: {count(box.count, 'work')}"))
@@ -294,8 +298,8 @@ def _note_lines(notes: tuple[FlowNote, ...], width: int) -> list[tuple[str, str]
     """Each note's text and standing as lines of at most `width` characters, each with its class."""
     lines = []
     for note in notes:
-        lines += [(text, "lbl") for text in textwrap.wrap(note.text, width)]
-        lines += [(text, note.tone) for text in textwrap.wrap(note.standing, width)]
+        lines += [(text, "lbl") for text in textwrap.wrap(note.text, width, break_on_hyphens=False)]
+        lines += [(text, note.tone) for text in textwrap.wrap(note.standing, width, break_on_hyphens=False)]
     return lines
 
 

@@ -57,6 +57,22 @@ SCREENING = (
     ("Stage 3", "The full-text review that comes after the screen, outside this tool: the works the screen "
                 "admitted are handed off to it, and the command reporter export writes their list."),
 )
+CERTIFY = (
+    ("certificate", "A signed statement about what was not handed on: a seeded random sample of a release's "
+                    "discards (one stratum, or all of them at once: discarded), labelled by a person, bounds "
+                    "exactly how many relevant works the discards can still hold, at a stated confidence (95%: "
+                    "a sample like this one would mislead at most 5% of the time). Each has its own archived "
+                    "page and is never overwritten; a later one supersedes it. It holds for its release only: "
+                    "at the next release the labels carry over, the certificate does not."),
+    ("relevant", "A work the review would include, as the certificate's criteria document (or labels file) "
+                 "says and its labeller judged: a label of include or unsure (doubt counts against the "
+                 "discards, never for them). A relevant work found in a sample is rescued into the hand-off."),
+    ("recall lower bound", "found / (found + the most relevant works the discards can still hold): with the "
+                           "certificate's confidence, the screen and the samples together found at least this "
+                           "share of the relevant works in the pool. The target a reviewer signs is a recall, "
+                           "such as 95% at 95% ([certify] min_recall); it says nothing of works never in the "
+                           "pool."),
+)
 DIGEST = (
     ("KEEP, REVIEW, DROP", "The weekly digest's three decisions: a paper worth reading this week, one a person "
                            "should look at, and one left out, each with its reason."),
@@ -86,6 +102,7 @@ def build_glossary(releases: tuple[Release, ...]) -> GlossaryPage:
     groups = (("Routing", tuple(_term(w, w, m) for w, m in ROUTING) + pile_terms),
               ("Releases and their six inputs", tuple(_term(w, w, m) for w, m in RELEASES) + inputs),
               ("Screening", tuple(_term(w, w, m) for w, m in SCREENING)),
+              ("Certified discards", tuple(_term(w, w, m) for w, m in CERTIFY)),
               ("The weekly digest", tuple(_term(w, w, m) for w, m in DIGEST)),
               ("Novelty verdicts", verdicts))
     return GlossaryPage(meta=meta(GLOSSARY, "What the words mean", [("Home", "index")], archived=False),

@@ -13,10 +13,12 @@ PENDING_PLAIN = "not decided by routing: no rule matched, or no abstract to scre
 
 
 def build_home(releases: tuple[Release, ...], digest: DigestSummary | None = None,
-               novelty: NoveltySummary | None = None, changes: dict[str, str] | None = None) -> HomePage:
+               novelty: NoveltySummary | None = None, changes: dict[str, str] | None = None,
+               certification: tuple[str, str] = ("", "neutral")) -> HomePage:
     """The home page: the latest release and digest week, then every release, newest first (and novelty checks).
 
-    `changes` is each release's line saying what changed since the previous one (by release id). A site with a
+    `changes` is each release's line saying what changed since the previous one (by release id); `certification`
+    the latest release's hand-off certification in words, and its tone (`certified.hand_off`). A site with a
     digest and no release (a digest-only workspace) shows the digest alone.
     """
     piles: list[str] = []
@@ -42,7 +44,8 @@ def build_home(releases: tuple[Release, ...], digest: DigestSummary | None = Non
     digest_only = not releases and digest is not None
     return HomePage(meta=meta(HOME, "The weekly digest" if digest_only else "Releases and digests", [], archived=False),
                     latest=summaries[0] if summaries else None, latest_piles=latest_piles, pending=pending,
-                    releases=summaries, piles=tuple(piles), digest=digest, novelty=novelty, digest_only=digest_only)
+                    releases=summaries, piles=tuple(piles), digest=digest, novelty=novelty, digest_only=digest_only,
+                    certification=certification[0], certification_tone=certification[1])
 
 
 def _summary(rel: Release, piles: list[str], changes: str) -> ReleaseSummary:

@@ -17,7 +17,8 @@ from ..errors import InputError
 from ..isoweek import week_start
 from ..progress import Progress
 from ..routing.artifacts import Release, ReleaseSet
-from .certified import Certified
+from .certificate_page import build_certificate_page
+from .certified import Certified, hand_off
 from .diff import compute_diff
 from .diff_page import (AGAINST_RECENT, Pair, build_diff_page, change_line, diff_files, pairs_to_render,
                         resolve_against, shown_ids)
@@ -199,6 +200,8 @@ def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] =
             add(page, True)
         report, note = screening.for_release(rel.release_id)
         add(build_status_page(rel, report, note, titles, inputs.certified), False)
+        for cert in inputs.certified.ever(rel.release_id) if inputs.certified is not None else ():
+            add(build_certificate_page(rel, cert), True)
         mine = list(pairs.get(rel.release_id, ()))
         if not mine:
             add(build_diff_page(rel, None, titles), False)
@@ -219,11 +222,22 @@ def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] =
             writer.add(path, data, archived=False)
         for path, data in stage.archived_files:
             writer.add(path, data, archived=True)
-    add(build_home(releases, digest=_one(stages, "digest"), novelty=_one(stages, "novelty"), changes=changes), False)
+    add(build_home(releases, digest=_one(stages, "digest"), novelty=_one(stages, "novelty"), changes=changes,
+                   certification=_certification(releases, screening, inputs.certified)), False)
     add(build_glossary(releases), False)
     writer.check()
     bar.close()
     return PreparedSite(writer=writer, releases=found, stages=tuple(stages), pages=pages)
+
+
+def _certification(releases: Sequence[Release], screening: ScreeningStatus,
+                   certified: Certified | None) -> tuple[str, str]:
+    """The latest release's hand-off certification for the home page: (words, tone); empty without a workspace."""
+    if not releases or certified is None:
+        return "", "neutral"
+    rel = releases[-1]
+    gate = hand_off(rel, certified.of(rel.release_id), certified.settings, screening.for_release(rel.release_id)[0])
+    return f"The hand-off's certification: {gate.words}.", gate.tone
 
 
 def _comparisons(earlier: Sequence[Release], pair: Pair, mine: list[Pair],

@@ -96,7 +96,7 @@ def build_status_page(rel: Release, screening: ScreenReport | None = None, note:
               Row("routed to a paying pile with text", fmt(sum(stats.piles[p] for p in paying)), "s-paying")]
     funnel += [Row(f"in {p}", fmt(stats.piles[p]), f"s-{slug(p)}") for p in paying]
     funnel += screen_funnel(screening)
-    steps, certificates, certify_note = certificate_parts(
+    steps, certificates, certify_note, gate, rescued = certificate_parts(
         page, rel, compute.flow_steps(stats, screening.funnel if screening is not None else None), screening, certified)
     name = release_name(page, rel)
     return StatusPage(
@@ -104,7 +104,9 @@ def build_status_page(rel: Release, screening: ScreenReport | None = None, note:
                   [("Home", HOME), (f"Release {name.name}", release_path(rid))], archived=False),
         name=name, flow=flow_chart("status-flow", "status-flow-table", "Where the works went, through screening"
                                    if screening is not None else "Where the works went", steps),
-        flow_rows=flow_rows(steps), certificates=certificates, certify_note=certify_note, labels=label_rows,
+        flow_rows=flow_rows(steps), certificates=certificates, certify_note=certify_note,
+        hand_off=gate.words if gate is not None else "", hand_off_tone=gate.tone if gate is not None else "neutral",
+        rescued=rescued, labels=label_rows,
         label_rules=label_rules, lost_total=lost_total, lost=lost, funnel=tuple(funnel),
         screening=screening_section(screening, note))
 

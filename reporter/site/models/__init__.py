@@ -24,6 +24,7 @@ from .digest import (DigestIndexPage, DigestWeekPage, DriftConcept, DriftEntry, 
 from .quality import MissedView, QualityView
 from .close import CloseRow, CloseView
 from .glossary import (GlossaryPage, Term)
+from .certificate import (CertificatePage, RescuedWork)
 
 PAGES = tuple(cls for cls in list(globals().values())
               if isinstance(cls, type) and cls.__module__.startswith(__name__ + ".") and "TEMPLATE" in vars(cls))

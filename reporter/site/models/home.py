@@ -155,6 +155,10 @@ class HomePage:
     """The latest published digest week, or None when none is published (the page says so)."""
     novelty: NoveltySummary | None = None
     """The novelty checks of this build, or None when the build checked none (nothing is shown)."""
+    certification: str = ""
+    """The latest release's hand-off, certified or not, in one line (empty when rendered without a workspace)."""
+    certification_tone: str = "neutral"
+    """The class that colours it: `ok`, `bad` or `neutral` (the words say it)."""
     digest_only: bool = False
     """The site has a digest and no release (a digest-only workspace): the page shows the digest alone, with no
     release sections (a site with neither shows them, saying no release has been routed yet)."""

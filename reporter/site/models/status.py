@@ -7,6 +7,7 @@ from typing import ClassVar
 
 from ..charts import Chart
 from ..links import Href
+from .certificate import RescuedWork
 from .common import Fragment, Link, PageMeta, ReleaseName, Row
 from .release import FlowRow
 
@@ -232,6 +233,14 @@ class CertificateView:
     """The sheet's sha256."""
     shown_on: str
     """The title of the flow diagram's box it is drawn in, or `not on the diagram`."""
+    certificate: str
+    """Its id, shortened to 12 hex."""
+    page: Href
+    """Its own archived page."""
+    role: str
+    """Whether it gates the hand-off, in words (`gates the hand-off`, `diagnosis only: ...`)."""
+    kept: str
+    """How many certificates of the stratum are kept, and which one this supersedes."""
 
 
 @dataclass(frozen=True)
@@ -252,6 +261,12 @@ class StatusPage:
     """Every certificate of this release in the workspace's state, by stratum name (each also drawn on its box)."""
     certify_note: str
     """Why no certificate is listed (none yet, or no workspace); empty when some are."""
+    hand_off: str
+    """The hand-off's certification, whole, in words (empty without a workspace)."""
+    hand_off_tone: str
+    """The class that colours it: `ok`, `bad` or `neutral`."""
+    rescued: tuple[RescuedWork, ...]
+    """The relevant works certification samples found, under their stratum and rule: they join the hand-off."""
     labels: tuple[Row, ...]
     """Label counts and digest (empty without labels.json)."""
     label_rules: tuple[LabelRow, ...]
@@ -268,9 +283,13 @@ class StatusPage:
                              "pile, a rule's wins or domain misses, what a screening tier discarded), how many "
                              "relevant works the stratum can still hold, exactly and at the confidence it names "
                              "(reporter certify, docs/certify.md). It says nothing of works never in the pool. Each is"
-                             " also written in the flow diagram's box of its stratum; certificates arrive after a "
-                             "release is published, so its archived pages do not show them.")
+                             " also written in the flow diagram's box of its stratum and has its own archived page; "
+                             "certificates arrive after a release is published, so the release's own archived pages "
+                             "do not show them.")
     """The certificates section's note: what a certificate bounds and where else it is shown."""
+    rescued_note: str = ("Relevant works a certification sample found among the discards: each joins the hand-off "
+                         "(reporter export, column rescued_by_certificate) and counts as found.")
+    """What happens to the rescued works listed."""
     precision_note: str = ("A won work is correct when it is an include in a paying pile or an exclude in discard; "
                            "hold is not judged. Precision is shown with its 95% Wilson interval.")
     """The label findings' note: when a won work counts as correct, and the interval shown."""
