@@ -13,12 +13,12 @@ keeping the kindest shows on the page.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..errors import InputError
 from ..files import parse_json, read_capped, write_json
+from ..hashing import sha256_text
 from .results import CERTIFY_DIR, MAX_COUNT, MAX_SEED
 
 REGISTRY_DIR = "samples"
@@ -51,8 +51,7 @@ class Draw:
 
 def default_seed(release_id: str, stratum: str) -> int:
     """The stratum's seed when none is given: the first 64 bits of sha256("certify\\0<release>\\0<stratum>")."""
-    digest = hashlib.sha256(f"certify\0{release_id}\0{stratum}".encode()).digest()
-    return int.from_bytes(digest[:8], "big")
+    return int(sha256_text(f"certify\0{release_id}\0{stratum}")[:16], 16)
 
 
 def seed_for(draws: tuple[Draw, ...], release_id: str, stratum: str, reseed: str | None) -> int:
