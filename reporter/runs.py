@@ -237,6 +237,11 @@ def read_runs(state_dir: Path) -> list[RunRecord]:
 
     A record that is not one this tool wrote (too large, not JSON, a field missing or of the wrong type, an
     unknown kind or status, a newer schema_version) is an InputError naming the file."""
+    return [r for _, r in read_run_files(state_dir)]
+
+
+def read_run_files(state_dir: Path) -> list[tuple[Path, RunRecord]]:
+    """`read_runs` with each record's file (a disclosure cites the record a sentence comes from)."""
     folder = Path(state_dir) / RUNS_DIR
     if not folder.is_dir():
         return []
@@ -244,8 +249,8 @@ def read_runs(state_dir: Path) -> list[RunRecord]:
     for path in sorted(p for p in folder.glob("*/*.json") if not p.name.startswith(".")):
         where = f"run record {path}"
         data = parse_json(read_capped(path, RECORD_LIMIT, "run record"), where)
-        found.append((path.name, record_from_json(data, where)))
-    return [r for _, r in sorted(found, key=lambda pair: (pair[1].started, pair[0]))]
+        found.append((path, record_from_json(data, where)))
+    return sorted(found, key=lambda pair: (pair[1].started, pair[0].name))
 
 
 def record_from_json(data: Any, where: str) -> RunRecord:
