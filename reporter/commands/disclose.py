@@ -21,6 +21,19 @@ DEFAULT_OUT = Path("state") / "disclosure"
 """Where the disclosure goes without --out: state/disclosure/<release id>/ in the workspace."""
 
 
+EPILOG = """\
+examples (in the example workspace, the repository, after `reporter build`):
+  reporter disclose
+  reporter disclose --out disclosure --json
+
+The first writes the newest release's disclosure into
+state/disclosure/<release id>/ (disclosure.md, disclosure.html,
+disclosure.json); the second into ./disclosure, printing the JSON.
+--release 2026-W27 names another release. docs/disclosure.md says where
+each item comes from.
+"""
+
+
 def register(sub: Any) -> None:
     """Add `disclose`."""
     p = sub.add_parser(
@@ -28,7 +41,9 @@ def register(sub: Any) -> None:
         description="Draft the methods disclosure of a release from what ran (the run records, the release, the "
                     "screen's answers, the certificates, the reader feedback): one section per PRISMA-trAIce item "
                     "(M2..M9, R1, R2, D1), every sentence with the records it comes from, every item the records "
-                    "cannot fill marked as the author's. Markdown, HTML and JSON.")
+                    "cannot fill marked as the author's. Markdown, HTML and JSON.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--workspace", type=Path, default=Path("."), metavar="DIR",
                    help="a folder with reporter.toml (default .)")
     p.add_argument("--release", metavar="ID",

@@ -51,7 +51,7 @@ class Evidence:
     """The workspace."""
     release: Release
     release_source: str
-    """release.json, as a record path."""
+    """The release's manifest (routing.index.MANIFEST_FILE), as a record path."""
     runs: tuple[tuple[str, RunRecord], ...]
     """The run records that concern the release (its route, screens, certifications), plus the digest's
     feedback runs, oldest first: (record path, record)."""

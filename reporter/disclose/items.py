@@ -35,6 +35,14 @@ GATES = {
 """What each step's gate does with its two answers (reporter/screening/answer.py: cheap_gate, screen_gate)."""
 
 
+NOTHING_ON_RECORD = {
+    "M5": "no screen run is on record for this release: say what the models' answers became, if any model was used",
+    "M6": "no model run is on record for this release: give any prompt and its parameters, if a model was used",
+    "M7": "no run on record names other settings",
+}
+"""What the author is told when no record says anything of an item."""
+
+
 @dataclass
 class Item:
     """One checklist item: its sentences (each with the records it comes from) and what the author must add."""
@@ -65,6 +73,8 @@ class Item:
     def settle(self) -> Item:
         """Its status from what it says: nothing said is the author's; something said with something missing,
         partial."""
+        if not self.sentences and not self.missing:
+            self.missing.append(NOTHING_ON_RECORD.get(self.id, "nothing on record says this"))
         self.status = "author" if not self.sentences else "partial" if self.missing else "filled"
         return self
 
@@ -104,11 +114,18 @@ def voter_settings(ev: Evidence, task: str, voter: str) -> dict[str, Any]:
     return {}
 
 
+def calibrated(ev: Evidence) -> list[Any]:
+    """The screen's tiers with a calibration against labels on works the models decided (none before a screen)."""
+    if ev.screen is None or not ev.of("screen"):
+        return []
+    return [t for t in ev.screen.tiers if t.calibration is not None and t.calibration.gate.judged]
+
+
 def m2(ev: Evidence) -> Item:
     item = Item("M2")
     versions = sorted({r.tool_version for _, r in ev.runs})
     if ev.runs:
-        item.say(f"The screening was run with reporter {', '.join(versions)} (an open-source tool), "
+        item.say(f"The runs on record used reporter {', '.join(versions)} (an open-source tool), "
                  f"{dates(ev.runs)}.", *(p for p, _ in ev.runs))
     uses = model_uses(ev)
     if not uses:
@@ -243,18 +260,17 @@ def m7(ev: Evidence) -> Item:
                  f"{n(r.counts.get('requests.sent', 0), 'request')} ({r.counts.get('requests.retries', 0):,} "
                  f"retried).", path)
     for path, r in ev.of("route"):
-        item.say(f"The route ran with engine {r.settings.get('engine_version', '')} on {r.started}.", path)
+        found = "" if r.counts.get("created", 1) else " (it found the release already written)"
+        item.say(f"The route ran with engine {r.settings.get('engine_version', '')} on {r.started}{found}.", path)
     return item.settle()
 
 
 def m8(ev: Evidence) -> Item:
     item = Item("M8")
     s = ev.screen
-    for t in (s.tiers if s is not None else ()):
-        if t.calibration is not None and t.calibration.labelled:
-            item.say(f"People's labels of {n(t.calibration.labelled, 'work')} in the {t.tier} tier's scope "
-                     f"({t.calibration.includes:,} include) were compared with the models' answers.",
-                     ev.labels_source)
+    for t in calibrated(ev):
+        item.say(f"People's labels of {n(t.calibration.labelled, 'work')} in the {t.tier} tier's scope "
+                 f"({t.calibration.includes:,} include) were compared with the models' answers.", ev.labels_source)
     for path, c in ev.certificates:
         who = f"by {c.labeller}" if c.labeller else "(the labeller is not on record)"
         item.say(f"A person labelled {n(c.n_labelled, 'work')} of a seeded sample of {c.n_drawn:,} drawn from "

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .evidence import Evidence
-from .items import Item, m2, m3, m4, m5, m6, m7, m8, model_warnings, n
+from .items import Item, calibrated, m2, m3, m4, m5, m6, m7, m8, model_warnings, n
 
 
 PENDING = {"unrouted": "no rule matched the work", "no_text": "a rule would screen it, but it has no text"}
@@ -58,11 +58,10 @@ def flow(ev: Evidence) -> list[dict[str, Any]]:
             boxes.append({"id": f"screen/{t.tier}/{outcome}", "label": f"{t.tier} tier: {outcome}",
                           "decided_by": "model", "count": count, "sources": screen_paths,
                           "detail": f"models {models}; generation {t.generation}"})
-    for t in (ev.screen.tiers if ev.screen is not None else ()):
-        if t.calibration is not None and t.calibration.labelled:
-            boxes.append({"id": f"labels/{t.tier}", "label": f"labelled works in the {t.tier} tier's scope",
-                          "decided_by": "person", "count": t.calibration.labelled, "sources": [ev.labels_source],
-                          "detail": f"{t.calibration.includes:,} labelled include"})
+    for t in calibrated(ev):
+        boxes.append({"id": f"labels/{t.tier}", "label": f"labelled works in the {t.tier} tier's scope",
+                      "decided_by": "person", "count": t.calibration.labelled, "sources": [ev.labels_source],
+                      "detail": f"{t.calibration.includes:,} labelled include"})
     for path, c in ev.certificates:
         boxes.append({"id": f"certificate/{c.stratum}", "label": f"labelled sample of {c.stratum}",
                       "decided_by": "person", "count": c.n_labelled, "sources": [path],
@@ -81,14 +80,12 @@ def r1(ev: Evidence, boxes: list[dict[str, Any]]) -> Item:
 
 def m9(ev: Evidence) -> Item:
     item = Item("M9")
-    s = ev.screen
-    for t in (s.tiers if s is not None else ()):
+    for t in calibrated(ev):
         c = t.calibration
-        if c is not None and c.labelled:
-            item.say(f"The {t.tier} tier was compared with people's labels of {n(c.labelled, 'work')} in its "
-                     f"scope ({c.includes:,} include), as of {screen_date(ev) or 'the last screen'}: recall and "
-                     f"work saved with Wilson 95% intervals, and Cohen's kappa between the two voters.",
-                     ev.labels_source, *(p for p, _ in ev.of("screen")))
+        item.say(f"The {t.tier} tier was compared with people's labels of {n(c.labelled, 'work')} in its "
+                 f"scope ({c.includes:,} include), as of {screen_date(ev) or 'the last screen'}: recall and "
+                 f"work saved with Wilson 95% intervals, and Cohen's kappa between the two voters.",
+                 ev.labels_source, *(p for p, _ in ev.of("screen")))
     for path, c in ev.certificates:
         item.say(f"The {c.stratum} stratum was certified on {c.certified_at[:10]} from a seeded random sample of "
                  f"{c.n_labelled:,} labelled works (seed {c.seed}): an exact hypergeometric upper bound at "
@@ -105,11 +102,8 @@ def m9(ev: Evidence) -> Item:
 
 def r2(ev: Evidence) -> Item:
     item = Item("R2")
-    s = ev.screen
-    for t in (s.tiers if s is not None else ()):
+    for t in calibrated(ev):
         c = t.calibration
-        if c is None or not c.labelled:
-            continue
         kappa = t.agreement.kappa if t.agreement is not None else None
         item.say(f"{t.tier.capitalize()} tier ({screen_date(ev)}, {n(c.gate.includes, 'labelled include')}, "
                  f"{c.gate.judged:,} labelled works decided): recall {interval(c.gate.recall)}, work saved "
