@@ -33,7 +33,8 @@ class Observed:
     configured: tuple[str, ...]
     """The model names the requests named (one, unless the configuration changed between runs)."""
     reported: tuple[str, ...]
-    """The `model` each answer's response named, in the order first seen ("" for an answer that named none)."""
+    """The `model` each answer's response named, in the order first seen in time ("" for an answer that named
+    none)."""
     first: str
     """When the first reply arrived (UTC, ISO 8601)."""
     last: str
@@ -106,14 +107,14 @@ def observed_models(raw_dir: Path | None, root: Path, generations: Sequence[str]
         if line.generation not in wanted:
             continue
         entry = seen.setdefault((line.tier, line.voter), {"configured": {}, "reported": {}, "at": [], "answers": 0})
-        entry["configured"][line.model] = None
+        _first(entry["configured"], line.model, line.at)
         entry["at"].append(line.at)
         if line.status == 200:
             entry["answers"] += 1
-            entry["reported"][reported_model(line.body)] = None
+            _first(entry["reported"], reported_model(line.body), line.at)
     source = rel(raw_dir, root)
-    return tuple(Observed(task, voter, tuple(e["configured"]), tuple(e["reported"]), min(e["at"]), max(e["at"]),
-                          e["answers"], source)
+    return tuple(Observed(task, voter, _by_time(e["configured"]), _by_time(e["reported"]), min(e["at"]),
+                          max(e["at"]), e["answers"], source)
                  for (task, voter), e in sorted(seen.items(), key=lambda kv: (_order(kv[0][0]), kv[0][1])))
 
 
@@ -125,6 +126,17 @@ def reported_model(body: str) -> str:
         return ""
     model = data.get("model") if isinstance(data, dict) else None
     return model if isinstance(model, str) else ""
+
+
+def _first(seen: dict[str, str], name: str, at: str) -> None:
+    """Note when `name` was first seen (the raw files are read in runner-id order, not in time)."""
+    if name not in seen or at < seen[name]:
+        seen[name] = at
+
+
+def _by_time(seen: dict[str, str]) -> tuple[str, ...]:
+    """The names in the order they were first seen (then by name)."""
+    return tuple(sorted(seen, key=lambda name: (seen[name], name)))
 
 
 def _order(task: str) -> int:

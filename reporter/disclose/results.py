@@ -92,7 +92,8 @@ def m9(ev: Evidence) -> Item:
                  f"{pct(c.confidence)} confidence on the relevant works it holds.", path)
     if ev.feedback and ev.feedback.get("keep_marked"):
         weeks = ev.feedback.get("weeks") or []
-        item.say(f"The digest's KEEP precision was measured from readers' marks on {n(ev.feedback['keep_marked'], 'KEEP')} "
+        marked = n(ev.feedback["keep_marked"], "KEEP")
+        item.say(f"The digest's KEEP precision was measured from readers' marks on {marked} "
                  f"over weeks {weeks[0] if weeks else ''} to {weeks[-1] if weeks else ''}, with a Wilson 95% "
                  f"interval.", ev.feedback_source)
     if not item.sentences:
@@ -136,7 +137,7 @@ def d1(ev: Evidence) -> Item:
         invalid = sum(v for k, v in r.counts.items() if k.endswith(".invalid"))
         item.say(f"The {r.kind} run of {r.started} ended {r.status} with {n(invalid, 'invalid answer')} and "
                  f"{n(failures, 'provider failure')}.", path)
-    if ev.screen is not None and ev.screen.funnel.incomplete:
+    if ev.screen is not None and ev.screen.funnel.incomplete and ev.of("screen"):
         item.say(f"{n(ev.screen.funnel.incomplete, 'work')} had no verdict of the screen yet.",
                  *(p for p, _ in ev.of("screen")))
     stats = ev.release.stats
