@@ -164,3 +164,58 @@ def test_hostile_model_names_and_prompts_are_escaped(tmp_path, monkeypatch, caps
     assert "**x**" not in md.replace("\\*\\*x\\*\\*", "")
     fences = re.findall(r"^(`{3,})$", md, re.MULTILINE)
     assert fences[:3] == ["````", "```", "````"]  # the prompt holds ```: its block's fence is longer
+
+
+def test_the_digests_measured_precision_is_the_feedback_commands(tmp_path, monkeypatch, capsys):
+    from test_digest_feedback import KEY, WEEKS
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1783339200")
+    with FakeOpenAI(default=Answer("include")) as server:
+        w = make_workspace(tmp_path / "ws", server.base_url, screen=2)
+    root = w["root"]
+    (root / "papers").mkdir()
+    for week, papers in WEEKS.items():
+        (root / "papers" / f"{week}.jsonl").write_text("".join(
+            json.dumps({"id": i, "title": t, "abstract": a}) + "\n" for i, t, a in papers))
+    (root / "watchlist.txt").write_text("Gaussian splatting\n")
+    (root / "criteria.md").write_text("## In scope\n- Gaussian splatting: `Gaussian splatting`, `novel view*`\n")
+    with open(root / "reporter.toml", "a", encoding="utf-8") as f:
+        f.write('\n[digest]\npapers = "papers"\nwatchlist = "watchlist.txt"\ncriteria = "criteria.md"\n'
+                'archive = "digests"\n')
+    assert main(["digest", "--workspace", str(root), "--from", "2026-W25", "--to", "2026-W26"]) == 0
+    assert main(["feedback", "--workspace", str(root), "--wanted", KEY["doi:10.5555/a"]]) == 0
+    capsys.readouterr()
+    assert main(["feedback", "--workspace", str(root), "--not-wanted", KEY["doi:10.5555/e"], "--json"]) == 0
+    quality = json.loads(capsys.readouterr().out)["quality"]
+    by = items(disclose(root, capsys))
+    low, high = quality["interval"]
+    assert f"Digest KEEP precision: {100 * quality['precision']:.1f}% (95% CI {100 * low:.1f}%-{100 * high:.1f}%), " \
+           f"{quality['keep_wanted']} wanted of {quality['keep_marked']} marked." in by["R2"]["text"]
+    assert "state/feedback.json" in by["R2"]["sources"] and by["M9"]["status"] == "filled"
+    assert sum("feedback" in s for s in by["M8"]["sources"]) == 2  # each feedback run's record
+
+
+def test_a_certificate_is_the_persons_box_with_the_certify_records_numbers(tmp_path, monkeypatch, capsys):
+    import csv
+    w = screened(tmp_path, monkeypatch, capsys, screen=2, other=6)
+    root = w["root"]
+    sheet = root / "state" / "sheet.csv"
+    assert main(["certify", "--workspace", str(root), "--pile", "discard", "--n", "4", "--out", str(sheet)]) == 0
+    with open(sheet, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    for i, row in enumerate(rows):
+        row["label"] = "include" if i == 0 else "exclude"
+    with open(sheet, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert main(["certify", "--workspace", str(root), "--sheet", str(sheet), "--labeller", HOSTILE]) == 0
+    [record] = [r for r in read_runs(root / "state") if r.kind == "certify"]
+    doc = disclose(root, capsys)
+    [box] = [b for b in doc["flow"] if b["id"] == "certificate/discard"]
+    assert box["decided_by"] == "person" and box["count"] == record.counts["labelled"] == 4
+    assert box["detail"] == f"{record.counts['relevant']} relevant of 4 labelled; stratum of 6"
+    by = items(doc)
+    assert f"by {HOSTILE}" in by["M8"]["text"] and "who labelled" not in " ".join(by["M8"]["missing"])
+    assert f"at most {record.counts['max_relevant']:,} of its 6 works are relevant" in by["R2"]["text"]
+    md = (root / "state" / "disclosure" / w["release_dir"].name / "disclosure.md").read_text(encoding="utf-8")
+    assert HOSTILE not in md and "\\<script\\>" in md

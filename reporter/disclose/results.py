@@ -89,7 +89,9 @@ def m9(ev: Evidence) -> Item:
     for path, c in ev.certificates:
         item.say(f"The {c.stratum} stratum was certified on {c.certified_at[:10]} from a seeded random sample of "
                  f"{c.n_labelled:,} labelled works (seed {c.seed}): an exact hypergeometric upper bound at "
-                 f"{pct(c.confidence)} confidence on the relevant works it holds.", path)
+                 f"{pct(c.confidence)} confidence on the relevant works it holds"
+                 + (f", relevant as {c.criteria} (sha256 {c.criteria_sha256}) defines it" if c.criteria else "")
+                 + ".", path)
     if ev.feedback and ev.feedback.get("keep_marked"):
         weeks = ev.feedback.get("weeks") or []
         marked = n(ev.feedback["keep_marked"], "KEEP")
@@ -114,6 +116,8 @@ def r2(ev: Evidence) -> Item:
     for path, c in ev.certificates:
         bound = f"; recall at least {pct(c.recall_lower_bound)} ({c.found:,} found)" \
             if c.recall_lower_bound is not None and c.found is not None else ""
+        if c.joint_confidence != c.confidence:
+            bound += f"; with the release's other discarding strata, at {pct(c.joint_confidence)} jointly"
         item.say(f"{c.stratum} ({c.certified_at[:10]}): {c.k_relevant:,} relevant of {c.n_labelled:,} labelled; "
                  f"at most {c.max_relevant:,} of its {c.N:,} works are relevant ({pct(c.max_missed_fraction)}) at "
                  f"{pct(c.confidence)} confidence{bound}.", path)
