@@ -203,10 +203,11 @@ def file_ref(role: str, path: Path, root: Path) -> FileRef:
             else sha256_file(path)
     except OSError:
         digest = ""
-    return FileRef(role, _path_text(path, root), digest)
+    return FileRef(role, path_text(path, root), digest)
 
 
-def _path_text(path: Path, root: Path) -> str:
+def path_text(path: Path, root: Path) -> str:
+    """A path as records name it: relative to `root` when inside it, else absolute; bytes not UTF-8 as `\\xNN`."""
     try:
         shown = Path(os.path.abspath(path)).relative_to(os.path.abspath(root))
     except ValueError:

@@ -10,7 +10,7 @@ import json
 import re
 import sqlite3
 
-from support.fake_openai import Answer, FakeOpenAI
+from support.fake_openai import Answer, FakeOpenAI, Status
 from test_screen_run import KEY, KEY_ENV, make_workspace
 
 from reporter.cli import main
@@ -31,11 +31,11 @@ def items(doc: dict) -> dict[str, dict]:
     return {i["id"]: i for i in doc["items"]}
 
 
-def screened(tmp_path, monkeypatch, capsys, *, reported=None, labels: dict | None = None, **kinds):
+def screened(tmp_path, monkeypatch, capsys, *, reported=None, labels: dict | None = None, script=None, **kinds):
     """A workspace routed (with its route record: `reporter route`) and screened (`reporter screen --run`)."""
     monkeypatch.setenv(KEY_ENV, KEY)
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1783339200")
-    with FakeOpenAI(default=Answer("include"), reported_models=reported) as server:
+    with FakeOpenAI(script, default=Answer("include"), reported_models=reported) as server:
         w = make_workspace(tmp_path / "ws", server.base_url, **kinds)
         server.titles = w["titles"]
         if labels is not None:
@@ -95,8 +95,13 @@ def test_the_numbers_are_the_release_pages_and_the_run_records(tmp_path, monkeyp
 
 
 def test_a_model_the_server_names_differently_is_flagged(tmp_path, monkeypatch, capsys):
-    w = screened(tmp_path, monkeypatch, capsys, screen=2, reported={"exp-a": "exp-a-2025-06-01"})
+    w = screened(tmp_path, monkeypatch, capsys, screen=2, reported={"exp-a": "exp-a-2025-06-01"},
+                 script={("W002", "exp-b"): Status(400)})
     by = items(disclose(w["root"], capsys))
+    [record] = [r for r in read_runs(w["root"] / "state") if r.kind == "screen"]
+    assert record.counts["expensive.failures"] == 1
+    assert "voter expensive-b has 1 recorded answer (0 invalid) and 1 provider failure after retries" in by["M2"]["text"]
+    assert "The server reported the model as exp-b in its 1 answer," in by["M2"]["text"]
     [warning] = by["M2"]["warnings"]
     assert warning == "the server reported exp-a-2025-06-01 for voter expensive-a (expensive), configured as exp-a"
     assert "Warning: " + warning in by["M2"]["text"] and "Warning: " + warning in by["D1"]["text"]

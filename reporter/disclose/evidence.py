@@ -9,7 +9,6 @@ the raw files keep verbatim in each line's `body`).
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 
 from ..panel.rawlog import orphans
 from ..routing.artifacts import Release
-from ..runs import RunRecord, read_run_files
+from ..runs import RunRecord, path_text, read_run_files
 
 PANEL_KINDS = ("screen", "judge")
 """The runs whose records name models."""
@@ -76,12 +75,8 @@ class Evidence:
 
 
 def rel(path: Path | str, root: Path) -> str:
-    """A path as a record path: relative to the workspace when inside it (bytes not UTF-8 as `\\xNN`)."""
-    try:
-        shown = Path(os.path.abspath(path)).relative_to(os.path.abspath(root))
-    except ValueError:
-        shown = Path(os.path.abspath(path))
-    return os.fsencode(shown).decode("utf-8", "backslashreplace")
+    """A path as a record path (`runs.path_text`): relative to the workspace when inside it."""
+    return path_text(Path(path), root)
 
 
 def release_runs(state_dir: Path, root: Path, release_id: str) -> tuple[tuple[str, RunRecord], ...]:

@@ -149,10 +149,25 @@ def m2(ev: Evidence) -> Item:
         reported = [x or "(none)" for x in o.reported]
         item.say(f"The server reported the model as {', '.join(reported) or '(no answer)'} in its "
                  f"{n(o.answers, 'answer')}, the first on {o.first} and the last on {o.last}.", o.source)
+        tally = voter_tally(ev, m.task, m.voter)
+        if tally is not None:
+            invalid, failed = sum(k for _, k in tally.invalid), sum(k for _, k in tally.failures)
+            item.say(f"In the current generation, voter {m.voter} has {n(tally.votes, 'recorded answer')} "
+                     f"({invalid:,} invalid) and {n(failed, 'provider failure')} after retries.",
+                     *(p for p, _ in ev.of("screen")))
         for w in model_warnings(o):
             item.warnings.append(w)
             item.say(f"Warning: {w}.", o.source)
     return item.settle()
+
+
+def voter_tally(ev: Evidence, task: str, voter: str) -> Any:
+    """The screen report's tally of a voter (`screening.report.VoterTally`), or None."""
+    for t in (ev.screen.tiers if ev.screen is not None else ()):
+        for v in t.voters if t.tier == task else ():
+            if v.voter == voter:
+                return v
+    return None
 
 
 def model_warnings(o: Observed) -> list[str]:
