@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from urllib.parse import unquote
 
 from support.fake_openai import Answer, FakeOpenAI, Status
 from test_screen_run import KEY, KEY_ENV, make_workspace
@@ -81,7 +82,9 @@ def test_the_numbers_are_the_release_pages_and_the_run_records(tmp_path, monkeyp
     assert "the first on 20" in by["M2"]["text"]
     assert any(s.startswith("state/runs/") for s in by["M2"]["sources"]) and "state/raw" in by["M2"]["sources"]
     assert f"cost ${screen.cost_usd:.4f}" in by["M7"]["text"]
-    assert "recall 100.0%" in by["R2"]["text"] and "labels.csv" in by["R2"]["sources"]
+    # Two labelled includes admitted, the one labelled exclude admitted too (every answer is include).
+    assert "recall 100.0% (95% CI " in by["R2"]["text"] and "specificity 0.0% (95% CI 0.0%-" in by["R2"]["text"]
+    assert "labels.csv" in by["R2"]["sources"]
     assert by["M4"]["status"] == "partial" and "search strategy" in by["M4"]["missing"][0]
     # The prompt's text and its hash, as the records give the hash.
     assert by["M6"]["blocks"][0]["caption"].endswith(f"(sha256 {screen.models[0].prompt_sha256}), fragment by fragment")
@@ -90,6 +93,8 @@ def test_the_numbers_are_the_release_pages_and_the_run_records(tmp_path, monkeyp
     first = {p.name: p.read_bytes() for p in out.iterdir()}
     assert sorted(first) == ["disclosure.html", "disclosure.json", "disclosure.md"]
     assert json.loads(first["disclosure.json"]) == doc
+    links = re.findall(r'<a href="([^"]+)">', first["disclosure.html"].decode())
+    assert links and all((out / unquote(h)).exists() for h in links)  # each source links to its record
     disclose(w["root"], capsys)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == first
 

@@ -23,6 +23,14 @@ def interval(r: tuple[float, float, float] | None) -> str:
     return "n/a" if r is None else f"{pct(r[0])} (95% CI {pct(r[1])}-{pct(r[2])})"
 
 
+def specificity(gate: Any) -> tuple[float, float, float] | None:
+    """The gate's specificity: labelled excludes it discarded, of those it decided (Wilson 95%), from its rows."""
+    from ..screening.calibration import rate
+    row = dict(gate.rows).get("exclude", ())
+    decided = {c: k for c, k in zip(gate.columns, row) if c != "incomplete"}
+    return rate(decided.get("discard", 0), sum(decided.values()))
+
+
 def screen_date(ev: Evidence) -> str:
     runs = ev.of("screen")
     return max(r.ended for _, r in runs)[:10] if runs else ""
@@ -83,8 +91,8 @@ def m9(ev: Evidence) -> Item:
     for t in calibrated(ev):
         c = t.calibration
         item.say(f"The {t.tier} tier was compared with people's labels of {n(c.labelled, 'work')} in its "
-                 f"scope ({c.includes:,} include), as of {screen_date(ev) or 'the last screen'}: recall and "
-                 f"work saved with Wilson 95% intervals, and Cohen's kappa between the two voters.",
+                 f"scope ({c.includes:,} include), as of {screen_date(ev) or 'the last screen'}: recall, "
+                 f"specificity and work saved with Wilson 95% intervals, and Cohen's kappa between the two voters.",
                  ev.labels_source, *(p for p, _ in ev.of("screen")))
     for path, c in ev.certificates:
         item.say(f"The {c.stratum} stratum was certified on {c.certified_at[:10]} from a seeded random sample of "
@@ -109,8 +117,8 @@ def r2(ev: Evidence) -> Item:
         c = t.calibration
         kappa = t.agreement.kappa if t.agreement is not None else None
         item.say(f"{t.tier.capitalize()} tier ({screen_date(ev)}, {n(c.gate.includes, 'labelled include')}, "
-                 f"{c.gate.judged:,} labelled works decided): recall {interval(c.gate.recall)}, work saved "
-                 f"{interval(c.gate.saved)}, kappa {'n/a' if kappa is None else f'{kappa:.2f}'} on "
+                 f"{c.gate.judged:,} labelled works decided): recall {interval(c.gate.recall)}, specificity "
+                 f"{interval(specificity(c.gate))}, work saved {interval(c.gate.saved)}, kappa {'n/a' if kappa is None else f'{kappa:.2f}'} on "
                  f"{n(t.agreement.valid if t.agreement else 0, 'work')}; {n(c.lost_total, 'labelled include')} "
                  f"discarded.", ev.labels_source, *(p for p, _ in ev.of("screen")))
     for path, c in ev.certificates:
