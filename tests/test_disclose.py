@@ -105,7 +105,8 @@ def test_a_model_the_server_names_differently_is_flagged(tmp_path, monkeypatch, 
     by = items(disclose(w["root"], capsys))
     [record] = [r for r in read_runs(w["root"] / "state") if r.kind == "screen"]
     assert record.counts["expensive.failures"] == 1
-    assert "voter expensive-b has 1 recorded answer (0 invalid) and 1 provider failure after retries" in by["M2"]["text"]
+    assert "voter expensive-b has 1 recorded answer (0 invalid) and 1 provider failure after retries" \
+        in by["M2"]["text"]
     assert "The server reported the model as exp-b in its 1 answer," in by["M2"]["text"]
     [warning] = by["M2"]["warnings"]
     assert warning == "the server reported exp-a-2025-06-01 for voter expensive-a (expensive), configured as exp-a"

@@ -118,7 +118,8 @@ def r2(ev: Evidence) -> Item:
         kappa = t.agreement.kappa if t.agreement is not None else None
         item.say(f"{t.tier.capitalize()} tier ({screen_date(ev)}, {n(c.gate.includes, 'labelled include')}, "
                  f"{c.gate.judged:,} labelled works decided): recall {interval(c.gate.recall)}, specificity "
-                 f"{interval(specificity(c.gate))}, work saved {interval(c.gate.saved)}, kappa {'n/a' if kappa is None else f'{kappa:.2f}'} on "
+                 f"{interval(specificity(c.gate))}, work saved {interval(c.gate.saved)}, kappa "
+                 f"{'n/a' if kappa is None else f'{kappa:.2f}'} on "
                  f"{n(t.agreement.valid if t.agreement else 0, 'work')}; {n(c.lost_total, 'labelled include')} "
                  f"discarded.", ev.labels_source, *(p for p, _ in ev.of("screen")))
     for path, c in ev.certificates:
