@@ -230,3 +230,26 @@ def test_a_certificate_is_the_persons_box_with_the_certify_records_numbers(tmp_p
     assert f"at most {record.counts['max_relevant']:,} of its 6 works are relevant" in by["R2"]["text"]
     md = (root / "state" / "disclosure" / w["release_dir"].name / "disclosure.md").read_text(encoding="utf-8")
     assert HOSTILE not in md and "\\<script\\>" in md
+
+
+def test_a_release_counts_only_the_answers_on_its_own_works(tmp_path, monkeypatch, capsys):
+    """A generation outlives a release: the next release's screen reuses the answers on the works both hold and
+    asks only the new ones; each release's disclosure counts the answers on its own works."""
+    import pyarrow.parquet as pq
+    from support.routing import write_pool
+    from test_screen_run import title_of
+    w = screened(tmp_path, monkeypatch, capsys, screen=2)
+    root, first = w["root"], w["release_dir"].name
+    rows = pq.read_table(root / "pool.parquet").to_pylist()
+    write_pool(root / "pool.parquet", rows + [{"work_id": "t:W003", "source": "journal",
+                                                "title": title_of("W003", "screen"), "abstract": "Abstract."}])
+    port = int(re.search(r'base_url = "http://127.0.0.1:(\d+)/', (root / "reporter.toml").read_text()).group(1))
+    with FakeOpenAI(default=Answer("include"), port=port) as server:  # the same voters: the same generation
+        server.titles = {**w["titles"], title_of("W003", "screen"): "W003"}
+        assert main(["route", "--workspace", str(root)]) == 0
+        assert main(["screen", "--workspace", str(root), "--run"]) == 0
+        assert server.counts() == {("W003", "exp-a"): 1, ("W003", "exp-b"): 1}  # only the new work was asked
+    newest, older = items(disclose(root, capsys)), items(disclose(root, capsys, "--release", first))
+    assert "exp-a in its 3 answers," in newest["M2"]["text"]
+    assert "exp-a in its 2 answers," in older["M2"]["text"]
+    assert len([s for s in older["M2"]["sources"] if "-screen-" in s]) == 1  # its own screen run's record only

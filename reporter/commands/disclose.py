@@ -88,7 +88,9 @@ def disclosure(workspace: Path, release: str | None) -> tuple[dict[str, Any], Pa
     runs = release_runs(state, root, rid)
     screen = workspace_report(ws, release_dir, workspace_labels(ws)) if ws.screen is not None else None
     generations = {m.generation for _, r in runs if r.kind == "screen" for m in r.models}
-    observed = observed_models(ws.screen.raw_dir if ws.screen is not None else None, root, sorted(generations))
+    scopes = {t.tier: frozenset(t.scope.work_ids) for t in screen.tiers} if screen is not None else None
+    observed = observed_models(ws.screen.raw_dir if ws.screen is not None else None, root, sorted(generations),
+                               scopes)
     certificates = tuple((rel(certificate_path(state, rid, c.stratum), root), c)
                          for c in load_certificates(state, rid))
     feedback, feedback_source = None, ""

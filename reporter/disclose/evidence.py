@@ -9,7 +9,7 @@ the raw files keep verbatim in each line's `body`).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,14 +92,16 @@ def release_runs(state_dir: Path, root: Path, release_id: str) -> tuple[tuple[st
     return tuple(kept)
 
 
-def observed_models(raw_dir: Path | None, root: Path, generations: Sequence[str]) -> tuple[Observed, ...]:
-    """Per (step, voter) of these generations, the models the raw replies were asked of and answered as."""
+def observed_models(raw_dir: Path | None, root: Path, generations: Sequence[str],
+                    scopes: Mapping[str, Collection[str]] | None = None) -> tuple[Observed, ...]:
+    """Per (step, voter) of these generations, the models the raw replies were asked of and answered as;
+    `scopes` (step -> work ids): only the replies on the release's works (a generation outlives a release)."""
     if raw_dir is None or not Path(raw_dir).is_dir():
         return ()
     wanted = set(generations)
     seen: dict[tuple[str, str], dict[str, Any]] = {}
     for line in orphans(Path(raw_dir), {}):  # no recorded offsets: every whole line of every file
-        if line.generation not in wanted:
+        if line.generation not in wanted or scopes is not None and line.work_id not in scopes.get(line.tier, ()):
             continue
         entry = seen.setdefault((line.tier, line.voter), {"configured": {}, "reported": {}, "at": [], "answers": 0})
         _first(entry["configured"], line.model, line.at)
