@@ -253,3 +253,17 @@ def test_a_release_counts_only_the_answers_on_its_own_works(tmp_path, monkeypatc
     assert "exp-a in its 3 answers," in newest["M2"]["text"]
     assert "exp-a in its 2 answers," in older["M2"]["text"]
     assert len([s for s in older["M2"]["sources"] if "-screen-" in s]) == 1  # its own screen run's record only
+
+
+def test_a_prompt_changed_since_the_run_is_not_shown_as_the_one_that_ran(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(KEY_ENV, KEY)
+    with FakeOpenAI(default=Answer("include")) as server:
+        w = make_workspace(tmp_path / "ws", server.base_url, screen=2, criteria="Include studies of X.\n")
+        server.titles = w["titles"]
+        assert main(["screen", "--workspace", str(w["root"]), "--run"]) == 0
+    ran = items(disclose(w["root"], capsys))["M6"]
+    assert ran["status"] == "filled" and "Include studies of X." in ran["blocks"][0]["text"]
+    (w["root"] / "criteria.md").write_text("Include studies of Y.\n", encoding="utf-8")
+    m6 = items(disclose(w["root"], capsys))["M6"]
+    assert m6["status"] == "partial" and "has changed since" in m6["missing"][0]
+    assert not any("studies of Y" in b["text"] for b in m6["blocks"])
