@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "reporter.commands.init",
     "reporter.commands.help",
     "reporter.commands.feedback",
+    "reporter.commands.disclose",
 )
 # The module that registers each command. A command line naming one imports
 # only that module: importing every stage (the site, the digest, screening's
@@ -49,6 +50,7 @@ COMMAND_MODULE = {
     "certify": "reporter.commands.certify",
     "init": "reporter.commands.init", "help": "reporter.commands.help",
     "feedback": "reporter.commands.feedback",
+    "disclose": "reporter.commands.disclose",
 }
 # Each command's one-line help, in the order `reporter --help` lists them. A command line that names no
 # command (`reporter --version`, `reporter --help`, `reporter`, a misspelt command) is parsed against this
@@ -72,6 +74,7 @@ COMMAND_HELP = {
     "init": "start a workspace: a commented reporter.toml, a starter rule book and a README",
     "help": "print a page of the documentation: reporter help workspace",
     "feedback": "mark published papers wanted or not wanted; measured precision and proposals",
+    "disclose": "draft a release's methods disclosure (PRISMA-trAIce, RAISE) from the run records",
 }
 
 # Settings a command gives its own process before any library loads. `reporter route` keeps the

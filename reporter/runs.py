@@ -203,10 +203,11 @@ def file_ref(role: str, path: Path, root: Path) -> FileRef:
             else sha256_file(path)
     except OSError:
         digest = ""
-    return FileRef(role, _path_text(path, root), digest)
+    return FileRef(role, path_text(path, root), digest)
 
 
-def _path_text(path: Path, root: Path) -> str:
+def path_text(path: Path, root: Path) -> str:
+    """A path as records name it: relative to `root` when inside it, else absolute; bytes not UTF-8 as `\\xNN`."""
     try:
         shown = Path(os.path.abspath(path)).relative_to(os.path.abspath(root))
     except ValueError:
@@ -237,6 +238,11 @@ def read_runs(state_dir: Path) -> list[RunRecord]:
 
     A record that is not one this tool wrote (too large, not JSON, a field missing or of the wrong type, an
     unknown kind or status, a newer schema_version) is an InputError naming the file."""
+    return [r for _, r in read_run_files(state_dir)]
+
+
+def read_run_files(state_dir: Path) -> list[tuple[Path, RunRecord]]:
+    """`read_runs` with each record's file (a disclosure cites the record a sentence comes from)."""
     folder = Path(state_dir) / RUNS_DIR
     if not folder.is_dir():
         return []
@@ -244,8 +250,8 @@ def read_runs(state_dir: Path) -> list[RunRecord]:
     for path in sorted(p for p in folder.glob("*/*.json") if not p.name.startswith(".")):
         where = f"run record {path}"
         data = parse_json(read_capped(path, RECORD_LIMIT, "run record"), where)
-        found.append((path.name, record_from_json(data, where)))
-    return [r for _, r in sorted(found, key=lambda pair: (pair[1].started, pair[0]))]
+        found.append((path, record_from_json(data, where)))
+    return sorted(found, key=lambda pair: (pair[1].started, pair[0].name))
 
 
 def record_from_json(data: Any, where: str) -> RunRecord:

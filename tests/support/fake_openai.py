@@ -221,6 +221,8 @@ class _Exchange:
         self.model = model
         self.attempt = attempt
         self.closed = False
+        self.reported = model
+        """The `model` the completion object names (FakeOpenAI's `reported_models` may name another)."""
 
     async def send(self, status: int, body: bytes, headers: dict[str, str], *,
                    content_type: str = "application/json", content_length: int | None = None) -> None:
@@ -248,7 +250,7 @@ class _Exchange:
             "id": "chatcmpl-" + hashlib.sha256(seed).hexdigest()[:29],
             "object": "chat.completion",
             "created": CREATED,
-            "model": self.model,
+            "model": self.reported,
             "choices": [{"index": 0,
                          "message": {"role": "assistant", "content": content, "refusal": refusal},
                          "logprobs": None, "finish_reason": finish_reason}],
@@ -368,7 +370,8 @@ class FakeOpenAI:
     def __init__(self, script: Script | None = None, default: Action | None = None,
                  titles: dict[str, str] | None = None, latency: float = 0.0, *,
                  reject_response_format: bool = False, models: list[str] | tuple[str, ...] = (),
-                 record_requests: bool = True, port: int = 0) -> None:
+                 record_requests: bool = True, port: int = 0,
+                 reported_models: dict[str, str] | None = None) -> None:
         """Args:
             script: `script(work, model, attempt) -> action | None`, or a dict
                 `{(work, model): action | [actions by attempt, the last repeating]}`.
@@ -379,7 +382,10 @@ class FakeOpenAI:
             models: models listed by `GET /v1/models` besides the ones seen and the script's keys.
             record_requests: keep every request in `requests` (off for long benchmarks).
             port: the port to bind (0: a free one).
+            reported_models: requested model -> the model the completion names (a server that answers with
+                another model than the one asked for); by default the one asked for.
         """
+        self.reported_models = dict(reported_models or {})
         self.script = script
         self.default = default if default is not None else Answer("include", "Default.")
         self.titles = titles
@@ -577,6 +583,7 @@ class FakeOpenAI:
                 self._state.requests.append({"work": work if ok else None, "model": model if ok else None,
                                              "attempt": attempt, "headers": headers, "body": request})
         exchange = _Exchange(writer, keep_alive, request if ok else None, work, model, attempt)
+        exchange.reported = self.reported_models.get(model, model)
         if not ok:
             await exchange.error(400, "The request needs a JSON body with a string `model` and a "
                                       "non-empty `messages` list.")
