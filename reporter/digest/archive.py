@@ -31,6 +31,7 @@ from ..files import MiB, parse_json, read_capped
 from ..hashing import sha256_bytes
 from ..isoweek import is_week, shift_week, week_start
 from .close_read import CloseEntry, read_close
+from .lists_diff import ListsDiff, read_lists_diff
 from .judge.archived import Disagreement, JudgeSpend, WeekJudge, read_judge
 from .records import (DROP_CAUSES, EARLIER_VERSION_NOVELTY, REVIEW_REASONS, SILENT_CRITERIA, Decision, JudgeEntry,
                       ListedAgain, WeekDecisions, review_reason_of)
@@ -189,6 +190,8 @@ class ArchivedWeek:
     """The criteria judge's week (its cost, where it and the keyword rule disagree); None without a judge."""
     close: tuple[CloseEntry, ...] | None = None
     """Close in meaning, missed by the watchlist (`close_in_meaning`); None for a week decided without meaning."""
+    lists_diff: ListsDiff | None = None
+    """The watchlist and criteria lines changed since the week before (`lists_diff`); None when not recorded."""
 
     @property
     def week(self) -> str:
@@ -279,10 +282,11 @@ def read_week(data: bytes, source: str) -> ArchivedWeek:
         drift, merges = _drift(_dict(decisions.watchlist_drift)), tuple(_merge(m) for m in decisions.merges)
         judge = read_judge(document.get("judge"))
         close = read_close(document.get("close_in_meaning"), decisions.decisions)
+        changed = read_lists_diff(document.get("lists_diff"))
     except (TypeError, ValueError, AttributeError, OverflowError, KeyError) as exc:
         raise InputError(f"{source}: not a decisions.json this tool wrote ({type(exc).__name__}: {exc}); "
                          f"restore it, or re-publish the week with --force") from None
-    return ArchivedWeek(decisions, head, drift, merges, sha256_bytes(data), source, judge, close)
+    return ArchivedWeek(decisions, head, drift, merges, sha256_bytes(data), source, judge, close, changed)
 
 
 def archived_weeks(archive: Path) -> list[ArchivedWeek]:

@@ -116,11 +116,14 @@ def _shown(value: Any) -> str:
 
 def decisions_document(head: dict[str, Any], outcome: WeekOutcome, merges: Sequence[dict[str, Any]],
                        listed_again: Sequence[ListedAgain] = (),
-                       judge: dict[str, Any] | None = None) -> dict[str, Any]:
+                       judge: dict[str, Any] | None = None,
+                       lists: dict[str, Any] | None = None) -> dict[str, Any]:
     """The decisions.json document: the seed's `decisions` and `calibration`, the papers listed again without
     being decided again, and what they came from (`head`); `judge`: the criteria judge's week (its cost,
-    where it and the keyword rule disagree), None without one."""
+    where it and the keyword rule disagree), None without one; `lists`: the watchlist and criteria texts and
+    what changed since the week before (`lists`, `lists_diff`: reporter.digest.lists_diff)."""
     return {
+        **(lists or {}),
         **head,
         "decisions": [d.to_json() for d in outcome.decisions],
         "calibration": outcome.calibration.to_json(),

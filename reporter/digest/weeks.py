@@ -36,6 +36,7 @@ from .config import DigestSettings
 from .criteria import load_criteria
 from .decide import Thresholds, WeekOutcome, decide_week
 from .meaning import with_order
+from .lists_diff import list_texts, lists_diff
 from .semantic import load_model
 from .document import decisions_document, document_head, identity_changes, judge_block, merge_json
 from .judge.answers import recorded_answers, refuse_unjudged
@@ -215,6 +216,7 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
     watchlist = load_watchlist(settings.watchlist)
     criteria = load_criteria(settings.criteria, need_terms=settings.judge is None)
     inputs = {"watchlist": _digest(settings.watchlist), "criteria": _digest(settings.criteria)}
+    texts = list_texts({"watchlist": settings.watchlist, "criteria": settings.criteria})
     papers = papers if papers is not None else load_papers(settings.papers)
     check_covered(papers, weeks)
     archive = Path(settings.archive)
@@ -263,9 +265,14 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
                               thresholds=Thresholds(settings.keep_threshold, settings.review_threshold),
                               merged=_merged_ids(merges), new_versions=listed.new_versions,
                               judged=None if answers is None else answers.entries, model=model)
+        since = max(used, key=week_start) if used else None  # the newest prior week: what the diff is since
+        then = used[since][0] if since is not None else None
+        lists = {"lists": texts, "lists_diff": lists_diff(texts, inputs, since, then and then.lists,
+                                                          then and then.inputs)}
         document = decisions_document(head, outcome, [merge_json(m, papers.root) for m in merges],
                                       listed.listed_again,
-                                      None if answers is None else judge_block(records, criteria, answers, outcome))
+                                      None if answers is None else judge_block(records, criteria, answers, outcome),
+                                      lists)
         decided[week] = WeekResult(week, document, outcome, seen=tuple(seen.items()), records=tuple(records),
                                    listed_again=listed.listed_again, encoded=encode_document(document))
     return [decided[w] for w in weeks]

@@ -30,6 +30,7 @@ from ..novelty.results import ResultLine, load_novelty_results, result_lines
 from ..plurals import count
 from .charts import Bar, Chart, Label, Legend, fmt
 from .digest_close import close_view
+from .digest_lists import lists_view
 from .digest_groups import by_rationale, cap_ranks, drop_groups, ranking, review_groups
 from .links import GLOSSARY, HOME, Href, href, paper_href
 from .models import (CandidateRow, DigestIndexPage, DigestSummary, DigestWeekPage, DriftConcept, DriftEntry,
@@ -152,6 +153,7 @@ def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWe
         index=href(page, INDEX),
         close=close_view(page, week.archived, {d.id: paper_anchor(d.id) for d in ds.decisions
                                                if d.decision == "REVIEW"}),
+        lists=lists_view(week.archived, lambda w: href(page, week_path(w)) if w in published else None),
     )
 
 

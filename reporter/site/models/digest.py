@@ -10,6 +10,7 @@ from ..links import Href
 from .close import CloseView
 from .common import Link, PageMeta, Row
 from .home import WeekSummary
+from .lists import ListsView
 from .novelty import CandidateRow
 from .quality import QualityView
 
@@ -362,6 +363,8 @@ class DigestWeekPage:
     """The dropped section's line when no paper was dropped."""
     close: CloseView | None = None
     """Close in meaning, missed by the watchlist (after the KEEPs); None for a week decided without meaning."""
+    lists: ListsView | None = None
+    """The watchlist and criteria lines changed since the week before; None for a week that did not record them."""
 
 
 @dataclass(frozen=True)
