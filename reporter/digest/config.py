@@ -37,6 +37,9 @@ class DigestSettings:
     close-in-meaning list; `semantic = false` turns both off (relevance alone orders, no model is loaded)."""
     judge: JudgeSettings | None = None
     """`[digest.judge]`: Axis 2 read by one or two models from their recorded answers; None: the keyword rule."""
+    state: Path | None = None
+    """The workspace's state folder (not a key: set by the workspace), whose feedback record's wanted papers the
+    close-in-meaning list reads (docs/digest.md, "Meaning"); None outside a workspace (no feedback)."""
 
 
 def parse_digest(table: Table | None) -> DigestSettings | None:

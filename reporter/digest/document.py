@@ -78,6 +78,10 @@ def identity_changes(old: Any, new: dict[str, Any]) -> list[str]:
                            f"{_shown(then.get('sha256'))[:14]} then, {now[name]['sha256'][:12]} now)"
                            if then.get("file") == now[name]["file"] else
                            f"the {name} file was {_shown(then.get('file'))}, now {_shown(now[name]['file'])}")
+    if was.get("wanted") != now.get("wanted"):
+        count = lambda v: v.get("papers", "?") if isinstance(v, dict) else 0  # noqa: E731
+        changes.append(f"the papers the reader marked wanted in earlier weeks changed ({count(was.get('wanted'))} "
+                       f"then, {count(now.get('wanted'))} now: they feed the close-in-meaning list)")
     if was.get("judge") != now.get("judge"):
         changes.append(_judge_change(was.get("judge"), now.get("judge")))
     before = was.get("prior") if isinstance(was.get("prior"), dict) else {}

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..files import write_bytes
-from ..hashing import dump_json, sha256_bytes, sha256_file
+from ..hashing import dump_json, sha256_bytes, sha256_file, sha256_json
 from ..isoweek import parse_week, week_start
 from ..locks import locked, remove_debris
 from ..pool.record import Record
@@ -35,6 +35,7 @@ from .axes import PriorKeep
 from .config import DigestSettings
 from .criteria import load_criteria
 from .decide import Thresholds, WeekOutcome, decide_week
+from .feedback import FEEDBACK_FILE, wanted_texts
 from .meaning import with_order
 from .lists_diff import list_texts, lists_diff
 from .semantic import load_model
@@ -226,6 +227,7 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
     priors: dict[str, tuple[WeekDecisions, str]] = {}
     judged = _judge(settings)
     model = load_model() if settings.semantic else None  # once per run: weeks of a catch-up share it
+    liked = wanted_texts(settings.state, archive) if model is not None and settings.state is not None else {}
     for week in weeks:
         seen: dict[str, str | None] = {}
         if prior_override is not None:
@@ -238,10 +240,14 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
         records, merges = merge_records(listed.records)  # the papers of the week after the merge: what is judged
         # The judge's answers are part of the week's identity: read before it is compared.
         answers = recorded_answers(settings.judge, judged, records) if judged is not None else None
+        # The papers the reader wanted in earlier weeks, by id: the close-in-meaning list reads them (identity).
+        wanted = sorted((i, text) for i, (w, text) in liked.items() if week_start(w) < week_start(week))
         head = document_head(
             week, settings, watchlist, criteria,
             inputs={**inputs, "papers": listed.digest, "prior": {w: sha for w, (_, sha) in used.items()},
-                    **({"judge": answers.identity()} if answers is not None else {})},
+                    **({"judge": answers.identity()} if answers is not None else {}),
+                    **({"wanted": {"file": FEEDBACK_FILE, "papers": len(wanted), "sha256": sha256_json(wanted)}}
+                       if wanted else {})},
             prior_weeks=sorted(used) if prior_override is None else sorted({p.week for p in prior}),
             prior="archive" if prior_override is None else "given" if prior_override else "none",
             semantic=None if model is None else model.name)
@@ -264,7 +270,7 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
         outcome = decide_week(records, watchlist, criteria, prior, max_kept=settings.max_kept,
                               thresholds=Thresholds(settings.keep_threshold, settings.review_threshold),
                               merged=_merged_ids(merges), new_versions=listed.new_versions,
-                              judged=None if answers is None else answers.entries, model=model)
+                              judged=None if answers is None else answers.entries, model=model, wanted=wanted)
         since = max(used, key=week_start) if used else None  # the newest prior week: what the diff is since
         then = used[since][0] if since is not None else None
         lists = {"lists": texts, "lists_diff": lists_diff(texts, inputs, since, then and then.lists,
