@@ -31,7 +31,7 @@ from ..files import MiB, parse_json, read_capped
 from ..hashing import sha256_bytes
 from ..isoweek import is_week, shift_week, week_start
 from .close_read import CloseEntry, read_close
-from .lists_diff import ListsDiff, read_lists_diff
+from .lists_diff import FileChange, ListsDiff, read_lists_diff
 from .judge.archived import Disagreement, JudgeSpend, WeekJudge, read_judge
 from .records import (DROP_CAUSES, EARLIER_VERSION_NOVELTY, REVIEW_REASONS, SILENT_CRITERIA, Decision, JudgeEntry,
                       ListedAgain, WeekDecisions, review_reason_of)

@@ -35,8 +35,6 @@ LIST_TEXT_CHARS = 100_000
 LIST_READ_CAP = 4 * LIST_TEXT_CHARS
 """Bytes read to record a text (UTF-8 holds a character in at most 4)."""
 LISTS = ("watchlist", "criteria")
-DIFF_SHOWN = 40
-"""The most added (and removed) lines a page shows per file; the rest are counted."""
 
 
 def list_texts(files: Mapping[str, Path]) -> dict[str, Any]:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..digest.archive import ArchivedWeek
-from ..digest.lists_diff import DIFF_SHOWN, FileChange
+from ..digest.archive import ArchivedWeek, FileChange
 from ..plurals import count
 from .links import Href
 from .models.common import Link
 from .models.lists import ListChange, ListLine, ListsView
+
+DIFF_SHOWN = 40
+"""The most added (and removed) lines the page shows per file; the rest are counted."""
 
 
 def lists_view(week: ArchivedWeek, link: Callable[[str], Href | None]) -> ListsView | None:
