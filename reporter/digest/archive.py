@@ -85,6 +85,8 @@ class WeekSettings:
     """The watchlist's name."""
     criteria: str
     """The criteria document's name."""
+    topic: tuple[str, str] | None = None
+    """(name, title) of the topic a week of a named topic was decided for (`settings.topic`); None otherwise."""
 
 
 @dataclass(frozen=True)
@@ -332,7 +334,7 @@ def _head(document: dict[str, Any], source: str) -> WeekHead:
             keep_threshold=score_setting(settings, "keep_threshold", KEEP_AT, source),
             review_threshold=score_setting(settings, "review_threshold", REVIEW_AT, source),
             prior=str(settings.get("prior", "archive")), watchlist=str(settings.get("watchlist", "")),
-            criteria=str(settings.get("criteria", ""))),
+            criteria=str(settings.get("criteria", "")), topic=_topic(settings.get("topic"), source)),
         papers=_input(inputs.get("papers")), watchlist=_input(inputs.get("watchlist")),
         criteria=_input(inputs.get("criteria")),
         prior=tuple((str(w), str(sha)) for w, sha in sorted(_dict(inputs.get("prior")).items())))
@@ -370,9 +372,20 @@ def _input(value: Any) -> InputFile | None:
     return InputFile(str(value.get("file", "")), str(value.get("sha256", "")))
 
 
+
+def _topic(value: Any, source: str) -> tuple[str, str] | None:
+    """`settings.topic` ({"name", "title"}), or None when the week was decided for no named topic."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str) or not isinstance(value.get("title"), str):
+        raise InputError(f"{source}: settings.topic is not {{\"name\", \"title\"}}; restore the file, or "
+                         f"re-publish the week with --force")
+    return value["name"], value["title"]
+
+
 __all__ = ["DECISIONS_FILE", "DROP_CAUSES", "EARLIER_VERSION_NOVELTY", "GRAPH_FILE", "REVIEW_REASONS",
            "SILENT_CRITERIA", "ArchivedWeek", "Decision", "Disagreement", "Drift",
-           "InputFile", "JudgeEntry", "JudgeSpend", "ListedAgain", "WeekJudge",
+           "FileChange", "InputFile", "JudgeEntry", "JudgeSpend", "ListedAgain", "WeekJudge",
            "MergeEntry", "MissedConcept", "RejectedEntry", "WeekDecisions", "WeekHead", "WeekSettings", "archive_state",
            "archived_weeks", "load_week", "prior_weeks", "published_weeks", "read_decisions", "read_published",
            "read_week", "week_bytes"]

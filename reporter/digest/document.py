@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..pool.record import Record
-from .config import DigestSettings
+from .config import DEFAULT_TOPIC, DigestSettings
 from .criteria import Criteria
 from .decide import WeekOutcome
 from .judge.answers import WeekAnswers, week_judge
@@ -55,7 +55,9 @@ def document_head(week: str, settings: DigestSettings, watchlist: Watchlist, cri
         "settings": {"max_kept": settings.max_kept, "keep_threshold": settings.keep_threshold,
                      "review_threshold": settings.review_threshold, "prior": prior,
                      "watchlist": watchlist.name, "criteria": criteria.name,
-                     "semantic": semantic if semantic is not None else False},
+                     "semantic": semantic if semantic is not None else False,
+                     **({"topic": {"name": settings.name, "title": settings.title or settings.name}}
+                        if settings.title is not None or settings.name != DEFAULT_TOPIC else {})},
     }
 
 

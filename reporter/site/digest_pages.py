@@ -37,6 +37,7 @@ from .models import (CandidateRow, DigestIndexPage, DigestSummary, DigestWeekPag
                      DisagreementRow, DropGroup, DropReason, DropRow, JudgeSpendRow, JudgeView, Link, ListedAgainView, MergeView, PaperRow, PaperView, ReviewGroup, Row,
                      WeekSummary)
 from .digest_views import (DIGEST, INDEX, RELEVANCE_NOTE, fallback_note, folded, keyed, paper_anchor, quality_view,
+                           week_heading,
                            shown_title, week_path)
 from .novelty_page import novelty_page
 from .page_parts import meta
@@ -125,7 +126,7 @@ def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWe
     cal = ds.calibration
     drift = week.archived.drift
     return DigestWeekPage(
-        meta=meta(page, f"Weekly digest {w}", [("Home", HOME), ("Weekly digests", INDEX)], archived=True),
+        meta=meta(page, week_heading(week.archived), [("Home", HOME), ("Weekly digests", INDEX)], archived=True),
         week=w, dates=week_dates(w),
         keep=keep, kept_total=len(keep), review=review, review_total=sum(g.count for g in review),
         dropped=dropped, dropped_total=sum(g.count for g in dropped),
@@ -153,6 +154,7 @@ def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWe
         index=href(page, INDEX),
         close=close_view(page, week.archived, {d.id: paper_anchor(d.id) for d in ds.decisions
                                                if d.decision == "REVIEW"}),
+        topic=week.archived.head.settings.topic[1] if week.archived.head.settings.topic else "",
         lists=lists_view(week.archived, lambda w: href(page, week_path(w)) if w in published else None),
     )
 

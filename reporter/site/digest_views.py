@@ -29,6 +29,13 @@ def week_path(week: str) -> str:
     return f"{DIGEST}/{week}"
 
 
+def week_heading(week: ArchivedWeek) -> str:
+    """What a week's page, feed entry and e-mail call it: `Weekly digest 2026-W20`, and for a week of a named
+    topic (`settings.topic`, docs/digest.md "Topics") `Weekly digest 2026-W20: TITLE`."""
+    topic = week.head.settings.topic
+    return f"Weekly digest {week.week}" + (f": {topic[1]}" if topic is not None else "")
+
+
 def paper_anchor(paper_id: str) -> str:
     """The fragment id of a paper on its week page."""
     return "p-" + slug(paper_id)

@@ -82,7 +82,7 @@ def build_email_edition(week: DigestWeek, base_url: str | None = None) -> EmailE
     reviews = [d for d in ds if d.decision == "REVIEW"]
     causes = Counter(d.cause for d in ds if d.decision == "DROP")
     return EmailEdition(
-        week=w, dates=week_dates(w), subject=f"Weekly digest {w}: {count(len(keep), 'paper')} kept",
+        week=w, dates=week_dates(w), subject=_subject(week, len(keep)),
         keep=keep, review=tuple(paper(d, False) for d in reviews[:REVIEW_SHOWN]), review_total=len(reviews),
         review_more=max(len(reviews) - REVIEW_SHOWN, 0),
         dropped=tuple(EmailCount(label, causes[cause]) for cause, (label, _) in CAUSES.items() if causes[cause]),
@@ -182,3 +182,9 @@ def message_date(week: str) -> dt.datetime:
 __all__ = ["EMAIL_CLOSE", "REVIEW_SHOWN", "build_email_edition", "decisive_first", "email_archive", "email_files",
            "email_message", "message_date",
            "render_email"]
+
+
+def _subject(week: DigestWeek, kept: int) -> str:
+    """`Weekly digest 2026-W20: 3 papers kept`; a named topic's title after the week (`TITLE, 3 papers kept`)."""
+    topic = week.archived.head.settings.topic
+    return f"Weekly digest {week.week}: {'' if topic is None else flat(topic[1]) + ', '}{count(kept, 'paper')} kept"

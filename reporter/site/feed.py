@@ -55,7 +55,8 @@ def atom_feed(weeks: Sequence[tuple[DigestWeekPage, str]], feed: str, base_url: 
     base = f"{base_url}/digest/" if base_url else ""
     root = ET.Element("feed", xmlns=ATOM)  # plain names and the default namespace declared: no ns0: prefixes
     _text(root, "id", feed)
-    _text(root, "title", TITLE)
+    topic = weeks[-1][0].topic if weeks else ""  # a named topic's feed carries its title
+    _text(root, "title", f"{TITLE}: {topic}" if topic else TITLE)
     _text(root, "subtitle", "The papers each week's digest kept, with their authors, the start of their abstracts, "
                             "their scores and rationales.")
     _text(root, "updated", max((updated(page.week) for page, _ in weeks), default="1970-01-01T00:00:00Z"))
@@ -67,7 +68,7 @@ def atom_feed(weeks: Sequence[tuple[DigestWeekPage, str]], feed: str, base_url: 
     for page, eid in reversed(weeks):
         entry = ET.SubElement(root, "entry")
         _text(entry, "id", eid)
-        _text(entry, "title", f"{TITLE} {page.week}: {len(page.keep)} kept")
+        _text(entry, "title", f"{TITLE} {page.week}: {page.topic + ', ' if page.topic else ''}{len(page.keep)} kept")
         _text(entry, "updated", updated(page.week))
         ET.SubElement(entry, "link", rel="alternate", type="text/html", href=f"{base}{page.week}.html")
         _text(entry, "summary", _counts(page))

@@ -363,6 +363,8 @@ class DigestWeekPage:
     """The dropped section's line when no paper was dropped."""
     close: CloseView | None = None
     """Close in meaning, missed by the watchlist (after the KEEPs); None for a week decided without meaning."""
+    topic: str = ""
+    """The title of the named topic the week was decided for (docs/digest.md, "Topics"); empty otherwise."""
     lists: ListsView | None = None
     """The watchlist and criteria lines changed since the week before; None for a week that did not record them."""
 

@@ -1,0 +1,125 @@
+"""Topics (issue 33, item 6), as far as they are built: `[digest.topics.NAME]` tables, each topic decided into
+its own archive by `reporter digest --topic NAME`, its title on its pages, in its feed and its e-mail Subject,
+and `reporter feedback --topic NAME` marking its papers in its own record. A workspace without topics is as it
+was (tests/test_site_golden_build.py: its built site, byte for byte)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+from support.site import parse_html
+
+from reporter.build import render_site
+from reporter.cli import main
+from reporter.config import load_workspace
+from reporter.digest.records import paper_key
+from reporter.errors import InputError
+
+PAPERS = [("doi:10.5555/a", "Gaussian splatting for scenes", "We evaluate Gaussian splatting."),
+          ("doi:10.5555/b", "LLM agents for software engineering", "Coding agents fix bugs with LLM agents."),
+          ("doi:10.5555/c", "Soil carbon surveys", "Soil samples from farms.")]
+TOML = ('site = "site"\n[digest]\npapers = "papers"\nwatchlist = "w.txt"\ncriteria = "c.md"\narchive = "digests"\n'
+        'semantic = false\n'
+        '[digest.topics.agents]\ntitle = "LLM agents <for> SE"\nwatchlist = "agents-w.txt"\ncriteria = "agents-c.md"\n'
+        'max_kept = 3\nrecipients = ["dev@example.org"]\n')
+
+
+def _workspace(root: Path, toml: str = TOML) -> Path:
+    (root / "papers").mkdir(parents=True)
+    (root / "papers" / "2026-W25.jsonl").write_text("".join(
+        json.dumps({"id": i, "title": t, "abstract": a}) + "\n" for i, t, a in PAPERS))
+    (root / "w.txt").write_text("Gaussian splatting\n")
+    (root / "c.md").write_text("## In scope\n- Splatting: `Gaussian splatting`\n")
+    (root / "agents-w.txt").write_text("LLM agents\n")
+    (root / "agents-c.md").write_text("## In scope\n- Agents: `LLM agents`, `coding agent*`\n")
+    (root / "reporter.toml").write_text(toml)
+    return root
+
+
+def _kept(archive: Path) -> list[str]:
+    doc = json.loads((archive / "2026-W25" / "decisions.json").read_text())
+    return [d["id"] for d in doc["decisions"] if d["decision"] == "KEEP"]
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory) -> Path:
+    root = _workspace(tmp_path_factory.mktemp("topics") / "ws")
+    assert main(["digest", "--workspace", str(root), "--week", "2026-W25"]) == 0
+    assert main(["digest", "--workspace", str(root), "--topic", "agents", "--week", "2026-W25"]) == 0
+    return root
+
+
+
+
+def test_each_topic_is_decided_into_its_own_archive(ws):
+    assert _kept(ws / "digests") == ["doi:10.5555/a"]
+    assert _kept(ws / "digests/topics/agents") == ["doi:10.5555/b"]
+    doc = json.loads((ws / "digests/topics/agents/2026-W25/decisions.json").read_text())
+    assert doc["settings"]["topic"] == {"name": "agents", "title": "LLM agents <for> SE"}
+    assert doc["settings"]["max_kept"] == 3 and doc["settings"]["watchlist"] == "agents-w.txt"
+    default = json.loads((ws / "digests/2026-W25/decisions.json").read_text())
+    assert "topic" not in default["settings"], "the [digest] table's own digest is as it always was"
+    assert sorted(p.name for p in (ws / "digests").iterdir()) == ["2026-W25", "topics"]
+
+
+def test_the_topic_s_title_is_on_its_page_feed_and_e_mail(ws):
+    render_site(None, ws / "site-agents", digests_dir=ws / "digests/topics/agents", progress=False)
+    site = ws / "site-agents" / "digest"
+    tree = parse_html((site / "2026-W25.html").read_text(encoding="utf-8"))
+    assert tree.find("h1").text() == "Weekly digest 2026-W25: LLM agents <for> SE"
+    assert "<for>" not in (site / "2026-W25.html").read_text(encoding="utf-8"), "escaped"
+    feed = ET.fromstring((site / "feed.xml").read_bytes())
+    ns = {"a": "http://www.w3.org/2005/Atom"}
+    assert feed.find("a:title", ns).text == "Weekly digest: LLM agents <for> SE"
+    assert feed.find("a:entry/a:title", ns).text == "Weekly digest 2026-W25: LLM agents <for> SE, 1 kept"
+    eml = (site / "2026-W25.eml").read_text(encoding="utf-8")
+    assert "Subject: Weekly digest 2026-W25: LLM agents <for> SE, 1 paper kept\n" in eml.replace("\r\n", "\n")
+    render_site(None, ws / "site-default", digests_dir=ws / "digests", progress=False)
+    page = parse_html((ws / "site-default/digest/2026-W25.html").read_text(encoding="utf-8"))
+    assert page.find("h1").text() == "Weekly digest 2026-W25"
+
+
+def test_feedback_per_topic(ws, capsys):
+    key = paper_key("doi:10.5555/b")
+    assert main(["feedback", "--workspace", str(ws), "--topic", "agents", "--wanted", key, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["topic"] == "agents" and out["quality"]["keep_wanted"] == 1
+    marks = json.loads((ws / "state/topics/agents/feedback.json").read_text())["marks"]
+    assert [(m["id"], m["mark"]) for m in marks] == [("doi:10.5555/b", "wanted")]
+    assert not (ws / "state/feedback.json").exists(), "the default topic's record is its own"
+    assert main(["feedback", "--workspace", str(ws), "--not-wanted", key]) == 0  # the same paper, the other digest
+    assert [m["mark"] for m in json.loads((ws / "state/feedback.json").read_text())["marks"]] == ["not-wanted"]
+    assert len(json.loads((ws / "state/topics/agents/feedback.json").read_text())["marks"]) == 1
+    assert main(["feedback", "--workspace", str(ws), "--topic", "nope", "--wanted", key]) == 2
+    assert "--topic 'nope': no such topic; this workspace has default, agents" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("table, message", [
+    ('[digest.topics.Bad]\ntitle = "x"\nwatchlist = "w.txt"\ncriteria = "c.md"\n', "topic name 'Bad' must be"),
+    ('[digest.topics.default]\ntitle = "x"\nwatchlist = "w.txt"\ncriteria = "c.md"\n', "and not 'default'"),
+    ('[digest.topics.x]\nwatchlist = "w.txt"\ncriteria = "c.md"\n', "[digest.topics.x]: key 'title'"),
+    ('[digest.topics.x]\ntitle = "x"\nwatchlist = "w.txt"\ncriteria = "c.md"\narchive = "digests"\n',
+     "must not be the [digest] table's archive"),
+    ('[digest.topics.x]\ntitle = "x"\nwatchlist = "w.txt"\ncriteria = "c.md"\nrecipients = ["nobody"]\n',
+     "[digest.topics.x]: key 'recipients' holds 'nobody'"),
+    ('[digest.topics.x]\ntitle = "x"\nwatchlist = "w.txt"\ncriteria = "c.md"\ncolour = 1\n', "unknown key 'colour'"),
+])
+def test_a_bad_topic_is_refused_naming_it(tmp_path, table, message):
+    base = TOML.split("[digest.topics.agents]")[0]
+    root = _workspace(tmp_path / "ws", base + table)
+    with pytest.raises(InputError) as err:
+        load_workspace(root)
+    assert message in str(err.value)
+
+
+def test_the_workspace_lists_its_topics(tmp_path):
+    ws = load_workspace(_workspace(tmp_path / "ws"))
+    assert ws.digest.topic_names() == ("default", "agents")
+    agents = ws.digest.topic("agents")
+    assert (agents.name, agents.title, agents.max_kept, agents.archive) == (
+        "agents", "LLM agents <for> SE", 3, (tmp_path / "ws/digests/topics/agents").resolve())
+    assert ws.digest.topics[0].recipients == ("dev@example.org",)
+    assert ws.digest.topic("default") is ws.digest
