@@ -117,3 +117,34 @@ def test_a_week_before_texts_were_recorded_gives_a_change_without_lines(tmp_path
     assert doc["lists_diff"]["watchlist"] == {"file": "watchlist.txt", "changed": True, "shown": False,
                                               "added": [], "removed": []}
     assert doc["lists_diff"]["criteria"]["changed"] is False
+
+
+def test_a_watchlist_too_long_to_record_is_changed_without_lines(tmp_path):
+    root = _workspace(tmp_path / "ws")
+    long = "".join(f"phrase number {i:06d}\n" for i in range(5_000))  # 110,000 characters
+    (root / "watchlist.txt").write_text(long)
+    first = _digest(root, "2026-W25")
+    assert first["lists"]["watchlist"] == {"file": "watchlist.txt", "text": None}
+    (root / "watchlist.txt").write_text("Gaussian splatting\n")
+    doc = _digest(root, "2026-W26")
+    assert doc["lists_diff"]["watchlist"] == {"file": "watchlist.txt", "changed": True, "shown": False,
+                                              "added": [], "removed": []}
+
+
+@pytest.mark.parametrize("bad", [
+    "not a diff", {"since": "2026-W25"},
+    {"since": "2026-W25", "watchlist": {"file": "w", "changed": True, "shown": True, "added": [{"line": "1",
+                                                                                                "text": "x"}],
+                                        "removed": []},
+     "criteria": {"file": "c", "changed": False, "shown": True, "added": [], "removed": []}},
+])
+def test_a_broken_lists_diff_is_refused_naming_the_file(tmp_path, bad):
+    from reporter.digest.archive import read_week
+    from reporter.errors import InputError
+
+    root = _workspace(tmp_path / "ws")
+    _digest(root, "2026-W25")
+    doc = _digest(root, "2026-W26")
+    data = json.dumps({**doc, "lists_diff": bad}).encode()
+    with pytest.raises(InputError, match="x.json: not a decisions.json this tool wrote"):
+        read_week(data, "x.json")
