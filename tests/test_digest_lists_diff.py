@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support.digest import digest_workspace
 from support.site import parse_html
 
 from reporter.build import render_site
@@ -28,15 +29,7 @@ EDITED = ("## In scope\n- Gaussian splatting: `Gaussian splatting`, `novel view*
 
 
 def _workspace(root: Path) -> Path:
-    (root / "papers").mkdir(parents=True)
-    for week, papers in WEEKS.items():
-        (root / "papers" / f"{week}.jsonl").write_text("".join(
-            json.dumps({"id": i, "title": t, "abstract": a}) + "\n" for i, t, a in papers))
-    (root / "watchlist.txt").write_text("Gaussian splatting\n")
-    (root / "criteria.md").write_text(CRITERIA)
-    (root / "reporter.toml").write_text('site = "site"\n[digest]\npapers = "papers"\nwatchlist = "watchlist.txt"\n'
-                                        'criteria = "criteria.md"\narchive = "digests"\nsemantic = false\n')
-    return root
+    return digest_workspace(root, WEEKS, "Gaussian splatting\n", CRITERIA, "semantic = false\n")
 
 
 def _digest(root: Path, week: str) -> dict:

@@ -10,6 +10,7 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
+from support.digest import digest_workspace
 from support.site import parse_html
 
 from reporter.build import render_site
@@ -21,22 +22,16 @@ from reporter.errors import InputError
 PAPERS = [("doi:10.5555/a", "Gaussian splatting for scenes", "We evaluate Gaussian splatting."),
           ("doi:10.5555/b", "LLM agents for software engineering", "Coding agents fix bugs with LLM agents."),
           ("doi:10.5555/c", "Soil carbon surveys", "Soil samples from farms.")]
-TOML = ('site = "site"\n[digest]\npapers = "papers"\nwatchlist = "w.txt"\ncriteria = "c.md"\narchive = "digests"\n'
-        'semantic = false\n'
+TOML = ('semantic = false\n'
         '[digest.topics.agents]\ntitle = "LLM agents <for> SE"\nwatchlist = "agents-w.txt"\ncriteria = "agents-c.md"\n'
         'max_kept = 3\nrecipients = ["dev@example.org"]\n')
 
 
 def _workspace(root: Path, toml: str = TOML) -> Path:
-    (root / "papers").mkdir(parents=True)
-    (root / "papers" / "2026-W25.jsonl").write_text("".join(
-        json.dumps({"id": i, "title": t, "abstract": a}) + "\n" for i, t, a in PAPERS))
-    (root / "w.txt").write_text("Gaussian splatting\n")
-    (root / "c.md").write_text("## In scope\n- Splatting: `Gaussian splatting`\n")
-    (root / "agents-w.txt").write_text("LLM agents\n")
-    (root / "agents-c.md").write_text("## In scope\n- Agents: `LLM agents`, `coding agent*`\n")
-    (root / "reporter.toml").write_text(toml)
-    return root
+    return digest_workspace(root, {"2026-W25": PAPERS}, "Gaussian splatting\n",
+                            "## In scope\n- Splatting: `Gaussian splatting`\n", toml,
+                            {"agents-w.txt": "LLM agents\n",
+                             "agents-c.md": "## In scope\n- Agents: `LLM agents`, `coding agent*`\n"})
 
 
 def _kept(archive: Path) -> list[str]:
