@@ -118,3 +118,34 @@ def test_the_workspace_lists_its_topics(tmp_path):
         "agents", "LLM agents <for> SE", 3, (tmp_path / "ws/digests/topics/agents").resolve())
     assert ws.digest.topics[0].recipients == ("dev@example.org",)
     assert ws.digest.topic("default") is ws.digest
+
+
+def test_a_build_decides_publishes_and_renders_every_topic(tmp_path):
+    from datetime import date
+
+    from reporter.build import build
+
+    root = _workspace(tmp_path / "ws")
+    report = build(load_workspace(root), progress=False, as_of=date(2026, 7, 1))
+    assert report.digest == ("2026-W25",) and report.topic_weeks == ("agents 2026-W25",)
+    assert _kept(root / "digests") == ["doi:10.5555/a"] and _kept(root / "digests/topics/agents") == ["doi:10.5555/b"]
+    site = root / "site"
+    page = parse_html((site / "digest/topics/agents/2026-W25.html").read_text(encoding="utf-8"))
+    assert page.find("h1").text() == "Weekly digest 2026-W25: LLM agents <for> SE"
+    crumbs = [a.attrs["href"] for a in page.find_all("a") if a.text() in ("Home", "Weekly digests")]
+    assert crumbs[:2] == ["../../../index.html", "index.html"]
+    index = parse_html((site / "digest/topics/agents/index.html").read_text(encoding="utf-8"))
+    assert index.find("h1").text() == "Weekly digests: LLM agents <for> SE"
+    feed = ET.fromstring((site / "digest/topics/agents/feed.xml").read_bytes())
+    assert feed.find("{http://www.w3.org/2005/Atom}title").text == "Weekly digest: LLM agents <for> SE"
+    eml = (site / "digest/topics/agents/2026-W25.eml").read_text(encoding="utf-8").replace("\r\n", "\n")
+    assert "Subject: Weekly digest 2026-W25: LLM agents <for> SE, 1 paper kept\n" in eml
+    home = parse_html((site / "index.html").read_text(encoding="utf-8"))
+    topics = home.find("p", id="digest-topics")
+    assert [(a.text(), a.attrs["href"]) for a in topics.find_all("a")] == [
+        ("LLM agents <for> SE", "digest/topics/agents/index.html")]
+    assert "[LLM agents \\<for\\> SE](digest/topics/agents/index.md)" in (site / "index.md").read_text(encoding="utf-8")
+    default = parse_html((site / "digest/2026-W25.html").read_text(encoding="utf-8"))
+    assert default.find("h1").text() == "Weekly digest 2026-W25"
+    again = build(load_workspace(root), progress=False, as_of=date(2026, 7, 1))
+    assert again.digest == () and again.topic_weeks == (), "published once"

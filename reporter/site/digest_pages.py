@@ -36,9 +36,8 @@ from .links import GLOSSARY, HOME, Href, href, paper_href
 from .models import (CandidateRow, DigestIndexPage, DigestSummary, DigestWeekPage, DriftConcept, DriftEntry,
                      DisagreementRow, DropGroup, DropReason, DropRow, JudgeSpendRow, JudgeView, Link, ListedAgainView, MergeView, PaperRow, PaperView, ReviewGroup, Row,
                      WeekSummary)
-from .digest_views import (DIGEST, INDEX, RELEVANCE_NOTE, fallback_note, folded, keyed, paper_anchor, quality_view,
-                           week_heading,
-                           shown_title, week_path)
+from .digest_views import (DIGEST, RELEVANCE_NOTE, fallback_note, folded, index_path, keyed, paper_anchor,
+                           quality_view, shown_title, week_heading, week_path)
 from .novelty_page import novelty_page
 from .page_parts import meta
 from .paper_text import authors_line, snippet
@@ -59,6 +58,8 @@ class DigestWeek:
     feed entry's identity)."""
     graph: tuple[ResultLine, ...] | None
     """The novelty results lines of its KEEPs, or None when the week was published without a graph check."""
+    root: str = DIGEST
+    """The site folder of its digest's pages: `digest`, or a named topic's `digest/topics/NAME`."""
 
     @property
     def week(self) -> str:
@@ -81,24 +82,25 @@ def week_dates(week: str) -> str:
 # Reading ------------------------------------------------------------------------------------------------
 
 
-def digest_week(data: bytes, source: str, graph: Sequence[dict[str, Any]] | None = None) -> DigestWeek:
+def digest_week(data: bytes, source: str, graph: Sequence[dict[str, Any]] | None = None,
+                root: str = DIGEST) -> DigestWeek:
     """A week from its decisions.json bytes (as published, or as a build will publish them); checked."""
-    return _shown(read_week(data, source), graph)
+    return _shown(read_week(data, source), graph, root)
 
 
-def load_digest_weeks(archive: Path) -> list[DigestWeek]:
+def load_digest_weeks(archive: Path, root: str = DIGEST) -> list[DigestWeek]:
     """Every published week of an archive, oldest first, with its graph verdicts when it has them."""
     weeks = []
     for week in archived_weeks(Path(archive)):
         graph_file = Path(archive) / week.week / GRAPH_FILE
-        weeks.append(_shown(week, load_novelty_results(graph_file) if graph_file.is_file() else None))
+        weeks.append(_shown(week, load_novelty_results(graph_file) if graph_file.is_file() else None, root))
     return weeks
 
 
-def _shown(week: ArchivedWeek, graph: Sequence[dict[str, Any]] | None) -> DigestWeek:
+def _shown(week: ArchivedWeek, graph: Sequence[dict[str, Any]] | None, root: str = DIGEST) -> DigestWeek:
     """A week with its graph verdicts read (the results file's checks apply), or None when unchecked."""
     return DigestWeek(week, None if graph is None else
-                      result_lines(graph, str(Path(week.source).with_name(GRAPH_FILE))))
+                      result_lines(graph, str(Path(week.source).with_name(GRAPH_FILE))), root)
 
 
 # Page models ----------------------------------------------------------------------------------------------
@@ -106,8 +108,8 @@ def _shown(week: ArchivedWeek, graph: Sequence[dict[str, Any]] | None) -> Digest
 
 def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWeekPage:
     """The archived page of one week (`published`: the weeks whose pages exist, for the prior links)."""
-    w, ds = week.week, week.archived.decisions
-    page = week_path(w)
+    w, ds, root = week.week, week.archived.decisions, week.root
+    page = week_path(w, root)
     verdicts = _verdicts(week)
     settings = week.archived.head.settings
     ranks = cap_ranks(ds.decisions)
@@ -126,7 +128,8 @@ def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWe
     cal = ds.calibration
     drift = week.archived.drift
     return DigestWeekPage(
-        meta=meta(page, week_heading(week.archived), [("Home", HOME), ("Weekly digests", INDEX)], archived=True),
+        meta=meta(page, week_heading(week.archived), [("Home", HOME), ("Weekly digests", index_path(root))],
+                  archived=True),
         week=w, dates=week_dates(w),
         keep=keep, kept_total=len(keep), review=review, review_total=sum(g.count for g in review),
         dropped=dropped, dropped_total=sum(g.count for g in dropped),
@@ -144,43 +147,48 @@ def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWe
         drift_concepts=tuple(DriftConcept(k.concept, k.missed, k.ids) for k in drift.missed),
         merges=tuple(_merge(page, m, anchors) for m in week.archived.merges),
         judge=_judge(page, week, anchors),
-        listed_again=tuple(ListedAgainView(Link(a.id, paper_href((a.id,))), Link(a.week, href(page, week_path(a.week))),
+        listed_again=tuple(ListedAgainView(Link(a.id, paper_href((a.id,))), Link(a.week, href(page, week_path(a.week, root))),
                                            a.decision) for a in week.archived.listed_again),
-        listed_again_folded=folded(page, week.archived),
+        listed_again_folded=folded(page, week.archived, root),
         relevance_note=RELEVANCE_NOTE if keyed(week.archived) else "",
         glossary_relevance=href(page, GLOSSARY, "term-relevance") if keyed(week.archived) else None,
-        prior=tuple(Link(p, href(page, week_path(p)) if p in published else None) for p in ds.prior_weeks),
+        prior=tuple(Link(p, href(page, week_path(p, root)) if p in published else None) for p in ds.prior_weeks),
         inputs=_inputs(week),
-        index=href(page, INDEX),
+        index=href(page, index_path(root)),
         close=close_view(page, week.archived, {d.id: paper_anchor(d.id) for d in ds.decisions
                                                if d.decision == "REVIEW"}),
         topic=week.archived.head.settings.topic[1] if week.archived.head.settings.topic else "",
-        lists=lists_view(week.archived, lambda w: href(page, week_path(w)) if w in published else None),
+        lists=lists_view(week.archived, lambda w: href(page, week_path(w, root)) if w in published else None),
     )
 
 
-def build_index_page(weeks: Sequence[DigestWeek], quality: dict | None = None) -> DigestIndexPage:
+def build_index_page(weeks: Sequence[DigestWeek], quality: dict | None = None, root: str = DIGEST,
+                     title: str = "") -> DigestIndexPage:
     """Every published week, newest first (rebuilt at every build); `quality`: what the reader's marks measure
-    (`reporter.digest.feedback.measure`, handed over by the build), None before the first mark."""
+    (`reporter.digest.feedback.measure`, handed over by the build), None before the first mark; `root` and
+    `title`: a named topic's folder and title."""
+    index = index_path(root)
     return DigestIndexPage(
-        meta=meta(INDEX, "Weekly digests", [("Home", HOME)], archived=False),
-        weeks=tuple(week_summary(w, INDEX) for w in reversed(weeks)),
-        feed=Href("feed.xml", "feed.xml"), quality=quality_view(quality) if quality else None)
+        meta=meta(index, f"Weekly digests: {title}" if title else "Weekly digests", [("Home", HOME)], archived=False),
+        weeks=tuple(week_summary(w, index) for w in reversed(weeks)),
+        feed=Href("feed.xml", "feed.xml"), quality=quality_view(quality, root) if quality else None)
 
 
-def digest_summary(weeks: Sequence[DigestWeek], from_page: str = HOME) -> DigestSummary | None:
+def digest_summary(weeks: Sequence[DigestWeek], from_page: str = HOME,
+                   topics: tuple[Link, ...] = ()) -> DigestSummary | None:
     """The home page's digest part: the latest week and where the rest are; None without a week."""
     if not weeks:
         return None
-    feed = _rel(from_page, FEED)
+    root = weeks[-1].root
+    feed = _rel(from_page, f"{root}/feed.xml")
     return DigestSummary(latest=week_summary(weeks[-1], from_page), weeks=len(weeks),
-                         index=href(from_page, INDEX), feed=Href(feed, feed))
+                         index=href(from_page, index_path(root)), feed=Href(feed, feed), topics=topics)
 
 
 def week_summary(week: DigestWeek, from_page: str) -> WeekSummary:
     """A week's counts and KEEP titles, linked from `from_page`."""
     ds, cal = week.archived.decisions, week.archived.decisions.calibration
-    target = week_path(week.week)
+    target = week_path(week.week, week.root)
     return WeekSummary(
         week=week.week, dates=week_dates(week.week), href=href(from_page, target),
         kept=cal.kept, review=cal.review, dropped=cal.dropped, covered=cal.force_dropped_already_covered,

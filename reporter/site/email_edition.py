@@ -60,12 +60,12 @@ MESSAGE_DOMAIN = RELATIVE_LINKS_DOMAIN
 def build_email_edition(week: DigestWeek, base_url: str | None = None) -> EmailEdition:
     """One week as an e-mail; links to the week page absolute under `base_url` (`[site] base_url`), else relative."""
     w, ds = week.week, week.archived.decisions.decisions
-    html_path = email_edition_paths(w)[0]
+    html_path = email_edition_paths(w, week.root)[0]
 
     def entry(anchor: str = "") -> str:
         if base_url:
-            return f"{base_url}/{week_path(w)}.html" + (f"#{anchor}" if anchor else "")
-        return href(html_path.removesuffix(".html"), week_path(w), anchor).html
+            return f"{base_url}/{week_path(w, week.root)}.html" + (f"#{anchor}" if anchor else "")
+        return href(html_path.removesuffix(".html"), week_path(w, week.root), anchor).html
 
     def paper(d: Decision, with_snippet: bool = True) -> EmailPaper:
         # Every value flat, on one line: the HTML file is then the message's HTML part exactly (a message's
@@ -164,7 +164,7 @@ def email_files(week: DigestWeek, base_url: str | None = None) -> list[tuple[str
     """A week's three e-mail files as (site path, bytes): the HTML, the text and the message of both."""
     edition = build_email_edition(week, base_url)
     html, text = render_email(edition)
-    paths = email_edition_paths(week.week)
+    paths = email_edition_paths(week.week, week.root)
     return [(paths[0], html.encode("utf-8")), (paths[1], text.encode("utf-8")),
             (paths[2], email_message(edition, html, text, base_url))]
 

@@ -46,13 +46,14 @@ def updated(week: str) -> str:
     return f"{(week_start(week) + dt.timedelta(days=6)).isoformat()}T00:00:00Z"
 
 
-def atom_feed(weeks: Sequence[tuple[DigestWeekPage, str]], feed: str, base_url: str | None = None) -> bytes:
+def atom_feed(weeks: Sequence[tuple[DigestWeekPage, str]], feed: str, base_url: str | None = None,
+              root: str = "digest") -> bytes:
     """The feed of the given week pages, each with its entry id (oldest first in; newest first out).
 
     Its links are absolute under `base_url` (`[site] base_url`: a feed reader fetches the feed alone, and many
     resolve nothing against its address), with the feed's own address as `rel="self"` (RFC 4287, 4.2.7.2);
     without it they are relative to the feed (`digest/feed.xml`), `self` included."""
-    base = f"{base_url}/digest/" if base_url else ""
+    base = f"{base_url}/{root}/" if base_url else ""  # a named topic's feed is in its folder
     root = ET.Element("feed", xmlns=ATOM)  # plain names and the default namespace declared: no ns0: prefixes
     _text(root, "id", feed)
     topic = weeks[-1][0].topic if weeks else ""  # a named topic's feed carries its title

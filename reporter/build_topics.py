@@ -1,0 +1,105 @@
+"""A build's named digest topics (docs/digest.md, "Topics"): each `[digest.topics.NAME]` decided, published and
+rendered beside the default digest.
+
+The default digest (the `[digest]` table's own) goes through `build_steps` as
+it always did; this module adds, per named topic: its pending weeks decided
+in memory (`decide_topics`, with the build's as-of day, as `gather_digest`
+does for the default one; its KEEPs are not checked against the citation
+graph), decided again under its archive's lock when another run published a
+week meanwhile (`still_current`), its site stage (`topic_stages`: pages,
+index, feed and e-mail editions under `digest/topics/NAME/`) and, once the
+writer's checks have passed, its weeks published through the one
+`weeks.publish_week` (`publish_topics`). A workspace without topics gets
+nothing from here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from .config import Workspace
+from .digest.archive import DECISIONS_FILE
+from .digest.config import DigestSettings
+from .digest.feedback import measure, read_marks
+from .digest.publish import DigestRun, archive_snapshot, gather_digest
+from .digest import weeks
+from .digest.weeks import WeekResult
+from .locks import locked
+from .runs import RunStart
+from .site.digest_pages import digest_week, load_digest_weeks
+from .site.digest_views import topic_root
+from .site.models.common import Link
+from .site.links import HOME, href
+from .site.render import StagePages, digest_stage
+
+
+@dataclass(frozen=True)
+class TopicRun:
+    """One named topic in a build: its settings, and its weeks decided in memory (None: a render decides none)."""
+
+    settings: DigestSettings
+    run: DigestRun | None = None
+
+
+def topics_of(ws: Workspace | None) -> tuple[DigestSettings, ...]:
+    """The named topics' settings (`DigestSettings.topic`), in order; () without [digest] or topics."""
+    if ws is None or ws.digest is None:
+        return ()
+    return tuple(ws.digest.topic(t.name) for t in ws.digest.topics)
+
+
+def decide_topics(ws: Workspace | None, as_of: date | None, decide: bool) -> tuple[TopicRun, ...]:
+    """Each named topic, with its pending weeks that have ended decided in memory when `decide` (a build)."""
+    return tuple(TopicRun(s, gather_digest(s, as_of) if decide and as_of is not None else None)
+                 for s in topics_of(ws))
+
+
+@contextlib.contextmanager
+def locked_topics(topics: Sequence[TopicRun]) -> Iterator[None]:
+    """The archive lock of each topic a build publishes into, in name order (after the default digest's)."""
+    with contextlib.ExitStack() as stack:
+        for t in topics:
+            if t.run is not None:
+                stack.enter_context(locked(t.settings.archive))
+        yield
+
+
+def topics_current(topics: Sequence[TopicRun], as_of: date | None) -> tuple[TopicRun, ...]:
+    """Each topic whose archive another run changed since its weeks were decided, decided again (under the lock)."""
+    return tuple(t if t.run is None or as_of is None or t.run.published == archive_snapshot(t.settings.archive)
+                 else TopicRun(t.settings, gather_digest(t.settings, as_of)) for t in topics)
+
+
+def topic_links(topics: Sequence[TopicRun]) -> tuple[Link, ...]:
+    """Each topic's title, linked from the home page to its week index."""
+    return tuple(Link(t.settings.title or t.settings.name, href(HOME, f"{topic_root(t.settings.name)}/index"))
+                 for t in topics)
+
+
+def topic_stages(topics: Sequence[TopicRun], base_url: str | None) -> list[StagePages]:
+    """Each topic's site stage: its published weeks and those decided in memory, under `digest/topics/NAME/`."""
+    stages = []
+    for t in topics:
+        s, root = t.settings, topic_root(t.settings.name)
+        pending = () if t.run is None else tuple(
+            digest_week(r.data, str(Path(s.archive) / r.week / DECISIONS_FILE), None, root) for r in t.run.results)
+        marks = read_marks(s.state) if s.state is not None else []
+        stages.append(digest_stage(s.archive, published=load_digest_weeks(s.archive, root), pending=pending,
+                                   base_url=base_url, quality=(lambda w, m=marks: measure(w, m)) if marks else None,
+                                   topic=(s.name, s.title or s.name)))
+    return stages
+
+
+def publish_topics(topics: Sequence[TopicRun], record: RunStart | None = None) -> tuple[tuple[str, WeekResult], ...]:
+    """Each topic's decided weeks into its archive, in order: (topic name, week published)."""
+    out = []
+    for t in topics:
+        if t.run is None or not t.run.results:
+            continue
+        weeks.sweep_archive(t.settings.archive)
+        out += [(t.settings.name, weeks.publish_week(t.settings, r, record=record)) for r in t.run.results]
+    return tuple(out)
