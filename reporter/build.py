@@ -38,7 +38,7 @@ from typing import Any
 
 from . import build_steps as step
 from .build_steps import BUILD, RENDER, Plan, Sources
-from .build_topics import (TopicRun, decide_topics, locked_topics, publish_topics, topic_links, topic_stages,
+from .build_topics import (TopicRun, cross_topics, decide_topics, locked_topics, publish_topics, topic_links, topic_stages,
                            topics_current)
 from .clock import build_date
 from .config import Workspace
@@ -167,6 +167,8 @@ def run(plan: Plan, src: Sources, *, as_of: date | None = None, environ: Mapping
         with step.locked_outputs(plan, src), locked_topics(topics):
             checked = step.still_current(checked, ws, as_of, environ, plan)  # another run published a week meanwhile?
             topics = topics_current(topics, as_of)
+            cross, topics = cross_topics(ws.digest if ws is not None else None, checked.digest, topics)
+            checked = dataclasses.replace(checked, digest=cross)  # each week names the topics that also kept a paper
             gathered = gather(plan, src, as_of, checked, staged, labels)
             # 2. Page models, from what was gathered alone; rendered and checked in memory.
             stages = [*stage_pages(gathered, topic_links(topics)), *topic_stages(topics, src.base_url)]

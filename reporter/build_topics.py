@@ -16,18 +16,20 @@ nothing from here.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 from .config import Workspace
+from .digest.also_in import also_in, kept_ids
 from .digest.archive import DECISIONS_FILE
 from .digest.config import DigestSettings
 from .digest.feedback import measure, read_marks
 from .digest.publish import DigestRun, archive_snapshot, gather_digest
 from .digest import weeks
-from .digest.weeks import WeekResult
+from .digest.weeks import WeekResult, published_keeps
 from .locks import locked
 from .runs import RunStart
 from .site.digest_pages import digest_week, load_digest_weeks
@@ -103,3 +105,26 @@ def publish_topics(topics: Sequence[TopicRun], record: RunStart | None = None) -
         weeks.sweep_archive(t.settings.archive)
         out += [(t.settings.name, weeks.publish_week(t.settings, r, record=record)) for r in t.run.results]
     return tuple(out)
+
+
+def cross_topics(default: DigestSettings | None, run: DigestRun | None,
+                 topics: Sequence[TopicRun]) -> tuple[DigestRun | None, tuple[TopicRun, ...]]:
+    """Each week this build decided, with its `also_in` counting the other topics' weeks decided with it (as well
+    as those published before, which `prepare_weeks` counted): the same week of two topics names each other."""
+    if default is None or not default.topics:
+        return run, tuple(topics)
+    runs = [(default, run), *((t.settings, t.run) for t in topics)]
+    decided = {s.name: {r.week: r for r in (rn.results if rn is not None else ()) if not r.unchanged}
+               for s, rn in runs}
+
+    def again(s: DigestSettings, r: WeekResult) -> WeekResult:
+        if r.unchanged:
+            return r
+        others = [(n, title, kept_ids(decided[n][r.week].document) if r.week in decided.get(n, {})
+                   else published_keeps(archive, r.week)) for n, title, archive in s.others]
+        document = {**r.document, "also_in": also_in((d.id for d in r.outcome.decisions), others)}
+        return dataclasses.replace(r, document=document, encoded=weeks.encode_document(document))
+
+    out = [None if rn is None else dataclasses.replace(rn, results=tuple(again(s, r) for r in rn.results))
+           for s, rn in runs]
+    return out[0], tuple(TopicRun(t.settings, rn) for t, rn in zip(topics, out[1:]))

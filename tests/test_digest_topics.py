@@ -21,7 +21,8 @@ from reporter.errors import InputError
 
 PAPERS = [("doi:10.5555/a", "Gaussian splatting for scenes", "We evaluate Gaussian splatting."),
           ("doi:10.5555/b", "LLM agents for software engineering", "Coding agents fix bugs with LLM agents."),
-          ("doi:10.5555/c", "Soil carbon surveys", "Soil samples from farms.")]
+          ("doi:10.5555/c", "Soil carbon surveys", "Soil samples from farms."),
+          ("doi:10.5555/d", "LLM agents edit Gaussian splatting scenes", "LLM agents drive Gaussian splatting.")]
 TOML = ('semantic = false\n'
         '[digest.topics.agents]\ntitle = "LLM agents <for> SE"\nwatchlist = "agents-w.txt"\ncriteria = "agents-c.md"\n'
         'max_kept = 3\nrecipients = ["dev@example.org"]\n')
@@ -50,8 +51,8 @@ def ws(tmp_path_factory) -> Path:
 
 
 def test_each_topic_is_decided_into_its_own_archive(ws):
-    assert _kept(ws / "digests") == ["doi:10.5555/a"]
-    assert _kept(ws / "digests/topics/agents") == ["doi:10.5555/b"]
+    assert sorted(_kept(ws / "digests")) == ["doi:10.5555/a", "doi:10.5555/d"]
+    assert sorted(_kept(ws / "digests/topics/agents")) == ["doi:10.5555/b", "doi:10.5555/d"]
     doc = json.loads((ws / "digests/topics/agents/2026-W25/decisions.json").read_text())
     assert doc["settings"]["topic"] == {"name": "agents", "title": "LLM agents <for> SE"}
     assert doc["settings"]["max_kept"] == 3 and doc["settings"]["watchlist"] == "agents-w.txt"
@@ -69,9 +70,9 @@ def test_the_topic_s_title_is_on_its_page_feed_and_e_mail(ws):
     feed = ET.fromstring((site / "feed.xml").read_bytes())
     ns = {"a": "http://www.w3.org/2005/Atom"}
     assert feed.find("a:title", ns).text == "Weekly digest: LLM agents <for> SE"
-    assert feed.find("a:entry/a:title", ns).text == "Weekly digest 2026-W25: LLM agents <for> SE, 1 kept"
+    assert feed.find("a:entry/a:title", ns).text == "Weekly digest 2026-W25: LLM agents <for> SE, 2 kept"
     eml = (site / "2026-W25.eml").read_text(encoding="utf-8")
-    assert "Subject: Weekly digest 2026-W25: LLM agents <for> SE, 1 paper kept\n" in eml.replace("\r\n", "\n")
+    assert "Subject: Weekly digest 2026-W25: LLM agents <for> SE, 2 papers kept\n" in eml.replace("\r\n", "\n")
     render_site(None, ws / "site-default", digests_dir=ws / "digests", progress=False)
     page = parse_html((ws / "site-default/digest/2026-W25.html").read_text(encoding="utf-8"))
     assert page.find("h1").text() == "Weekly digest 2026-W25"
@@ -128,7 +129,13 @@ def test_a_build_decides_publishes_and_renders_every_topic(tmp_path):
     root = _workspace(tmp_path / "ws")
     report = build(load_workspace(root), progress=False, as_of=date(2026, 7, 1))
     assert report.digest == ("2026-W25",) and report.topic_weeks == ("agents 2026-W25",)
-    assert _kept(root / "digests") == ["doi:10.5555/a"] and _kept(root / "digests/topics/agents") == ["doi:10.5555/b"]
+    # Decided together, each week names the other topic that kept a paper too, whichever was decided first.
+    default = json.loads((root / "digests/2026-W25/decisions.json").read_text())
+    agents = json.loads((root / "digests/topics/agents/2026-W25/decisions.json").read_text())
+    named = [{"name": "agents", "title": "LLM agents <for> SE"}]
+    assert default["also_in"] == [{"id": "doi:10.5555/b", "topics": named}, {"id": "doi:10.5555/d", "topics": named}]
+    named = [{"name": "default", "title": "Weekly digest"}]
+    assert agents["also_in"] == [{"id": "doi:10.5555/a", "topics": named}, {"id": "doi:10.5555/d", "topics": named}]
     site = root / "site"
     page = parse_html((site / "digest/topics/agents/2026-W25.html").read_text(encoding="utf-8"))
     assert page.find("h1").text() == "Weekly digest 2026-W25: LLM agents <for> SE"
@@ -139,13 +146,22 @@ def test_a_build_decides_publishes_and_renders_every_topic(tmp_path):
     feed = ET.fromstring((site / "digest/topics/agents/feed.xml").read_bytes())
     assert feed.find("{http://www.w3.org/2005/Atom}title").text == "Weekly digest: LLM agents <for> SE"
     eml = (site / "digest/topics/agents/2026-W25.eml").read_text(encoding="utf-8").replace("\r\n", "\n")
-    assert "Subject: Weekly digest 2026-W25: LLM agents <for> SE, 1 paper kept\n" in eml
+    assert "Subject: Weekly digest 2026-W25: LLM agents <for> SE, 2 papers kept\n" in eml
+    entry = page.find("li", id=next(li.attrs["id"] for li in page.find_all("li")
+                                    if li.attrs.get("id", "").startswith("p-doi-10.5555-d")))
+    also = [(a.text(), a.attrs["href"]) for a in entry.find_all("a") if a.attrs["href"].startswith("../../")]
+    assert also == [("Weekly digest", f"../../2026-W25.html#{entry.attrs['id']}")]
+    twin = (site / "digest/topics/agents/2026-W25.md").read_text(encoding="utf-8")
+    assert "  - Also in: [Weekly digest](../../2026-W25.md)\n" in twin
+    back = parse_html((site / "digest/2026-W25.html").read_text(encoding="utf-8"))
+    assert f'href="topics/agents/2026-W25.html#{entry.attrs["id"]}"' in (site / "digest/2026-W25.html").read_text(
+        encoding="utf-8") and back.find("dt") is not None
     home = parse_html((site / "index.html").read_text(encoding="utf-8"))
     topics = home.find("p", id="digest-topics")
     assert [(a.text(), a.attrs["href"]) for a in topics.find_all("a")] == [
         ("LLM agents <for> SE", "digest/topics/agents/index.html")]
     assert "[LLM agents \\<for\\> SE](digest/topics/agents/index.md)" in (site / "index.md").read_text(encoding="utf-8")
-    default = parse_html((site / "digest/2026-W25.html").read_text(encoding="utf-8"))
-    assert default.find("h1").text() == "Weekly digest 2026-W25"
+    assert parse_html((site / "digest/2026-W25.html").read_text(encoding="utf-8")).find("h1").text() == \
+        "Weekly digest 2026-W25"
     again = build(load_workspace(root), progress=False, as_of=date(2026, 7, 1))
     assert again.digest == () and again.topic_weeks == (), "published once"

@@ -22,7 +22,7 @@ import errno
 import os
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,8 @@ from ..files import MiB, parse_json, read_capped
 from ..hashing import sha256_bytes
 from ..isoweek import is_week, shift_week, week_start
 from .close_read import CloseEntry, read_close
+from .also_in import read_also_in
+from .config import DEFAULT_TOPIC
 from .lists_diff import FileChange, ListsDiff, read_lists_diff
 from .judge.archived import Disagreement, JudgeSpend, WeekJudge, read_judge
 from .records import (DROP_CAUSES, EARLIER_VERSION_NOVELTY, REVIEW_REASONS, SILENT_CRITERIA, Decision, JudgeEntry,
@@ -194,6 +196,8 @@ class ArchivedWeek:
     """Close in meaning, missed by the watchlist (`close_in_meaning`); None for a week decided without meaning."""
     lists_diff: ListsDiff | None = None
     """The watchlist and criteria lines changed since the week before (`lists_diff`); None when not recorded."""
+    also_in: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    """Per paper another topic kept this week: (name, title) of each such topic (`also_in`); {} without topics."""
 
     @property
     def week(self) -> str:
@@ -285,10 +289,11 @@ def read_week(data: bytes, source: str) -> ArchivedWeek:
         judge = read_judge(document.get("judge"))
         close = read_close(document.get("close_in_meaning"), decisions.decisions)
         changed = read_lists_diff(document.get("lists_diff"))
+        also = read_also_in(document.get("also_in"), (d.id for d in decisions.decisions))
     except (TypeError, ValueError, AttributeError, OverflowError, KeyError) as exc:
         raise InputError(f"{source}: not a decisions.json this tool wrote ({type(exc).__name__}: {exc}); "
                          f"restore it, or re-publish the week with --force") from None
-    return ArchivedWeek(decisions, head, drift, merges, sha256_bytes(data), source, judge, close, changed)
+    return ArchivedWeek(decisions, head, drift, merges, sha256_bytes(data), source, judge, close, changed, also)
 
 
 def archived_weeks(archive: Path) -> list[ArchivedWeek]:
@@ -383,7 +388,7 @@ def _topic(value: Any, source: str) -> tuple[str, str] | None:
     return value["name"], value["title"]
 
 
-__all__ = ["DECISIONS_FILE", "DROP_CAUSES", "EARLIER_VERSION_NOVELTY", "GRAPH_FILE", "REVIEW_REASONS",
+__all__ = ["DECISIONS_FILE", "DEFAULT_TOPIC", "DROP_CAUSES", "EARLIER_VERSION_NOVELTY", "GRAPH_FILE", "REVIEW_REASONS",
            "SILENT_CRITERIA", "ArchivedWeek", "Decision", "Disagreement", "Drift",
            "FileChange", "InputFile", "JudgeEntry", "JudgeSpend", "ListedAgain", "WeekJudge",
            "MergeEntry", "MissedConcept", "RejectedEntry", "WeekDecisions", "WeekHead", "WeekSettings", "archive_state",

@@ -15,6 +15,8 @@ DEFAULT_KEEP = 70
 DEFAULT_REVIEW = 50
 DEFAULT_TOPIC = "default"
 """The topic of the [digest] table's own watchlist and criteria (its archive and pages are where they always were)."""
+DEFAULT_TITLE = "Weekly digest"
+"""What `also in` calls the default topic when [digest] has no title."""
 TOPICS_DIR = "topics"
 """A topic's archive by default: ARCHIVE/topics/NAME/ (never read as a week: a week is ARCHIVE/YYYY-Www/)."""
 TOPIC_NAME = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?")
@@ -68,6 +70,9 @@ class DigestSettings:
     """`[digest] title`: the default topic's title (None: the pages say "Weekly digest" as they always did)."""
     topics: tuple[TopicSettings, ...] = ()
     """`[digest.topics.NAME]`, by name: more digests of the same papers, each decided on its own."""
+    others: tuple[tuple[str, str, Path], ...] = ()
+    """(name, title, archive) of the workspace's other topics, whose KEEPs each week's `also_in` names; ()
+    without topics."""
     state: Path | None = None
     """The workspace's state folder (not a key: set by the workspace), whose feedback record's wanted papers the
     close-in-meaning list reads (docs/digest.md, "Meaning"); None outside a workspace (no feedback)."""
@@ -86,8 +91,10 @@ class DigestSettings:
                              f"{', '.join([DEFAULT_TOPIC, *sorted(found)])} (add [digest.topics.{name}] to "
                              f"reporter.toml)")
         t = found[name]
+        others = ((DEFAULT_TOPIC, self.title or DEFAULT_TITLE, Path(self.archive)),
+                  *((o.name, o.title, o.archive) for o in self.topics if o.name != name))
         return replace(self, watchlist=t.watchlist, criteria=t.criteria, archive=t.archive, max_kept=t.max_kept,
-                       name=name, title=t.title, topics=(), judge=None,
+                       name=name, title=t.title, topics=(), judge=None, others=others,
                        state=None if self.state is None else self.state / TOPICS_DIR / name)
 
     def topic_names(self) -> tuple[str, ...]:
@@ -117,6 +124,7 @@ def parse_digest(table: Table | None) -> DigestSettings | None:
     if topics is not None:
         settings = replace(settings, topics=tuple(_topic(topics, name, settings) for name in sorted(topics.data)))
         topics.done()
+        settings = replace(settings, others=tuple((t.name, t.title, t.archive) for t in settings.topics))
         archives = [Path(t.archive) for t in settings.topics]
         if len(set(archives)) != len(archives):
             raise topics.error("archive", "is given to two topics; each topic publishes its own weeks")

@@ -37,6 +37,7 @@ from .criteria import load_criteria
 from .decide import Thresholds, WeekOutcome, decide_week
 from .feedback import FEEDBACK_FILE, wanted_texts
 from .meaning import with_order
+from .also_in import also_in
 from .lists_diff import list_texts, lists_diff
 from .semantic import load_model
 from .document import decisions_document, document_head, identity_changes, judge_block, merge_json
@@ -279,6 +280,9 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
                                       listed.listed_again,
                                       None if answers is None else judge_block(records, criteria, answers, outcome),
                                       lists)
+        if settings.others:  # a workspace with topics: the papers another topic kept this week (also_in)
+            document["also_in"] = also_in((d.id for d in outcome.decisions),
+                                          [(n, t, published_keeps(a, week)) for n, t, a in settings.others])
         decided[week] = WeekResult(week, document, outcome, seen=tuple(seen.items()), records=tuple(records),
                                    listed_again=listed.listed_again, encoded=encode_document(document))
     return [decided[w] for w in weeks]
@@ -355,6 +359,16 @@ def _prior_documents(archive: Path, week: str, decided: dict[str, WeekResult], s
         else:
             seen[w] = None
     return out
+
+
+def published_keeps(archive: Path, week: str) -> frozenset[str]:
+    """The ids a topic's published week kept, for `also_in` (none when it is not published, or cannot be read)."""
+    try:
+        data = week_bytes(archive, week)
+        return frozenset() if data is None else frozenset(
+            d.id for d in read_decisions(data, str(Path(archive) / week / DECISIONS_FILE))[0].kept())
+    except InputError:
+        return frozenset()
 
 
 def _merged_ids(merges: Sequence[Merge]) -> dict[str, tuple[str, ...]]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..digest.archive import (GRAPH_FILE, ArchivedWeek, Decision, MergeEntry, RejectedEntry, archived_weeks,
+from ..digest.archive import (DEFAULT_TOPIC, GRAPH_FILE, ArchivedWeek, Decision, MergeEntry, RejectedEntry, archived_weeks,
                               read_week)
 from ..isoweek import week_start
 from ..money import dollars
@@ -37,7 +37,7 @@ from .models import (CandidateRow, DigestIndexPage, DigestSummary, DigestWeekPag
                      DisagreementRow, DropGroup, DropReason, DropRow, JudgeSpendRow, JudgeView, Link, ListedAgainView, MergeView, PaperRow, PaperView, ReviewGroup, Row,
                      WeekSummary)
 from .digest_views import (DIGEST, RELEVANCE_NOTE, fallback_note, folded, index_path, keyed, paper_anchor,
-                           quality_view, shown_title, week_heading, week_path)
+                           quality_view, shown_title, topic_root, week_heading, week_path)
 from .novelty_page import novelty_page
 from .page_parts import meta
 from .paper_text import authors_line, snippet
@@ -113,10 +113,11 @@ def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWe
     verdicts = _verdicts(week)
     settings = week.archived.head.settings
     ranks = cap_ranks(ds.decisions)
-    keep = tuple(_paper(d, verdicts, ranking(d, ranks)) for d in ds.decisions if d.decision == "KEEP")
+    keep = tuple(_paper(d, verdicts, ranking(d, ranks), _also(page, week.archived, d.id))
+                 for d in ds.decisions if d.decision == "KEEP")
     review = tuple(ReviewGroup(
         g.key, f"review-{g.key}", g.label, g.meaning, len(g.decisions),
-        tuple(_paper(d, None, _ranked(d, ranks)) for d in g.decisions[:REVIEW_IN_FULL]),
+        tuple(_paper(d, None, _ranked(d, ranks), _also(page, week.archived, d.id)) for d in g.decisions[:REVIEW_IN_FULL]),
         tuple(_row(d, _ranked(d, ranks)) for d in g.decisions[REVIEW_IN_FULL:]))
         for g in review_groups(ds.decisions, settings))
     dropped = tuple(DropGroup(g.key, f"drop-{g.key}", g.label, g.meaning, len(g.decisions), tuple(
@@ -233,7 +234,8 @@ def _band(i: int) -> str:
     return f"{10 * i}–{10 * i + 9}" if i < 9 else "90–100"
 
 
-def _paper(d: Decision, verdicts: dict[str, CandidateRow] | None, rank: str) -> PaperView:
+def _paper(d: Decision, verdicts: dict[str, CandidateRow] | None, rank: str,
+           also: tuple[Link, ...] = ()) -> PaperView:
     """A paper in full; `verdicts` are the checked KEEPs' (None: the week was not checked), `rank` its ranking."""
     graph = verdicts.get(d.id) if verdicts is not None and d.decision == "KEEP" else None
     note = ""
@@ -247,7 +249,14 @@ def _paper(d: Decision, verdicts: dict[str, CandidateRow] | None, rank: str) -> 
         criteria=f"{d.axes.criteria:.2f}", novelty=f"{d.axes.novelty:.2f}", ranking=rank, tags=d.tags,
         rationale=d.rationale, matched_terms=d.matched_terms, merged_ids=d.merged_ids, snippet=start,
         abstract=d.abstract if d.abstract and start != d.abstract else "", graph=graph, graph_note=note,
-        key=d.key or "")
+        key=d.key or "", also_in=also)
+
+
+def _also(page: str, week: ArchivedWeek, paper: str) -> tuple[Link, ...]:
+    """The other topics that kept `paper` this week, linked to its entry on their week page."""
+    return tuple(Link(title, href(page, week_path(week.week, DIGEST if name == DEFAULT_TOPIC else topic_root(name)),
+                                  paper_anchor(paper)))
+                 for name, title in week.also_in.get(paper, ()))
 
 
 def _row(d: Decision, rank: str) -> PaperRow:

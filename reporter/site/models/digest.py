@@ -68,6 +68,9 @@ class PaperView:
     key: str = ""
     """The paper's short key, what a reader types to mark it (`reporter feedback --wanted KEY`); empty for a
     week decided before keys were recorded (rules `digest.3` and older), whose page stays as it was published."""
+    also_in: tuple[Link, ...] = ()
+    """The other topics of the workspace that kept it this week, each linked to its entry there (`also_in`;
+    docs/digest.md, "Topics"); () without topics."""
 
 
 @dataclass(frozen=True)
