@@ -165,3 +165,50 @@ def test_a_build_decides_publishes_and_renders_every_topic(tmp_path):
         "Weekly digest 2026-W25"
     again = build(load_workspace(root), progress=False, as_of=date(2026, 7, 1))
     assert again.digest == () and again.topic_weeks == (), "published once"
+
+
+def test_mail_sends_a_topic_s_edition_to_its_recipients(tmp_path, capsys):
+    import email
+    import socket
+    from datetime import date
+    from email.policy import default as default_policy
+
+    from aiosmtpd.controller import Controller
+
+    from reporter.build import build
+
+    class Box:
+        def __init__(self):
+            self.got = []
+
+        async def handle_DATA(self, server, session, envelope):  # noqa: N802 (aiosmtpd's name)
+            self.got.append((tuple(envelope.rcpt_tos), envelope.content))
+            return "250 OK"
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    mail = (f'[mail]\nsmtp_host = "127.0.0.1"\nsmtp_port = {port}\nstarttls = false\n'
+            f'from = "Digest <digest@example.org>"\nto = ["all@example.org"]\n')
+    root = _workspace(tmp_path / "ws", TOML)
+    toml = (root / "reporter.toml").read_text().replace('site = "site"\n',
+                                                        '[site]\npath = "site"\nbase_url = "https://example.org/d"\n')
+    (root / "reporter.toml").write_text(toml.replace("[digest]\n", mail + "[digest]\n", 1))
+    build(load_workspace(root), progress=False, as_of=date(2026, 7, 1))
+    box = Box()
+    controller = Controller(box, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        ws = ["--workspace", str(root), "--week", "2026-W25", "--send"]
+        assert main(["mail", *ws, "--topic", "agents"]) == 0
+        assert main(["mail", *ws]) == 0, "the default topic's week is another message, not sent yet"
+        assert main(["mail", *ws, "--topic", "agents"]) == 0  # sent already: nothing goes out
+    finally:
+        controller.stop()
+    assert [to for to, _ in box.got] == [("dev@example.org",), ("all@example.org",)]
+    subjects = [email.message_from_bytes(c, policy=default_policy)["Subject"] for _, c in box.got]
+    assert subjects == ["Weekly digest 2026-W25: LLM agents <for> SE, 2 papers kept",
+                        "Weekly digest 2026-W25: 2 papers kept"]
+    sent = json.loads((root / "state/mail-sent.json").read_text())["sent"]
+    assert [s["eml"] for s in sent] == ["digest/topics/agents/2026-W25.eml", "digest/2026-W25.eml"]
+    assert "2026-W25: already sent" in capsys.readouterr().out
