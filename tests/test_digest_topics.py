@@ -145,6 +145,9 @@ def test_a_build_decides_publishes_and_renders_every_topic(tmp_path):
     assert index.find("h1").text() == "Weekly digests: LLM agents <for> SE"
     feed = ET.fromstring((site / "digest/topics/agents/feed.xml").read_bytes())
     assert feed.find("{http://www.w3.org/2005/Atom}title").text == "Weekly digest: LLM agents <for> SE"
+    main_feed = ET.fromstring((site / "digest/feed.xml").read_bytes())
+    ids = [f.find("{http://www.w3.org/2005/Atom}id").text for f in (feed, main_feed)]
+    assert ids[0] != ids[1], "two topics of the same papers have two feeds"
     eml = (site / "digest/topics/agents/2026-W25.eml").read_text(encoding="utf-8").replace("\r\n", "\n")
     assert "Subject: Weekly digest 2026-W25: LLM agents <for> SE, 2 papers kept\n" in eml
     entry = page.find("li", id=next(li.attrs["id"] for li in page.find_all("li")

@@ -36,9 +36,11 @@ def entry_id(week: str, decisions_sha256: str) -> str:
     return f"urn:uuid:{uuid.uuid5(NAMESPACE, f'week {week} {decisions_sha256}')}"
 
 
-def feed_id(first_week: str, papers_sha256: str) -> str:
-    """The feed's id, from the archive's first week and the sha256 of that week's papers file."""
-    return f"urn:uuid:{uuid.uuid5(NAMESPACE, f'feed {first_week} {papers_sha256}')}"
+def feed_id(first_week: str, papers_sha256: str, topic: str = "") -> str:
+    """The feed's id, from the archive's first week and the sha256 of that week's papers file (and a named topic's
+    name: two topics read the same papers, and their feeds are two feeds)."""
+    name = f"feed {first_week} {papers_sha256}" + (f" topic {topic}" if topic else "")
+    return f"urn:uuid:{uuid.uuid5(NAMESPACE, name)}"
 
 
 def updated(week: str) -> str:

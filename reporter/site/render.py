@@ -305,7 +305,7 @@ def digest_stage(archive: Path | None, *, pending: Sequence[DigestWeek] = (),
     papers = weeks[0].archived.head.papers
     first = papers.sha256 if papers is not None else None  # the first week's papers file
     feed = atom_feed([(page, entry_id(w.week, w.archived.sha256)) for w, page in zip(weeks, pages)],
-                     feed_id(weeks[0].week, first or weeks[0].archived.sha256), base_url, root)
+                     feed_id(weeks[0].week, first or weeks[0].archived.sha256, topic[0] if topic else ""), base_url, root)
     measured = quality([w.archived for w in weeks]) if quality is not None else None
     index = build_index_page(weeks, measured, root, topic[1] if topic is not None else "")
     return StagePages(pages=(*((p, True) for p in pages), (index, False)),
