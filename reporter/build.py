@@ -156,7 +156,7 @@ def run(plan: Plan, src: Sources, *, as_of: date | None = None, environ: Mapping
         as_of = as_of or build_date(environ)
     # 1. Gather: read and check every input before anything is written.
     checked = step.check_inputs(plan, src, as_of, environ)  # decided in memory; published in step 3
-    topics = decide_topics(ws, as_of, plan.decide)  # the named digest topics, each decided the same way
+    topics = decide_topics(ws, as_of, plan.decide, checked, environ)  # the named digest topics, decided alike
     engine = scan_engine(environ) if plan.route else None  # REPORTER_SCAN_ENGINE, read at the edge as `route` does
     # The example pool is an input, made when [example] asks for it; removed again if the run is refused.
     with contextlib.ExitStack() as stack:
@@ -166,7 +166,7 @@ def run(plan: Plan, src: Sources, *, as_of: date | None = None, environ: Mapping
             plan, ws, workers=workers, progress=progress, release_name=release_name, as_of=as_of, engine=engine))
         with step.locked_outputs(plan, src), locked_topics(topics):
             checked = step.still_current(checked, ws, as_of, environ, plan)  # another run published a week meanwhile?
-            topics = topics_current(topics, as_of)
+            topics = topics_current(topics, ws, as_of, checked, environ)
             cross, topics = cross_topics(ws.digest if ws is not None else None, checked.digest, topics)
             checked = dataclasses.replace(checked, digest=cross)  # each week names the topics that also kept a paper
             gathered = gather(plan, src, as_of, checked, staged, labels)

@@ -140,11 +140,16 @@ def decide_digest(checked: Checked, ws: Workspace, as_of: date, environ: Mapping
     if ws.digest is None:
         return checked
     run = gather_digest(ws.digest, as_of, keyword_fallback=keyword_fallback)
+    return dataclasses.replace(checked, digest=run, evidence=graph_evidence(checked, ws, run, environ))
+
+
+def graph_evidence(checked: Checked, ws: Workspace, run: DigestRun,
+                   environ: Mapping[str, str]) -> tuple[tuple[ResultLine, ...] | None, ...]:
+    """Per decided week (of any topic): its KEEPs checked against the workspace's graph, or None without one."""
     resolvers = ws.novelty.make_resolvers(environ) if checked.graph is not None else ()
     named = graph_name(ws.graph, ws.root) if checked.graph is not None and ws.graph is not None else ""
-    evidence = tuple(tuple(check_keeps(r, checked.graph, named, resolvers)) if checked.graph is not None
-                     else None for r in run.results)
-    return dataclasses.replace(checked, digest=run, evidence=evidence)
+    return tuple(tuple(check_keeps(r, checked.graph, named, resolvers)) if checked.graph is not None
+                 else None for r in run.results)
 
 
 def check_keeps(result: WeekResult, graph: Graph, graph_path: str,

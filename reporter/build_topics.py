@@ -4,8 +4,8 @@ rendered beside the default digest.
 The default digest (the `[digest]` table's own) goes through `build_steps` as
 it always did; this module adds, per named topic: its pending weeks decided
 in memory (`decide_topics`, with the build's as-of day, as `gather_digest`
-does for the default one; its KEEPs are not checked against the citation
-graph), decided again under its archive's lock when another run published a
+does for the default one; its KEEPs checked against the workspace's citation
+graph when it names one, `build_steps.graph_evidence`), decided again under its archive's lock when another run published a
 week meanwhile (`still_current`), its site stage (`topic_stages`: pages,
 index, feed and e-mail editions under `digest/topics/NAME/`) and, once the
 writer's checks have passed, its weeks published through the one
@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from .build_steps import Checked, ResultLine, graph_evidence
 from .config import Workspace
+
 from .digest.also_in import also_in, kept_ids
 from .digest.archive import DECISIONS_FILE
 from .digest.config import DigestSettings
@@ -45,6 +47,8 @@ class TopicRun:
 
     settings: DigestSettings
     run: DigestRun | None = None
+    evidence: tuple[tuple[ResultLine, ...] | None, ...] = ()
+    """Per decided week: its KEEPs' graph verdicts, or None without a graph."""
 
 
 def topics_of(ws: Workspace | None) -> tuple[DigestSettings, ...]:
@@ -54,10 +58,17 @@ def topics_of(ws: Workspace | None) -> tuple[DigestSettings, ...]:
     return tuple(ws.digest.topic(t.name) for t in ws.digest.topics)
 
 
-def decide_topics(ws: Workspace | None, as_of: date | None, decide: bool) -> tuple[TopicRun, ...]:
+def decide_topics(ws: Workspace | None, as_of: date | None, decide: bool, checked: Checked,
+                  environ: Mapping[str, str]) -> tuple[TopicRun, ...]:
     """Each named topic, with its pending weeks that have ended decided in memory when `decide` (a build)."""
-    return tuple(TopicRun(s, gather_digest(s, as_of) if decide and as_of is not None else None)
-                 for s in topics_of(ws))
+    return tuple(_decided(s, ws, as_of, checked, environ) if decide and as_of is not None and ws is not None
+                 else TopicRun(s) for s in topics_of(ws))
+
+
+def _decided(settings: DigestSettings, ws: Workspace, as_of: date, checked: Checked,
+             environ: Mapping[str, str]) -> TopicRun:
+    run = gather_digest(settings, as_of)
+    return TopicRun(settings, run, graph_evidence(checked, ws, run, environ))
 
 
 @contextlib.contextmanager
@@ -70,10 +81,12 @@ def locked_topics(topics: Sequence[TopicRun]) -> Iterator[None]:
         yield
 
 
-def topics_current(topics: Sequence[TopicRun], as_of: date | None) -> tuple[TopicRun, ...]:
+def topics_current(topics: Sequence[TopicRun], ws: Workspace | None, as_of: date | None, checked: Checked,
+                   environ: Mapping[str, str]) -> tuple[TopicRun, ...]:
     """Each topic whose archive another run changed since its weeks were decided, decided again (under the lock)."""
-    return tuple(t if t.run is None or as_of is None or t.run.published == archive_snapshot(t.settings.archive)
-                 else TopicRun(t.settings, gather_digest(t.settings, as_of)) for t in topics)
+    return tuple(t if t.run is None or as_of is None or ws is None
+                 or t.run.published == archive_snapshot(t.settings.archive)
+                 else _decided(t.settings, ws, as_of, checked, environ) for t in topics)
 
 
 def topic_links(topics: Sequence[TopicRun]) -> tuple[Link, ...]:
@@ -88,7 +101,8 @@ def topic_stages(topics: Sequence[TopicRun], base_url: str | None) -> list[Stage
     for t in topics:
         s, root = t.settings, topic_root(t.settings.name)
         pending = () if t.run is None else tuple(
-            digest_week(r.data, str(Path(s.archive) / r.week / DECISIONS_FILE), None, root) for r in t.run.results)
+            digest_week(r.data, str(Path(s.archive) / r.week / DECISIONS_FILE), rows, root)
+            for r, rows in zip(t.run.results, t.evidence or (None,) * len(t.run.results)))
         marks = read_marks(s.state) if s.state is not None else []
         stages.append(digest_stage(s.archive, published=load_digest_weeks(s.archive, root), pending=pending,
                                    base_url=base_url, quality=(lambda w, m=marks: measure(w, m)) if marks else None,
@@ -103,7 +117,8 @@ def publish_topics(topics: Sequence[TopicRun], record: RunStart | None = None) -
         if t.run is None or not t.run.results:
             continue
         weeks.sweep_archive(t.settings.archive)
-        out += [(t.settings.name, weeks.publish_week(t.settings, r, record=record)) for r in t.run.results]
+        out += [(t.settings.name, weeks.publish_week(t.settings, r, evidence=rows, record=record))
+                for r, rows in zip(t.run.results, t.evidence or (None,) * len(t.run.results))]
     return tuple(out)
 
 
@@ -127,4 +142,4 @@ def cross_topics(default: DigestSettings | None, run: DigestRun | None,
 
     out = [None if rn is None else dataclasses.replace(rn, results=tuple(again(s, r) for r in rn.results))
            for s, rn in runs]
-    return out[0], tuple(TopicRun(t.settings, rn) for t, rn in zip(topics, out[1:]))
+    return out[0], tuple(TopicRun(t.settings, rn, t.evidence) for t, rn in zip(topics, out[1:]))

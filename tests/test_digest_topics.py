@@ -215,3 +215,18 @@ def test_mail_sends_a_topic_s_edition_to_its_recipients(tmp_path, capsys):
     sent = json.loads((root / "state/mail-sent.json").read_text())["sent"]
     assert [s["eml"] for s in sent] == ["digest/topics/agents/2026-W25.eml", "digest/2026-W25.eml"]
     assert "2026-W25: already sent" in capsys.readouterr().out
+
+
+def test_a_topic_s_keeps_are_checked_against_the_graph_in_a_build(tmp_path):
+    import shutil
+    from datetime import date
+
+    from reporter.build import build
+
+    root = _workspace(tmp_path / "ws")
+    shutil.copy(Path(__file__).resolve().parents[1] / "examples/novelty/events.jsonl", root / "events.jsonl")
+    (root / "reporter.toml").write_text('graph = "events.jsonl"\n' + (root / "reporter.toml").read_text())
+    build(load_workspace(root), progress=False, as_of=date(2026, 7, 1))
+    for archive in ("digests", "digests/topics/agents"):
+        rows = [json.loads(x) for x in (root / archive / "2026-W25/novelty.jsonl").read_text().splitlines()]
+        assert sorted(r["id"] for r in rows) == sorted(_kept(root / archive)), archive
