@@ -230,3 +230,10 @@ def test_a_topic_s_keeps_are_checked_against_the_graph_in_a_build(tmp_path):
     for archive in ("digests", "digests/topics/agents"):
         rows = [json.loads(x) for x in (root / archive / "2026-W25/novelty.jsonl").read_text().splitlines()]
         assert sorted(r["id"] for r in rows) == sorted(_kept(root / archive)), archive
+
+
+def test_render_with_the_workspace_shows_the_topics_it_published(ws):
+    assert main(["render", "--workspace", str(ws), "--out", str(ws / "rendered")]) == 0
+    page = parse_html((ws / "rendered/digest/topics/agents/2026-W25.html").read_text(encoding="utf-8"))
+    assert page.find("h1").text() == "Weekly digest 2026-W25: LLM agents <for> SE"
+    assert not (ws / "digests/topics/agents/2026-W26").exists(), "a render decides nothing"
