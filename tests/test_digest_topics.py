@@ -232,6 +232,15 @@ def test_a_topic_s_keeps_are_checked_against_the_graph_in_a_build(tmp_path):
         assert sorted(r["id"] for r in rows) == sorted(_kept(root / archive)), archive
 
 
+def test_the_build_command_names_the_topics_weeks(tmp_path, capsys, monkeypatch):
+    root = _workspace(tmp_path / "ws")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1782734400")  # 2026-06-29: 2026-W25 has ended
+    assert main(["build", "--workspace", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "digest: decided and published 2026-W25\n" in out
+    assert "digest topics: decided and published agents 2026-W25\n" in out
+
+
 def test_render_with_the_workspace_shows_the_topics_it_published(ws):
     assert main(["render", "--workspace", str(ws), "--out", str(ws / "rendered")]) == 0
     page = parse_html((ws / "rendered/digest/topics/agents/2026-W25.html").read_text(encoding="utf-8"))
