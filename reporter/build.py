@@ -38,6 +38,8 @@ from typing import Any
 
 from . import build_steps as step
 from .build_steps import BUILD, RENDER, Plan, Sources
+from .build_topics import (TopicRun, cross_topics, decide_topics, locked_topics, publish_topics, topic_links, topic_stages,
+                           topics_current)
 from .clock import build_date
 from .config import Workspace
 from .novelty.workspace import NOVELTY_RESULTS
@@ -48,6 +50,7 @@ from .routing.textscan import scan_engine
 from .runs import RunStart, state_of
 from .site.certified import read_certified
 from .site.digest_pages import DigestWeek
+from .site.models.common import Link
 from .site.render import PreparedSite, RenderReport, SiteInputs, StagePages, prepare_site, read_site_inputs
 from .site.status_page import ScreeningStatus
 from .site.titles import PoolRef
@@ -71,6 +74,8 @@ class BuildReport:
     """The day the build took as today (None: a render, which takes none)."""
     digest: tuple[str, ...] = ()
     """Digest weeks this build decided and published (empty without [digest] or a pending week)."""
+    topic_weeks: tuple[str, ...] = ()
+    """The named digest topics' weeks this build published (`NAME YYYY-Www`)."""
     digest_later: tuple[str, ...] = ()
     """Weeks with papers that have not ended by `as_of`: left for a later build."""
 
@@ -151,6 +156,7 @@ def run(plan: Plan, src: Sources, *, as_of: date | None = None, environ: Mapping
         as_of = as_of or build_date(environ)
     # 1. Gather: read and check every input before anything is written.
     checked = step.check_inputs(plan, src, as_of, environ)  # decided in memory; published in step 3
+    topics = decide_topics(ws, as_of, plan.decide, checked, environ)  # the named digest topics, decided alike
     engine = scan_engine(environ) if plan.route else None  # REPORTER_SCAN_ENGINE, read at the edge as `route` does
     # The example pool is an input, made when [example] asks for it; removed again if the run is refused.
     with contextlib.ExitStack() as stack:
@@ -158,14 +164,18 @@ def run(plan: Plan, src: Sources, *, as_of: date | None = None, environ: Mapping
         labels = step.routing_labels(plan, ws)
         staged = stack.enter_context(step.stage_release(  # None for a render or a digest-only workspace
             plan, ws, workers=workers, progress=progress, release_name=release_name, as_of=as_of, engine=engine))
-        with step.locked_outputs(plan, src):
+        with step.locked_outputs(plan, src), locked_topics(topics):
             checked = step.still_current(checked, ws, as_of, environ, plan)  # another run published a week meanwhile?
+            topics = topics_current(topics, ws, as_of, checked, environ)
+            cross, topics = cross_topics(ws.digest if ws is not None else None, checked.digest, topics)
+            checked = dataclasses.replace(checked, digest=cross)  # each week names the topics that also kept a paper
             gathered = gather(plan, src, as_of, checked, staged, labels)
             # 2. Page models, from what was gathered alone; rendered and checked in memory.
-            site = prepare_site(gathered.releases, src.out, inputs=gathered.site, stages=stage_pages(gathered),
+            stages = [*stage_pages(gathered, topic_links(topics)), *topic_stages(topics, src.base_url)]
+            site = prepare_site(gathered.releases, src.out, inputs=gathered.site, stages=stages,
                                 rerender_archive=rerender_archive, progress=progress)
             # 3. Publish, now that the writer's checks have passed.
-            return publish(gathered, site)
+            return publish(gathered, site, topics)
 
 
 def gather(plan: Plan, src: Sources, as_of: date | None, checked: step.Checked, staged: StagedRelease | None,
@@ -182,18 +192,19 @@ def gather(plan: Plan, src: Sources, as_of: date | None, checked: step.Checked, 
                                           certified=certified))
 
 
-def stage_pages(g: Gathered) -> list[StagePages]:
-    """What each stage adds to the site, from what was gathered."""
+def stage_pages(g: Gathered, topics: Sequence[Link] = ()) -> list[StagePages]:
+    """What each stage adds to the site, from what was gathered (`topics`: the named topics the home page lists)."""
     digest = (g.src.digests, g.digest_weeks, g.digest_pending) if g.src.digests is not None else None
     state = state_of(g.src.workspace.root) if g.src.workspace is not None else None
-    return step.stage_pages(g.checked.novelty, digest, g.src.base_url, g.screening, state)
+    return step.stage_pages(g.checked.novelty, digest, g.src.base_url, g.screening, state, topics)
 
 
-def publish(g: Gathered, site: PreparedSite) -> BuildReport:
+def publish(g: Gathered, site: PreparedSite, topics: Sequence[TopicRun] = ()) -> BuildReport:
     """Publish what the plan made, in order: the release, the digest weeks, the label findings, the novelty
     results; then the site."""
     routed = g.staged.publish() if g.staged is not None else None
     weeks = step.publish_digest(g.src.workspace, g.checked, g.src.record)
+    topic_weeks = publish_topics(topics, g.src.record)
     if routed is not None:
         write_label_stats(routed.release_dir, g.labels)
         if g.src.record is not None and g.src.workspace is not None:
@@ -207,4 +218,5 @@ def publish(g: Gathered, site: PreparedSite) -> BuildReport:
     return BuildReport(release_id=routed.release_id if routed else None, created=bool(routed and routed.created),
                        rows=routed.rows if routed else 0, novelty=verdicts, site=report, as_of=g.as_of,
                        digest=tuple(w.week for w in weeks),
+                       topic_weeks=tuple(f"{name} {w.week}" for name, w in topic_weeks),
                        digest_later=digest.later if digest is not None else ())

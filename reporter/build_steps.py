@@ -41,6 +41,7 @@ from .routing.specs import load_rulebook
 from .runs import RunStart
 from .screening.report import gather_screening, workspace_labels
 from .site.digest_pages import DigestWeek, digest_week, load_digest_weeks
+from .site.models.common import Link
 from .site.render import StagePages, digest_stage, novelty_stage, screening_stage
 from .site.status_page import NO_WORKSPACE, ScreeningStatus, screening_status
 from .site.titles import PoolRef
@@ -139,11 +140,16 @@ def decide_digest(checked: Checked, ws: Workspace, as_of: date, environ: Mapping
     if ws.digest is None:
         return checked
     run = gather_digest(ws.digest, as_of, keyword_fallback=keyword_fallback)
+    return dataclasses.replace(checked, digest=run, evidence=graph_evidence(checked, ws, run, environ))
+
+
+def graph_evidence(checked: Checked, ws: Workspace, run: DigestRun,
+                   environ: Mapping[str, str]) -> tuple[tuple[ResultLine, ...] | None, ...]:
+    """Per decided week (of any topic): its KEEPs checked against the workspace's graph, or None without one."""
     resolvers = ws.novelty.make_resolvers(environ) if checked.graph is not None else ()
     named = graph_name(ws.graph, ws.root) if checked.graph is not None and ws.graph is not None else ""
-    evidence = tuple(tuple(check_keeps(r, checked.graph, named, resolvers)) if checked.graph is not None
-                     else None for r in run.results)
-    return dataclasses.replace(checked, digest=run, evidence=evidence)
+    return tuple(tuple(check_keeps(r, checked.graph, named, resolvers)) if checked.graph is not None
+                 else None for r in run.results)
 
 
 def check_keeps(result: WeekResult, graph: Graph, graph_path: str,
@@ -300,16 +306,18 @@ def digest_weeks(checked: Checked, archive: Path | None) -> tuple[tuple[DigestWe
 
 
 def stage_pages(novelty: NoveltyResults | None, digest: tuple[Path, Sequence[DigestWeek], Sequence[DigestWeek]] | None,
-                base_url: str | None, screening: ScreeningStatus | None, state: Path | None = None) -> list[StagePages]:
+                base_url: str | None, screening: ScreeningStatus | None, state: Path | None = None,
+                topics: Sequence[Link] = ()) -> list[StagePages]:
     """What each stage adds to the site, in one order: novelty, the digest, the screen. `state`: the workspace's
-    state folder, whose reader's marks (`reporter feedback`) the digest's index measures the weeks by."""
+    state folder, whose reader's marks (`reporter feedback`) the digest's index measures the weeks by; `topics`:
+    the named digest topics the home page lists."""
     stages = [novelty_stage(list(novelty.rows), novelty.path)] if novelty is not None else []
     if digest is not None:
         archive, published, pending = digest
         marks = read_marks(state) if state is not None else []
         quality = (lambda weeks: measure(weeks, marks)) if marks else None
         stages.append(digest_stage(archive, published=published, pending=pending, base_url=base_url,
-                                   quality=quality))
+                                   quality=quality, topics=tuple(topics)))
     return [*stages, *([screening_stage(screening)] if screening is not None else [])]
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import tomllib
 import urllib.parse
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +25,11 @@ from .digest.config import DigestSettings, parse_digest
 from .errors import InputError
 from .example.config import ExampleSettings, parse_example
 from .fetch.config import FetchSettings, parse_fetch
-from .mail.config import MailSettings, parse_mail
+from .mail.config import MailSettings, check_recipients, parse_mail
 from .novelty.config import NoveltySettings, parse_novelty
 from .routing.config import RouteSettings, parse_route
 from .routing.published import check_release_name
+from .runs import state_of
 from .screening.config import ScreenSettings, parse_screen
 from .settings import KINDS, Table, http_url
 
@@ -163,6 +164,11 @@ def load_workspace(path: Path) -> Workspace:
         stages[name] = parse(table)
         if table is not None:
             table.done()
+    if stages["digest"] is not None:  # the reader's marks live in the workspace's state (close in meaning)
+        stages["digest"] = replace(stages["digest"], state=state_of(root))
+        for topic in stages["digest"].topics:
+            if topic.recipients and (complaint := check_recipients(list(topic.recipients))):
+                raise InputError(f"{file}: [digest.topics.{topic.name}]: key 'recipients' {complaint}")
     release_name = check_release_name(data.get("label"), f"{file}: key 'label'")
     return Workspace(root=root, sample_seed=data.get("sample_seed", 0), release_name=release_name, **values, **stages)
 

@@ -39,9 +39,10 @@ anyone's): its links are then relative, which work in the site but not in a mail
 to send it."""
 
 
-def email_edition_paths(week: str) -> tuple[str, str, str]:
-    """A digest week's e-mail edition in the site: `digest/YYYY-Www.email.html`, `.email.txt` and `.eml`."""
-    return f"digest/{week}.email.html", f"digest/{week}.email.txt", f"digest/{week}.eml"
+def email_edition_paths(week: str, root: str = "digest") -> tuple[str, str, str]:
+    """A digest week's e-mail edition in the site: `digest/YYYY-Www.email.html`, `.email.txt` and `.eml` (a
+    topic's under its folder, `digest/topics/NAME/`)."""
+    return f"{root}/{week}.email.html", f"{root}/{week}.email.txt", f"{root}/{week}.eml"
 
 
 def is_safe_segment(name: str) -> bool:

@@ -98,7 +98,7 @@ def test_a_key_no_week_decided_records_nothing(ws, capsys):
 
 
 @pytest.mark.parametrize("flags, said", [
-    (("--topic", "agents", "--wanted", "x"), "topics are not built yet"),
+    (("--topic", "agents", "--wanted", "x"), "--topic 'agents': no such topic; this workspace has default"),
     (("--sheet", "nope.csv"), "cannot read it (no such file)"),
 ])
 def test_refusals(ws, capsys, flags, said):

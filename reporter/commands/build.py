@@ -79,6 +79,8 @@ def run_build(args) -> int:
               + ", ".join(f"{v} {n}" for v, n in report.novelty.items()))
     if report.digest:
         print(f"digest: decided and published {', '.join(report.digest)}")
+    if report.topic_weeks:
+        print(f"digest topics: decided and published {', '.join(report.topic_weeks)}")
     print(f"site: {site.out}/index.html  ({site.pages} pages for {count(len(site.releases), 'release')}"
           f"{'' if not site.digests else ', ' + count(site.digests, 'digest week')}"
           f"{'' if site.novelty is None else ' and the novelty page'}; "

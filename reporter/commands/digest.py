@@ -17,7 +17,7 @@ from ..isoweek import parse_week, week_range
 from ..progress import Progress
 from ..runs import start_command_run, state_of
 from ..digest.weeks import WeekResult, run_weeks
-from ..digest.config import DEFAULT_MAX_KEPT, DigestSettings
+from ..digest.config import DEFAULT_MAX_KEPT, DEFAULT_TOPIC, DigestSettings
 from ..digest.decide import rank_key
 
 EXAMPLES = "--watchlist examples/digest/watchlist.txt --criteria examples/digest/criteria.md"
@@ -95,6 +95,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--keyword-fallback", action="store_true",
                    help="with a criteria judge: decide papers it has not answered yet by the keyword rule (tagged "
                         "judge-missing) instead of refusing the week")
+    p.add_argument("--topic", metavar="NAME", default=DEFAULT_TOPIC,
+                   help=f"decide a topic of the workspace ([digest.topics.NAME]: its watchlist, criteria, cap and "
+                        f"archive; default {DEFAULT_TOPIC!r}, the [digest] table's own)")
     p.add_argument("--json", action="store_true", help="print each week's path and calibration as a JSON line")
     p.set_defaults(func=run_digest)
 
@@ -113,8 +116,13 @@ def settings_from(args: argparse.Namespace) -> DigestSettings:
         if base is None and not all((args.papers, args.watchlist, args.criteria, args.archive)):
             raise InputError(f"{args.workspace}: reporter.toml has no [digest] table; add one (papers, watchlist, "
                              f"criteria, archive) or give --papers, --watchlist, --criteria and --archive")
+        if base is not None:
+            base = base.topic(args.topic)
     flags = {"papers": args.papers, "watchlist": args.watchlist, "criteria": args.criteria,
              "archive": args.archive, "max_kept": args.max_kept}
+    if base is None and args.topic != DEFAULT_TOPIC:
+        raise InputError(f"--topic {args.topic!r}: topics are tables of a workspace's [digest] ([digest.topics.NAME]); "
+                         f"give --workspace DIR")
     if base is None:
         missing = [f"--{k}" for k in ("papers", "watchlist", "criteria", "archive") if flags[k] is None]
         if missing:

@@ -8,8 +8,7 @@ from typing import Any
 
 from ..errors import InputError
 
-DEFAULT_TOPIC = "default"
-"""The one topic a workspace has until topics exist (issue 33, item 6): its [digest]."""
+from ..digest.config import DEFAULT_TOPIC
 
 FEEDBACK_EPILOG = """\
 examples (in the example workspace, after `reporter build`):
@@ -37,8 +36,10 @@ Both print the measured quality: KEEP precision over the last 8 published
 weeks (of the KEEPs marked, those wanted) with its 95% Wilson interval, and
 each wanted paper that was not KEEP with the axis that missed it.
 
---topic: topics (several digests in one workspace) are not built yet; only
-the default topic, the workspace's [digest], is accepted.
+--topic NAME: a topic of the workspace ([digest.topics.NAME], docs/digest.md,
+"Topics"): its archive's papers, its marks (state/topics/NAME/feedback.json),
+its watchlist and criteria for the proposals. Default: the [digest] table's
+own digest, `default` (its marks in state/feedback.json).
 """
 
 
@@ -53,8 +54,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--workspace", type=Path, default=Path("."), metavar="DIR",
                    help="folder with reporter.toml (default .): its [digest] archive and its state/")
     p.add_argument("--topic", metavar="NAME", default=DEFAULT_TOPIC,
-                   help=f"the digest topic (default {DEFAULT_TOPIC!r}; topics are not built yet, so only "
-                        f"{DEFAULT_TOPIC!r} is accepted)")
+                   help=f"the digest topic: a [digest.topics.NAME] of the workspace (default {DEFAULT_TOPIC!r}, "
+                        f"the [digest] table's own)")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--sheet", type=Path, metavar="FILE", help="a CSV with key (or id) and mark columns")
     what.add_argument("--wanted", nargs="+", metavar="KEY", help="mark these papers wanted")
@@ -76,21 +77,18 @@ def run_feedback(args: argparse.Namespace) -> int:
     from ..hashing import canonical_json
     from ..runs import state_of
 
-    if args.topic != DEFAULT_TOPIC:
-        raise InputError(f"--topic {args.topic!r}: topics are not built yet; the workspace has one digest, the "
-                         f"topic {DEFAULT_TOPIC!r} (leave --topic out)")
     ws = load_workspace(args.workspace)
     if ws.digest is None:
         raise InputError(f"{ws.file}: no [digest] table, so there is no published paper to mark; add one "
                          f"(docs/digest.md)")
-    weeks = archived_weeks(ws.digest.archive)
+    settings = ws.digest.topic(args.topic)
+    weeks = archived_weeks(settings.archive)
     if not weeks:
-        raise InputError(f"{ws.digest.archive}: no published digest week yet; marks are for papers of published "
+        raise InputError(f"{settings.archive}: no published digest week yet; marks are for papers of published "
                          f"weeks (reporter build, or reporter digest)")
-    state = state_of(ws.root)
+    state = settings.state if settings.state is not None else state_of(ws.root)  # the topic's marks
     out: dict[str, Any] = {"topic": args.topic}
     if args.proposals:
-        settings = ws.digest
         criteria = load_criteria(settings.criteria, need_terms=settings.judge is None)
         out.update(propose(weeks, read_marks(state), load_watchlist(settings.watchlist), criteria))
     else:
@@ -110,7 +108,8 @@ def run_feedback(args: argparse.Namespace) -> int:
             out["quality"] = measure(weeks, read_marks(state))
             print(canonical_json(out) if args.json else _text(out))
             return 0
-        run = start_command_run(args, state, os.environ)
+        run = start_command_run(args, state_of(ws.root), os.environ)  # the workspace's run records
+        state.mkdir(parents=True, exist_ok=True)
         recorded = record(state, marked, source)
         run.write("feedback", "done", inputs=[run.ref("sheet", args.sheet)] if args.sheet is not None else [],
                   outputs=[run.ref("marks", state / FEEDBACK_FILE)],

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..digest.config import DEFAULT_TOPIC
 from ..errors import InputError
 from ..plurals import count
 
@@ -70,6 +72,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--send", action="store_true", help="send it (without: print what would be sent)")
     p.add_argument("--resend", action="store_true",
                    help="send it even if state/mail-sent.json records it as sent (implies --send)")
+    p.add_argument("--topic", metavar="NAME", default=DEFAULT_TOPIC,
+                   help=f"a named digest topic's edition ([digest.topics.NAME]), to its recipients (default "
+                        f"{DEFAULT_TOPIC!r}: the [digest] table's own, to [mail] to)")
     p.add_argument("--json", action="store_true", help="print what was (or would be) sent as one JSON object")
     p.set_defaults(func=run_mail)
 
@@ -82,15 +87,16 @@ def run_mail(args: argparse.Namespace) -> int:
     from ..mail.send import SENT_RECORD, built_weeks, find_message, plan, send_week
 
     ws = load_workspace(args.workspace)
+    root, ws = _topic(ws, args.topic)
     if args.latest:
-        weeks = built_weeks(ws.site)
+        weeks = built_weeks(ws.site, root)
         if not weeks:
             raise InputError(f"{ws.site / 'digest'}: the site holds no e-mail edition yet; build it with a "
                              f"published digest week (reporter build)")
         week = weeks[-1]
     else:
         week = parse_week(args.week)
-    built = find_message(ws.site, week)
+    built = find_message(ws.site, week, root)
     sending = args.send or args.resend
     if not sending:
         outcome = plan(ws.root, built)
@@ -115,6 +121,20 @@ def run_mail(args: argparse.Namespace) -> int:
     report = _report(ws, outcome, sending, ws.root / SENT_RECORD)
     print(canonical_json(report) if args.json else _text(report))
     return 0
+
+
+def _topic(ws: Workspace, name: str) -> tuple[str, Workspace]:
+    """The site folder of the topic's editions, and the workspace with [mail] to set to its recipients (when it
+    names any); the default topic's are `digest` and the workspace as it is."""
+    if name == DEFAULT_TOPIC:
+        return "digest", ws
+    if ws.digest is None:
+        raise InputError(f"{ws.file}: no [digest] table, so no topic {name!r}")
+    from ..site.digest_views import topic_root
+    topic = ws.digest.topic(name)  # refuses an unknown name, listing the topics
+    recipients = next(t.recipients for t in ws.digest.topics if t.name == name)
+    mail = ws.mail if ws.mail is None or not recipients else dataclasses.replace(ws.mail, to=recipients)
+    return topic_root(topic.name), dataclasses.replace(ws, mail=mail)
 
 
 def _password(ws: Workspace) -> str | None:

@@ -22,7 +22,7 @@ import errno
 import os
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,9 @@ from ..files import MiB, parse_json, read_capped
 from ..hashing import sha256_bytes
 from ..isoweek import is_week, shift_week, week_start
 from .close_read import CloseEntry, read_close
+from .also_in import read_also_in
+from .config import DEFAULT_TOPIC
+from .lists_diff import FileChange, ListsDiff, read_lists_diff
 from .judge.archived import Disagreement, JudgeSpend, WeekJudge, read_judge
 from .records import (DROP_CAUSES, EARLIER_VERSION_NOVELTY, REVIEW_REASONS, SILENT_CRITERIA, Decision, JudgeEntry,
                       ListedAgain, WeekDecisions, review_reason_of)
@@ -84,6 +87,8 @@ class WeekSettings:
     """The watchlist's name."""
     criteria: str
     """The criteria document's name."""
+    topic: tuple[str, str] | None = None
+    """(name, title) of the topic a week of a named topic was decided for (`settings.topic`); None otherwise."""
 
 
 @dataclass(frozen=True)
@@ -189,6 +194,10 @@ class ArchivedWeek:
     """The criteria judge's week (its cost, where it and the keyword rule disagree); None without a judge."""
     close: tuple[CloseEntry, ...] | None = None
     """Close in meaning, missed by the watchlist (`close_in_meaning`); None for a week decided without meaning."""
+    lists_diff: ListsDiff | None = None
+    """The watchlist and criteria lines changed since the week before (`lists_diff`); None when not recorded."""
+    also_in: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    """Per paper another topic kept this week: (name, title) of each such topic (`also_in`); {} without topics."""
 
     @property
     def week(self) -> str:
@@ -279,10 +288,12 @@ def read_week(data: bytes, source: str) -> ArchivedWeek:
         drift, merges = _drift(_dict(decisions.watchlist_drift)), tuple(_merge(m) for m in decisions.merges)
         judge = read_judge(document.get("judge"))
         close = read_close(document.get("close_in_meaning"), decisions.decisions)
+        changed = read_lists_diff(document.get("lists_diff"))
+        also = read_also_in(document.get("also_in"), (d.id for d in decisions.decisions))
     except (TypeError, ValueError, AttributeError, OverflowError, KeyError) as exc:
         raise InputError(f"{source}: not a decisions.json this tool wrote ({type(exc).__name__}: {exc}); "
                          f"restore it, or re-publish the week with --force") from None
-    return ArchivedWeek(decisions, head, drift, merges, sha256_bytes(data), source, judge, close)
+    return ArchivedWeek(decisions, head, drift, merges, sha256_bytes(data), source, judge, close, changed, also)
 
 
 def archived_weeks(archive: Path) -> list[ArchivedWeek]:
@@ -328,7 +339,7 @@ def _head(document: dict[str, Any], source: str) -> WeekHead:
             keep_threshold=score_setting(settings, "keep_threshold", KEEP_AT, source),
             review_threshold=score_setting(settings, "review_threshold", REVIEW_AT, source),
             prior=str(settings.get("prior", "archive")), watchlist=str(settings.get("watchlist", "")),
-            criteria=str(settings.get("criteria", ""))),
+            criteria=str(settings.get("criteria", "")), topic=_topic(settings.get("topic"), source)),
         papers=_input(inputs.get("papers")), watchlist=_input(inputs.get("watchlist")),
         criteria=_input(inputs.get("criteria")),
         prior=tuple((str(w), str(sha)) for w, sha in sorted(_dict(inputs.get("prior")).items())))
@@ -366,9 +377,20 @@ def _input(value: Any) -> InputFile | None:
     return InputFile(str(value.get("file", "")), str(value.get("sha256", "")))
 
 
-__all__ = ["DECISIONS_FILE", "DROP_CAUSES", "EARLIER_VERSION_NOVELTY", "GRAPH_FILE", "REVIEW_REASONS",
+
+def _topic(value: Any, source: str) -> tuple[str, str] | None:
+    """`settings.topic` ({"name", "title"}), or None when the week was decided for no named topic."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str) or not isinstance(value.get("title"), str):
+        raise InputError(f"{source}: settings.topic is not {{\"name\", \"title\"}}; restore the file, or "
+                         f"re-publish the week with --force")
+    return value["name"], value["title"]
+
+
+__all__ = ["DECISIONS_FILE", "DEFAULT_TOPIC", "DROP_CAUSES", "EARLIER_VERSION_NOVELTY", "GRAPH_FILE", "REVIEW_REASONS",
            "SILENT_CRITERIA", "ArchivedWeek", "Decision", "Disagreement", "Drift",
-           "InputFile", "JudgeEntry", "JudgeSpend", "ListedAgain", "WeekJudge",
+           "FileChange", "InputFile", "JudgeEntry", "JudgeSpend", "ListedAgain", "WeekJudge",
            "MergeEntry", "MissedConcept", "RejectedEntry", "WeekDecisions", "WeekHead", "WeekSettings", "archive_state",
            "archived_weeks", "load_week", "prior_weeks", "published_weeks", "read_decisions", "read_published",
            "read_week", "week_bytes"]

@@ -33,6 +33,10 @@ class CloseEntry:
     """The phrase of its title or abstract nearest the concept that the watchlist lacks, or None."""
     concept: str = ""
     """The nearest concept quoted as a rationale cites it (`criteria.md:12 "prose"`); empty when not recorded."""
+    nearest_wanted: str | None = None
+    """The paper the reader marked wanted in an earlier week that it is nearest to; None in a week without one."""
+    wanted_similarity: float | None = None
+    """Its similarity to that paper, 4 decimals."""
 
 
 def read_close(value: Any, decisions: Sequence[Decision]) -> tuple[CloseEntry, ...] | None:
@@ -57,7 +61,14 @@ def read_close(value: Any, decisions: Sequence[Decision]) -> tuple[CloseEntry, .
         quoted = e.get("concept", "")
         if not isinstance(quoted, str):
             raise TypeError(f"close_in_meaning: concept of {pid} is not text")
-        out.append(CloseEntry(pid, float(sim), near, phrase, quoted))
+        liked, liked_sim = e.get("nearest_wanted"), e.get("wanted_similarity")
+        if (liked is None) != (liked_sim is None) or not (liked is None or isinstance(liked, str)) or not (
+                liked_sim is None or (not isinstance(liked_sim, bool) and isinstance(liked_sim, (int, float))
+                                      and math.isfinite(liked_sim))):
+            raise TypeError(f"close_in_meaning: nearest_wanted and wanted_similarity of {pid} are not an id and a "
+                            f"number")
+        out.append(CloseEntry(pid, float(sim), near, phrase, quoted, liked,
+                              None if liked_sim is None else float(liked_sim)))
     if len({e.id for e in out}) != len(out):
         raise ValueError("close_in_meaning lists a paper twice")
     return tuple(out)

@@ -104,13 +104,14 @@ def combine(match: int, criteria: int, novelty: int) -> int:
 
 def score_axes(records: Sequence[Record], watchlist: Watchlist, criteria: Criteria,
                prior: Sequence[PriorKeep], judged: Mapping[str, Sequence[JudgeEntry]] | None = None,
-               model: Model | None = None) -> list[PaperAxes]:
+               model: Model | None = None, wanted: Sequence[tuple[str, str]] = ()) -> list[PaperAxes]:
     """The three axes and the relevance of every record (two match_phrases calls for the whole week).
 
     `judged`: each record's judge entries (a criteria judge is configured): Axis 2 is the judges'
     (`reporter.digest.judge.axis`), the keyword rule's for a paper a judge failed or has not answered.
     `model`: the embedding model (`reporter.digest.semantic`), for each paper's meaning and the order within a
-    score; None: ordered by relevance alone.
+    score; None: ordered by relevance alone. `wanted`: (id, text) of the papers the reader marked wanted in
+    earlier weeks, for each paper's nearness to them (the close-in-meaning list only).
     """
     counts = count_terms(records, week_terms(watchlist, criteria))
     fits = criteria_axis(records, criteria, counts)
@@ -124,7 +125,7 @@ def score_axes(records: Sequence[Record], watchlist: Watchlist, criteria: Criter
         return axes
     top = max(a.relevance for a in axes)
     return [replace(a, meaning=near, order=blend(a.relevance, near.similarity, top))
-            for a, near in zip(axes, week_meaning(model, records, criteria))]
+            for a, near in zip(axes, week_meaning(model, records, criteria, wanted))]
 
 
 def decide_week(records: Sequence[Record], watchlist: Watchlist, criteria: Criteria,
@@ -133,12 +134,13 @@ def decide_week(records: Sequence[Record], watchlist: Watchlist, criteria: Crite
                 merged: Mapping[str, Sequence[str]] | None = None,
                 new_versions: Mapping[str, str] | None = None,
                 judged: Mapping[str, Sequence[JudgeEntry]] | None = None,
-                model: Model | None = None) -> WeekOutcome:
+                model: Model | None = None, wanted: Sequence[tuple[str, str]] = ()) -> WeekOutcome:
     """Decide every record of a week; `merged` maps a surviving id to the ids folded into it; `new_versions` maps
     the id of a paper listed again in a newer version to the prior week that decided it (tag `new-version-of:`);
     `judged` gives each record's judge entries when a criteria judge is configured (`score_axes`); `model`: the
-    embedding model, for the order within a score and the close-in-meaning list (None: neither)."""
-    axes = score_axes(records, watchlist, criteria, prior, judged, model)
+    embedding model, for the order within a score and the close-in-meaning list (None: neither); `wanted`: the
+    papers the reader marked wanted in earlier weeks (id, text), which that list reads too."""
+    axes = score_axes(records, watchlist, criteria, prior, judged, model, wanted)
     outcome = decide(records, axes, criteria, max_kept=max_kept, thresholds=thresholds, merged=merged,
                      new_versions=new_versions)
     if model is None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..pool.record import Record
-from .config import DigestSettings
+from .config import DEFAULT_TOPIC, DigestSettings
 from .criteria import Criteria
 from .decide import WeekOutcome
 from .judge.answers import WeekAnswers, week_judge
@@ -55,7 +55,9 @@ def document_head(week: str, settings: DigestSettings, watchlist: Watchlist, cri
         "settings": {"max_kept": settings.max_kept, "keep_threshold": settings.keep_threshold,
                      "review_threshold": settings.review_threshold, "prior": prior,
                      "watchlist": watchlist.name, "criteria": criteria.name,
-                     "semantic": semantic if semantic is not None else False},
+                     "semantic": semantic if semantic is not None else False,
+                     **({"topic": {"name": settings.name, "title": settings.title or settings.name}}
+                        if settings.title is not None or settings.name != DEFAULT_TOPIC else {})},
     }
 
 
@@ -78,6 +80,10 @@ def identity_changes(old: Any, new: dict[str, Any]) -> list[str]:
                            f"{_shown(then.get('sha256'))[:14]} then, {now[name]['sha256'][:12]} now)"
                            if then.get("file") == now[name]["file"] else
                            f"the {name} file was {_shown(then.get('file'))}, now {_shown(now[name]['file'])}")
+    if was.get("wanted") != now.get("wanted"):
+        count = lambda v: v.get("papers", "?") if isinstance(v, dict) else 0  # noqa: E731
+        changes.append(f"the papers the reader marked wanted in earlier weeks changed ({count(was.get('wanted'))} "
+                       f"then, {count(now.get('wanted'))} now: they feed the close-in-meaning list)")
     if was.get("judge") != now.get("judge"):
         changes.append(_judge_change(was.get("judge"), now.get("judge")))
     before = was.get("prior") if isinstance(was.get("prior"), dict) else {}
@@ -116,11 +122,14 @@ def _shown(value: Any) -> str:
 
 def decisions_document(head: dict[str, Any], outcome: WeekOutcome, merges: Sequence[dict[str, Any]],
                        listed_again: Sequence[ListedAgain] = (),
-                       judge: dict[str, Any] | None = None) -> dict[str, Any]:
+                       judge: dict[str, Any] | None = None,
+                       lists: dict[str, Any] | None = None) -> dict[str, Any]:
     """The decisions.json document: the seed's `decisions` and `calibration`, the papers listed again without
     being decided again, and what they came from (`head`); `judge`: the criteria judge's week (its cost,
-    where it and the keyword rule disagree), None without one."""
+    where it and the keyword rule disagree), None without one; `lists`: the watchlist and criteria texts and
+    what changed since the week before (`lists`, `lists_diff`: reporter.digest.lists_diff)."""
     return {
+        **(lists or {}),
         **head,
         "decisions": [d.to_json() for d in outcome.decisions],
         "calibration": outcome.calibration.to_json(),

@@ -238,3 +238,22 @@ def measure(weeks: Sequence[ArchivedWeek], marks: Iterable[Mark], last: int = QU
 
 __all__ = ["FEEDBACK_FILE", "MARKS", "QUALITY_WEEKS", "Mark", "Paper", "latest", "measure", "missed_by", "papers",
            "read_marks", "read_sheet", "record", "resolve"]
+
+
+def wanted_texts(state: Path, archive: Path) -> dict[str, tuple[str, str]]:
+    """The papers the reader's latest mark says are wanted: id -> (the week that decided it, its title and abstract
+    as that week's decisions.json records them), read once per week; a paper whose week is not in `archive` (another
+    archive given by flag) is left out. What the close-in-meaning list of later weeks reads ("Meaning")."""
+    from .archive import read_published, week_bytes
+
+    wanted = [m for m in latest(read_marks(state)).values() if m.mark == "wanted"]
+    out: dict[str, tuple[str, str]] = {}
+    for week in sorted({m.week for m in wanted}):
+        if week_bytes(archive, week) is None:
+            continue
+        decided = {d.id: d for d in read_published(archive, week)[0].decisions}
+        for m in wanted:
+            d = decided.get(m.id) if m.week == week else None
+            if d is not None:
+                out[m.id] = (week, f"{d.title}. {d.abstract}" if d.abstract else d.title)
+    return out

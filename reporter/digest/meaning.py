@@ -9,7 +9,10 @@
 - **Close in meaning, missed by the watchlist** (`close_in_meaning`): the papers that are not KEEP, by
   similarity (high first, then id), those at or above the week's KEEP median (CLOSE_FLOOR without a KEEP),
   at most CLOSE_SHOWN (5; the e-mail shows the first 3): surfaced, never applied (no score, decision or
-  threshold reads it).
+  threshold reads it). Once the reader has marked papers of earlier weeks wanted, a paper's nearness to
+  them counts too: its `wanted_similarity` (the cosine with the nearest wanted paper) lists it from the
+  week's KEEP median of that measure up (WANTED_FLOOR without a KEEP), and the list is ordered by the
+  larger of the two similarities.
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ SUGGEST_CHARS = 1_000
 """A suggested phrase is taken from the first characters of the title or the abstract (bounded work per paper)."""
 CLOSE_FLOOR = 0.5
 """Without a KEEP to compare with, a paper is listed from this similarity on."""
+WANTED_FLOOR = 0.8
+"""Without a KEEP to compare with, a paper is listed from this similarity to a wanted paper on (papers are nearer
+each other than to the concepts' mean: a choice, not a fit; docs/digest.md, "Meaning")."""
 _BREAK = re.compile(r"[^\w\s'-]|\s-\s")
 """Where a phrase stops: punctuation (`LGMT: Logic-Grounded`, `Contextual, LLM-Judges`, `models (LLMs)`)."""
 _WORD = re.compile(r"[^\W_][\w'-]*[^\W_]|[^\W_]")
@@ -60,6 +66,10 @@ class Nearness:
     """The In scope concept line it is nearest to."""
     nearest_similarity: float
     """Its cosine with that concept line, 4 decimals."""
+    wanted: float | None = None
+    """Its cosine with the nearest paper the reader marked wanted in an earlier week, 4 decimals; None without."""
+    wanted_id: str | None = None
+    """That wanted paper's id (ties to the smaller id)."""
 
 
 def concept_text(concept: Concept) -> str:
@@ -71,8 +81,10 @@ def paper_text(record: Record) -> str:
     return f"{record.title}. {record.abstract}" if record.abstract else record.title
 
 
-def week_meaning(model: Model, records: Sequence[Record], criteria: Criteria) -> list[Nearness]:
-    """Every record's similarity and nearest In scope concept (one embedding call for the week)."""
+def week_meaning(model: Model, records: Sequence[Record], criteria: Criteria,
+                 wanted: Sequence[tuple[str, str]] = ()) -> list[Nearness]:
+    """Every record's similarity and nearest In scope concept (one embedding call for the week); `wanted`: (id,
+    text) of the papers the reader marked wanted in earlier weeks, by id: each record's nearest of them too."""
     concepts = criteria.section(IN_SCOPE)
     vectors = model.embed([concept_text(c) for c in concepts])
     centre = vectors.mean(axis=0)
@@ -81,10 +93,14 @@ def week_meaning(model: Model, records: Sequence[Record], criteria: Criteria) ->
     papers = model.embed([paper_text(r) for r in records])
     whole = similarities(papers, centre[None, :])[:, 0]
     each = similarities(papers, vectors)
+    near = similarities(papers, model.embed([t for _, t in wanted])) if wanted else None
     out = []
     for i in range(len(records)):
         k = int(np.argmax(each[i]))  # the first of the highest: the earlier line
         out.append(Nearness(float(whole[i]), concepts[k], float(each[i, k])))
+        if near is not None:
+            j = int(np.argmax(near[i]))  # the first of the highest: the smaller id
+            out[-1] = dc_replace(out[-1], wanted=float(near[i, j]), wanted_id=wanted[j][0])
     return out
 
 
@@ -108,17 +124,28 @@ def close_in_meaning(decisions: Sequence[Any], meaning: dict[str, Nearness], rec
     """The safety net's list for decisions.json: `id`, `similarity`, `nearest_concept` (file:line),
     `suggested_phrase` (None when no phrase of the title or abstract is new to the watchlist), and `concept`, the
     nearest concept quoted as a rationale cites it."""
-    kept = [meaning[d.id].similarity for d in decisions if d.decision == "KEEP"]
-    floor = median(kept) if kept else CLOSE_FLOOR
+    kept = [meaning[d.id] for d in decisions if d.decision == "KEEP"]
+    floor = median(n.similarity for n in kept) if kept else CLOSE_FLOOR
+    wanted = [n.wanted for n in kept if n.wanted is not None]
+    wanted_floor = median(wanted) if wanted else WANTED_FLOOR
+
+    def close(n: Nearness) -> float:
+        return n.similarity if n.wanted is None else max(n.similarity, n.wanted)
+
+    def near_enough(n: Nearness) -> bool:
+        return n.similarity >= floor or (n.wanted is not None and n.wanted >= wanted_floor)
+
     candidates = sorted((d for d in decisions if d.decision != "KEEP" and d.cause != "already-covered"
-                         and meaning[d.id].similarity >= floor),
-                        key=lambda d: (-meaning[d.id].similarity, d.id))[:CLOSE_SHOWN]
+                         and near_enough(meaning[d.id])),
+                        key=lambda d: (-close(meaning[d.id]), d.id))[:CLOSE_SHOWN]
     out = []
     for d in candidates:
         near = meaning[d.id]
         out.append({"id": d.id, "similarity": near.similarity,
                     "nearest_concept": f"{criteria.name}:{near.nearest.line}", "concept": criteria.cite(near.nearest),
-                    "suggested_phrase": suggest_phrase(model, records[d.id], near.nearest, watchlist)})
+                    "suggested_phrase": suggest_phrase(model, records[d.id], near.nearest, watchlist),
+                    **({} if near.wanted is None else {"wanted_similarity": near.wanted,
+                                                       "nearest_wanted": near.wanted_id})})
     return out
 
 

@@ -323,6 +323,8 @@ class WeekDecisions:
     """The weeks whose KEEPs were the prior (oldest first)."""
     listed_again: tuple[ListedAgain, ...] = ()
     """The papers listed again this week that a prior week decided in the same version, by id: not decided again."""
+    lists: dict[str, Any] = field(default_factory=dict)
+    """The watchlist and criteria texts it was decided with (`lists`, reporter.digest.lists_diff); {} before."""
 
     def kept(self) -> tuple[Decision, ...]:
         """The KEEP decisions."""
@@ -336,4 +338,5 @@ class WeekDecisions:
                    watchlist_drift=dict(data.get("watchlist_drift", {})),
                    merges=tuple(data.get("merges", ())), inputs=dict(data.get("inputs", {})),
                    prior_weeks=tuple(data.get("prior_weeks", ())),
-                   listed_again=tuple(ListedAgain.from_json(x) for x in data.get("listed_again") or ()))
+                   listed_again=tuple(ListedAgain.from_json(x) for x in data.get("listed_again") or ()),
+                   lists=dict(data.get("lists") or {}))

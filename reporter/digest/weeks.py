@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..files import write_bytes
-from ..hashing import dump_json, sha256_bytes, sha256_file
+from ..hashing import dump_json, sha256_bytes, sha256_file, sha256_json
 from ..isoweek import parse_week, week_start
 from ..locks import locked, remove_debris
 from ..pool.record import Record
@@ -35,7 +35,10 @@ from .axes import PriorKeep
 from .config import DigestSettings
 from .criteria import load_criteria
 from .decide import Thresholds, WeekOutcome, decide_week
+from .feedback import FEEDBACK_FILE, wanted_texts
 from .meaning import with_order
+from .also_in import also_in
+from .lists_diff import list_texts, lists_diff
 from .semantic import load_model
 from .document import decisions_document, document_head, identity_changes, judge_block, merge_json
 from .judge.answers import recorded_answers, refuse_unjudged
@@ -215,6 +218,7 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
     watchlist = load_watchlist(settings.watchlist)
     criteria = load_criteria(settings.criteria, need_terms=settings.judge is None)
     inputs = {"watchlist": _digest(settings.watchlist), "criteria": _digest(settings.criteria)}
+    texts = list_texts({"watchlist": settings.watchlist, "criteria": settings.criteria})
     papers = papers if papers is not None else load_papers(settings.papers)
     check_covered(papers, weeks)
     archive = Path(settings.archive)
@@ -224,6 +228,7 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
     priors: dict[str, tuple[WeekDecisions, str]] = {}
     judged = _judge(settings)
     model = load_model() if settings.semantic else None  # once per run: weeks of a catch-up share it
+    liked = wanted_texts(settings.state, archive) if model is not None and settings.state is not None else {}
     for week in weeks:
         seen: dict[str, str | None] = {}
         if prior_override is not None:
@@ -236,10 +241,14 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
         records, merges = merge_records(listed.records)  # the papers of the week after the merge: what is judged
         # The judge's answers are part of the week's identity: read before it is compared.
         answers = recorded_answers(settings.judge, judged, records) if judged is not None else None
+        # The papers the reader wanted in earlier weeks, by id: the close-in-meaning list reads them (identity).
+        wanted = sorted((i, text) for i, (w, text) in liked.items() if week_start(w) < week_start(week))
         head = document_head(
             week, settings, watchlist, criteria,
             inputs={**inputs, "papers": listed.digest, "prior": {w: sha for w, (_, sha) in used.items()},
-                    **({"judge": answers.identity()} if answers is not None else {})},
+                    **({"judge": answers.identity()} if answers is not None else {}),
+                    **({"wanted": {"file": FEEDBACK_FILE, "papers": len(wanted), "sha256": sha256_json(wanted)}}
+                       if wanted else {})},
             prior_weeks=sorted(used) if prior_override is None else sorted({p.week for p in prior}),
             prior="archive" if prior_override is None else "given" if prior_override else "none",
             semantic=None if model is None else model.name)
@@ -262,10 +271,18 @@ def prepare_weeks(settings: DigestSettings, weeks: Sequence[str], *,
         outcome = decide_week(records, watchlist, criteria, prior, max_kept=settings.max_kept,
                               thresholds=Thresholds(settings.keep_threshold, settings.review_threshold),
                               merged=_merged_ids(merges), new_versions=listed.new_versions,
-                              judged=None if answers is None else answers.entries, model=model)
+                              judged=None if answers is None else answers.entries, model=model, wanted=wanted)
+        since = max(used, key=week_start) if used else None  # the newest prior week: what the diff is since
+        then = used[since][0] if since is not None else None
+        lists = {"lists": texts, "lists_diff": lists_diff(texts, inputs, since, then and then.lists,
+                                                          then and then.inputs)}
         document = decisions_document(head, outcome, [merge_json(m, papers.root) for m in merges],
                                       listed.listed_again,
-                                      None if answers is None else judge_block(records, criteria, answers, outcome))
+                                      None if answers is None else judge_block(records, criteria, answers, outcome),
+                                      lists)
+        if settings.others:  # a workspace with topics: the papers another topic kept this week (also_in)
+            document["also_in"] = also_in((d.id for d in outcome.decisions),
+                                          [(n, t, published_keeps(a, week)) for n, t, a in settings.others])
         decided[week] = WeekResult(week, document, outcome, seen=tuple(seen.items()), records=tuple(records),
                                    listed_again=listed.listed_again, encoded=encode_document(document))
     return [decided[w] for w in weeks]
@@ -342,6 +359,16 @@ def _prior_documents(archive: Path, week: str, decided: dict[str, WeekResult], s
         else:
             seen[w] = None
     return out
+
+
+def published_keeps(archive: Path, week: str) -> frozenset[str]:
+    """The ids a topic's published week kept, for `also_in` (none when it is not published, or cannot be read)."""
+    try:
+        data = week_bytes(archive, week)
+        return frozenset() if data is None else frozenset(
+            d.id for d in read_decisions(data, str(Path(archive) / week / DECISIONS_FILE))[0].kept())
+    except InputError:
+        return frozenset()
 
 
 def _merged_ids(merges: Sequence[Merge]) -> dict[str, tuple[str, ...]]:

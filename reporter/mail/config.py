@@ -194,3 +194,9 @@ def _variable(value: str) -> str | None:
     if not value.replace("_", "a").isalnum() or not value.isascii() or value[0].isdigit():
         return f"must name an environment variable (letters, digits and _), not {value!r:.200}"
     return None
+
+
+def check_recipients(value: list) -> str | None:
+    """What is wrong with a list of recipients (as `[mail] to` is checked), or None: for a digest topic's
+    `recipients` too."""
+    return _recipients(value)

@@ -70,6 +70,8 @@ class Built:
     """Its Subject."""
     message_id: str
     """Its Message-ID."""
+    relative: str = ""
+    """Its path in the site (`digest/2026-W25.eml`, a topic's `digest/topics/NAME/2026-W25.eml`)."""
 
     @property
     def relative_links(self) -> bool:
@@ -90,16 +92,16 @@ class Outcome:
     """The send this run made (as recorded), or None when it sent nothing."""
 
 
-def built_weeks(site: Path) -> list[str]:
-    """The weeks whose message the site holds, oldest first."""
-    folder = Path(site) / "digest"
+def built_weeks(site: Path, root: str = "digest") -> list[str]:
+    """The weeks whose message the site holds, oldest first (`root`: a named topic's folder, docs/digest.md)."""
+    folder = Path(site) / root
     stems = [p.name.removesuffix(".eml") for p in folder.glob("*.eml")] if folder.is_dir() else []
     return sorted((w for w in stems if is_week(w)), key=week_start)
 
 
-def find_message(site: Path, week: str) -> Built:
+def find_message(site: Path, week: str, root: str = "digest") -> Built:
     """A week's `.eml` in the built site, checked against the site's manifest; InputError when absent or edited."""
-    relative = email_edition_paths(week)[2]
+    relative = email_edition_paths(week, root)[2]
     path = Path(site) / relative
     try:
         data = read_capped(path, EML_LIMIT, "the e-mail edition")
@@ -117,7 +119,7 @@ def find_message(site: Path, week: str) -> Built:
     if not subject or not message_id or headers.get("From") or headers.get("To"):
         raise InputError(f"{path}: not an e-mail edition as the site writes it (a Subject and a Message-ID, no "
                          f"From or To); build the site again")
-    return Built(week, path, data, sha, subject, message_id)
+    return Built(week, path, data, sha, subject, message_id, relative)
 
 
 def read_sent(record: Path) -> list[dict[str, Any]]:
@@ -144,14 +146,14 @@ def _a_send(send: Any) -> bool:
             and isinstance(refused, dict) and all(isinstance(v, str) for v in refused.values()))
 
 
-def sends_of(sends: Sequence[dict[str, Any]], week: str) -> tuple[dict[str, Any], ...]:
-    """The sends of one week."""
-    return tuple(s for s in sends if s["week"] == week)
+def sends_of(sends: Sequence[dict[str, Any]], week: str, eml: str | None = None) -> tuple[dict[str, Any], ...]:
+    """The sends of one week (`eml`: of that message only, a topic's week having its own)."""
+    return tuple(s for s in sends if s["week"] == week and (eml is None or s.get("eml") == eml))
 
 
 def plan(root: Path, built: Built) -> Outcome:
     """What sending `built` would do: its earlier sends (nothing is sent)."""
-    return Outcome(built, sends_of(read_sent(Path(root) / SENT_RECORD), built.week))
+    return Outcome(built, sends_of(read_sent(Path(root) / SENT_RECORD), built.week, built.relative or None))
 
 
 def send_week(root: Path, settings: MailSettings, built: Built, password: str | None, *, resend: bool,
@@ -165,7 +167,7 @@ def send_week(root: Path, settings: MailSettings, built: Built, password: str | 
     record = Path(root) / SENT_RECORD
     with locked(record.parent):
         sends = read_sent(record)
-        before = sends_of(sends, built.week)
+        before = sends_of(sends, built.week, built.relative or None)
         if before and not resend:
             return Outcome(built, before)
         made: list[dict[str, Any]] = []
@@ -173,7 +175,8 @@ def send_week(root: Path, settings: MailSettings, built: Built, password: str | 
         def accepted(refused: dict[str, str]) -> None:
             # The server holds the message (its 250 to DATA): recorded now, before QUIT, so that nothing from
             # here on (QUIT refused or never answered, the run killed) makes a re-run send it again.
-            entry = {"week": built.week, "eml": email_edition_paths(built.week)[2], "sha256": built.sha256,
+            entry = {"week": built.week, "eml": built.relative or email_edition_paths(built.week)[2],
+                     "sha256": built.sha256,
                      "message_id": built.message_id, "server": settings.server,
                      "recipients": [a for a in settings.envelope_to if a not in refused],
                      "sent_at": now.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}

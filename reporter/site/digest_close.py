@@ -30,5 +30,7 @@ def close_view(page: str, week: ArchivedWeek, anchor: dict[str, str]) -> CloseVi
         link = href(page, page, anchor[e.id]) if e.id in anchor else paper_href((d.id, *d.merged_ids))
         rows.append(CloseRow(paper=Link(shorten(d.title), link), id=d.id, decision=d.decision,
                              similarity=f"{e.similarity:.4f}", concept=e.concept or e.nearest_concept,
-                             phrase=e.suggested_phrase or ""))
+                             phrase=e.suggested_phrase or "",
+                             wanted="" if e.nearest_wanted is None else
+                             f"{e.nearest_wanted} ({e.wanted_similarity:.4f})"))
     return CloseView(NOTE, tuple(rows))

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..digest.archive import (GRAPH_FILE, ArchivedWeek, Decision, MergeEntry, RejectedEntry, archived_weeks,
+from ..digest.archive import (DEFAULT_TOPIC, GRAPH_FILE, ArchivedWeek, Decision, MergeEntry, RejectedEntry, archived_weeks,
                               read_week)
 from ..isoweek import week_start
 from ..money import dollars
@@ -30,13 +30,14 @@ from ..novelty.results import ResultLine, load_novelty_results, result_lines
 from ..plurals import count
 from .charts import Bar, Chart, Label, Legend, fmt
 from .digest_close import close_view
+from .digest_lists import lists_view
 from .digest_groups import by_rationale, cap_ranks, drop_groups, ranking, review_groups
 from .links import GLOSSARY, HOME, Href, href, paper_href
 from .models import (CandidateRow, DigestIndexPage, DigestSummary, DigestWeekPage, DriftConcept, DriftEntry,
                      DisagreementRow, DropGroup, DropReason, DropRow, JudgeSpendRow, JudgeView, Link, ListedAgainView, MergeView, PaperRow, PaperView, ReviewGroup, Row,
                      WeekSummary)
-from .digest_views import (DIGEST, INDEX, RELEVANCE_NOTE, fallback_note, folded, keyed, paper_anchor, quality_view,
-                           shown_title, week_path)
+from .digest_views import (DIGEST, RELEVANCE_NOTE, fallback_note, folded, index_path, keyed, paper_anchor,
+                           quality_view, shown_title, topic_root, week_heading, week_path)
 from .novelty_page import novelty_page
 from .page_parts import meta
 from .paper_text import authors_line, snippet
@@ -57,6 +58,8 @@ class DigestWeek:
     feed entry's identity)."""
     graph: tuple[ResultLine, ...] | None
     """The novelty results lines of its KEEPs, or None when the week was published without a graph check."""
+    root: str = DIGEST
+    """The site folder of its digest's pages: `digest`, or a named topic's `digest/topics/NAME`."""
 
     @property
     def week(self) -> str:
@@ -79,24 +82,25 @@ def week_dates(week: str) -> str:
 # Reading ------------------------------------------------------------------------------------------------
 
 
-def digest_week(data: bytes, source: str, graph: Sequence[dict[str, Any]] | None = None) -> DigestWeek:
+def digest_week(data: bytes, source: str, graph: Sequence[dict[str, Any]] | None = None,
+                root: str = DIGEST) -> DigestWeek:
     """A week from its decisions.json bytes (as published, or as a build will publish them); checked."""
-    return _shown(read_week(data, source), graph)
+    return _shown(read_week(data, source), graph, root)
 
 
-def load_digest_weeks(archive: Path) -> list[DigestWeek]:
+def load_digest_weeks(archive: Path, root: str = DIGEST) -> list[DigestWeek]:
     """Every published week of an archive, oldest first, with its graph verdicts when it has them."""
     weeks = []
     for week in archived_weeks(Path(archive)):
         graph_file = Path(archive) / week.week / GRAPH_FILE
-        weeks.append(_shown(week, load_novelty_results(graph_file) if graph_file.is_file() else None))
+        weeks.append(_shown(week, load_novelty_results(graph_file) if graph_file.is_file() else None, root))
     return weeks
 
 
-def _shown(week: ArchivedWeek, graph: Sequence[dict[str, Any]] | None) -> DigestWeek:
+def _shown(week: ArchivedWeek, graph: Sequence[dict[str, Any]] | None, root: str = DIGEST) -> DigestWeek:
     """A week with its graph verdicts read (the results file's checks apply), or None when unchecked."""
     return DigestWeek(week, None if graph is None else
-                      result_lines(graph, str(Path(week.source).with_name(GRAPH_FILE))))
+                      result_lines(graph, str(Path(week.source).with_name(GRAPH_FILE))), root)
 
 
 # Page models ----------------------------------------------------------------------------------------------
@@ -104,15 +108,16 @@ def _shown(week: ArchivedWeek, graph: Sequence[dict[str, Any]] | None) -> Digest
 
 def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWeekPage:
     """The archived page of one week (`published`: the weeks whose pages exist, for the prior links)."""
-    w, ds = week.week, week.archived.decisions
-    page = week_path(w)
+    w, ds, root = week.week, week.archived.decisions, week.root
+    page = week_path(w, root)
     verdicts = _verdicts(week)
     settings = week.archived.head.settings
     ranks = cap_ranks(ds.decisions)
-    keep = tuple(_paper(d, verdicts, ranking(d, ranks)) for d in ds.decisions if d.decision == "KEEP")
+    keep = tuple(_paper(d, verdicts, ranking(d, ranks), _also(page, week.archived, d.id))
+                 for d in ds.decisions if d.decision == "KEEP")
     review = tuple(ReviewGroup(
         g.key, f"review-{g.key}", g.label, g.meaning, len(g.decisions),
-        tuple(_paper(d, None, _ranked(d, ranks)) for d in g.decisions[:REVIEW_IN_FULL]),
+        tuple(_paper(d, None, _ranked(d, ranks), _also(page, week.archived, d.id)) for d in g.decisions[:REVIEW_IN_FULL]),
         tuple(_row(d, _ranked(d, ranks)) for d in g.decisions[REVIEW_IN_FULL:]))
         for g in review_groups(ds.decisions, settings))
     dropped = tuple(DropGroup(g.key, f"drop-{g.key}", g.label, g.meaning, len(g.decisions), tuple(
@@ -124,7 +129,8 @@ def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWe
     cal = ds.calibration
     drift = week.archived.drift
     return DigestWeekPage(
-        meta=meta(page, f"Weekly digest {w}", [("Home", HOME), ("Weekly digests", INDEX)], archived=True),
+        meta=meta(page, week_heading(week.archived), [("Home", HOME), ("Weekly digests", index_path(root))],
+                  archived=True),
         week=w, dates=week_dates(w),
         keep=keep, kept_total=len(keep), review=review, review_total=sum(g.count for g in review),
         dropped=dropped, dropped_total=sum(g.count for g in dropped),
@@ -142,41 +148,48 @@ def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWe
         drift_concepts=tuple(DriftConcept(k.concept, k.missed, k.ids) for k in drift.missed),
         merges=tuple(_merge(page, m, anchors) for m in week.archived.merges),
         judge=_judge(page, week, anchors),
-        listed_again=tuple(ListedAgainView(Link(a.id, paper_href((a.id,))), Link(a.week, href(page, week_path(a.week))),
+        listed_again=tuple(ListedAgainView(Link(a.id, paper_href((a.id,))), Link(a.week, href(page, week_path(a.week, root))),
                                            a.decision) for a in week.archived.listed_again),
-        listed_again_folded=folded(page, week.archived),
+        listed_again_folded=folded(page, week.archived, root),
         relevance_note=RELEVANCE_NOTE if keyed(week.archived) else "",
         glossary_relevance=href(page, GLOSSARY, "term-relevance") if keyed(week.archived) else None,
-        prior=tuple(Link(p, href(page, week_path(p)) if p in published else None) for p in ds.prior_weeks),
+        prior=tuple(Link(p, href(page, week_path(p, root)) if p in published else None) for p in ds.prior_weeks),
         inputs=_inputs(week),
-        index=href(page, INDEX),
+        index=href(page, index_path(root)),
         close=close_view(page, week.archived, {d.id: paper_anchor(d.id) for d in ds.decisions
                                                if d.decision == "REVIEW"}),
+        topic=week.archived.head.settings.topic[1] if week.archived.head.settings.topic else "",
+        lists=lists_view(week.archived, lambda w: href(page, week_path(w, root)) if w in published else None),
     )
 
 
-def build_index_page(weeks: Sequence[DigestWeek], quality: dict | None = None) -> DigestIndexPage:
+def build_index_page(weeks: Sequence[DigestWeek], quality: dict | None = None, root: str = DIGEST,
+                     title: str = "") -> DigestIndexPage:
     """Every published week, newest first (rebuilt at every build); `quality`: what the reader's marks measure
-    (`reporter.digest.feedback.measure`, handed over by the build), None before the first mark."""
+    (`reporter.digest.feedback.measure`, handed over by the build), None before the first mark; `root` and
+    `title`: a named topic's folder and title."""
+    index = index_path(root)
     return DigestIndexPage(
-        meta=meta(INDEX, "Weekly digests", [("Home", HOME)], archived=False),
-        weeks=tuple(week_summary(w, INDEX) for w in reversed(weeks)),
-        feed=Href("feed.xml", "feed.xml"), quality=quality_view(quality) if quality else None)
+        meta=meta(index, f"Weekly digests: {title}" if title else "Weekly digests", [("Home", HOME)], archived=False),
+        weeks=tuple(week_summary(w, index) for w in reversed(weeks)),
+        feed=Href("feed.xml", "feed.xml"), quality=quality_view(quality, root) if quality else None)
 
 
-def digest_summary(weeks: Sequence[DigestWeek], from_page: str = HOME) -> DigestSummary | None:
+def digest_summary(weeks: Sequence[DigestWeek], from_page: str = HOME,
+                   topics: tuple[Link, ...] = ()) -> DigestSummary | None:
     """The home page's digest part: the latest week and where the rest are; None without a week."""
     if not weeks:
         return None
-    feed = _rel(from_page, FEED)
+    root = weeks[-1].root
+    feed = _rel(from_page, f"{root}/feed.xml")
     return DigestSummary(latest=week_summary(weeks[-1], from_page), weeks=len(weeks),
-                         index=href(from_page, INDEX), feed=Href(feed, feed))
+                         index=href(from_page, index_path(root)), feed=Href(feed, feed), topics=topics)
 
 
 def week_summary(week: DigestWeek, from_page: str) -> WeekSummary:
     """A week's counts and KEEP titles, linked from `from_page`."""
     ds, cal = week.archived.decisions, week.archived.decisions.calibration
-    target = week_path(week.week)
+    target = week_path(week.week, week.root)
     return WeekSummary(
         week=week.week, dates=week_dates(week.week), href=href(from_page, target),
         kept=cal.kept, review=cal.review, dropped=cal.dropped, covered=cal.force_dropped_already_covered,
@@ -221,7 +234,8 @@ def _band(i: int) -> str:
     return f"{10 * i}–{10 * i + 9}" if i < 9 else "90–100"
 
 
-def _paper(d: Decision, verdicts: dict[str, CandidateRow] | None, rank: str) -> PaperView:
+def _paper(d: Decision, verdicts: dict[str, CandidateRow] | None, rank: str,
+           also: tuple[Link, ...] = ()) -> PaperView:
     """A paper in full; `verdicts` are the checked KEEPs' (None: the week was not checked), `rank` its ranking."""
     graph = verdicts.get(d.id) if verdicts is not None and d.decision == "KEEP" else None
     note = ""
@@ -235,7 +249,14 @@ def _paper(d: Decision, verdicts: dict[str, CandidateRow] | None, rank: str) -> 
         criteria=f"{d.axes.criteria:.2f}", novelty=f"{d.axes.novelty:.2f}", ranking=rank, tags=d.tags,
         rationale=d.rationale, matched_terms=d.matched_terms, merged_ids=d.merged_ids, snippet=start,
         abstract=d.abstract if d.abstract and start != d.abstract else "", graph=graph, graph_note=note,
-        key=d.key or "")
+        key=d.key or "", also_in=also)
+
+
+def _also(page: str, week: ArchivedWeek, paper: str) -> tuple[Link, ...]:
+    """The other topics that kept `paper` this week, linked to its entry on their week page."""
+    return tuple(Link(title, href(page, week_path(week.week, DIGEST if name == DEFAULT_TOPIC else topic_root(name)),
+                                  paper_anchor(paper)))
+                 for name, title in week.also_in.get(paper, ()))
 
 
 def _row(d: Decision, rank: str) -> PaperRow:

@@ -24,9 +24,26 @@ DIGEST = "digest"
 INDEX = "digest/index"
 
 
-def week_path(week: str) -> str:
-    """A week's page."""
-    return f"{DIGEST}/{week}"
+def week_path(week: str, root: str = DIGEST) -> str:
+    """A week's page (`root`: the digest's folder of the site, a topic's `digest/topics/NAME`)."""
+    return f"{root}/{week}"
+
+
+def index_path(root: str = DIGEST) -> str:
+    """A digest's week index."""
+    return f"{root}/index"
+
+
+def topic_root(name: str) -> str:
+    """The site folder of a named topic's pages (docs/digest.md, "Topics")."""
+    return f"{DIGEST}/topics/{name}"
+
+
+def week_heading(week: ArchivedWeek) -> str:
+    """What a week's page, feed entry and e-mail call it: `Weekly digest 2026-W20`, and for a week of a named
+    topic (`settings.topic`, docs/digest.md "Topics") `Weekly digest 2026-W20: TITLE`."""
+    topic = week.head.settings.topic
+    return f"Weekly digest {week.week}" + (f": {topic[1]}" if topic is not None else "")
 
 
 def paper_anchor(paper_id: str) -> str:
@@ -47,7 +64,7 @@ LISTED_AGAIN_SHOWN = 20
 """A week with keys lists at most this many papers listed again one a line; more are counted per prior week."""
 
 
-def folded(page: str, week: ArchivedWeek) -> tuple[ListedAgainFold, ...]:
+def folded(page: str, week: ArchivedWeek, root: str = DIGEST) -> tuple[ListedAgainFold, ...]:
     """The papers listed again, counted per prior week, when a week with keys lists more than LISTED_AGAIN_SHOWN."""
     again = week.listed_again
     if len(again) <= LISTED_AGAIN_SHOWN or not keyed(week):
@@ -55,7 +72,7 @@ def folded(page: str, week: ArchivedWeek) -> tuple[ListedAgainFold, ...]:
     by_week: dict[str, Counter] = {}
     for a in again:
         by_week.setdefault(a.week, Counter())[a.decision] += 1
-    return tuple(ListedAgainFold(Link(w, href(page, week_path(w))), f"{count(sum(c.values()), 'paper')}: " + ", ".join(
+    return tuple(ListedAgainFold(Link(w, href(page, week_path(w, root))), f"{count(sum(c.values()), 'paper')}: " + ", ".join(
         f"{d} {c[d]:,}" for d in ("KEEP", "REVIEW", "DROP") if c[d])) for w, c in sorted(by_week.items()))
 
 
@@ -82,11 +99,11 @@ def fallback_note(week: ArchivedWeek, judges: Sequence[Any], generation: str) ->
             f"{count(answered, 'paper')} (generation {generation}).")
 
 
-def quality_view(q: dict) -> QualityView:
+def quality_view(q: dict, root: str = DIGEST) -> QualityView:
     """The measured quality as the index shows it."""
     interval = f"{q['interval'][0]:.0%} to {q['interval'][1]:.0%}" if q["interval"] else ""
     missed = tuple(MissedView(key=m["key"], id=m["id"], title=shorten(m["title"]),
-                              href=href(INDEX, week_path(m["week"]), paper_anchor(m["id"])), week=m["week"],
+                              href=href(index_path(root), week_path(m["week"], root), paper_anchor(m["id"])), week=m["week"],
                               decision=m["decision"], score=m["score"], missed_by=m["missed_by"])
                    for m in q["wanted_not_keep"])
     weeks = f"{q['weeks'][0]} to {q['weeks'][-1]}" if q["weeks"] else ""

@@ -60,12 +60,12 @@ MESSAGE_DOMAIN = RELATIVE_LINKS_DOMAIN
 def build_email_edition(week: DigestWeek, base_url: str | None = None) -> EmailEdition:
     """One week as an e-mail; links to the week page absolute under `base_url` (`[site] base_url`), else relative."""
     w, ds = week.week, week.archived.decisions.decisions
-    html_path = email_edition_paths(w)[0]
+    html_path = email_edition_paths(w, week.root)[0]
 
     def entry(anchor: str = "") -> str:
         if base_url:
-            return f"{base_url}/{week_path(w)}.html" + (f"#{anchor}" if anchor else "")
-        return href(html_path.removesuffix(".html"), week_path(w), anchor).html
+            return f"{base_url}/{week_path(w, week.root)}.html" + (f"#{anchor}" if anchor else "")
+        return href(html_path.removesuffix(".html"), week_path(w, week.root), anchor).html
 
     def paper(d: Decision, with_snippet: bool = True) -> EmailPaper:
         # Every value flat, on one line: the HTML file is then the message's HTML part exactly (a message's
@@ -82,7 +82,7 @@ def build_email_edition(week: DigestWeek, base_url: str | None = None) -> EmailE
     reviews = [d for d in ds if d.decision == "REVIEW"]
     causes = Counter(d.cause for d in ds if d.decision == "DROP")
     return EmailEdition(
-        week=w, dates=week_dates(w), subject=f"Weekly digest {w}: {count(len(keep), 'paper')} kept",
+        week=w, dates=week_dates(w), subject=_subject(week, len(keep)),
         keep=keep, review=tuple(paper(d, False) for d in reviews[:REVIEW_SHOWN]), review_total=len(reviews),
         review_more=max(len(reviews) - REVIEW_SHOWN, 0),
         dropped=tuple(EmailCount(label, causes[cause]) for cause, (label, _) in CAUSES.items() if causes[cause]),
@@ -164,7 +164,7 @@ def email_files(week: DigestWeek, base_url: str | None = None) -> list[tuple[str
     """A week's three e-mail files as (site path, bytes): the HTML, the text and the message of both."""
     edition = build_email_edition(week, base_url)
     html, text = render_email(edition)
-    paths = email_edition_paths(week.week)
+    paths = email_edition_paths(week.week, week.root)
     return [(paths[0], html.encode("utf-8")), (paths[1], text.encode("utf-8")),
             (paths[2], email_message(edition, html, text, base_url))]
 
@@ -182,3 +182,9 @@ def message_date(week: str) -> dt.datetime:
 __all__ = ["EMAIL_CLOSE", "REVIEW_SHOWN", "build_email_edition", "decisive_first", "email_archive", "email_files",
            "email_message", "message_date",
            "render_email"]
+
+
+def _subject(week: DigestWeek, kept: int) -> str:
+    """`Weekly digest 2026-W20: 3 papers kept`; a named topic's title after the week (`TITLE, 3 papers kept`)."""
+    topic = week.archived.head.settings.topic
+    return f"Weekly digest {week.week}: {'' if topic is None else flat(topic[1]) + ', '}{count(kept, 'paper')} kept"

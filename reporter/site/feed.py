@@ -36,9 +36,11 @@ def entry_id(week: str, decisions_sha256: str) -> str:
     return f"urn:uuid:{uuid.uuid5(NAMESPACE, f'week {week} {decisions_sha256}')}"
 
 
-def feed_id(first_week: str, papers_sha256: str) -> str:
-    """The feed's id, from the archive's first week and the sha256 of that week's papers file."""
-    return f"urn:uuid:{uuid.uuid5(NAMESPACE, f'feed {first_week} {papers_sha256}')}"
+def feed_id(first_week: str, papers_sha256: str, topic: str = "") -> str:
+    """The feed's id, from the archive's first week and the sha256 of that week's papers file (and a named topic's
+    name: two topics read the same papers, and their feeds are two feeds)."""
+    name = f"feed {first_week} {papers_sha256}" + (f" topic {topic}" if topic else "")
+    return f"urn:uuid:{uuid.uuid5(NAMESPACE, name)}"
 
 
 def updated(week: str) -> str:
@@ -46,16 +48,18 @@ def updated(week: str) -> str:
     return f"{(week_start(week) + dt.timedelta(days=6)).isoformat()}T00:00:00Z"
 
 
-def atom_feed(weeks: Sequence[tuple[DigestWeekPage, str]], feed: str, base_url: str | None = None) -> bytes:
+def atom_feed(weeks: Sequence[tuple[DigestWeekPage, str]], feed: str, base_url: str | None = None,
+              root: str = "digest") -> bytes:
     """The feed of the given week pages, each with its entry id (oldest first in; newest first out).
 
     Its links are absolute under `base_url` (`[site] base_url`: a feed reader fetches the feed alone, and many
     resolve nothing against its address), with the feed's own address as `rel="self"` (RFC 4287, 4.2.7.2);
     without it they are relative to the feed (`digest/feed.xml`), `self` included."""
-    base = f"{base_url}/digest/" if base_url else ""
+    base = f"{base_url}/{root}/" if base_url else ""  # a named topic's feed is in its folder
     root = ET.Element("feed", xmlns=ATOM)  # plain names and the default namespace declared: no ns0: prefixes
     _text(root, "id", feed)
-    _text(root, "title", TITLE)
+    topic = weeks[-1][0].topic if weeks else ""  # a named topic's feed carries its title
+    _text(root, "title", f"{TITLE}: {topic}" if topic else TITLE)
     _text(root, "subtitle", "The papers each week's digest kept, with their authors, the start of their abstracts, "
                             "their scores and rationales.")
     _text(root, "updated", max((updated(page.week) for page, _ in weeks), default="1970-01-01T00:00:00Z"))
@@ -67,7 +71,7 @@ def atom_feed(weeks: Sequence[tuple[DigestWeekPage, str]], feed: str, base_url: 
     for page, eid in reversed(weeks):
         entry = ET.SubElement(root, "entry")
         _text(entry, "id", eid)
-        _text(entry, "title", f"{TITLE} {page.week}: {len(page.keep)} kept")
+        _text(entry, "title", f"{TITLE} {page.week}: {page.topic + ', ' if page.topic else ''}{len(page.keep)} kept")
         _text(entry, "updated", updated(page.week))
         ET.SubElement(entry, "link", rel="alternate", type="text/html", href=f"{base}{page.week}.html")
         _text(entry, "summary", _counts(page))

@@ -23,13 +23,14 @@ from .diff import compute_diff
 from .diff_page import (AGAINST_RECENT, Pair, build_diff_page, change_line, diff_files, pairs_to_render,
                         resolve_against, shown_ids)
 from .digest_pages import FEED, DigestWeek, build_index_page, build_week_page, digest_summary, load_digest_weeks
+from .digest_views import DIGEST, topic_root
 from .email_edition import email_archive
 from .env import render_html, render_md
 from .feed import atom_feed, entry_id, feed_id
 from .glossary import build_glossary
 from .home_page import build_home
 from .links import href
-from .models import Comparison, DigestSummary, NoveltySummary
+from .models import Comparison, DigestSummary, Link, NoveltySummary
 from .novelty_page import build_novelty_page, novelty_summary
 from .page_parts import release_name
 from .release_page import build_release_page, build_rule_pages, release_files
@@ -271,7 +272,8 @@ def novelty_stage(rows: list[dict[str, Any]], source: Path | str) -> StagePages:
 
 def digest_stage(archive: Path | None, *, pending: Sequence[DigestWeek] = (),
                  published: Sequence[DigestWeek] | None = None, base_url: str | None = None,
-                 quality: Callable[[Sequence[Any]], dict | None] | None = None) -> StagePages:
+                 quality: Callable[[Sequence[Any]], dict | None] | None = None,
+                 topic: tuple[str, str] | None = None, topics: tuple[Link, ...] = ()) -> StagePages:
     """Every published week of a digest archive (and the weeks a build is about to publish), as one stage.
 
     Each week's page is archived; the week index (`digest/index`), the Atom feed
@@ -284,10 +286,14 @@ def digest_stage(archive: Path | None, *, pending: Sequence[DigestWeek] = (),
     `base_url` (`[site] base_url`), else relatively. `quality` measures the
     weeks by the reader's marks (the build hands it over: `reporter feedback`),
     shown on the index when there are marks. Without a week the stage
-    adds nothing and the home page says that none is published.
+    adds nothing and the home page says that none is published. `topic`:
+    (name, title) of a named topic (docs/digest.md, "Topics"): its pages,
+    index, feed and e-mail editions under `digest/topics/NAME/`, and no part
+    of the home page (the default digest's summary lists the topics).
     """
+    root = DIGEST if topic is None else topic_root(topic[0])
     if published is None:
-        published = load_digest_weeks(archive) if archive is not None else []
+        published = load_digest_weeks(archive, root) if archive is not None else []
     weeks = sorted([*published, *pending],
                    key=lambda w: week_start(w.week))
     if len({w.week for w in weeks}) != len(weeks):
@@ -299,12 +305,13 @@ def digest_stage(archive: Path | None, *, pending: Sequence[DigestWeek] = (),
     papers = weeks[0].archived.head.papers
     first = papers.sha256 if papers is not None else None  # the first week's papers file
     feed = atom_feed([(page, entry_id(w.week, w.archived.sha256)) for w, page in zip(weeks, pages)],
-                     feed_id(weeks[0].week, first or weeks[0].archived.sha256), base_url)
+                     feed_id(weeks[0].week, first or weeks[0].archived.sha256, topic[0] if topic else ""), base_url, root)
     measured = quality([w.archived for w in weeks]) if quality is not None else None
-    return StagePages(pages=(*((p, True) for p in pages), (build_index_page(weeks, measured), False)),
-                      files=((FEED, feed),),
+    index = build_index_page(weeks, measured, root, topic[1] if topic is not None else "")
+    return StagePages(pages=(*((p, True) for p in pages), (index, False)),
+                      files=((FEED if topic is None else f"{root}/feed.xml", feed),),
                       archived_files=email_archive(weeks, base_url),
-                      digest=digest_summary(weeks), digests=len(weeks))
+                      digest=digest_summary(weeks, topics=topics) if topic is None else None, digests=len(weeks))
 
 
 def screening_stage(status: ScreeningStatus) -> StagePages:

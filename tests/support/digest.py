@@ -4,6 +4,8 @@
 (its calibration computed from the decisions, so the pages accept it);
 `graph_rows` the novelty results lines a build writes beside it for the
 KEEPs; `write_archive` puts weeks into a digest archive folder.
+`digest_workspace` writes a small workspace of made-up weeks (its papers folder, watchlist, criteria and
+reporter.toml) for the tests that decide them with `reporter digest`.
 `two_thousand_paper_week` is a generated week decided by `reporter digest`,
 for the size of what a big week renders (the page, its twin, the e-mail).
 """
@@ -205,3 +207,18 @@ def two_thousand_paper_week(folder: Path, papers: int = 2_000, seed: int = 23, *
     assert main(["digest", "--papers", str(papers_file), "--watchlist", str(folder / "watchlist.txt"),
                  "--criteria", str(folder / "criteria.md"), "--archive", str(archive), "--week", "2026-W20"]) == 0
     return archive
+
+
+def digest_workspace(root: Path, weeks: dict[str, Sequence[tuple[str, str, str]]], watchlist: str, criteria: str,
+                     digest: str = "", files: dict[str, str] | None = None) -> Path:
+    """A workspace at `root`: `papers/WEEK.jsonl` of (id, title, abstract), `watchlist.txt`, `criteria.md`, other
+    `files` by name, and a reporter.toml whose [digest] names them (`digest`: more TOML after its table)."""
+    (root / "papers").mkdir(parents=True)
+    for week, papers in weeks.items():
+        (root / "papers" / f"{week}.jsonl").write_text("".join(
+            json.dumps({"id": i, "title": t, "abstract": a}) + "\n" for i, t, a in papers))
+    for name, text in {"watchlist.txt": watchlist, "criteria.md": criteria, **(files or {})}.items():
+        (root / name).write_text(text)
+    (root / "reporter.toml").write_text('site = "site"\n[digest]\npapers = "papers"\nwatchlist = "watchlist.txt"\n'
+                                        'criteria = "criteria.md"\narchive = "digests"\n' + digest)
+    return root

@@ -23,6 +23,8 @@ class CloseRow:
     """The nearest In scope concept, quoted as a rationale cites it (`criteria.md:12 "prose"`)."""
     phrase: str
     """The watchlist phrase it suggests, or empty when none is new to the watchlist."""
+    wanted: str = ""
+    """The paper the reader wanted that it is nearest to, with the similarity (`doi:… 0.8123`); empty without."""
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from ..links import Href
 from .close import CloseView
 from .common import Link, PageMeta, Row
 from .home import WeekSummary
+from .lists import ListsView
 from .novelty import CandidateRow
 from .quality import QualityView
 
@@ -67,6 +68,9 @@ class PaperView:
     key: str = ""
     """The paper's short key, what a reader types to mark it (`reporter feedback --wanted KEY`); empty for a
     week decided before keys were recorded (rules `digest.3` and older), whose page stays as it was published."""
+    also_in: tuple[Link, ...] = ()
+    """The other topics of the workspace that kept it this week, each linked to its entry there (`also_in`;
+    docs/digest.md, "Topics"); () without topics."""
 
 
 @dataclass(frozen=True)
@@ -362,6 +366,10 @@ class DigestWeekPage:
     """The dropped section's line when no paper was dropped."""
     close: CloseView | None = None
     """Close in meaning, missed by the watchlist (after the KEEPs); None for a week decided without meaning."""
+    topic: str = ""
+    """The title of the named topic the week was decided for (docs/digest.md, "Topics"); empty otherwise."""
+    lists: ListsView | None = None
+    """The watchlist and criteria lines changed since the week before; None for a week that did not record them."""
 
 
 @dataclass(frozen=True)

@@ -102,6 +102,9 @@ class DigestSummary:
     """The week index page."""
     feed: Href
     """The Atom feed (digest/feed.xml; the same file from both twins)."""
+    topics: tuple[Link, ...] = ()
+    """The workspace's named digest topics, each linked to its week index (docs/digest.md, "Topics"); ()
+    without."""
 
 
 @dataclass(frozen=True)
