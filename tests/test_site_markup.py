@@ -24,6 +24,7 @@ PAGES = sorted(p for p in GOLDEN.rglob("*.html") if not p.name.endswith(".email.
 STYLE = (TEMPLATES / "static" / "style.css").read_text(encoding="utf-8")
 SCRIPT = (TEMPLATES / "static" / "sort.js").read_text(encoding="utf-8")
 ALLOWED = {
+    "diff": "names the week's watchlist and criteria changes for readers of the HTML; styled as every pre",
     "rules": "names the rule tables for readers of the HTML; styled as every table",
     "grid": "names the screening grids for readers of the HTML; styled as every table",
     "flow": "names a chart's table for readers of the HTML; styled as every table",

@@ -159,6 +159,8 @@ def build_week_page(week: DigestWeek, published: Sequence[str] = ()) -> DigestWe
         close=close_view(page, week.archived, {d.id: paper_anchor(d.id) for d in ds.decisions
                                                if d.decision == "REVIEW"}),
         topic=week.archived.head.settings.topic[1] if week.archived.head.settings.topic else "",
+        topic_line=(f"Topic: {week.archived.head.settings.topic[1]}, one of this workspace's digests, each decided "
+                    f"on its own watchlist and criteria." if week.archived.head.settings.topic else ""),
         lists=lists_view(week.archived, lambda w: href(page, week_path(w, root)) if w in published else None),
     )
 

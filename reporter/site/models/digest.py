@@ -368,6 +368,8 @@ class DigestWeekPage:
     """Close in meaning, missed by the watchlist (after the KEEPs); None for a week decided without meaning."""
     topic: str = ""
     """The title of the named topic the week was decided for (docs/digest.md, "Topics"); empty otherwise."""
+    topic_line: str = ""
+    """For a named topic's week, the line that says which digest this is; empty otherwise."""
     lists: ListsView | None = None
     """The watchlist and criteria lines changed since the week before; None for a week that did not record them."""
 

@@ -16,6 +16,7 @@ class ListLine:
     line: int
     """Its line in the new file (added) or the old one (removed)."""
     text: str
+    """The line as written (shown escaped)."""
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class ListChange:
     role: str
     """`watchlist` or `criteria`."""
     file: str
+    """The file's name as the week's decisions.json records it."""
     summary: str
     """In words: unchanged, N lines added and M removed, or changed without its lines (not recorded)."""
     lines: tuple[ListLine, ...]
@@ -40,6 +42,9 @@ class ListsView:
     since: Link
     """The week compared with, linked to its page when it exists."""
     files: tuple[ListChange, ...]
+    """The watchlist's change, then the criteria's."""
     note: str = ("What the reader changed in the watchlist and the criteria since the week before (blank lines are "
                  "not compared): a proposal applied shows here. Surfaced for the reader; the tool never edits them.")
+    """What the section shows and why."""
     heading: str = "Watchlist and criteria changes"
+    """The section's heading."""
