@@ -38,7 +38,8 @@ from .routing.artifacts import LabelFindings, Published, ReleaseSet, load_publis
 from .routing.labels import label_stats_for, load_labels
 from .routing.published import PUBLISHED_FILE
 from .routing.specs import load_rulebook
-from .runs import RunStart
+from .runs import RunStart, state_of
+from .screening.lengths import LENGTHS_FILE
 from .screening.report import gather_screening, workspace_labels
 from .site.digest_pages import DigestWeek, digest_week, load_digest_weeks
 from .site.render import StagePages, digest_stage, novelty_stage, screening_stage
@@ -277,14 +278,15 @@ def screen_status(plan: Plan, src: Sources, staged: routing_release.StagedReleas
     """
     ws = src.workspace
     if staged is not None and ws is not None:
-        return screening_status(gather_screening(ws, staged.release_id, staged.folder, labels),
+        return screening_status(gather_screening(ws, staged.release_id, staged.folder, labels,
+                                                 lengths_file=state_of(ws.root) / LENGTHS_FILE),
                                 PoolRef(ws.routing().pool, ws.overlay))  # the pool: where pages read titles
     if plan.route:
         return None
     if ws is not None:
         latest = releases.releases[-1] if releases.releases else None
         screen = gather_screening(ws, latest.release_id if latest else None, latest.folder if latest else None,
-                                  labels, strict=False)
+                                  labels, strict=False, lengths_file=state_of(ws.root) / LENGTHS_FILE)
         return screening_status(screen, PoolRef(ws.pool, ws.overlay) if ws.pool is not None else None)
     return ScreeningStatus(None, None, NO_WORKSPACE, src.pool) if src.pool is not None else None
 
