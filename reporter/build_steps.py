@@ -286,7 +286,7 @@ def screen_status(plan: Plan, src: Sources, staged: routing_release.StagedReleas
     if ws is not None:
         latest = releases.releases[-1] if releases.releases else None
         screen = gather_screening(ws, latest.release_id if latest else None, latest.folder if latest else None,
-                                  labels, strict=False, lengths_file=state_of(ws.root) / LENGTHS_FILE)
+                                  labels, strict=False)  # a render writes nothing in the workspace
         return screening_status(screen, PoolRef(ws.pool, ws.overlay) if ws.pool is not None else None)
     return ScreeningStatus(None, None, NO_WORKSPACE, src.pool) if src.pool is not None else None
 

@@ -132,7 +132,8 @@ def test_data_stays_text_in_the_markdown_twin(page, texts):
 def test_a_build_with_screen_and_no_database_shows_the_plan_and_creates_nothing(tmp_path):
     root = make_workspace(tmp_path / "ws", cheap=True)
     report = build(load_workspace(root), as_of=DAY, environ={}, progress=False)
-    assert not (root / "state").exists()  # neither the database nor the raw folder
+    # Neither the database nor the raw folder: only the dry run's prompt lengths, kept (issue 37, item 4).
+    assert [p.name for p in (root / "state").iterdir()] == ["screen-lengths.json"]
     page = parse_html((root / "site" / "releases" / report.release_id / "status.html").read_text())
     keyed = {n.attrs["data-key"]: n.text() for n in page.find_all("td") if n.attrs.get("data-key")}
     assert keyed["sc-cheap-plan-works"] == "2" and keyed["sc-expensive-plan-works"] == "4"
