@@ -27,8 +27,9 @@ ALLOWED = {
     "the glossary says what each of our words means.": LINK,
     "Label findings for this rule are on the release's status page.": LINK,
     "Labelled includes the gate discarded: {}": "a heading with its count; HTML repeats it as the table's aria-label",
-    "Most works are pending ({} of {}, {}), and that is expected: pending is not a decision and costs nothing.":
-        LINK + "; " + STRONG,
+    "Most works are pending ({} of {}, {}), and that is expected": LINK + "; " + STRONG,
+    ": pending is not a decision and costs nothing.": "the end of the pending note, after its two openings (most "
+                                                       "works pending, or how many): " + LINK + "; " + STRONG,
     "No rule matched {} of them; {} would go to screening but have no abstract to read.": VALUE,
     "No rule was added, edited or removed: all {} are the same.": VALUE,
     "Of {} in it the rule matched {}; {} it did not match went to a paying pile.": STRONG,
