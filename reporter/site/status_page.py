@@ -109,7 +109,10 @@ def build_status_page(rel: Release, screening: ScreenReport | None = None, note:
         hand_off=gate.words if gate is not None else "", hand_off_tone=gate.tone if gate is not None else "neutral",
         rescued=rescued, labels=label_rows,
         label_rules=label_rules, lost_total=lost_total, lost=lost, funnel=tuple(funnel),
-        screening=screening_section(screening, note), next_step=screen_next_step(screening))
+        screening=screening_section(screening, note), next_step=screen_next_step(screening),
+        flow_note=(f"Routing, and {'on through the screen to the hand-off' if screening is not None else 'the screen when it is shown below'}: "
+                   f"each step takes out what it names beside it; what waits (pending, set aside, not decided yet) "
+                   f"is drawn apart from what left."))
 
 
 def lost_works(rel: Release) -> list[LostInclude]:

@@ -282,6 +282,8 @@ class StatusPage:
     """The funnel continued past routing: routing's end, the cheap tier, the screen, the hand-off."""
     screening: ScreeningSection
     """What the screen has done for this release and what it would do next (or why it is not shown)."""
+    flow_note: str = ""
+    """What the flow diagram shows: routing, and on through the screen when it is shown (both twins say it)."""
     next_step: NextStep | None = None
     """What to do next for this release (the screen's cost and command; the hand-off once all is decided), at the
     top of the page; None when there is nothing to say (no workspace, not the newest release, not configured)."""
