@@ -122,3 +122,33 @@ def test_a_few_pending_works_are_not_most(tmp_path):
     many = build_home((dataclasses.replace(rel, stats=dataclasses.replace(stats, pending={"unrouted": 4000})),))
     assert _text(parse_html(env.render_html(many)).find("p", id="pending-note")).startswith(
         "Most works are pending (4,000 of 7,233, 55.3%), and that is expected: pending is not a decision")
+
+
+def test_a_rule_whose_wins_went_to_another_rule_of_the_same_pile_is_explained(tmp_path):
+    """Issue 37, item 11: errata now won by a new, higher rule of the same discard pile: no work changed pile, yet
+    discard-erratum's wins fell; the diff's rules table says another rule of the pile took them."""
+    from support.site import rule, toy_rules, write_release
+
+    from reporter.routing.artifacts import load_releases
+    from reporter.site.diff import compute_diff
+    from reporter.site.diff_page import Pair, build_diff_page
+    from reporter.site.titles import Titles
+    releases = tmp_path / "releases"
+    works = [{"work_id": f"w{i}", "source": "pubmed", "title": f"erratum: {i}", "abstract": "text"} for i in range(3)]
+    works.append({"work_id": "w9", "source": "pubmed", "title": "a trial", "abstract": "a randomised trial"})
+    write_release(releases, works, toy_rules())
+    write_release(releases, works, [*toy_rules(), rule("errata-new", "discard", 99, "erratum")])
+    old, new = load_releases(releases).releases
+    data = compute_diff(old, new, seed=0)
+    assert data.handed == {"discard-erratum": (0, 3), "errata-new": (3, 0)}
+    assert sum(n for (b, a), n in data.transitions.items() if b != a) == 0  # no work changed pile
+    page = build_diff_page(new, Pair(new, old, True, data), Titles())
+    changes = {c.rule.name: (c.delta, c.same_pile) for c in page.rule_changes}
+    assert changes == {"discard-erratum": ("-3", "gave up 3"), "errata-new": ("+3", "took 3")}
+    html = parse_html(env.render_html(page))
+    assert page.rule_changes_note in _text(html.find("section", id="rules"))
+    rows = [[_text(td) for td in tr.find_all("td")] for tr in html.find("table", id="rule-change-table")
+            .find("tbody").find_all("tr")]
+    assert ["-3", "3", "0", "discard-erratum", "gave up 3"] in rows
+    md = env.render_md(page)
+    assert "| -3 | 3 | 0 |" in md and "| gave up 3 |" in md and env.md_escape(page.rule_changes_note) in md
