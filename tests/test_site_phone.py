@@ -58,3 +58,32 @@ def test_the_home_pile_table_fits_its_box_on_a_phone(browser, novelty_site):
         assert wrap[0] <= wrap[1], f"the pile table overflows its box: {wrap}"
     finally:
         visit.close()
+
+
+A4_PAGE_PX = 1031
+"""An A4 page's height less the print stylesheet's 12 mm margins, at 96 px per inch."""
+
+
+@pytest.mark.parametrize("name", ["release", "status"])
+def test_on_paper_the_flow_prints_as_its_table_from_page_one(browser, novelty_site, name):
+    """Issue 37, item 11: the flow diagram (one picture a page tall) moved whole to page 2 and left page 1 mostly
+    blank. On paper the diagram is not drawn; its table (the same numbers) starts on page 1, and a folded long
+    table is opened for the print."""
+    base = novelty_site["site"].resolve().as_uri() + "/"
+    visit = Visit(browser, base + _path(novelty_site, name), base, width=704)
+    try:
+        page = visit.page
+        page.emulate_media(media="print")
+        page.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")
+        state = page.evaluate("""() => ({
+          figure: getComputedStyle(document.querySelector('figure.flow')).display,
+          top: document.querySelector('table.flow').getBoundingClientRect().top + window.scrollY,
+          shown: document.querySelector('table.flow').getClientRects().length > 0,
+          closed: Array.from(document.querySelectorAll('details.fold')).filter(d => !d.open).length})""")
+        assert state["figure"] == "none" and state["shown"] and state["closed"] == 0, state
+        assert state["top"] < A4_PAGE_PX, f"the flow's table starts below page 1: {state['top']} px"
+        page.evaluate("() => window.dispatchEvent(new Event('afterprint'))")
+        assert page.evaluate("() => Array.from(document.querySelectorAll('details.fold')).filter(d => d.open)"
+                             ".length") == 0  # closed again after the print
+    finally:
+        visit.close()
