@@ -39,7 +39,7 @@ ALLOWED = {
     "This site shows what reporter decided about a weekly pool of scholarly works: each release routes every work "
     "through a declarative rule book into piles (discarded, set aside, sent on to be screened by model voters, or "
     "left pending), and every count on these pages leads to the rule and the text that made it.": CODE,
-    "Up to {} are listed per cell; the counts are complete.": VALUE,
+    "{} Up to {} are listed per cell; the counts are complete.": VALUE + " (after the candidates' note, a field)",
     "Week {}, {}: {} kept, {} for review, {} dropped.": CODE + "; " + STRONG,
     "Works in both releases that changed pile: {}": "a heading with its count (HTML <h2 id>, Markdown ##)",
     "Works screened on their title alone get the work_title_only fragment instead of work.": CODE,
