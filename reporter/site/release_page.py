@@ -185,7 +185,7 @@ RULE_COLUMNS = ("won", "matched", "no_text", "outranked", "identity", "rule", "p
 """The rule table's columns, counts first (the HTML table and rules.csv)."""
 
 
-DOMAIN_COLUMNS = ("misses", "in domain", "matched", "rule", "pile", "misses won by", "domain")
+DOMAIN_COLUMNS = ("misses", "in domain", "matched in domain", "rule", "pile", "misses won by", "domain")
 """The domain-miss table's columns, counts first (the HTML table and domain-misses.csv)."""
 
 
