@@ -152,3 +152,18 @@ def test_a_rule_whose_wins_went_to_another_rule_of_the_same_pile_is_explained(tm
     assert ["-3", "3", "0", "discard-erratum", "gave up 3"] in rows
     md = env.render_md(page)
     assert "| -3 | 3 | 0 |" in md and "| gave up 3 |" in md and env.md_escape(page.rule_changes_note) in md
+
+
+def test_a_long_sample_folds_on_the_release_page(tmp_path):
+    """Issue 37, item 5: the release page ran to 19,000 px at 1280 (37,000 on a phone), most of it sample tables;
+    a sample of more than 8 works folds behind a summary with its count, a short one stays open."""
+    from reporter.site.release_page import build_release_page
+    ws, rdir = route(make_workspace(tmp_path / "ws"))
+    page = build_release_page(load_release(rdir.parent, rdir.name))
+    filled = next(s for s in page.samples if s.works)
+    long = dataclasses.replace(filled, works=filled.works * 9)
+    html = parse_html(env.render_html(dataclasses.replace(page, samples=(long, filled))))
+    sections = [s for s in html.find_all("section") if "sample" in s.attrs.get("class", "")]
+    folds = [[_text(d.find("summary")) for d in s.find_all("details")] for s in sections]
+    assert folds == [[f"The sampled works ({len(long.works)} works)"], []]
+    assert len(sections[0].find("table").find("tbody").find_all("tr")) == len(long.works)  # all there, folded
