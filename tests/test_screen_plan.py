@@ -15,7 +15,7 @@ from reporter.panel.prompt import messages_for
 from reporter.panel.store import open_store
 from reporter.panel.tokens import count_message_tokens
 from reporter.panel.votes import Vote
-from reporter.screening.lengths import LENGTHS_FILE, cache_key
+from reporter.screening.lengths import LENGTHS_FILE, KeptLengths, cache_key
 from reporter.screening.plan import format_plan, plan_json, plan_screen
 from reporter.screening.prompt import load_prompt
 from reporter.screening.scope import load_works, release_id_of
@@ -135,16 +135,20 @@ def test_kept_lengths_serve_an_unchanged_release_and_prompt(tmp_path, monkeypatc
     a second plan counts nothing, and its costs still follow the prices and the store."""
     root = make_workspace(tmp_path / "ws", cheap=True)
     ws, rdir = route(root)
-    kept = root / "state" / LENGTHS_FILE
+    file = root / "state" / LENGTHS_FILE
+    kept = KeptLengths(file)
     first = plan_screen(ws, rdir, lengths_file=kept)
     assert first == plan_screen(ws, rdir)  # the same plan as counting everything
-    doc = json.loads(kept.read_text())
+    assert not file.exists()  # written only by commit (a build commits once it has published)
+    kept.commit()
+    doc = json.loads(file.read_text())
     assert doc["key"] == cache_key(release_id_of(rdir), load_prompt(ws.screen).hash)
     assert doc["lengths"] == expected_lengths(ws, rdir, CHEAP + DIRECT)
-    written = kept.read_bytes()
+    written = file.read_bytes()
     _refuse_counting(monkeypatch)
-    assert plan_screen(ws, rdir, lengths_file=kept) == first
-    assert kept.read_bytes() == written  # nothing counted, nothing written
+    assert plan_screen(ws, rdir, lengths_file=kept) == first and kept.pending is None  # nothing counted
+    kept.commit()
+    assert file.read_bytes() == written  # nothing written
     # Prices are not part of the key: the costs are computed again from the kept lengths.
     (root / "reporter.toml").write_text((root / "reporter.toml").read_text().replace("0.15", "0.30"))
     dearer = plan_screen(load_workspace(root), rdir, lengths_file=kept)[1].voters[0]
@@ -159,7 +163,8 @@ def test_kept_lengths_serve_an_unchanged_release_and_prompt(tmp_path, monkeypatc
     monkeypatch.undo()
     (root / "criteria.md").write_text("Include replication studies only.")
     again = plan_screen(ws, rdir, lengths_file=kept)
-    doc = json.loads(kept.read_text())
+    kept.commit()
+    doc = json.loads(file.read_text())
     assert doc["key"]["prompt_hash"] == load_prompt(ws.screen).hash != first[1].generation
     assert doc["lengths"] == expected_lengths(ws, rdir, CHEAP + DIRECT) and again == plan_screen(ws, rdir)
 
@@ -167,13 +172,15 @@ def test_kept_lengths_serve_an_unchanged_release_and_prompt(tmp_path, monkeypatc
 def test_a_damaged_lengths_file_is_counted_again_and_a_changed_pool_still_refused(tmp_path):
     root = make_workspace(tmp_path / "ws")
     ws, rdir = route(root)
-    kept = root / "state" / LENGTHS_FILE
-    kept.parent.mkdir()
+    file = root / "state" / LENGTHS_FILE
+    file.parent.mkdir()
+    kept = KeptLengths(file)
     for damaged in ("{", "[]", json.dumps({"key": cache_key(release_id_of(rdir), load_prompt(ws.screen).hash),
                                            "lengths": {w: -5 for w in ALL_EXPENSIVE}})):
-        kept.write_text(damaged)
+        file.write_text(damaged)
         assert plan_screen(ws, rdir, lengths_file=kept) == plan_screen(ws, rdir)
-        assert json.loads(kept.read_text())["lengths"] == expected_lengths(ws, rdir, ALL_EXPENSIVE)
+        kept.commit()
+        assert json.loads(file.read_text())["lengths"] == expected_lengths(ws, rdir, ALL_EXPENSIVE)
     # Kept lengths are of the release's text: a pool changed since is refused all the same.
     (root / "pool.jsonl").write_text((root / "pool.jsonl").read_text().replace("Replication", "Repetition", 1))
     with pytest.raises(InputError, match="the pool differs from the one release"):

@@ -230,3 +230,19 @@ def test_works_leased_by_a_runner_are_said_on_the_status_page_with_their_runner_
     assert "2 works held by runner far-away-7" in env.render_md(page)
     again = build_status_page(load_release(rdir.parent, rdir.name), expired).screening.note
     assert "its lease ran out at " in again and "the next reporter screen --run takes them over" in again
+
+
+def test_a_refused_build_keeps_no_lengths(tmp_path):
+    """Issue 37, items 2 and 4: the dry run's prompt lengths are written only once the build has published; a build
+    the site's checks refuse leaves the state folder as it was."""
+    from reporter.errors import InputError
+    root = make_workspace(tmp_path / "ws")
+    report = build(load_workspace(root), as_of=DAY, environ={}, progress=False)
+    kept = root / "state" / "screen-lengths.json"
+    assert kept.exists()
+    kept.unlink()
+    page = root / "site" / "releases" / report.release_id / "index.html"
+    page.write_text(page.read_text() + "<!-- changed -->")  # an archived page the next render would rewrite
+    with pytest.raises(InputError, match="archived page would change"):
+        build(load_workspace(root), as_of=DAY, environ={}, progress=False)
+    assert not kept.exists()

@@ -7,7 +7,8 @@ the release (whose id hashes the pool, the overlay and the routing that
 gave each work its text and its title-only flag) and on the prompt (whose
 hash covers every fragment, the criteria included). So the lengths a build
 counts are kept in the workspace's state folder (`LENGTHS_FILE`, written
-atomically) under that key, with the tokenizer's name and version; a later
+atomically, and only once the build has published: `KeptLengths.commit`, so
+a refused build leaves the file as it was) under that key, with the tokenizer's name and version; a later
 build of the same release and prompt takes them from there, and counts only
 works it has no length for. Voters and prices are not part of the key:
 the costs are computed from the lengths at every build, as are the
@@ -58,19 +59,34 @@ def _stored(path: Path, key: dict[str, Any]) -> dict[str, int]:
     return {w: n for w, n in doc["lengths"].items() if isinstance(n, int) and not isinstance(n, bool) and n > 0}
 
 
-def prompt_lengths_cached(path: Path | None, key: dict[str, Any], work_ids: Iterable[str],
+class KeptLengths:
+    """A workspace's lengths file: read when the dry run needs it, written only by `commit` (after publishing)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.pending: dict[str, Any] | None = None
+        """What `commit` writes: the file with the lengths counted since it was read (None: nothing new)."""
+
+    def commit(self) -> None:
+        """Write the lengths counted by this run (atomically); nothing when none were."""
+        if self.pending is not None:
+            write_json(self.path, self.pending)
+            self.pending = None
+
+
+def prompt_lengths_cached(kept: KeptLengths | None, key: dict[str, Any], work_ids: Iterable[str],
                           count: Callable[[list[str]], dict[str, int]]) -> dict[str, int]:
-    """work id -> prompt length for every id in `work_ids`: from the file at `path` where it has them, the rest
-    from `count` (which loads the works' text and counts), then all of them written back (only when some were
-    counted). `path` None: no file, everything counted."""
+    """work id -> prompt length for every id in `work_ids`: from the kept file where it has them, the rest from
+    `count` (which loads the works' text and counts), then all of them left for `kept.commit` to write (only when
+    some were counted). `kept` None: no file, everything counted."""
     wanted = sorted(set(work_ids))
-    if path is None:
+    if kept is None:
         return count(wanted) if wanted else {}
-    stored = _stored(path, key)
+    stored = _stored(kept.path, key)
     missing = [w for w in wanted if w not in stored]
     if not missing:
         return {w: stored[w] for w in wanted}
     counted = count(missing)
     merged = {**stored, **counted}
-    write_json(path, {"key": key, "lengths": dict(sorted(merged.items()))})
+    kept.pending = {"key": key, "lengths": dict(sorted(merged.items()))}
     return {w: merged[w] for w in wanted}

@@ -25,7 +25,7 @@ from ..panel.prompt import Prompt, generation_for
 from ..panel.readonly import open_readonly
 from .config import TIERS, WHERE, ScreenWorkspace
 from .prompt import load_prompt
-from .lengths import cache_key, prompt_lengths_cached
+from .lengths import KeptLengths, cache_key, prompt_lengths_cached
 from .scope import TierScope, check_text_inputs, load_works, release_id_of, tier_scope
 
 # the panel's tokens.py (bpe-openai) is imported where tokens are counted: loading it takes a second or two,
@@ -87,11 +87,11 @@ def scopes(ws: ScreenWorkspace, release_dir: Path, gens: dict[str, str | None], 
 
 
 def plan_screen(ws: ScreenWorkspace, release_dir: Path, *, store: Any = None,
-                lengths_file: Path | None = None) -> tuple[TierPlan, ...]:
-    """The dry run of every tier of the release (cheap, then expensive); writes nothing but `lengths_file`.
+                lengths_file: KeptLengths | None = None) -> tuple[TierPlan, ...]:
+    """The dry run of every tier of the release (cheap, then expensive); never writes anything.
 
     `lengths_file`: where the prompt lengths are kept between builds (lengths.py; a build's status page passes
-    the workspace's); None counts them all and writes nothing.
+    the workspace's, and writes what was counted once it has published); None counts them all.
     """
     if ws.screen is None:
         raise InputError(f"{ws.file}: screening is not configured; {HOW_TO_CONFIGURE}")
@@ -135,7 +135,7 @@ def plan_screen(ws: ScreenWorkspace, release_dir: Path, *, store: Any = None,
 
 
 def _lengths(ws: ScreenWorkspace, release_dir: Path, prompt: Prompt, work_ids: set[str],
-             lengths_file: Path | None) -> dict[str, int]:
+             lengths_file: KeptLengths | None) -> dict[str, int]:
     """work id -> prompt length; kept lengths are of the release's text, so the pool is checked all the same."""
     def count(ids: list[str]) -> dict[str, int]:
         texts = load_works(ws, release_dir, ids, check=False)  # checked first

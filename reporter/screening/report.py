@@ -184,7 +184,7 @@ class ReleaseScreen:
 
 
 def gather_screening(ws: ScreenWorkspace, release_id: str | None, release_dir: Path | None, labels: Any = None, *,
-                     strict: bool = True, lengths_file: Path | None = None) -> ReleaseScreen:
+                     strict: bool = True, lengths_file: Any = None) -> ReleaseScreen:
     """What the status pages show of a workspace's screen: the report of one release, read-only.
 
     The state database is opened read-only and never created; a missing one
@@ -192,7 +192,8 @@ def gather_screening(ws: ScreenWorkspace, release_id: str | None, release_dir: P
     `strict`: a bad [screen] input refuses it like any other input. A render
     (not strict) shows the problem on the status page instead: the release it
     renders may be older than the workspace's pool. `lengths_file`: where the
-    dry run's prompt lengths are kept between builds (`lengths.py`).
+    dry run's prompt lengths are kept between builds (`lengths.KeptLengths`,
+    written by the build once it has published).
     """
     if ws.screen is None or release_id is None or release_dir is None:
         return ReleaseScreen(ws.screen is not None, release_id or "", None)
@@ -213,7 +214,7 @@ def workspace_labels(ws: ScreenWorkspace) -> Any:
 
 
 def screen_report(ws: ScreenWorkspace, release_dir: Path, *, store: Any, labels: Any,
-                  lengths_file: Path | None = None) -> ScreenReport:
+                  lengths_file: Any = None) -> ScreenReport:
     """The screening section of `release_dir` from the (read-only) store; `labels` a work_id,label frame or None."""
     release_dir = Path(release_dir)
     prompt = load_prompt(ws.screen)
@@ -235,7 +236,7 @@ def screen_report(ws: ScreenWorkspace, release_dir: Path, *, store: Any, labels:
 
 
 def workspace_report(ws: ScreenWorkspace, release_dir: Path, labels: Any = None, *,
-                     lengths_file: Path | None = None) -> ScreenReport | None:
+                     lengths_file: Any = None) -> ScreenReport | None:
     """The report of a workspace's release, the store opened read-only (never created); None without [screen]."""
     if ws.screen is None:
         return None
