@@ -48,6 +48,7 @@ from .routing.labels import write_label_stats
 from .routing.release import StagedRelease
 from .routing.textscan import scan_engine
 from .runs import RunStart, state_of
+from .screening.lengths import KeptLengths
 from .site.certified import read_certified
 from .site.digest_pages import DigestWeek
 from .site.models.common import Link
@@ -106,6 +107,8 @@ class Gathered:
     """What the status pages show of the screen (its state read, never written); None: nothing to show."""
     site: SiteInputs
     """The comparisons the rebuilt pages show (read from the routing tables) and the titles they need."""
+    kept: KeptLengths | None = None
+    """The dry run's prompt lengths file, written once the build has published (None: a render)."""
 
 
 def build(ws: Workspace, *, out: Path | None = None, as_of: date | None = None,
@@ -182,12 +185,14 @@ def gather(plan: Plan, src: Sources, as_of: date | None, checked: step.Checked, 
            labels: Any) -> Gathered:
     """The rest of what the pages show, read under the releases folder's lock (and the archive's)."""
     found_labels, releases = step.gather_releases(src.workspace, src.releases, staged, labels)
-    screening = step.screen_status(plan, src, staged, releases, labels)
+    kept = step.kept_lengths(plan, src.workspace)
+    screening = step.screen_status(plan, src, staged, releases, labels, kept)
     published, pending = step.digest_weeks(checked, src.digests)
     certified = (read_certified(src.workspace.root, src.workspace.certify, releases.releases)
                  if src.workspace is not None else None)
     return Gathered(plan=plan, src=src, as_of=as_of, checked=checked, staged=staged, releases=releases,
                     labels=found_labels, digest_weeks=published, digest_pending=pending, screening=screening,
+                    kept=kept,
                     site=read_site_inputs(releases, screening.pool if screening is not None else None, src.against,
                                           certified=certified))
 
@@ -213,6 +218,8 @@ def publish(g: Gathered, site: PreparedSite, topics: Sequence[TopicRun] = ()) ->
     if novelty is not None:
         step.write_novelty(novelty)
     report = site.commit()
+    if g.kept is not None:
+        g.kept.commit()  # the dry run's prompt lengths, for the next build (a refused build wrote none)
     verdicts = None if novelty is None else dict(sorted(Counter(row["result"]["verdict"] for row in novelty.rows).items()))
     digest = g.checked.digest
     return BuildReport(release_id=routed.release_id if routed else None, created=bool(routed and routed.created),

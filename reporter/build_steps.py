@@ -38,7 +38,8 @@ from .routing.artifacts import LabelFindings, Published, ReleaseSet, load_publis
 from .routing.labels import label_stats_for, load_labels
 from .routing.published import PUBLISHED_FILE
 from .routing.specs import load_rulebook
-from .runs import RunStart
+from .runs import RunStart, state_of
+from .screening.lengths import LENGTHS_FILE, KeptLengths
 from .screening.report import gather_screening, workspace_labels
 from .site.digest_pages import DigestWeek, digest_week, load_digest_weeks
 from .site.models.common import Link
@@ -271,26 +272,36 @@ def shown_published(staged: routing_release.StagedRelease) -> Published | None:
     return Published(name=doc["label"], first_written=doc["first_written"])
 
 
+def kept_lengths(plan: Plan, ws: Workspace | None) -> KeptLengths | None:
+    """A build's kept prompt lengths (state/screen-lengths.json), written once it has published; None for a
+    render (which writes nothing in the workspace) or a workspace that does not screen."""
+    if not plan.route or ws is None or ws.screen is None:
+        return None
+    return KeptLengths(state_of(ws.root) / LENGTHS_FILE)
+
+
 def screen_status(plan: Plan, src: Sources, staged: routing_release.StagedRelease | None, releases: ReleaseSet,
-                  labels: Any) -> ScreeningStatus | None:
+                  labels: Any, kept: KeptLengths | None = None) -> ScreeningStatus | None:
     """What the status pages show of the screen (its state read, never written), and the pool titles come from.
 
     A build shows what the screen has done and would do for the release it
     routed (strict: a bad [screen] input refuses it); a render, for the newest
     published release (not strict: the problem is shown on the page). Without
     a workspace a render's `--pool` gives the titles, and the pages say there
-    is none. None: nothing to show (a digest-only build, a render without either).
+    is none. None: nothing to show (a digest-only build, a render without either). `kept`: a build's lengths
+    file (`screening.lengths`), which the build writes once it has published.
     """
     ws = src.workspace
     if staged is not None and ws is not None:
-        return screening_status(gather_screening(ws, staged.release_id, staged.folder, labels),
+        return screening_status(gather_screening(ws, staged.release_id, staged.folder, labels,
+                                                 lengths_file=kept),
                                 PoolRef(ws.routing().pool, ws.overlay))  # the pool: where pages read titles
     if plan.route:
         return None
     if ws is not None:
         latest = releases.releases[-1] if releases.releases else None
         screen = gather_screening(ws, latest.release_id if latest else None, latest.folder if latest else None,
-                                  labels, strict=False)
+                                  labels, strict=False)  # a render writes nothing in the workspace
         return screening_status(screen, PoolRef(ws.pool, ws.overlay) if ws.pool is not None else None)
     return ScreeningStatus(None, None, NO_WORKSPACE, src.pool) if src.pool is not None else None
 

@@ -74,9 +74,13 @@ def test_build_the_example_workspace_small(tmp_path):
     assert (ws / "site" / "novelty.html").exists()
     # A second build changes nothing: same release, same bytes.
     before = {p: p.read_bytes() for p in (ws / "site").rglob("*") if p.is_file()}
-    again = subprocess.run([sys.executable, "-m", "reporter.cli", "build", "--workspace", str(ws)],
-                           capture_output=True, text=True)
+    assert (ws / "state" / "screen-lengths.json").exists()  # the dry run's lengths, kept (issue 37, item 4)
+    again = subprocess.run([sys.executable, "-X", "importtime", "-m", "reporter.cli", "build", "--workspace",
+                            str(ws)], capture_output=True, text=True)
     assert again.returncode == 0, again.stderr
+    # Issue 37, item 4: the status page's estimate comes from the kept lengths: the tokenizer (a second or two
+    # to load) is not even imported.
+    assert "reporter.panel.tokens" in again.stderr and "bpe_openai" not in again.stderr
     # Issue 37, item 4: known from the inputs' digests, not routed again, and said in one line.
     (line,) = again.stdout.splitlines()
     assert line.startswith(f"unchanged: release {ids[0][:12]} (3,000 works) is already published for these "
@@ -144,14 +148,22 @@ def test_the_demo_recipe_small_two_weeks_and_what_changed(tmp_path):
     assert "carried over 0 labels from examples/certify/discard.csv" in _cli(steps[0], ws, "1783339200").stdout
     (cert,) = load_certificates(ws / "state", ids[1])
     assert (cert.stratum, cert.partial, cert.n_labelled, cert.max_relevant) == ("discard", True, 0, cert.N)
-    # Its last step builds again, as written there: the same release, its status page showing the certificate.
-    last = _recipe("demo")[-1].split()
+    # It then builds again, as written there: the same release, its status page showing the certificate.
+    recipe = _recipe("demo")
+    last = recipe[-2].split()
     assert last[:3] == ["SOURCE_DATE_EPOCH=1783339200", "$(BIN)/reporter", "build"]
     done = _cli(last[2:], ws, "1783339200")
     assert done.returncode == 0 and f"release {ids[1][:12]} (unchanged)" in done.stdout, done.stderr
     status = _plain((ws / "site" / "releases" / ids[1] / "status.html").read_text())
     assert f"Certificate of discard: {cert.summary}" in status  # in the flow box, wrapped at spaces
     assert f"discard {cert.summary} partial: 0 of {cert.n_drawn:,} rows labelled" in status
+    # Its last step drafts the release's disclosure (docs/disclosure.md) from what ran.
+    disclose = recipe[-1].split()
+    assert disclose[:2] == ["$(BIN)/reporter", "disclose"]
+    done = _cli(disclose[1:], ws, "1783339200")
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (ws / "state" / "disclosure" / ids[1]).iterdir()) == [
+        "disclosure.html", "disclosure.json", "disclosure.md"]
 
 
 def _recipe(target: str) -> list[str]:

@@ -7,15 +7,18 @@ import json
 import pytest
 from test_screen_scope import ALL_EXPENSIVE, CHEAP, DIRECT, gens, make_workspace, record, route
 
+from reporter.config import load_workspace
+
 from reporter.errors import InputError
 from reporter.panel.plan import DEFAULT_OUTPUT_TOKENS, token_stats
 from reporter.panel.prompt import messages_for
 from reporter.panel.store import open_store
 from reporter.panel.tokens import count_message_tokens
 from reporter.panel.votes import Vote
+from reporter.screening.lengths import LENGTHS_FILE, KeptLengths, cache_key
 from reporter.screening.plan import format_plan, plan_json, plan_screen
 from reporter.screening.prompt import load_prompt
-from reporter.screening.scope import load_works
+from reporter.screening.scope import load_works, release_id_of
 
 
 def expected_lengths(ws, rdir, ids) -> dict[str, int]:
@@ -116,3 +119,69 @@ def test_a_workspace_without_screen_is_told_how_to_configure(tmp_path):
     ws, rdir = route(make_workspace(tmp_path / "ws", screen=False))
     with pytest.raises(InputError, match=r"add a \[screen\] table"):
         plan_screen(ws, rdir)
+
+
+def _refuse_counting(monkeypatch) -> None:
+    """Any token count from here on fails the test (the kept lengths must serve)."""
+    import reporter.panel.tokens as tokens
+
+    def refuse(texts):
+        raise AssertionError(f"{len(texts)} texts counted again")
+    monkeypatch.setattr(tokens, "count_tokens", refuse)
+
+
+def test_kept_lengths_serve_an_unchanged_release_and_prompt(tmp_path, monkeypatch):
+    """Issue 37, item 4: the dry run's lengths are kept in the state folder under the release and the prompt;
+    a second plan counts nothing, and its costs still follow the prices and the store."""
+    root = make_workspace(tmp_path / "ws", cheap=True)
+    ws, rdir = route(root)
+    file = root / "state" / LENGTHS_FILE
+    kept = KeptLengths(file)
+    first = plan_screen(ws, rdir, lengths_file=kept)
+    assert first == plan_screen(ws, rdir)  # the same plan as counting everything
+    assert not file.exists()  # written only by commit (a build commits once it has published)
+    kept.commit()
+    doc = json.loads(file.read_text())
+    assert doc["key"] == cache_key(release_id_of(rdir), load_prompt(ws.screen).hash)
+    assert doc["lengths"] == expected_lengths(ws, rdir, CHEAP + DIRECT)
+    written = file.read_bytes()
+    _refuse_counting(monkeypatch)
+    assert plan_screen(ws, rdir, lengths_file=kept) == first and kept.pending is None  # nothing counted
+    kept.commit()
+    assert file.read_bytes() == written  # nothing written
+    # Prices are not part of the key: the costs are computed again from the kept lengths.
+    (root / "reporter.toml").write_text((root / "reporter.toml").read_text().replace("0.15", "0.30"))
+    dearer = plan_screen(load_workspace(root), rdir, lengths_file=kept)[1].voters[0]
+    assert dearer.cost_usd == pytest.approx(first[1].voters[0].cost_usd + dearer.input_tokens * 0.15 / 1e6)
+    # Verdicts recorded since: fewer works sent, still nothing counted.
+    with open_store(ws.screen.database, where="[screen] database") as store:
+        record(store, rdir, "expensive", gens(ws)["expensive"], votes={"pmid:103": {"a": Vote("include", reason="r"),
+                                                                                     "b": Vote("include", reason="r")}},
+               verdicts={"pmid:103": "admit"})
+    assert plan_screen(ws, rdir, lengths_file=kept)[1].works == first[1].works - 1
+    # A changed criteria file is another prompt: counted again, and the file holds the new key only.
+    monkeypatch.undo()
+    (root / "criteria.md").write_text("Include replication studies only.")
+    again = plan_screen(ws, rdir, lengths_file=kept)
+    kept.commit()
+    doc = json.loads(file.read_text())
+    assert doc["key"]["prompt_hash"] == load_prompt(ws.screen).hash != first[1].generation
+    assert doc["lengths"] == expected_lengths(ws, rdir, CHEAP + DIRECT) and again == plan_screen(ws, rdir)
+
+
+def test_a_damaged_lengths_file_is_counted_again_and_a_changed_pool_still_refused(tmp_path):
+    root = make_workspace(tmp_path / "ws")
+    ws, rdir = route(root)
+    file = root / "state" / LENGTHS_FILE
+    file.parent.mkdir()
+    kept = KeptLengths(file)
+    for damaged in ("{", "[]", json.dumps({"key": cache_key(release_id_of(rdir), load_prompt(ws.screen).hash),
+                                           "lengths": {w: -5 for w in ALL_EXPENSIVE}})):
+        file.write_text(damaged)
+        assert plan_screen(ws, rdir, lengths_file=kept) == plan_screen(ws, rdir)
+        kept.commit()
+        assert json.loads(file.read_text())["lengths"] == expected_lengths(ws, rdir, ALL_EXPENSIVE)
+    # Kept lengths are of the release's text: a pool changed since is refused all the same.
+    (root / "pool.jsonl").write_text((root / "pool.jsonl").read_text().replace("Replication", "Repetition", 1))
+    with pytest.raises(InputError, match="the pool differs from the one release"):
+        plan_screen(ws, rdir, lengths_file=kept)

@@ -371,8 +371,13 @@ def test_the_flow_diagram_shows_the_numbers_of_its_table(browser, novelty_site):
                 ".map(t => [t.dataset.key, t.textContent]))")
             table = visit.page.evaluate(
                 "() => Object.fromEntries(Array.from(document.querySelectorAll('table.flow td[data-key]'))"
-                ".map(td => [td.dataset.key, td.innerText]))")
+                ".map(td => [td.dataset.key, td.textContent.trim()]))")  # folded on the status page: not rendered
             assert drawn and drawn == table
+            # Both layouts (two columns, and stacked for a phone) draw the same numbers.
+            for layout in ("svg.wide", "svg.narrow"):
+                assert visit.page.evaluate(
+                    f"() => Object.fromEntries(Array.from(document.querySelectorAll('figure.flow {layout} "
+                    f"text[data-key]')).map(t => [t.dataset.key, t.textContent]))") == table
             assert visit.page.locator("figure.flow").is_visible()
         finally:
             visit.close()

@@ -65,7 +65,7 @@ def test_the_status_page_draws_each_certificate_on_its_box_and_lists_it(site_bui
     assert "Certificate of discard/rule:meta-analysis: 4 works; 4 sampled, 2 labelled, 0 relevant" in notes
     # the box of the pile holds them: its rectangle is tall enough for the lines drawn in it
     box = next(r for r in tree.find("svg", id="status-flow").find_all("rect")
-               if r.text().startswith("Discarded or set aside by a rule"))
+               if r.text().startswith("Discarded by a rule"))
     top, bottom = float(box.attrs["y"]), float(box.attrs["y"]) + float(box.attrs["height"])
     ys = [float(t.attrs["y"]) for t in tree.find("svg", id="status-flow").find_all("text")
           if t.text().startswith(("Certificate of", "meets the target", "partial:"))]
@@ -78,7 +78,7 @@ def test_the_status_page_draws_each_certificate_on_its_box_and_lists_it(site_bui
     assert cells[4].find("code").text() == CERTIFIED_SHEETS["discard"]
     sheet = site_build["releases"].parent / CERTIFIED_SHEETS["discard"]
     assert hashlib.sha256(sheet.read_bytes()).hexdigest() in cells[4].text()
-    assert cells[5].text() == "Discarded or set aside by a rule"
+    assert cells[5].text() == "Discarded by a rule"
 
 
 def test_a_partial_certificate_of_a_rules_wins_links_the_rule_page_and_never_meets_the_target(site_build):
@@ -101,7 +101,7 @@ def test_the_markdown_twin_lists_the_same_certificates(site_build):
     [discard] = [r for r in _md_rows(md, "discard") if r[0] == "discard"]
     assert discard[1] == DISCARD_LINE
     assert discard[2] == "meets the target: at most 8.3% relevant, within 10%"
-    assert discard[3].startswith("12 of 12 rows labelled (seed ") and discard[6] == "Discarded or set aside by a rule"
+    assert discard[3].startswith("12 of 12 rows labelled (seed ") and discard[6] == "Discarded by a rule"
     rule = _md_rows(md, "discard/rule:meta-analysis")[0]
     assert "[meta-analysis](rules/meta-analysis.md)" in rule[0] and rule[2] == "partial: 2 of 4 rows labelled"
     assert "meta \\<b\\>\\|\\*x\\*\\<i\\>" in rule[5]  # escaped, one cell
@@ -220,8 +220,8 @@ def test_each_stratum_has_its_box():
     f = ScreenFunnel(paying=40, cheap=15, cheap_configured=True, cheap_discarded=6, cheap_proceeded=7,
                      cheap_undecided=2, screen=32, admitted=20, discarded=9, incomplete=3, hand_off=20)
     steps = compute.flow_steps(_stats(), f)
-    assert compute.box_of(steps, "discard", None).key == "fl-out-parked"
-    assert compute.box_of(steps, "hold", None).key == "fl-out-parked"
+    assert compute.box_of(steps, "discard", None).key == "fl-out-discard"
+    assert compute.box_of(steps, "hold", None).key == "fl-wait-hold"
     assert compute.box_of(steps, "screen", None).key == "fl-text"
     assert compute.box_of(steps, None, "cheap").key == "fl-sc-cheap-discard"
     assert compute.box_of(steps, None, "expensive").key == "fl-sc-screen-discard"

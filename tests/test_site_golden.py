@@ -304,7 +304,8 @@ def test_the_flow_numbers_equal_rule_stats(site_build):
         assert shown["fl-pool"] == stats["rows"]
         assert shown["fl-out-unrouted"] == pending["unrouted"]
         assert shown["fl-routed"] == stats["rows"] - pending["unrouted"]
-        assert shown["fl-out-parked"] == sum(n for p, n in stats["piles"].items() if kinds[p] in ("discard", "hold"))
+        assert shown["fl-out-discard"] == sum(n for p, n in stats["piles"].items() if kinds[p] == "discard")
+        assert shown.get("fl-wait-hold", 0) == sum(n for p, n in stats["piles"].items() if kinds[p] == "hold")
         assert shown["fl-out-no_text"] == pending["no_text"]
         assert shown["fl-text"] == sum(stats["piles"][p] for p in paying)
         for p in paying:

@@ -143,23 +143,35 @@ def test_the_flow_names_what_left_at_each_step_and_ends_at_the_paying_piles():
     main = [s.main.count for s in steps]
     # 100 in; 10 match no rule (90); discard 40 and hold 5 leave (45); 5 lack text (40) = 15 + 25.
     assert main == [100, 90, 45, 40]
-    # Read top to bottom, what left the flow stands beside the box it left: the box below is this one less it.
+    # Read top to bottom, what left the flow or waits stands beside the box it came from: the box below is this
+    # one less both.
     for before, after in zip(steps, steps[1:]):
-        assert after.main.count == before.main.count - before.side.count and before.waiting is None
-    assert [s.side.title for s in steps[:3]] == ["No rule matched", "Discarded or set aside by a rule",
-                                                 "No text to screen (no abstract)"]
-    assert steps[3].side is None
-    parked = {line.key: line.count for line in steps[1].side.lines}
-    assert parked == {"fl-pile-discard": 40, "fl-rule-d": 40, "fl-pile-hold": 5, "fl-rule-h": 5}
-    assert [line.label for line in steps[1].side.lines] == ["discard: discarded by a rule", "d",
-                                                            "hold: set aside by a rule (hold)", "h"]
+        gone = sum(box.count for box in (before.side, before.waiting) if box is not None)
+        assert after.main.count == before.main.count - gone
+    # Issue 37, item 11: only the discards left the flow; pending works (no rule, no text) and held ones wait.
+    assert [s.side.title if s.side else None for s in steps] == [None, "Discarded by a rule", None, None]
+    assert [s.waiting.title if s.waiting else None for s in steps] == [
+        "Pending: no rule matched", "Set aside by a rule (hold)", "Pending: no text to screen (no abstract)", None]
+    assert {line.key: line.count for line in steps[1].side.lines} == {"fl-pile-discard": 40, "fl-rule-d": 40}
+    assert {line.key: line.count for line in steps[1].waiting.lines} == {"fl-pile-hold": 5, "fl-rule-h": 5}
+    assert [line.label for line in (*steps[1].side.lines, *steps[1].waiting.lines)] == [
+        "discard: discarded by a rule", "d", "hold: set aside by a rule (hold)", "h"]
+    rows = {r.key: r for r in flow_rows(steps)}
+    assert [rows[k].kind for k in ("fl-out-unrouted", "fl-wait-hold", "fl-out-no_text", "fl-out-discard")] == \
+        ["waiting", "waiting", "waiting", "removed"]
     split = {line.key: line.count for line in steps[3].main.lines}
     assert split == {"fl-to-screen_cheap": 15, "fl-to-screen": 25} and sum(split.values()) == steps[3].main.count
     assert steps[0].main.lines == ()  # no per-source counts in these statistics
     chart = flow_chart("c", "t", "The flow", steps)
     shown = {label.key: label.text for label in chart.labels if label.key}
-    assert shown["fl-text"] == "40" and shown["fl-pile-discard"] == "40" and len(shown) == 7 + 6
-    assert len(chart.arrows) == 3 + 3  # down between the four boxes, and right to each box of what left
+    assert shown["fl-text"] == "40" and shown["fl-pile-discard"] == "40" and len(shown) == 8 + 6
+    assert len(chart.arrows) == 3 + 3  # down between the four boxes, and right to the boxes beside each
+    assert [b.css for b in chart.bars].count("box-out") == 1 and [b.css for b in chart.bars].count("box-wait") == 3
+    # The phone's layout: the same numbers, in one column 360 units wide, an arrow to every box of what left or
+    # waits and down between the four.
+    narrow = chart.narrow
+    assert narrow.width == 360 and {label.key: label.text for label in narrow.labels if label.key} == shown
+    assert all(b.x >= 0 and b.x + b.w <= narrow.width for b in narrow.bars) and len(narrow.arrows) == 4 + 3
 
 
 def test_the_flow_shows_each_source_when_the_statistics_count_them():
@@ -195,7 +207,7 @@ def test_the_flow_goes_on_through_the_screen_to_the_hand_off():
     assert rows["fl-sc-cheap-incomplete"].kind == "waiting" and rows["fl-sc-cheap-incomplete"].label.startswith("waiting: ")
     assert rows["fl-sc-cheap-discard"].kind == "removed" and rows["fl-sc-cheap-discard"].label.startswith("left the flow: ")
     chart = flow_chart("c", "t", "The flow", steps)
-    assert [b.css for b in chart.bars].count("box-wait") == 2
+    assert [b.css for b in chart.bars].count("box-wait") == 2 + 3  # and pending (no rule, no text) and held
     assert "box-wait" in {legend.css for legend in chart.legend}
 
 

@@ -130,7 +130,7 @@ def test_the_html_lists_every_candidate_with_its_verdict(novelty_site, results):
         cell = tr.find("td", **{"data-verdict": result["verdict"]})
         assert cell is not None and cell.find("strong").text() == result["verdict"]
         assert result["status"] in cell.text()
-        assert ("in-sample" in cell.text()) == (not result["holdout_applied"])
+        assert ("nothing held out" in cell.text()) == (not result["holdout_applied"])
         assert result["lom_id"] in tr.text()
         for node in result["citation_overlap"]["in_sample"]["shared_lom_ids"] + result["coverage_gap"]:
             assert node in tr.text()
@@ -138,7 +138,7 @@ def test_the_html_lists_every_candidate_with_its_verdict(novelty_site, results):
     shown = {td.attrs["data-key"]: int(td.text()) for td in tree.find("table", id="verdict-table").find_all("td")
              if "data-key" in td.attrs}
     assert shown == {f"v-{v}": counts.get(v, 0) for v in ("duplicate", "neighborhood", "novel", "unknown")}
-    assert "not_a_ranker: true" in tree.find("p", id="not-a-ranker").text()
+    assert "not a ranking" in tree.find("p", id="not-a-ranker").text()
 
 
 def test_hostile_ids_render_as_text_in_html(novelty_site):
@@ -326,3 +326,17 @@ def test_the_example_workspace_shows_every_verdict_it_documents():
     readme = (REPO / "examples" / "novelty" / "README.md").read_text()
     assert "Counts: duplicate 2, neighborhood 2, novel 3, unknown 1." in readme
     assert "made-up" in readme.lower() and all(line["result"]["not_a_ranker"] is True for line in lines)
+
+
+def test_the_page_speaks_to_a_reader_not_in_field_names(tmp_path):
+    """Issue 37, item 7: no field names (not_a_ranker, lom_id, S2), no stubs, holdout or in-sample, and no pointer at
+    novelty.md as if a reader could open it; in the page and its twin, every wording of the model included."""
+    from reporter.site.novelty_page import STATUS_MEANINGS, VERDICT_MEANINGS, build_novelty_page
+    from reporter.site import env
+    page = build_novelty_page([])
+    # The words a reader reads (the twin's own file name is a link a reader can open, not a reference).
+    words = " ".join([*VERDICT_MEANINGS.values(), *STATUS_MEANINGS.values(), page.not_a_ranker, page.rules_note,
+                      page.candidates_note, parse_html(env.render_html(page)).text(),
+                      env.render_md(page).replace("(novelty.md)", "")])
+    for jargon in ("not_a_ranker", "lom_id", "S2", "stub", "holdout", "in-sample", "novelty.md", "node"):
+        assert jargon not in words, jargon

@@ -477,3 +477,34 @@ def test_the_glossary_lists_each_word_once_and_its_footer_does_not_link_to_itsel
     assert 'href="glossary.html"' not in page and "](glossary.md)" not in (out / "glossary.md").read_text()
     assert "What the words mean</a>" in (out / "index.html").read_text()
     assert "[What the words mean](glossary.md)" in (out / "index.md").read_text()
+
+
+def test_compiled_templates_kept_between_runs_change_no_byte_and_a_broken_cache_is_a_miss(tmp_path):
+    """Issue 37, item 4: Jinja's bytecode cache saves the compile of every build; a page renders the same from it,
+    and a cache that holds garbage, or a folder that cannot be read or written, costs only the compiling."""
+    import jinja2
+
+    from reporter.site import env as site_env
+    from reporter.site.glossary import build_glossary
+
+    page = build_glossary(())
+
+    def render(cache) -> str:
+        e = jinja2.Environment(loader=jinja2.PackageLoader("reporter", "templates/html"), bytecode_cache=cache,
+                               autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+                               lstrip_blocks=True, keep_trailing_newline=True)
+        e.filters.update(site_env.html_env().filters)
+        e.globals.update(site_env.html_env().globals)
+        return e.get_template("glossary.html").render(**{f: getattr(page, f) for f in page.__dataclass_fields__})
+
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    fresh = render(None)
+    assert render(site_env._QuietBytecodeCache(str(folder))) == fresh and list(folder.iterdir())  # kept
+    assert render(site_env._QuietBytecodeCache(str(folder))) == fresh  # read back
+    for kept in folder.iterdir():
+        kept.write_bytes(b"garbage")
+    assert render(site_env._QuietBytecodeCache(str(folder))) == fresh
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("x")
+    assert render(site_env._QuietBytecodeCache(str(not_a_folder))) == fresh  # neither read nor written: no error

@@ -132,7 +132,8 @@ def test_data_stays_text_in_the_markdown_twin(page, texts):
 def test_a_build_with_screen_and_no_database_shows_the_plan_and_creates_nothing(tmp_path):
     root = make_workspace(tmp_path / "ws", cheap=True)
     report = build(load_workspace(root), as_of=DAY, environ={}, progress=False)
-    assert not (root / "state").exists()  # neither the database nor the raw folder
+    # Neither the database nor the raw folder: only the dry run's prompt lengths, kept (issue 37, item 4).
+    assert [p.name for p in (root / "state").iterdir()] == ["screen-lengths.json"]
     page = parse_html((root / "site" / "releases" / report.release_id / "status.html").read_text())
     keyed = {n.attrs["data-key"]: n.text() for n in page.find_all("td") if n.attrs.get("data-key")}
     assert keyed["sc-cheap-plan-works"] == "2" and keyed["sc-expensive-plan-works"] == "4"
@@ -229,3 +230,19 @@ def test_works_leased_by_a_runner_are_said_on_the_status_page_with_their_runner_
     assert "2 works held by runner far-away-7" in env.render_md(page)
     again = build_status_page(load_release(rdir.parent, rdir.name), expired).screening.note
     assert "its lease ran out at " in again and "the next reporter screen --run takes them over" in again
+
+
+def test_a_refused_build_keeps_no_lengths(tmp_path):
+    """Issue 37, items 2 and 4: the dry run's prompt lengths are written only once the build has published; a build
+    the site's checks refuse leaves the state folder as it was."""
+    from reporter.errors import InputError
+    root = make_workspace(tmp_path / "ws")
+    report = build(load_workspace(root), as_of=DAY, environ={}, progress=False)
+    kept = root / "state" / "screen-lengths.json"
+    assert kept.exists()
+    kept.unlink()
+    page = root / "site" / "releases" / report.release_id / "index.html"
+    page.write_text(page.read_text() + "<!-- changed -->")  # an archived page the next render would rewrite
+    with pytest.raises(InputError, match="archived page would change"):
+        build(load_workspace(root), as_of=DAY, environ={}, progress=False)
+    assert not kept.exists()

@@ -27,21 +27,23 @@ ALLOWED = {
     "the glossary says what each of our words means.": LINK,
     "Label findings for this rule are on the release's status page.": LINK,
     "Labelled includes the gate discarded: {}": "a heading with its count; HTML repeats it as the table's aria-label",
-    "Most works are pending ({} of {}, {}), and that is expected: pending is not a decision and costs nothing.":
-        LINK + "; " + STRONG,
+    "Most works are pending ({} of {}, {}), and that is expected": LINK + "; " + STRONG,
+    ": pending is not a decision and costs nothing.": "the end of the pending note, after its two openings (most "
+                                                       "works pending, or how many): " + LINK + "; " + STRONG,
     "No rule matched {} of them; {} would go to screening but have no abstract to read.": VALUE,
     "No rule was added, edited or removed: all {} are the same.": VALUE,
-    "Of {} in it the rule matched {}; {} it did not match went to a paying pile.": STRONG,
+    "Of {} in the domain the rule matched {}; {} it did not match went to a paying pile.": STRONG,
+    "For every rule, matched = won + no_text + outranked.": "the identity in bold: HTML <strong>, Markdown **",
     "Release {} is the first release in the releases folder's index, so there is nothing to compare it with.": LINK,
     "The identity holds: matched {} = won {} + no_text {} + outranked {}.": VALUE,
     "This site shows what reporter decided about a weekly pool of scholarly works: each release routes every work "
     "through a declarative rule book into piles (discarded, set aside, sent on to be screened by model voters, or "
     "left pending), and every count on these pages leads to the rule and the text that made it.": CODE,
-    "Up to {} are listed per cell; the counts are complete.": VALUE,
+    "{} Up to {} are listed per cell; the counts are complete.": VALUE + " (after the candidates' note, a field)",
     "Week {}, {}: {} kept, {} for review, {} dropped.": CODE + "; " + STRONG,
     "Works in both releases that changed pile: {}": "a heading with its count (HTML <h2 id>, Markdown ##)",
     "Works screened on their title alone get the work_title_only fragment instead of work.": CODE,
-    "of release {}, sending works to {} at precedence {}.": LINK + "; " + STRONG,
+    "of release {} (its row in the release's rules), sending works to {} at precedence {}.": LINK + "; " + STRONG,
     "{} Label findings and screening progress are on the status page; what changed since the previous release, "
     "and why, is on the release diff.": LINK,
     "{} New weeks also arrive in the Atom feed.": LINK,

@@ -27,13 +27,14 @@ examples (in the example workspace, the repository; two real arXiv weeks, exampl
   reporter digest --papers examples/digest/papers {EXAMPLES} --archive state/digest-example --from 2026-W25 --to 2026-W26 --force --json
   reporter digest --papers examples/digest/papers {EXAMPLES} --archive state/digest-sanity --week 2026-W26 --no-prior --max-kept 100 --full-ranking --force
 
-The first publishes week 2026-W25 (pattern A) with at most 2 KEEPs. The
-second is a catch-up (pattern B): it runs 2026-W25, then 2026-W26 with
+The first publishes one week, 2026-W25, with at most 2 KEEPs. The
+second is a catch-up of several weeks: it runs 2026-W25, then 2026-W26 with
 2026-W25's KEEPs as its prior. It re-publishes 2026-W25 (now with the
 default 25 KEEPs), which without --force is refused; the old decisions.json
-is kept beside the new one as decisions.superseded-<sha12>.json. The third
-(patterns C and D) decides 2026-W26 with no prior, at most 100 KEEPs, and
-prints every paper ranked.
+is kept beside the new one as decisions.superseded-<sha12>.json. The third,
+a sanity check of the watchlist, decides 2026-W26 with no prior (no earlier
+week's KEEPs to be new against), at most 100 KEEPs, and prints every paper
+ranked.
 
 --papers is a records file or a folder of them, of any dates (a whole arXiv
 listing, several fetches, one YYYY-Www.jsonl per week): each paper is
@@ -80,16 +81,16 @@ def register(subparsers: Any) -> None:
                    help="take these from [digest] of DIR/reporter.toml (default: this folder's, when it has one and "
                         "the four paths are not all given)")
     which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--week", metavar="YYYY-Www", help="the ISO week to decide (pattern A)")
+    which.add_argument("--week", metavar="YYYY-Www", help="the one ISO week to decide")
     which.add_argument("--from", dest="first", metavar="YYYY-Www",
-                       help="catch-up (pattern B): the first week to decide; with --to")
+                       help="catch-up of several weeks: the first week to decide; with --to")
     p.add_argument("--to", dest="last", metavar="YYYY-Www", help="catch-up: the last week, included")
     p.add_argument("--max-kept", type=int, metavar="N",
                    help=f"the most KEEPs a week may have (default {DEFAULT_MAX_KEPT}; the rest become REVIEW)")
     p.add_argument("--full-ranking", action="store_true",
-                   help="print every paper ranked by score (pattern C), not just the counts")
+                   help="print every paper ranked by score, not just the counts")
     p.add_argument("--no-prior", action="store_true",
-                   help="judge novelty against nothing (pattern D: a watchlist sanity check)")
+                   help="judge novelty against nothing (no earlier week's KEEPs): a sanity check of the watchlist")
     p.add_argument("--force", action="store_true",
                    help="re-publish a week that exists, keeping the old decisions.json beside the new one")
     p.add_argument("--keyword-fallback", action="store_true",

@@ -7,6 +7,10 @@ does not. The counts are exact for OpenAI's models that use `o200k_base`
 A plain loop over `encode_ordinary` is used, not `encode_ordinary_batch`:
 the batch API runs a thread pool that does not release the GIL, and on this
 project's machine it took 3.7 s for 20,000 abstracts where the loop took 1.5 s.
+
+bpe-openai is imported at the first count, not with this module: importing it
+builds its vocabularies (about 1.2 s), which a build whose dry run finds its
+lengths kept (screening/lengths.py) never pays.
 """
 
 from __future__ import annotations
@@ -14,9 +18,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import bpe_openai
+if TYPE_CHECKING:
+    import bpe_openai
 
 ENCODING = "o200k_base"
 TOKENIZER_NOTE = (f"Input tokens are counted offline with the {ENCODING} tokenizer (bpe-openai): exact for "
@@ -37,6 +42,7 @@ _O200K_MODELS = re.compile(r"(?:openai/)?(?:gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|chatg
 @functools.cache
 def _encoding() -> bpe_openai.Encoding:
     """Loaded once per process (about 1.5 s: the vocabulary is decompressed and the tables built)."""
+    import bpe_openai
     return bpe_openai.get_encoding(ENCODING)
 
 

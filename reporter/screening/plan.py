@@ -25,7 +25,8 @@ from ..panel.prompt import Prompt, generation_for
 from ..panel.readonly import open_readonly
 from .config import TIERS, WHERE, ScreenWorkspace
 from .prompt import load_prompt
-from .scope import TierScope, load_works, tier_scope
+from .lengths import KeptLengths, cache_key, prompt_lengths_cached
+from .scope import TierScope, check_text_inputs, load_works, release_id_of, tier_scope
 
 # the panel's tokens.py (bpe-openai) is imported where tokens are counted: loading it takes a second or two,
 # which the site (whose status page shows plans) and the commands that never count tokens should not pay.
@@ -85,8 +86,13 @@ def scopes(ws: ScreenWorkspace, release_dir: Path, gens: dict[str, str | None], 
     return {tier: tier_scope(ws, release_dir, tier, cheap_generation=gens["cheap"], store=store) for tier in TIERS}
 
 
-def plan_screen(ws: ScreenWorkspace, release_dir: Path, *, store: Any = None) -> tuple[TierPlan, ...]:
-    """The dry run of every tier of the release (cheap, then expensive); never writes anything."""
+def plan_screen(ws: ScreenWorkspace, release_dir: Path, *, store: Any = None,
+                lengths_file: KeptLengths | None = None) -> tuple[TierPlan, ...]:
+    """The dry run of every tier of the release (cheap, then expensive); never writes anything.
+
+    `lengths_file`: where the prompt lengths are kept between builds (lengths.py; a build's status page passes
+    the workspace's, and writes what was counted once it has published); None counts them all.
+    """
     if ws.screen is None:
         raise InputError(f"{ws.file}: screening is not configured; {HOW_TO_CONFIGURE}")
     from ..panel.tokens import TOKENIZER_NOTE
@@ -104,9 +110,8 @@ def plan_screen(ws: ScreenWorkspace, release_dir: Path, *, store: Any = None) ->
             for tier in TIERS if voters[tier] or tier == "expensive"}
     # The cheap works still undecided may reach the screen: counted now, with the cheap tier's prompts.
     may_come = send.get("cheap", []) if voters["cheap"] else []
-    texts = load_works(ws, release_dir, {w for ids in send.values() for w in ids} | set(may_come))
-    order = list(texts)
-    lengths = dict(zip(order, prompt_lengths(prompt, [texts[w] for w in order])))
+    lengths = _lengths(ws, release_dir, prompt, {w for ids in send.values() for w in ids} | set(may_come),
+                       lengths_file)
     plans = []
     for tier in TIERS:
         s = scope[tier]
@@ -127,6 +132,20 @@ def plan_screen(ws: ScreenWorkspace, release_dir: Path, *, store: Any = None) ->
             may_come_cost_usd=coming_cost, tokens=token_stats([lengths[w] for w in ids]), voters=costs,
             total_cost_usd=sum(c.cost_usd for c in costs), note=note, tokenizer_note=TOKENIZER_NOTE))
     return tuple(plans)
+
+
+def _lengths(ws: ScreenWorkspace, release_dir: Path, prompt: Prompt, work_ids: set[str],
+             lengths_file: KeptLengths | None) -> dict[str, int]:
+    """work id -> prompt length; kept lengths are of the release's text, so the pool is checked all the same."""
+    def count(ids: list[str]) -> dict[str, int]:
+        texts = load_works(ws, release_dir, ids, check=False)  # checked first
+        return dict(zip(ids, prompt_lengths(prompt, [texts[w] for w in ids])))
+
+    if not work_ids:
+        return {}
+    check_text_inputs(ws, release_dir)
+    key = cache_key(release_id_of(release_dir), prompt.hash)
+    return prompt_lengths_cached(lengths_file, key, work_ids, count)
 
 
 def _unconfigured_note(tier: str, s: TierScope) -> str:

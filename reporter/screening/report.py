@@ -184,19 +184,22 @@ class ReleaseScreen:
 
 
 def gather_screening(ws: ScreenWorkspace, release_id: str | None, release_dir: Path | None, labels: Any = None, *,
-                     strict: bool = True) -> ReleaseScreen:
+                     strict: bool = True, lengths_file: Any = None) -> ReleaseScreen:
     """What the status pages show of a workspace's screen: the report of one release, read-only.
 
     The state database is opened read-only and never created; a missing one
     means nothing is screened yet (the dry run still shows). A build is
     `strict`: a bad [screen] input refuses it like any other input. A render
     (not strict) shows the problem on the status page instead: the release it
-    renders may be older than the workspace's pool.
+    renders may be older than the workspace's pool. `lengths_file`: where the
+    dry run's prompt lengths are kept between builds (`lengths.KeptLengths`,
+    written by the build once it has published).
     """
     if ws.screen is None or release_id is None or release_dir is None:
         return ReleaseScreen(ws.screen is not None, release_id or "", None)
     try:
-        return ReleaseScreen(True, release_id, workspace_report(ws, release_dir, labels))
+        return ReleaseScreen(True, release_id, workspace_report(ws, release_dir, labels,
+                                                                       lengths_file=lengths_file))
     except InputError as exc:
         if strict:
             raise
@@ -210,7 +213,8 @@ def workspace_labels(ws: ScreenWorkspace) -> Any:
     return load_labels(ws.labels)
 
 
-def screen_report(ws: ScreenWorkspace, release_dir: Path, *, store: Any, labels: Any) -> ScreenReport:
+def screen_report(ws: ScreenWorkspace, release_dir: Path, *, store: Any, labels: Any,
+                  lengths_file: Any = None) -> ScreenReport:
     """The screening section of `release_dir` from the (read-only) store; `labels` a work_id,label frame or None."""
     release_dir = Path(release_dir)
     prompt = load_prompt(ws.screen)
@@ -220,7 +224,7 @@ def screen_report(ws: ScreenWorkspace, release_dir: Path, *, store: Any, labels:
     scope = scopes(ws, release_dir, gens, store)
     tiers = tuple(_tier(ws, tier, scope[tier], gens[tier], voters[tier], store, known, release_dir)
                   for tier in TIERS)
-    plan = plan_screen(ws, release_dir, store=store)  # with None it finds the database absent again: opens nothing
+    plan = plan_screen(ws, release_dir, store=store, lengths_file=lengths_file)  # with None it finds the database absent again: opens nothing
     title, abstract = EXAMPLE_WORK
     example = tuple((m["role"], m["content"]) for m in messages_for(prompt, title, abstract, False))
     return ScreenReport(
@@ -231,12 +235,13 @@ def screen_report(ws: ScreenWorkspace, release_dir: Path, *, store: Any, labels:
         status=screen_status(ws, release_dir, store=store) if store is not None else None)
 
 
-def workspace_report(ws: ScreenWorkspace, release_dir: Path, labels: Any = None) -> ScreenReport | None:
+def workspace_report(ws: ScreenWorkspace, release_dir: Path, labels: Any = None, *,
+                     lengths_file: Any = None) -> ScreenReport | None:
     """The report of a workspace's release, the store opened read-only (never created); None without [screen]."""
     if ws.screen is None:
         return None
     with open_readonly(ws.screen.database, WHERE) as store:
-        return screen_report(ws, release_dir, store=store, labels=labels)
+        return screen_report(ws, release_dir, store=store, labels=labels, lengths_file=lengths_file)
 
 
 @dataclass(frozen=True)

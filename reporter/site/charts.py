@@ -103,6 +103,9 @@ class Chart:
     """Connectors between boxes (flow diagrams only)."""
     css: str = "chart"
     """Class of the figure: `chart`, or `chart flow` for a flow diagram (kept legible at phone width)."""
+    narrow: Chart | None = None
+    """The same chart laid out for a phone (a flow diagram stacked in one column, no sideways scroll), shown
+    instead of this one on a narrow screen; None: this one serves every width."""
 
 
 def fmt(n: int) -> str:
@@ -230,15 +233,21 @@ class FlowStep:
     main: FlowBox
     """The works at this step."""
     side: FlowBox | None = None
-    """What left the flow from this box (discarded, set aside, no rule, no text), or None."""
+    """What left the flow from this box (discarded), or None."""
     waiting: FlowBox | None = None
-    """Works of this box not decided yet (they may still go on): drawn apart, never as having left."""
+    """Works of this box that wait (pending, set aside, not decided yet; they may still go on): drawn apart, never
+    as having left."""
 
 
 FLOW_WIDTH, FLOW_MAIN, FLOW_SIDE_X, FLOW_SIDE = 760, 380, 422, 336
 FLOW_LINE, FLOW_GAP = 18, 34
-TITLE_PX, LINE_PX = 7.2, 6.6
-"""Average advance of a character of a box title (13px bold) and of a line (13px), for shortening labels."""
+NARROW_WIDTH, NARROW_TRUNK, NARROW_INDENT = 360, 10, 22
+"""The phone's layout: one column 360 units wide (a 390 px screen less the page's margins shows it at about its
+size); the arrows run down a trunk at x = 10, and what left or waits hangs off it, indented."""
+TITLE_PX, LINE_PX, DIGIT_PX = 7.6, 7.0, 8.2
+"""The advance of a character of a box title (13px bold) and of a line (13px), and of a digit or comma of a
+bold number, at their widest in Chromium's DejaVu Sans, rounded up: a shortened label never runs into its
+number ("discard-onl…3,782" did at an average advance)."""
 NOTE_PX, NOTE_PAD = 8.0, 30
 """The advance a note's line is wrapped for (13px, bold in its standing: measured at about 7.7 px a character
 in Chromium's DejaVu Sans, rounded up, since a note is never shortened and must fit whole), and the room it
@@ -254,42 +263,82 @@ def flow_chart(chart_id: str, table_id: str, title: str, steps: list[FlowStep]) 
     bars, labels, arrows = [], [], []
     y = 4.0
     for i, step in enumerate(steps):
-        main_h = _flow_box(bars, labels, step.main, 0, y, FLOW_MAIN, "box")
+        main_h = _flow_box(bars, labels, step.main, 0, y, FLOW_MAIN, "box", wrap=True)
         right = y
         for box, css in ((step.side, "box-out"), (step.waiting, "box-wait")):
             if box is None:
                 continue
             if right == y:
                 arrows.append(_arrow(FLOW_MAIN, y + 16, FLOW_SIDE_X, y + 16))
-            right += _flow_box(bars, labels, box, FLOW_SIDE_X, right, FLOW_SIDE, css) + 8
+            right += _flow_box(bars, labels, box, FLOW_SIDE_X, right, FLOW_SIDE, css, wrap=True) + 8
         height = max(main_h, right - y - 8)
         if i + 1 < len(steps):
             arrows.append(_arrow(FLOW_MAIN / 2, y + main_h, FLOW_MAIN / 2, y + height + FLOW_GAP))
         y += height + FLOW_GAP
-    legend = (Legend("box", "works at that step"),
-              Legend("box-out", "works that left the flow from the box beside them"))
-    if any(step.waiting is not None for step in steps):
-        legend += (Legend("box-wait", "works not decided yet: still waiting, they may go on"),)
+    legend = _flow_legend(steps)
     return Chart(chart_id, title, "The same numbers are in a table on this page.", table_id, FLOW_WIDTH,
-                 int(y - FLOW_GAP + 6), tuple(bars), tuple(labels), legend, tuple(arrows), "chart flow")
+                 int(y - FLOW_GAP + 6), tuple(bars), tuple(labels), legend, tuple(arrows), "chart flow",
+                 _narrow_flow(chart_id, table_id, title, steps))
+
+
+def _narrow_flow(chart_id: str, table_id: str, title: str, steps: list[FlowStep]) -> Chart:
+    """The flow stacked for a phone: each box full width, what left it or waits in it below it, indented, off the
+    trunk the arrows run down; every label shortened to its box as in the wide layout."""
+    bars: list[Bar] = []
+    labels: list[Label] = []
+    arrows: list[Arrow] = []
+    y = 4.0
+    x, w = NARROW_TRUNK + NARROW_INDENT / 2, NARROW_WIDTH - NARROW_TRUNK - NARROW_INDENT / 2 - 1
+    for i, step in enumerate(steps):
+        bottom = y + _flow_box(bars, labels, step.main, 1, y, NARROW_WIDTH - 2, "box", wrap=True)
+        below = bottom + 8
+        for box, css in ((step.side, "box-out"), (step.waiting, "box-wait")):
+            if box is None:
+                continue
+            h = _flow_box(bars, labels, box, x, below, w, css, wrap=True)
+            arrows.append(_branch(NARROW_TRUNK, bottom, x, below + 16))
+            below += h + 8
+        if i + 1 < len(steps):
+            arrows.append(_arrow(NARROW_TRUNK, bottom, NARROW_TRUNK, below - 8 + FLOW_GAP))
+        y = below - 8 + FLOW_GAP
+    return Chart(f"{chart_id}-narrow", title, "The same numbers are in a table on this page.", table_id,
+                 NARROW_WIDTH, int(y - FLOW_GAP + 6), tuple(bars), tuple(labels), (), tuple(arrows), "chart flow")
+
+
+def _flow_legend(steps: list[FlowStep]) -> tuple[Legend, ...]:
+    legend = (Legend("box", "works at that step"),
+              Legend("box-out", "works that left the flow at that step (discarded)"))
+    if any(step.waiting is not None for step in steps):
+        legend += (Legend("box-wait", "works that wait at that step (pending, set aside, not decided yet): they "
+                                      "have not left the flow"),)
+    return legend
 
 
 def _flow_box(bars: list[Bar], labels: list[Label], box: FlowBox, x: float, y: float, w: float,
-              css: str) -> float:
-    """Draw one box (its rectangle and text) at (x, y); return its height."""
+              css: str, wrap: bool = False) -> float:
+    """Draw one box (its rectangle and text) at (x, y); return its height. A label too long for its room is
+    shortened (the whole in a tooltip), or with `wrap` (the phone's layout, which has no hover) continued on
+    the next line, its number on the first."""
+    rows: list[tuple[str, float, str, str]] = []  # (text, indent, class, full text when shortened)
+    numbers: list[tuple[int, str, str, str]] = []  # (row, number, class, key)
+    for label, indent, css_text, n, css_n, key in (
+            (box.title, 8, "head", box.count, "total", box.key),
+            *((line.label, 26 if line.indent else 14, "lbl", line.count, "num", line.key) for line in box.lines)):
+        limit = int((w - indent - 16 - DIGIT_PX * len(fmt(n))) / (TITLE_PX if css_text == "head" else LINE_PX))
+        numbers.append((len(rows), fmt(n), css_n, key))
+        if wrap and len(label) > limit:
+            parts = textwrap.wrap(label, limit, break_on_hyphens=False) or [label]
+            rows += [(part, indent + 6 * (k > 0), css_text, "") for k, part in enumerate(parts)]
+        else:
+            rows.append((short(label, limit), indent, css_text, _full(label, limit)))
     notes = _note_lines(box.notes, int((w - NOTE_PAD) / NOTE_PX))
-    h = 10 + FLOW_LINE * (1 + len(box.lines) + len(notes)) + 4
-    chars = int((w - 70) / TITLE_PX)
+    h = 10 + FLOW_LINE * (len(rows) + len(notes)) + 4
     bars.append(Bar(x, y, w, h, css, f"{box.title}: {count(box.count, 'work')}"))
-    labels.append(Label(x + 8, y + 22, short(box.title, chars), "start", "head", full=_full(box.title, chars)))
-    labels.append(Label(x + w - 8, y + 22, fmt(box.count), "end", "total", key=box.key))
-    for j, line in enumerate(box.lines):
-        base = y + 22 + FLOW_LINE * (j + 1)
-        indent = 26 if line.indent else 14
-        limit = int((w - indent - 50) / LINE_PX)
-        labels.append(Label(x + indent, base, short(line.label, limit), "start", "lbl", full=_full(line.label, limit)))
-        labels.append(Label(x + w - 8, base, fmt(line.count), "end", "num", key=line.key))
-    for j, (text, tone) in enumerate(notes, len(box.lines) + 1):
+    for j, (text, indent, css_text, full) in enumerate(rows):
+        labels.append(Label(x + indent, y + 22 + FLOW_LINE * j, text, "start", css_text, full=full))
+    for j, number, css_n, key in numbers:
+        labels.append(Label(x + w - 8, y + 22 + FLOW_LINE * j, number, "end", css_n, key=key))
+    for j, (text, tone) in enumerate(notes, len(rows)):
         labels.append(Label(x + 14, y + 22 + FLOW_LINE * j, text, "start", tone))
     return h
 
@@ -301,6 +350,12 @@ def _note_lines(notes: tuple[FlowNote, ...], width: int) -> list[tuple[str, str]
         lines += [(text, "lbl") for text in textwrap.wrap(note.text, width, break_on_hyphens=False)]
         lines += [(text, note.tone) for text in textwrap.wrap(note.standing, width, break_on_hyphens=False)]
     return lines
+
+
+def _branch(x1: float, y1: float, x2: float, y2: float) -> Arrow:
+    """An arrow down the trunk from (x1, y1), then right to (x2, y2), its head at the end."""
+    end = x2 - 7
+    return Arrow(f"{x1},{y1} {x1},{y2} {end},{y2}", f"{end},{y2 - 5} {end},{y2 + 5} {x2},{y2}")
 
 
 def _arrow(x1: float, y1: float, x2: float, y2: float) -> Arrow:

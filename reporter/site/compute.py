@@ -76,15 +76,21 @@ def flow_steps(stats: RuleStats, screen: Any = None) -> list[FlowStep]:
     text_box = FlowBox("With text to screen", with_text, "fl-text",
                        tuple(FlowLine(f"{p}: {plain_name(p, stats)}", stats.piles[p], f"fl-to-{slug(p)}")
                              for p in paying))
+    kinds = {p.name: p.kind for p in stats.pile_order}
+    discards = [p for p in parked if kinds[p] == "discard"]
+    holds = [p for p in parked if kinds[p] != "discard"]  # set aside: they wait for a person, they did not leave
+    # Pending works (no rule matched, no text) and held ones wait: drawn apart, never as having left the flow.
     steps = [
         FlowStep(FlowBox("Works in the pool", rows, "fl-pool", tuple(source_lines)),
-                 FlowBox("No rule matched", rows - routed, "fl-out-unrouted",
-                         tuple(FlowLine(f"pending: {r}", n, f"fl-pending-{slug(r)}") for r, n in others))),
+                 waiting=FlowBox("Pending: no rule matched", rows - routed, "fl-out-unrouted",
+                                 tuple(FlowLine(f"pending: {r}", n, f"fl-pending-{slug(r)}") for r, n in others))),
         FlowStep(FlowBox("Matched by a rule", routed, "fl-routed"),
-                 FlowBox("Discarded or set aside by a rule", routed - to_paying, "fl-out-parked",
-                         _parked_lines(stats, parked))),
+                 FlowBox("Discarded by a rule", sum(stats.piles[p] for p in discards), "fl-out-discard",
+                         _parked_lines(stats, discards)),
+                 FlowBox("Set aside by a rule (hold)", sum(stats.piles[p] for p in holds), "fl-wait-hold",
+                         _parked_lines(stats, holds)) if holds else None),
         FlowStep(FlowBox("Sent on to be screened", to_paying, "fl-paying"),
-                 FlowBox("No text to screen (no abstract)", no_text, "fl-out-no_text")),
+                 waiting=FlowBox("Pending: no text to screen (no abstract)", no_text, "fl-out-no_text")),
     ]
     if screen is None:
         return steps + [FlowStep(text_box)]

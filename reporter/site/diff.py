@@ -19,7 +19,7 @@ pile and sampled.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
@@ -75,6 +75,9 @@ class DiffData:
     moved: pa.Table
     """Every work in both releases whose state changed, in this release's row order (the CSV's rows):
     work_id, before, before_rule, after, after_rule."""
+    handed: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Rule -> (works it took from another rule, works it gave to another rule) that stayed in the same state
+    (pile): a rule's wins change without a work changing pile when another rule of the pile takes them."""
 
 
 def state_names(release: Release) -> list[str]:
@@ -140,6 +143,11 @@ def compute_diff(previous: Release, current: Release, *, seed: int, k: int = SAM
         b, a = divmod(pair, n)
         moves.append((states[b], states[a], name(bw), name(aw), int(counts[i])))
 
+    same = (before == after) & (before != absent) & (before_winner != after_winner)
+    took = np.bincount(after_winner[same] + 1, minlength=r1)  # slot 0: no rule
+    gave = np.bincount(before_winner[same] + 1, minlength=r1)
+    handed = {rules[c - 1]: (int(took[c]), int(gave[c])) for c in range(1, r1) if took[c] or gave[c]}
+
     paying = paying_states(previous) | paying_states(current)
     is_paying = np.array([s in paying for s in states])
     into = moved & is_paying[after] & ~is_paying[before]
@@ -166,7 +174,7 @@ def compute_diff(previous: Release, current: Release, *, seed: int, k: int = SAM
         paying=tuple(s for s in states if s in paying),
         into_paying=pick.sample(into, seed, k), out_of_paying=pick.sample(out, seed + 1, k),
         new=per_state(after, before, 100), left=per_state(before, after, 200),
-        moved=pick.every(moved))
+        moved=pick.every(moved), handed=handed)
 
 
 def _vocabulary(previous: Release, current: Release) -> list[str]:

@@ -182,7 +182,7 @@ def build_diff_page(rel: Release, pair: Pair | None, titles: Titles,
         states=tuple(label(s) for s in data.states), transitions=transitions, column_totals=col_totals,
         transitions_csv=download(page, f"{page}-transitions.csv", len(transitions), "the same rows as the table"),
         changes=changes, chart=chart,
-        rule_changes=_rule_changes(page, rel, base),
+        rule_changes=_rule_changes(page, rel, base, data.handed),
         moves=tuple(Move(b, a, _rule_in(page, base, bw), _rule_in(page, rel, aw), n)
                     for b, a, bw, aw, n in data.moves_by_rule),
         moved=(group("Moved into a paying pile", "into-paying", data.into_paying),
@@ -276,7 +276,8 @@ def _arrow(before: str | None, after: str | None) -> str:
     return f"{before or '—'} → {after or '—'}"
 
 
-def _rule_changes(page: str, rel: Release, base: Release) -> tuple[RuleChange, ...]:
+def _rule_changes(page: str, rel: Release, base: Release,
+                  handed: dict[str, tuple[int, int]] | None = None) -> tuple[RuleChange, ...]:
     now = {r.id: r.won for r in rel.stats.live()}
     then = {r.id: r.won for r in base.stats.live()}
     known = rel.stats.rule_ids()
@@ -287,7 +288,10 @@ def _rule_changes(page: str, rel: Release, base: Release) -> tuple[RuleChange, .
         if delta == 0:
             break
         link = href(page, rule_path(rel.release_id, i)) if i in known else None
-        out.append(RuleChange(Count(i, now.get(i, 0), link), then.get(i, 0), now.get(i, 0), f"{delta:+,}"))
+        took, gave = (handed or {}).get(i, (0, 0))
+        same = ", ".join(part for part in (f"took {took:,}" if took else "", f"gave up {gave:,}" if gave else "")
+                         if part)
+        out.append(RuleChange(Count(i, now.get(i, 0), link), then.get(i, 0), now.get(i, 0), f"{delta:+,}", same))
     return tuple(out)
 
 

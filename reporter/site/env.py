@@ -223,11 +223,41 @@ def html_finalize(value: Any) -> Any:
     return value
 
 
+class _QuietBytecodeCache(jinja2.FileSystemBytecodeCache):
+    """Jinja's cache of compiled templates, where a file that cannot be read or written is only a miss."""
+
+    def load_bytecode(self, bucket: Any) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except OSError:
+            pass  # compiled again
+
+    def dump_bytecode(self, bucket: Any) -> None:
+        try:
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass  # kept next time, or never: only speed depends on it
+
+
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    try:
+        return _QuietBytecodeCache()
+    except (OSError, RuntimeError):  # no private folder of this user's can be made in the temporary folder
+        return None
+
+
+_BYTECODE = _bytecode_cache()
+"""Compiled templates kept between runs (Jinja's own cache: a private folder of this user's, mode 0700, in the
+system's temporary folder, each entry checked against its template's source, written atomically): compiling the
+site's templates took about half a CPU-second of every build (issue 37, item 4). Only speed depends on it, never
+a page's bytes; a folder that cannot be made, read or written costs only the compiling."""
+
+
 def _environment(folder: str, *, autoescape: bool, finalize: Any) -> jinja2.Environment:
     """An environment over templates/<folder>: strict (a misspelt field is an error), `finalize` on every value."""
     env = jinja2.Environment(loader=jinja2.PackageLoader("reporter", f"templates/{folder}"), autoescape=autoescape,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                             keep_trailing_newline=True, finalize=finalize)
+                             keep_trailing_newline=True, finalize=finalize, bytecode_cache=_BYTECODE)
     return _common(env)
 
 

@@ -85,6 +85,12 @@ DIGEST = (
             "KEY (or --not-wanted KEY) marks it, and the digest index then shows the measured precision."),
     ("required-unconfirmed", "A tag: no term of a Required concept is in the title or the abstract. That is no "
                              "evidence of failing it, so the criteria score is borderline (0.70), not 0."),
+    ("criteria silent", "No concept of the criteria document matched the paper. Its criteria score is written "
+                        "\"criteria silent 0.70 (a stand-in)\": 0.70 stands in for a fit nobody measured, so the "
+                        "paper can be REVIEW but never KEEP."),
+    ("look-alike trap", "A paper that matched an Out of scope concept of the criteria document while no In scope "
+                        "concept is in its title: it looks like the topic and is not. Its criteria score is 0, so "
+                        "it is never KEEP."),
 )
 
 

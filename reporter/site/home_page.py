@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..routing.artifacts import Release
 from . import compute
 from .links import HOME, diff_path, href, status_path
-from .models import DigestSummary, HomePage, NoveltySummary, PendingNote, PileShare, ReleaseSummary
+from .models import DigestSummary, HomePage, NextStep, NoveltySummary, PendingNote, PileShare, ReleaseSummary
 from .page_parts import meta, release_name
 
 PENDING_PLAIN = "not decided by routing: no rule matched, or no abstract to screen (costs nothing)"
@@ -14,11 +14,12 @@ PENDING_PLAIN = "not decided by routing: no rule matched, or no abstract to scre
 
 def build_home(releases: tuple[Release, ...], digest: DigestSummary | None = None,
                novelty: NoveltySummary | None = None, changes: dict[str, str] | None = None,
-               certification: tuple[str, str] = ("", "neutral")) -> HomePage:
+               certification: tuple[str, str] = ("", "neutral"), next_step: NextStep | None = None) -> HomePage:
     """The home page: the latest release and digest week, then every release, newest first (and novelty checks).
 
     `changes` is each release's line saying what changed since the previous one (by release id); `certification`
-    the latest release's hand-off certification in words, and its tone (`certified.hand_off`). A site with a
+    the latest release's hand-off certification in words, and its tone (`certified.hand_off`); `next_step` what to
+    do next for it (`next_step.screen_next_step`). A site with a
     digest and no release (a digest-only workspace) shows the digest alone.
     """
     piles: list[str] = []
@@ -39,13 +40,14 @@ def build_home(releases: tuple[Release, ...], digest: DigestSummary | None = Non
         waiting = stats.pending
         total = sum(waiting.values())
         if total:
-            pending = PendingNote(total, compute.share(total, stats.rows), stats.rows,
-                                  waiting.get("unrouted", 0), waiting.get("no_text", 0))
+            shown = compute.share(total, stats.rows)
+            pending = PendingNote(total, "under 0.1%" if shown == "0.0%" else shown, stats.rows,
+                                  waiting.get("unrouted", 0), waiting.get("no_text", 0), most=2 * total > stats.rows)
     digest_only = not releases and digest is not None
     return HomePage(meta=meta(HOME, "The weekly digest" if digest_only else "Releases and digests", [], archived=False),
                     latest=summaries[0] if summaries else None, latest_piles=latest_piles, pending=pending,
                     releases=summaries, piles=tuple(piles), digest=digest, novelty=novelty, digest_only=digest_only,
-                    certification=certification[0], certification_tone=certification[1])
+                    certification=certification[0], certification_tone=certification[1], next_step=next_step)
 
 
 def _summary(rel: Release, piles: list[str], changes: str) -> ReleaseSummary:

@@ -22,26 +22,27 @@ SHOWN_IDS = 20  # ids listed per evidence cell; the count is always shown, so pa
 STATEMENT_CHARS = 300
 
 VERDICT_MEANINGS = {
-    "duplicate": "Rule 1: the candidate is already on the graph. A paper's lom_id or one of its keys "
-                 "(DOI, arXiv, OpenAlex, S2) equals an ingested paper's; a claim's statement (whitespace "
-                 "collapsed, lower-cased) equals an ingested claim's.",
-    "neighborhood": "Rule 2: the candidate cites at least one read or claim-bearing paper of the graph "
-                    "(outside its holdout when a holdout was given; in-sample otherwise). Stubs never count.",
-    "novel": "Rule 4: no key match, no shared read or claim-bearing reference, and every read or "
-             "claim-bearing node of the graph has recorded reference coverage: new against the graph as read.",
+    "duplicate": "Rule 1: the candidate is already on the graph. A paper's graph id or one of its identifiers "
+                 "(DOI, arXiv id, OpenAlex id, Semantic Scholar id) equals a paper's on the graph; a claim's "
+                 "statement (spacing and capitals aside) equals a claim's on the graph.",
+    "neighborhood": "Rule 2: the candidate cites at least one paper the graph has read or that carries a claim "
+                    "(leaving out, when the candidate names them, the papers used to form it). Papers the graph "
+                    "knows only because something cites them never count.",
+    "novel": "Rule 4: no identifier matches, no reference is a paper the graph has read or that carries a claim, "
+             "and the references of every such paper of the graph were checked: new against the graph as read.",
     "unknown": "No verdict could be reached: a lookup the verdict needed failed (status lookup_failed, the "
-               "lookups listed), or the graph has read or claim-bearing nodes whose references were never "
-               "checked (status insufficient_edges, the nodes listed as the coverage gap).",
+               "failed lookups listed), or papers the graph has read have references never checked (status "
+               "insufficient_edges, those papers listed).",
 }
 STATUS_MEANINGS = {
     "ok": "The rules reached a verdict (duplicate, neighborhood or novel).",
     "lookup_failed": "A lookup the verdict needed failed (a stored ingest error about the candidate, or a "
                      "configured resolver that answered 429, missed or timed out): verdict unknown.",
-    "insufficient_edges": "Rule 3, the coverage gate: a read or claim-bearing node of the graph is not "
-                          "covered by a recorded reference check, so novel cannot be claimed: verdict unknown.",
-    "incomparable": "Reserved by novelty.md; this version never emits it.",
+    "insufficient_edges": "Rule 3, the coverage check: a paper the graph has read (or that carries a claim) has "
+                          "references that were never checked, so new cannot be claimed: verdict unknown.",
+    "incomparable": "Reserved for a later version of the rules; this version never gives it.",
 }
-NOT_A_RANKER = ("Every result on this page says not_a_ranker: true. A verdict is evidence against the graph "
+NOT_A_RANKER = ("Every result on this page is marked as not a ranking. A verdict is evidence against the graph "
                 "as read (what matched, which read or claim-bearing papers the candidate shares, what the "
                 "graph has not covered, which lookups failed), never a score: nothing here ranks the "
                 "candidates or says which idea deserves resources. Candidates are listed in the order of "

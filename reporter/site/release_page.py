@@ -185,7 +185,7 @@ RULE_COLUMNS = ("won", "matched", "no_text", "outranked", "identity", "rule", "p
 """The rule table's columns, counts first (the HTML table and rules.csv)."""
 
 
-DOMAIN_COLUMNS = ("misses", "in domain", "matched", "rule", "pile", "misses won by", "domain")
+DOMAIN_COLUMNS = ("misses", "in domain", "matched in domain", "rule", "pile", "misses won by", "domain")
 """The domain-miss table's columns, counts first (the HTML table and domain-misses.csv)."""
 
 
@@ -269,6 +269,7 @@ def build_rule_pages(rel: Release) -> list[RulePage]:
     pages = []
     for r in stats.rules:
         page = rule_path(rid, r.id)
+        name = release_name(page, rel)
         row = rule_row(page, rid, r)
         lists = rel.samples.rules.get(r.id, NO_SAMPLES)
         if r.shadow:
@@ -291,9 +292,9 @@ def build_rule_pages(rel: Release) -> list[RulePage]:
             samples.append(sample(page, rid, "domain misses", "domain-misses", r.domain_miss or 0,
                                   lists.domain_misses, seed, known, window))
         pages.append(RulePage(
-            meta=meta(page, f"Rule {isolated(r.id)}", [("Home", HOME), (f"Release {short_id(rid)}", release_path(rid))],
+            meta=meta(page, f"Rule {isolated(r.id)}", [("Home", HOME), (f"Release {name.name}", release_path(rid))],
                       archived=True),
-            release_id=rid, rule=row,
+            name=name, rule=row,
             spec=r.spec_text,
             counts=counts, chart=chart,
             outranked_by=tuple(rule_count(page, rid, o, known) for o in r.outranked_by),

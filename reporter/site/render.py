@@ -31,6 +31,7 @@ from .glossary import build_glossary
 from .home_page import build_home
 from .links import href
 from .models import Comparison, DigestSummary, Link, NoveltySummary
+from .next_step import screen_next_step
 from .novelty_page import build_novelty_page, novelty_summary
 from .page_parts import release_name
 from .release_page import build_release_page, build_rule_pages, release_files
@@ -224,7 +225,9 @@ def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] =
         for path, data in stage.archived_files:
             writer.add(path, data, archived=True)
     add(build_home(releases, digest=_one(stages, "digest"), novelty=_one(stages, "novelty"), changes=changes,
-                   certification=_certification(releases, screening, inputs.certified)), False)
+                   certification=_certification(releases, screening, inputs.certified),
+                   next_step=screen_next_step(screening.for_release(releases[-1].release_id)[0]) if releases else None),
+        False)
     add(build_glossary(releases), False)
     writer.check()
     bar.close()

@@ -13,6 +13,7 @@ from .charts import Stack, flow_chart, fmt, stacked_chart
 from .links import HOME, href, paper_href, release_path, rule_path, slug, status_path, work_anchor
 from .models import (CalibrationView, Fragment, Grid, GridCell, GridColumn, GridRow, LabelRow, Link, LostView,
                      LostWork, PlanView, Row, ScreeningSection, StatusPage, TierView)
+from .next_step import screen_next_step
 from .page_parts import flow_rows, meta, release_name, rule_link, short_id
 from .titles import PoolRef, Titles, shorten
 
@@ -108,7 +109,10 @@ def build_status_page(rel: Release, screening: ScreenReport | None = None, note:
         hand_off=gate.words if gate is not None else "", hand_off_tone=gate.tone if gate is not None else "neutral",
         rescued=rescued, labels=label_rows,
         label_rules=label_rules, lost_total=lost_total, lost=lost, funnel=tuple(funnel),
-        screening=screening_section(screening, note))
+        screening=screening_section(screening, note), next_step=screen_next_step(screening),
+        flow_note=(f"Routing, and {'on through the screen to the hand-off' if screening is not None else 'the screen when it is shown below'}: "
+                   f"each step takes out what it names beside it; what waits (pending, set aside, not decided yet) "
+                   f"is drawn apart from what left."))
 
 
 def lost_works(rel: Release) -> list[LostInclude]:
@@ -134,6 +138,11 @@ def _label_row(page: str, rid: str, r: LabelRule, known: set[str]) -> LabelRow:
 
 
 TIER_HEADINGS = {"cheap": "Cheap tier (discard-only)", "expensive": "Expensive screen"}
+
+
+IDLE_NOTE = ("Nothing is screened in this generation yet, so there are no gate outcomes, votes, agreement or "
+             "calibration to show: the dry run below says what reporter screen --run would send and cost.")
+"""What a configured tier says while it has screened nothing (instead of tables of zeros)."""
 
 
 KAPPA_NOTE = ("Invalid replies are left out of kappa (it is computed over the three labels, on works both voters "
@@ -256,6 +265,11 @@ def _tier_view(t: TierStatus, plan: TierPlan, labels: bool) -> TierView:
         else:
             kappa = (f"Cohen's kappa {a.kappa:.2f} on the {fmt(a.valid)} works with two valid votes (observed "
                      f"agreement {a.observed:.0%}); {fmt(a.both)} works have both votes. {KAPPA_NOTE}")
+    if not (t.screened or t.claimed or failed or any(v.votes for v in voters)):  # tables of zeros: said in a line
+        return TierView(tier=t.tier, name=TIER_HEADINGS[t.tier], anchor=f"screen-{t.tier}", configured=True,
+                        generation=t.generation, note=_sentence(s.note), counts=tuple(counts), outcomes=(),
+                        votes=None, invalid=None, failures=None, agreement=None, kappa="", plan=_plan_view(key, plan),
+                        calibration=None, idle_note=IDLE_NOTE)
     return TierView(
         tier=t.tier, name=TIER_HEADINGS[t.tier], anchor=f"screen-{t.tier}", configured=t.configured,
         generation=t.generation, note=_sentence(s.note), counts=tuple(counts),

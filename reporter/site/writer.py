@@ -30,7 +30,7 @@ from ..locks import locked, remove_debris
 from ..plurals import count
 from .manifest import MANIFEST, SiteFile, read_manifest
 
-SITE_VERSION = 7
+SITE_VERSION = 8
 """The layout of archived pages. Bump it with every change to what an archived page (a release, rule or
 digest week page, or a file beside one) looks like: pages archived by an earlier version are then kept as
 they were instead of refused, and only `--rerender-archive` rewrites them. 1: the layout until issue 12
@@ -41,7 +41,9 @@ they were instead of refused, and only `--rerender-archive` rewrites them. 1: th
 in issue 30, item 11, after a site of version 4 stopped the build); 6: the judge's tables in a scrolling table box with
 right-aligned numbers, and a contents entry for the judge's section and for the diff's "Rules whose wins changed
 most" (issue 31, item 7); 7: the release page's generated-pool banner in the page's words, from the marker's seed
-and rows (issue 37, item 10). tests/golden/archived-pages.json holds each
+and rows (issue 37, item 10); 8: the flow diagram's stacked phone layout, hold and pending drawn as waiting, long
+tables folded, the next step's style, each section's sentence in both twins, the rule page's counts before its spec
+and its release by label (issue 37, items 5, 6, 11). tests/golden/archived-pages.json holds each
 archived golden page's sha256 for this version: a test fails when one changes and this number does not."""
 
 

@@ -9,7 +9,8 @@ already computed and formatted as data here; templates only lay it out.
 
 from __future__ import annotations
 
-from .common import (Count, Crumb, Download, Fragment, Link, PageMeta, ReleaseName, Row, Sample, Snippet, WorkView)
+from .common import (Count, Crumb, Download, Fragment, Link, NextStep, PageMeta, ReleaseName, Row, Sample, Snippet,
+                     WorkView)
 from .home import (DigestSummary, HomePage, NoveltySummary, PendingNote, PileShare, ReleaseSummary, VerdictCount,
                    WeekSummary)
 from .release import (DomainRow, FlowRow, Overlap, PileRow, ReleasePage, RulePage, RuleRow)

@@ -171,3 +171,13 @@ class Fragment:
     """The fragment's name, or the message's role."""
     text: str
     """The text, verbatim."""
+
+
+@dataclass(frozen=True)
+class NextStep:
+    """What to do next, where there is something to do: a sentence and the command that does it."""
+
+    text: str
+    """What the step does and costs, without a closing full stop (the command follows it after a colon)."""
+    command: str
+    """The command, as one types it (empty: the sentence says what to do)."""

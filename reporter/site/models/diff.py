@@ -51,6 +51,9 @@ class RuleChange:
     """Wins now."""
     delta: str
     """The change with its sign."""
+    same_pile: str = ""
+    """Works whose winner changed to or from this rule while they stayed in their pile (another rule of the pile
+    took them or gave them up), in words (`took 5, gave up 12`); "" when none did."""
 
 
 @dataclass(frozen=True)
@@ -251,5 +254,10 @@ class DiffPage:
     transitions_note: str = ("Rows: where a work was before; columns: where it is now. The diagonal stayed put; “(not "
                              "in release)” counts the works only one release holds.")
     """The transitions table's note: how to read it."""
+    rule_changes_note: str = ("A rule's wins can change while no work changes pile: another rule of the same pile "
+                              "takes its works (or gives them up), for instance when a rule is added, edited or "
+                              "moved in precedence. The last column (kept their pile, other rule) counts those "
+                              "works; the moves below count the works that changed pile.")
+    """Why a rule's wins may change without any work moving, and where the table says so."""
     moves_note: str = "The largest moves, each with the rule that decided it before and the rule that decides it now."
     """The moved works section's note."""

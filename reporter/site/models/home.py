@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..links import Href
-from .common import Link, PageMeta
+from .common import Link, NextStep, PageMeta
 
 @dataclass(frozen=True)
 class ReleaseSummary:
@@ -135,6 +135,8 @@ class PendingNote:
     """Pending because no rule matched them."""
     no_text: int
     """Pending because a rule would send them to screening but they have no abstract."""
+    most: bool = True
+    """More than half the pool is pending: the note says "Most works are pending" (else it gives the count)."""
 
 
 @dataclass(frozen=True)
@@ -158,6 +160,9 @@ class HomePage:
     """The latest published digest week, or None when none is published (the page says so)."""
     novelty: NoveltySummary | None = None
     """The novelty checks of this build, or None when the build checked none (nothing is shown)."""
+    next_step: NextStep | None = None
+    """What to do next for the latest release (the screen's cost and command), or None when there is nothing to
+    say (no workspace, screening not configured)."""
     certification: str = ""
     """The latest release's hand-off, certified or not, in one line (empty when rendered without a workspace)."""
     certification_tone: str = "neutral"

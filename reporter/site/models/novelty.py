@@ -78,7 +78,8 @@ class NoveltyPage:
     meta: PageMeta
     """Title, path, twin link."""
     not_a_ranker: str
-    """The sentence saying that a verdict is evidence, never a score (every line says not_a_ranker: true)."""
+    """The sentence saying that a verdict is evidence, never a score (every results line says not_a_ranker: true;
+    the page says it in words)."""
     candidates: tuple[CandidateRow, ...]
     """Every checked candidate, in the batch file's order (never sorted by anything derived from a verdict)."""
     verdicts: tuple[VerdictCount, ...]
@@ -89,8 +90,15 @@ class NoveltyPage:
     """The graphs the candidates were checked against, in order of first use."""
     shown: int
     """At most this many ids are listed per evidence cell; the count is always shown."""
-    rules_note: str = "The rules of novelty.md apply in order; the first that applies decides."
+    rules_note: str = ("The rules apply in order (a match on the graph, shared papers, the graph's coverage, then "
+                       "new); the first that applies decides.")
     """How a verdict is reached."""
     graph_note: str = ("Each verdict holds against the graph as read when it was checked, named by the sha256 of its "
                        "events file. Novelty results are not part of a release: this page is rebuilt at every build.")
     """Which graph a verdict holds against, and why this page is rebuilt."""
+    candidates_note: str = ("In the order of the batch file. The shared papers are the candidate's references that "
+                            "the graph has read or that carry a claim (a paper the graph knows only because "
+                            "something cites it is never shared). A candidate may name the papers used to form it: "
+                            "those are held out, and the verdict counts only the shared papers outside them; "
+                            "without such a list it counts every shared paper (marked \"nothing held out\").")
+    """What the evidence columns mean, in a reader's words."""

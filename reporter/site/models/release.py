@@ -186,6 +186,30 @@ class ReleasePage:
     """The identity section's note: what the release id digests."""
     no_domains: str = "No rule of this release declares a domain."
     """The domains section's line when no rule declares one."""
+    flow_note: str = ("From the pool down, each step takes out what it names beside it, and why: the rule, or no rule, "
+                      "or no text; what waits (pending, set aside) is drawn apart from what left. Every number is "
+                      "written out, so a small step reads as clearly as the pool.")
+    """What the flow diagram shows (both twins say it above the diagram or its table)."""
+    piles_note: str = ("Each pile holds exactly the works its rules won; pending works are those no rule matched or "
+                       "that lacked text.")
+    """What the piles table shows."""
+    rules_note: str = ("Each work a rule matched either went to its pile, was held back for lack of text, or was won "
+                       "by a rule of higher precedence. The identity column says whether that holds (won + no_text + "
+                       "outranked = matched).")
+    """What the rules table's identity means (after its formula, in bold)."""
+    shadows_note: str = ("Shadow rules are scored on every work but never win. The forecast says what each would do "
+                         "if it alone were promoted at its precedence.")
+    """What the shadow rules' table shows."""
+    domains_note: str = ("A miss is a work inside a rule's domain that the rule did not match and that still went to a "
+                         "paying pile: what the rule failed to govern, and who bought it a screen. Matched in domain "
+                         "counts the domain's works only; the rules table's matched counts the whole pool.")
+    """What a domain miss is, and why the table's matched differs from the rules table's."""
+    samples_note: str = ("Seeded samples drawn while routing; every matched text is marked in the normalised field, "
+                         "and each title links to the paper's own page.")
+    """What the samples are."""
+    totals_note: str = ("Every work has at most one winner, so the wins and no_text downgrades of all rules plus the "
+                        "unrouted works add up to the pool.")
+    """Why the identity across rules holds."""
 
 
 @dataclass(frozen=True)
@@ -195,8 +219,9 @@ class RulePage:
     TEMPLATE: ClassVar[str] = "rule"
     meta: PageMeta
     """Title, path, twin link."""
-    release_id: str
-    """Full id of the release."""
+    name: ReleaseName
+    """The release as the page names it: its label (given name) with its short id, and its date (the full id is
+    `name.release_id`)."""
     rule: RuleRow
     """The rule's counts."""
     spec: str
@@ -217,5 +242,8 @@ class RulePage:
     """The status page (label findings)."""
     shadow_note: str = "A shadow rule wins nothing, so there is nothing to sample."
     """The samples section's line for a shadow rule."""
+    domain_note: str = ("Matched here counts the works of the domain only; the counts above (and the rules table's "
+                        "matched) count every work of the pool the rule matched.")
+    """Why the domain's matched differs from the rule's matched."""
     no_outranked: str = "No rule of higher precedence won a work this rule matched."
     """The outranked section's line when no rule outranked this one."""

@@ -8,7 +8,7 @@ from typing import ClassVar
 from ..charts import Chart
 from ..links import Href
 from .certificate import RescuedWork
-from .common import Fragment, Link, PageMeta, ReleaseName, Row
+from .common import Fragment, Link, NextStep, PageMeta, ReleaseName, Row
 from .release import FlowRow
 
 @dataclass(frozen=True)
@@ -187,6 +187,9 @@ class TierView:
     """Its dry run."""
     calibration: CalibrationView | None
     """Against the labels, or None without labels or voters."""
+    idle_note: str = ""
+    """Said instead of the outcome, vote, agreement and calibration tables (all zeros) while nothing is screened in
+    this generation; empty once something is."""
 
 
 @dataclass(frozen=True)
@@ -279,6 +282,11 @@ class StatusPage:
     """The funnel continued past routing: routing's end, the cheap tier, the screen, the hand-off."""
     screening: ScreeningSection
     """What the screen has done for this release and what it would do next (or why it is not shown)."""
+    flow_note: str = ""
+    """What the flow diagram shows: routing, and on through the screen when it is shown (both twins say it)."""
+    next_step: NextStep | None = None
+    """What to do next for this release (the screen's cost and command; the hand-off once all is decided), at the
+    top of the page; None when there is nothing to say (no workspace, not the newest release, not configured)."""
     certificate_note: str = ("A certificate bounds, from a labelled random sample of a stratum of this release (a "
                              "pile, a rule's wins or domain misses, what a screening tier discarded), how many "
                              "relevant works the stratum can still hold, exactly and at the confidence it names "

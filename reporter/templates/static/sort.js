@@ -88,4 +88,16 @@
   }
   hint();
   window.addEventListener("resize", hint);
+  // A folded long table is printed whole: opened for the print, closed again after (a reader's open ones stay).
+  var opened = [];
+  window.addEventListener("beforeprint", function () {
+    Array.prototype.forEach.call(document.querySelectorAll("details.fold:not([open])"), function (d) {
+      d.open = true;
+      opened.push(d);
+    });
+  });
+  window.addEventListener("afterprint", function () {
+    opened.forEach(function (d) { d.open = false; });
+    opened = [];
+  });
 })();
