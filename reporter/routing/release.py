@@ -25,7 +25,7 @@ from ..locks import locked, remove_debris
 from ..pool.overlay import Overlay, load_overlay
 from ..pool.reader import REQUIRED_POOL_COLUMNS, open_table, require_columns
 from ..progress import Progress
-from ..runs import FileRef, RunStart
+from ..runs import RunStart
 from .artifacts import published_stats
 from .index import MANIFEST_FILE, append_index, read_index, start_index
 from .normalise import SETTINGS, settings_digest
@@ -357,10 +357,9 @@ def write_route_run(run: RunStart, result: RouteResult, *, pool: Path, specs: Pa
     pool is not read twice), the labels file, the release folder, its rows per pile."""
     from .artifacts import read_manifest
     digests = read_manifest(result.release_dir).inputs
-    inputs = [FileRef("pool", run.ref("pool", pool).path, digests["pool"]),
-              FileRef("specs", run.ref("specs", specs).path, digests["specs"])]
+    inputs = [run.named("pool", pool, digests["pool"]), run.named("specs", specs, digests["specs"])]
     if overlay is not None:
-        inputs.append(FileRef("overlay", run.ref("overlay", overlay).path, digests["overlay"]))
+        inputs.append(run.named("overlay", overlay, digests["overlay"]))
     if labels is not None:
         inputs.append(run.ref("labels", labels))
     outputs = [run.ref("release.json", result.release_dir / MANIFEST_FILE)]
