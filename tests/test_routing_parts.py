@@ -127,3 +127,21 @@ def test_workers_encoding_their_own_groups_give_the_bytes_of_one_process(pool, t
     assert (one / "routing.parquet").read_bytes() == _one_writer(table, tmp_path / "ref.parquet", group_rows)
     groups = pq.read_metadata(one / "routing.parquet").num_row_groups
     assert groups == 2_000 // group_rows + 1   # whole groups, then the rest (an empty group after 2,000 / 250, 500)
+
+
+def test_with_workers_the_caller_encodes_only_the_last_row_group(pool, tmp_path, monkeypatch):
+    # 2,000 rows in row groups of 128: the pieces (250 rows each) hold one whole group at most, so most groups
+    # straddle two pieces; workers encode those too, and the caller only the last, short one.
+    from reporter.routing import parquet_parts
+    here = []
+    real = parquet_parts.encode_groups
+    monkeypatch.setattr(parquet_parts, "encode_groups", lambda table, rows: here.append(len(table)) or real(table, rows))
+    monkeypatch.setattr(release, "ROW_GROUP_ROWS", 128)
+    monkeypatch.setattr(pieces, "PIECE_ROWS", 1)
+    two = route_release(pool, SPECS, tmp_path / "two", progress=False, workers=2, as_of=TODAY).release_dir
+    assert here == [2_000 % 128]
+    here.clear()
+    one = route_release(pool, SPECS, tmp_path / "one", progress=False, workers=1, as_of=TODAY).release_dir
+    # one process: the 7 groups holding a piece's end (250, 500, ... 1,750) are encoded here, and the last
+    assert here == [128] * 7 + [80]
+    assert (two / "routing.parquet").read_bytes() == (one / "routing.parquet").read_bytes()

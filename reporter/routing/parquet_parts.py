@@ -21,6 +21,9 @@ compares joined files with one writer's, byte for byte.
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 
 import pyarrow as pa
@@ -102,10 +105,12 @@ class RoutingWriter:
     """Writes routing.parquet in row groups of exactly `group_rows` rows (release.ROW_GROUP_ROWS) (the last one shorter), in pool order.
 
     The row groups wholly inside a piece come encoded by whoever routed it
-    (PieceResult.part); this process encodes only the groups that straddle
-    two pieces, from one piece's tail and the next one's head, and joins
-    them all without encoding anything again (PartsWriter). The bytes
-    are those of one writer writing the whole table (tests/test_routing_parts.py).
+    (PieceResult.part); a group that straddles two pieces is put together
+    from one piece's tail and the next one's head and encoded by a worker
+    too, where the caller hands over a way to reach one (`use`), else here.
+    Every part is joined in pool order without encoding anything again
+    (PartsWriter). The bytes are those of one writer writing the whole table
+    (tests/test_routing_parts.py).
     """
 
     def __init__(self, path: Path, group_rows: int):
@@ -113,6 +118,14 @@ class RoutingWriter:
         self.group_rows = group_rows
         self.pending: list[pa.Table] = []
         self.rows = 0
+        self.encode: Callable[[pa.Table], Future] | None = None
+        self.queue: deque[bytes | Future] = deque()
+        """Encoded parts not yet written, in pool order: bytes, or a worker's future of them."""
+
+    def use(self, encode: Callable[[pa.Table], Future] | None) -> None:
+        """Encode straddling row groups with `encode` (a worker pool's submit of `encode_groups(table,
+        group_rows)`), or here again (None: the pool is gone)."""
+        self.encode = encode
 
     def write(self, table: pa.Table) -> None:
         """Rows routed here or shipped as rows: encoded in whole row groups as they fill."""
@@ -125,7 +138,7 @@ class RoutingWriter:
         if part is not None:
             if self.rows:
                 raise RuntimeError("a piece's row groups do not start at a routing.parquet row group")
-            self.parts.add(part)
+            self._queue(part)
         if len(tail):
             self._take(tail)
 
@@ -135,11 +148,31 @@ class RoutingWriter:
         if self.rows >= self.group_rows:
             whole = pa.concat_tables(self.pending)
             cut = (self.rows // self.group_rows) * self.group_rows
-            self.parts.add(encode_groups(whole.slice(0, cut), self.group_rows))
+            group = whole.slice(0, cut)
+            if self.encode is None:
+                self._queue(encode_groups(group, self.group_rows))
+            else:  # copied: a slice would take the whole table's buffers along to the worker
+                self._queue(self.encode(pa.concat_tables([group, group.schema.empty_table()]).combine_chunks()))
             rest = whole.slice(cut)
             self.pending, self.rows = ([rest] if len(rest) else []), len(rest)
 
+    def _queue(self, part: bytes | Future) -> None:
+        self.queue.append(part)
+        self._drain(wait=False)
+
+    def _drain(self, wait: bool) -> None:
+        """Write the parts at the front of the queue that are ready (all of them, waiting, with `wait`)."""
+        while self.queue:
+            part = self.queue[0]
+            if isinstance(part, Future):
+                if not (wait or part.done()):
+                    return
+                part = part.result()
+            self.queue.popleft()
+            self.parts.add(part)
+
     def close(self) -> None:
+        self._drain(wait=True)
         # As one writer did: the rows left (none: an empty row group) unless an empty piece came last.
         if self.rows or not self.pending:
             tail = pa.concat_tables(self.pending) if self.pending else ROUTING_SCHEMA.empty_table()

@@ -250,7 +250,7 @@ def _route_all(plan, source, setup: Setup, path: Path, workers: int | None, show
             results = run_dask(dask, setup, source, list(plan.columns))
         else:
             results = run_local(setup, plan_pieces(source, list(plan.columns), setup.batch_rows),
-                                default_workers() if workers is None else workers)
+                                default_workers() if workers is None else workers, writer.use)
         for res in results:
             writer.add(res.head, res.part, res.tail)
             add_counts(totals, res.counts)
