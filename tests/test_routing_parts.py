@@ -145,3 +145,18 @@ def test_with_workers_the_caller_encodes_only_the_last_row_group(pool, tmp_path,
     # one process: the 7 groups holding a piece's end (250, 500, ... 1,750) are encoded here, and the last
     assert here == [128] * 7 + [80]
     assert (two / "routing.parquet").read_bytes() == (one / "routing.parquet").read_bytes()
+
+
+def test_a_worker_failing_to_encode_a_row_group_fails_the_route_and_leaves_no_release(pool, tmp_path, monkeypatch):
+    from reporter.routing import workers
+
+    def boom(table, rows):
+        raise RuntimeError("encoding failed")
+
+    monkeypatch.setattr(workers, "encode_groups", boom)   # the straddling groups' encoder, in the forked workers
+    monkeypatch.setattr(release, "ROW_GROUP_ROWS", 128)
+    monkeypatch.setattr(pieces, "PIECE_ROWS", 1)
+    out = tmp_path / "releases"
+    with pytest.raises(RuntimeError, match="encoding failed"):
+        route_release(pool, SPECS, out, progress=False, workers=2, as_of=TODAY)
+    assert not out.exists() or not any(out.iterdir())   # no release, no temporary folder

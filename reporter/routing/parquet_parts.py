@@ -121,11 +121,14 @@ class RoutingWriter:
         self.encode: Callable[[pa.Table], Future] | None = None
         self.queue: deque[bytes | Future] = deque()
         """Encoded parts not yet written, in pool order: bytes, or a worker's future of them."""
+        self.aborted = False
 
     def use(self, encode: Callable[[pa.Table], Future] | None) -> None:
         """Encode straddling row groups with `encode` (a worker pool's submit of `encode_groups(table,
-        group_rows)`), or here again (None: the pool is gone)."""
+        group_rows)`), or here again (None: the pool is closing, so the parts it encodes are waited for now)."""
         self.encode = encode
+        if encode is None and not self.aborted:
+            self._drain(wait=True)
 
     def write(self, table: pa.Table) -> None:
         """Rows routed here or shipped as rows: encoded in whole row groups as they fill."""
@@ -184,6 +187,8 @@ class RoutingWriter:
         self.parts.close()
 
     def abort(self) -> None:
+        self.aborted = True
+        self.queue.clear()
         self.parts.abort()
 
 

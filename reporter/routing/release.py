@@ -244,10 +244,11 @@ def _route_all(plan, source, setup: Setup, path: Path, workers: int | None, show
     ov = setup.overlay
     writer = RoutingWriter(path, setup.group_rows)
     written = False
+    results = None
     try:
         if dask is not None:
             from .cluster import run_dask
-            results = run_dask(dask, setup, source, list(plan.columns))
+            results = run_dask(dask, setup, source, list(plan.columns), writer.use)
         else:
             results = run_local(setup, plan_pieces(source, list(plan.columns), setup.batch_rows),
                                 default_workers() if workers is None else workers, writer.use)
@@ -270,6 +271,8 @@ def _route_all(plan, source, setup: Setup, path: Path, workers: int | None, show
     finally:
         if not written:
             writer.abort()
+        if results is not None:  # its workers end here, not in whichever thread the collector finds it
+            results.close()
         bar.close()
     return totals, heaps, ids
 
