@@ -22,6 +22,12 @@ reported with their median, so a busy machine slows both sides of a pair.
 `--workers 1,2,4` routes at each count in every repeat (one floor a repeat).
 Wall time, rows/s and the peak resident memory of the route's whole process
 tree (sampled from /proc) are printed too.
+`--base DIR` routes with a second checkout too (its `reporter` package,
+imported from DIR), in the same repeats beside this one: before and after
+a change measured in one run against the same floors:
+
+    git archive --prefix=base/ $(git merge-base HEAD main) | tar -x -C /tmp
+    .venv/bin/python bench/route.py --real --workers 1,2,4 --repeat 2 --base /tmp/base
 
 Pools:
 
@@ -85,12 +91,13 @@ def run_floor(pool: Path) -> dict:
     return m
 
 
-def run_route(pool: Path, rules: Path, workers: int | None, extra: list[str]) -> dict:
+def run_route(pool: Path, rules: Path, workers: int | None, extra: list[str], tree: Path = ROOT) -> dict:
+    """`reporter route` of the checkout `tree` (its reporter package is imported from there)."""
     with tempfile.TemporaryDirectory(prefix="bench-releases-") as out:
         argv = ["route", "--pool", str(pool), "--specs", str(rules), "--out", out, "--json", *extra]
         if workers is not None:
             argv += ["--workers", str(workers)]
-        m = measured(parent_argv(argv))
+        m = measured(parent_argv(argv), cwd=tree)
         result = json.loads(m.pop("stdout").strip().splitlines()[-1])
         routing = Path(result["release_dir"]) / "routing.parquet"
         m.update(rows=result["rows"], piles=result["piles"], pending=result["pending"],
@@ -156,6 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="floor/route pairs to run (default 1; the median "
                                                               "ratio is reported)")
     parser.add_argument("--route-arg", action="append", default=[], help="an extra argument for reporter route")
+    parser.add_argument("--base", type=Path, metavar="DIR",
+                        help="also route with the checkout DIR (e.g. `git archive` of an older commit) in every "
+                             "repeat, beside this one: a before/after in one run")
     parser.add_argument("--json", action="store_true", help="print the machine-readable result only")
     parser.add_argument("--phase", choices=["floor"], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -172,24 +182,26 @@ def main(argv: list[str] | None = None) -> int:
     else:
         pool = ensure_pool(args.rows, args.seed)
     from reporter.routing.specs import load_rulebook
-    rules = args.rules
+    rules = args.rules.resolve()
     if args.extra_rules:
         rules = with_extra_rules(rules, args.extra_rules, Path(tempfile.mkdtemp(prefix="rules-")))
     book = load_rulebook(rules)
     warm(pool)
     counts = args.workers or [None]
-    floors, routes = [], []  # routes[i][k]: repeat i at counts[k]
+    trees = [("", ROOT)] + ([("base ", args.base.resolve())] if args.base else [])
+    runs = [(label, tree, n) for label, tree in trees for n in counts]
+    floors, routes = [], []  # routes[i][k]: repeat i, run k (runs[k]: tree and worker count)
     for _ in range(args.repeat):
         floors.append(run_floor(pool))
-        routes.append([run_route(pool, rules, n, args.route_arg) for n in counts])
+        routes.append([run_route(pool, rules, n, args.route_arg, tree) for _label, tree, n in runs])
     text_mb = floors[0]["text_bytes"] / 1e6
     rows = routes[0][0]["rows"]
     per_count = []
-    for k, n in enumerate(counts):
+    for k, (label, tree, n) in enumerate(runs):
         pairs = [ratio(f, r[k]) for f, r in zip(floors, routes)]
         shares = [r[k]["serial_share"] for r in routes if "serial_share" in r[k]]
         share = statistics.median(shares) if shares else None
-        per_count.append({"workers": n, "cpu_ratios": [x["cpu"] for x in pairs],
+        per_count.append({"tree": str(tree), "label": label, "workers": n, "cpu_ratios": [x["cpu"] for x in pairs],
                           "wall_ratios": [x["wall"] for x in pairs],
                           "cpu_ratio_median": statistics.median(x["cpu"] for x in pairs),
                           "wall_ratio_median": statistics.median(x["wall"] for x in pairs),
@@ -198,8 +210,8 @@ def main(argv: list[str] | None = None) -> int:
                           "wall_median_s": statistics.median(r[k]["wall_s"] for r in routes),
                           "peak_rss_mb_max": max(r[k]["peak_rss_mb"] for r in routes)})
     if len(counts) > 1 and counts[0] == 1:
-        for c in per_count:
-            c["speedup_vs_1"] = per_count[0]["wall_median_s"] / c["wall_median_s"]
+        for k, c in enumerate(per_count):
+            c["speedup_vs_1"] = per_count[k - k % len(counts)]["wall_median_s"] / c["wall_median_s"]
     result = {
         "pool": str(pool), "pool_mb": pool.stat().st_size / 1e6, "rows": rows, "text_mb": text_mb,
         "rules": len(book.rules), "shadow_rules": sum(r.shadow for r in book.rules), "workers": counts,
@@ -215,20 +227,22 @@ def main(argv: list[str] | None = None) -> int:
     print(f"pool: {pool} ({result['pool_mb']:,.1f} MB on disk, {text_mb:,.1f} MB of title+abstract text)")
     for i, f in enumerate(floors):
         print(line("floor (1 core, read + lower)", f, rows))
-        for k, n in enumerate(counts):
+        for k, (label, _tree, n) in enumerate(runs):
             r = routes[i][k]
             x = ratio(f, r)
-            print(line(f"route, workers {n or 'default'}", r, rows))
+            print(line(f"{label}route, workers {n or 'default'}", r, rows))
             print(f"  {'':<30} ratio to the floor: CPU {x['cpu']:.2f}, wall {x['wall']:.2f}")
     for c in per_count:
         share = c["serial_share_median"]
-        print(f"workers {c['workers'] or 'default'}: median CPU ratio {c['cpu_ratio_median']:.2f}, wall ratio "
+        print(f"{c['label']}workers {c['workers'] or 'default'}: median CPU ratio {c['cpu_ratio_median']:.2f}, wall ratio "
               f"{c['wall_ratio_median']:.2f} ({len(floors)} pair(s)); peak RSS {c['peak_rss_mb_max']:,.0f} MB"
               + (f"; parent's share {share:.1%}" if share is not None else "")
               + (f" (serial: Amdahl caps 16 workers at {c['amdahl_16']:.1f}x)" if c["amdahl_16"] else "")
               + (" (1 worker: the parent routes)" if c["workers"] == 1 else "")
               + (f"; {c['speedup_vs_1']:.2f}x faster than 1 worker" if "speedup_vs_1" in c else ""))
-    r = routes[-1][-1]
+    if args.base:
+        print(f"base: {args.base.resolve()}")
+    r = routes[-1][0]
     print("piles: " + ", ".join(f"{k} {v:,}" for k, v in r["piles"].items())
           + " (pending: " + ", ".join(f"{k} {v:,}" for k, v in r["pending"].items()) + ")"
           + f"; routing.parquet {r['routing_parquet_mb']:.1f} MB")

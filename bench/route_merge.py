@@ -2,7 +2,7 @@
 
 The workers route the pieces; the client sums each piece's counts
 (`stats.add_counts`), keeps the smallest sample keys (`release._keep_smallest`),
-writes routing.parquet (`release._GroupWriter`) and checks every work_id is
+writes routing.parquet (`parquet_parts.RoutingWriter`) and checks every work_id is
 unique (`release._check_ids`, over the hashes the workers computed). This measures each of them on made-up
 piece results of the real shapes, as CPU seconds of this process:
 
@@ -80,13 +80,14 @@ def merge_samples(rules: int, pieces: int, rng) -> dict:
 def writer_and_ids(rows: int, rules: int, rng) -> dict:
     from reporter.routing.routing_table import ROUTING_SCHEMA
     from reporter.routing.pieces import IdTally
-    from reporter.routing.release import _check_ids, _GroupWriter
+    from reporter.routing.parquet_parts import RoutingWriter
+    from reporter.routing.release import ROW_GROUP_ROWS, _check_ids
     from reporter.routing.samples import id_hashes
     piles = pa.array(["pending", "screen", "hold"], pa.string())
     names = pa.array([f"rule-{i}" for i in range(rules)] + [None], pa.string())
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
-        writer = _GroupWriter(Path(tmp) / "routing.parquet")
+        writer = RoutingWriter(Path(tmp) / "routing.parquet", ROW_GROUP_ROWS)
         ids = []
         write_cpu = hash_cpu = 0.0
         work_bytes = 0

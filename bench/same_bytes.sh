@@ -13,7 +13,7 @@ tree=$(cd "$(dirname "$0")/.." && pwd)
 py="$tree/.venv/bin/python"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-(cd "$tree" && { git ls-files -z; git ls-files -z --others --exclude-standard; } | xargs -0 cp --parents -t "$work")
+(cd "$tree" && { git ls-files -z; git ls-files -z --others --exclude-standard; } | xargs -0 cp -P --parents -t "$work")
 export PYTHONPATH="$work"
 (
   cd "$work"

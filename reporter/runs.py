@@ -129,6 +129,11 @@ class RunStart:
         """A FileRef of `path` as it is now (a folder: the digest of its files; a missing path: no digest)."""
         return file_ref(role, Path(path), self.root)
 
+    def named(self, role: str, path: Path | str, digest: str) -> FileRef:
+        """A FileRef of `path` with a digest the caller already has: the file is not read again (a 500 MB
+        pool costs half a CPU-second to hash)."""
+        return FileRef(role, _path_text(Path(path), self.root), digest)
+
     def write(self, kind: str, status: str, *, inputs: Iterable[FileRef] = (), outputs: Iterable[FileRef] = (),
               settings: Mapping[str, Any] | None = None, models: Iterable[ModelUse] = (),
               counts: Mapping[str, int] | None = None, cost_usd: float = 0.0) -> Path:

@@ -112,3 +112,21 @@ def test_a_pool_file_the_workers_cannot_open_is_refused_before_anything_is_sent(
                                          r".*Nothing was sent"):
         route_release(pool, SPECS, tmp_path / "out", progress=False, dask=cluster.scheduler_address, as_of=TODAY)
     assert scattered == [], "no piece was planned or sent"
+
+
+def test_row_groups_straddling_two_pieces_are_encoded_on_the_cluster_and_joined_as_one_writer(
+        pool, cluster, tmp_path, monkeypatch):
+    # Row groups of 128 rows against pieces of 500: most groups straddle two pieces; the client puts each
+    # together and a Dask worker encodes it, the client only the last, short group (issue 35, item 2).
+    from reporter.routing import parquet_parts, release
+    monkeypatch.setattr(release, "ROW_GROUP_ROWS", 128)
+    local = _files(route_release(pool, SPECS, tmp_path / "local", workers=1, progress=False, as_of=TODAY))
+    here = []
+    real = parquet_parts.encode_groups
+    monkeypatch.setattr(parquet_parts, "encode_groups", lambda table, rows: here.append(len(table)) or real(table, rows))
+    monkeypatch.setattr(pieces, "PIECE_ROWS", 500)
+    remote = route_release(pool, SPECS, tmp_path / "dask", progress=False, batch_rows=200,
+                           dask=cluster.scheduler_address, as_of=TODAY)
+    assert _files(remote) == local
+    assert here == [ROWS % 128]
+    assert pq.read_metadata(remote.release_dir / "routing.parquet").num_row_groups == ROWS // 128 + 1

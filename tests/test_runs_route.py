@@ -36,3 +36,28 @@ def test_a_route_writes_one_record_with_its_counts(tmp_path, monkeypatch, capsys
     second = read_runs(tmp_path / "state")
     assert len(second) == 2 and second[1].counts["created"] == 0
     assert not [p for p in os.listdir(tmp_path / "state" / "runs" / "2026") if p.startswith(".")]
+
+
+def test_the_record_takes_the_pool_digest_routing_made_without_reading_the_pool_again(tmp_path, monkeypatch):
+    # Hashing a 500 MB pool a second time cost the route's parent half a CPU-second (issue 35, item 2).
+    import reporter.hashing
+    import reporter.runs
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1783339200")
+    specs = write_specs(tmp_path, RULES)
+    write_pool(tmp_path / "pool.parquet", [{"work_id": "openalex:W1", "source": "openalex", "title": "xyzzy", "abstract": "a"}])
+    hashed = []
+    real = reporter.hashing.sha256_file
+
+    def counting(path, *args, **kw):
+        hashed.append(os.path.basename(path))
+        return real(path, *args, **kw)
+
+    for module in (reporter.hashing, reporter.runs):
+        monkeypatch.setattr(module, "sha256_file", counting)
+    import reporter.pool.reader
+    monkeypatch.setattr(reporter.pool.reader, "sha256_file", counting)
+    assert main(["route", "--pool", "pool.parquet", "--specs", str(specs), "--out", "releases", "--workers", "1"]) == 0
+    assert hashed.count("pool.parquet") == 1
+    [record] = read_runs(tmp_path / "state")
+    assert record.inputs[0].sha256 == real(tmp_path / "pool.parquet")

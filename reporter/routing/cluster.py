@@ -15,18 +15,24 @@ cost about 40 MB a piece, silently. See docs/scale.md.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+
+import pyarrow as pa
 
 from ..errors import InputError
 from ..pool.reader import TableSource
+from .parquet_parts import encode_groups
 from .pieces import PieceResult, Setup, plan_pieces, route_piece
 from .workers import in_order
 
 CONNECT_TIMEOUT = "30s"
 
 
-def run_dask(address: str, setup: Setup, source: TableSource, columns: list[str]) -> Iterator[PieceResult]:
-    """Route the pool's pieces on the Dask cluster at `address`, yielding the results in pool order."""
+def run_dask(address: str, setup: Setup, source: TableSource, columns: list[str],
+             bind: Callable[[Callable[[pa.Table], Future] | None], None] | None = None) -> Iterator[PieceResult]:
+    """Route the pool's pieces on the Dask cluster at `address`, yielding the results in pool order; `bind`
+    as for workers.run_local (routing-table row groups encoded on the cluster)."""
     try:
         from distributed import Client
     except ImportError:
@@ -46,7 +52,13 @@ def run_dask(address: str, setup: Setup, source: TableSource, columns: list[str]
         shared = client.scatter(setup, broadcast=True)
         executor = client.get_executor(pure=False)
         pieces = plan_pieces(source, columns, setup.batch_rows)
-        yield from in_order(executor, route_piece, pieces, 2 * threads, shared)
+        if bind is not None:
+            bind(lambda table: executor.submit(encode_groups, table, setup.group_rows))
+        try:
+            yield from in_order(executor, route_piece, pieces, 2 * threads, shared)
+        finally:
+            if bind is not None:
+                bind(None)  # before the client closes: its futures would be cancelled
     finally:
         client.close()
 

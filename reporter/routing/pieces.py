@@ -33,6 +33,7 @@ from ..pool.reader import TableSource
 from .engine import route_batch
 from .evidence import FIELDS
 from .fieldbuffer import FieldBuffer
+from .parquet_parts import encode_groups
 from .plan import Plan, compile_plan
 from .specs import RuleBook
 from .stats import add_counts, compile_empty_totals
@@ -64,6 +65,8 @@ class Setup:
     """Identifies the run: a process compiles the plan once per key and engine."""
     engine: str | None = None
     """The literal scanner's engine the command chose (textscan.scan_engine), or None: each process's default."""
+    group_rows: int = 65_536
+    """Rows of a routing.parquet row group (release.ROW_GROUP_ROWS): a piece encodes the ones wholly inside it."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,8 @@ class Piece:
     """The file's row groups it is."""
     batch: pa.RecordBatch | None = None
     """The rows themselves (already read and conformed by the caller)."""
+    start: int = 0
+    """Its first row's position in the pool (where the routing table's row groups fall inside it)."""
 
 
 @dataclass
@@ -88,8 +93,15 @@ class PieceResult:
 
     index: int
     """Position in pool order."""
-    table: pa.Table
-    """Routing rows, in pool order."""
+    rows: int
+    """Rows routed."""
+    head: pa.Table
+    """Routing rows before the first routing.parquet row group that starts inside the piece (all of them
+    when none does), for the caller to join with the previous piece's tail."""
+    part: bytes | None
+    """The routing.parquet row groups wholly inside the piece, encoded (parquet_parts.encode_groups), or None."""
+    tail: pa.Table
+    """Routing rows after those row groups."""
     counts: dict[str, np.ndarray]
     """Partial counts (stats.COUNTS)."""
     samples: dict[str, list] = field(default_factory=dict)
@@ -179,9 +191,28 @@ def route_piece(setup: Setup, piece: Piece) -> PieceResult:
             samples.setdefault(group, []).extend(items)
     table = pa.concat_tables(tables) if tables else _empty_table()
     ids = IdTally.of(table.column("work_id"), np.concatenate(hashes) if hashes else np.zeros(0, np.uint64))
-    return PieceResult(piece.index, table, totals, _smallest(samples), source.replaced if source else 0,
+    head, part, tail = _encode_inside(table, piece.start, setup.group_rows)
+    return PieceResult(piece.index, len(table), head, part, tail, totals, _smallest(samples), source.replaced if source else 0,
                        np.flatnonzero(ov.seen) if ov is not None else None,
                        ov.abstracts_filled if ov is not None else 0, ov.titles_filled if ov is not None else 0, ids)
+
+
+def _encode_inside(table: pa.Table, start: int, group_rows: int) -> tuple[pa.Table, bytes | None, pa.Table]:
+    """The piece's routing rows cut at the routing table's row groups: (rows before the first group starting
+    inside it, those groups encoded, rows after them).
+
+    The encoding is the caller's no more: it was most of the serial share of a
+    parallel route (docs/scale.md). The rows left over are copied out of the
+    table, as a slice would take the whole table's buffers along when pickled.
+    """
+    first = min(len(table), -start % group_rows)
+    last = first + (len(table) - first) // group_rows * group_rows
+    part = encode_groups(table.slice(first, last - first), group_rows) if last > first else None
+    return _copied(table.slice(0, first)), part, _copied(table.slice(last))
+
+
+def _copied(table: pa.Table) -> pa.Table:
+    return pa.concat_tables([table, table.schema.empty_table()]).combine_chunks()
 
 
 def _empty_table() -> pa.Table:
@@ -252,7 +283,7 @@ def plan_pieces(source: TableSource, columns: list[str], batch_rows: int) -> Ite
     rows and JSONL and CSV pools are read here (the source counts replaced
     UTF-8) and come along in pieces of one batch.
     """
-    index = 0
+    index = start = 0
     if source.kind in ("parquet", "parquet-folder"):
         for f in source.files:
             try:
@@ -263,8 +294,8 @@ def plan_pieces(source: TableSource, columns: list[str], batch_rows: int) -> Ite
             if sizes and max(sizes) > MAX_GROUP_ROWS:
                 one = TableSource(f, "parquet", source.schema, meta.num_rows, (f,))
                 for batch in one.batches(columns, batch_rows):
-                    yield Piece(index, batch.num_rows, batch=batch)
-                    index += 1
+                    yield Piece(index, batch.num_rows, batch=batch, start=start)
+                    index, start = index + 1, start + batch.num_rows
                 source.replaced += one.replaced
                 continue
             groups: list[int] = []
@@ -273,13 +304,13 @@ def plan_pieces(source: TableSource, columns: list[str], batch_rows: int) -> Ite
                 groups.append(g)
                 rows += size
                 if rows >= PIECE_ROWS:
-                    yield Piece(index, rows, file=str(f), row_groups=tuple(groups))
-                    index += 1
+                    yield Piece(index, rows, file=str(f), row_groups=tuple(groups), start=start)
+                    index, start = index + 1, start + rows
                     groups, rows = [], 0
             if groups:
-                yield Piece(index, rows, file=str(f), row_groups=tuple(groups))
-                index += 1
+                yield Piece(index, rows, file=str(f), row_groups=tuple(groups), start=start)
+                index, start = index + 1, start + rows
         return
     for batch in source.batches(columns, batch_rows):
-        yield Piece(index, batch.num_rows, batch=batch)
-        index += 1
+        yield Piece(index, batch.num_rows, batch=batch, start=start)
+        index, start = index + 1, start + batch.num_rows

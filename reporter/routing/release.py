@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from .. import __version__
 from ..errors import InputError, InternalError
@@ -27,14 +25,14 @@ from ..locks import locked, remove_debris
 from ..pool.overlay import Overlay, load_overlay
 from ..pool.reader import REQUIRED_POOL_COLUMNS, open_table, require_columns
 from ..progress import Progress
-from ..runs import FileRef, RunStart
+from ..runs import RunStart
 from .artifacts import published_stats
 from .index import MANIFEST_FILE, append_index, read_index, start_index
 from .normalise import SETTINGS, settings_digest
+from .parquet_parts import RoutingWriter
 from .pieces import RULE_SAMPLE_K, SAMPLE_K, IdTally, Setup, plan_pieces
 from .plan import compile_plan
 from .published import PUBLISHED_FILE, check_release_name, read_published
-from .routing_table import ROUTING_SCHEMA
 from .samples import CONTEXT_CHARS
 from .specs import check_columns, load_rulebook
 from .stats import add_counts, build_rule_stats, compile_empty_totals, count_sources
@@ -213,7 +211,7 @@ def stage_release(pool: Path, specs: Path, out: Path, *, overlay: Path | None = 
     try:
         setup = Setup(book, source.schema, ov, sample_seed, batch_rows,
                       sha256_json([book.specs_digest(), book.piles_digest(), str(source.schema),
-                                   ov.digest if ov else None]), engine)
+                                   ov.digest if ov else None]), engine, ROW_GROUP_ROWS)
         totals, samples, ids = _route_all(plan, source, setup, tmp / "routing.parquet", workers, progress, dask)
         _check_ids(ids, tmp / "routing.parquet", source.path)
         stats = build_rule_stats(plan, totals, release_id, ov, source.replaced, count_sources(source))
@@ -244,16 +242,18 @@ def _route_all(plan, source, setup: Setup, path: Path, workers: int | None, show
     heaps: dict[str, list] = {}
     ids: list[IdTally] = []
     ov = setup.overlay
-    writer = _GroupWriter(path)
+    writer = RoutingWriter(path, setup.group_rows)
+    written = False
+    results = None
     try:
         if dask is not None:
             from .cluster import run_dask
-            results = run_dask(dask, setup, source, list(plan.columns))
+            results = run_dask(dask, setup, source, list(plan.columns), writer.use)
         else:
             results = run_local(setup, plan_pieces(source, list(plan.columns), setup.batch_rows),
-                                default_workers() if workers is None else workers)
+                                default_workers() if workers is None else workers, writer.use)
         for res in results:
-            writer.write(res.table)
+            writer.add(res.head, res.part, res.tail)
             add_counts(totals, res.counts)
             for group, items in res.samples.items():
                 heap = heaps.setdefault(group, [])
@@ -265,37 +265,16 @@ def _route_all(plan, source, setup: Setup, path: Path, workers: int | None, show
                 ov.seen[res.overlay_seen] = True
                 ov.abstracts_filled += res.abstracts_filled
                 ov.titles_filled += res.titles_filled
-            bar.advance(len(res.table))
-    finally:
+            bar.advance(res.rows)
         writer.close()
+        written = True
+    finally:
+        if not written:
+            writer.abort()
+        if results is not None:  # its workers end here, not in whichever thread the collector finds it
+            results.close()
         bar.close()
     return totals, heaps, ids
-
-
-class _GroupWriter:
-    """Writes routing.parquet in row groups of exactly ROW_GROUP_ROWS rows (the last one shorter)."""
-
-    def __init__(self, path: Path):
-        self.writer = pq.ParquetWriter(path, ROUTING_SCHEMA, compression="zstd")
-        self.pending: list[pa.Table] = []
-        self.rows = 0
-
-    def write(self, table: pa.Table) -> None:
-        self.pending.append(table)
-        self.rows += len(table)
-        if self.rows >= ROW_GROUP_ROWS:
-            whole = pa.concat_tables(self.pending)
-            cut = (self.rows // ROW_GROUP_ROWS) * ROW_GROUP_ROWS
-            # One chunk per column: Parquet pages follow the chunks, so bytes would otherwise depend on batching.
-            self.writer.write_table(whole.slice(0, cut).combine_chunks(), row_group_size=ROW_GROUP_ROWS)
-            rest = whole.slice(cut)
-            self.pending, self.rows = ([rest] if len(rest) else []), len(rest)
-
-    def close(self) -> None:
-        if self.rows or not self.pending:
-            tail = pa.concat_tables(self.pending).combine_chunks() if self.pending else ROUTING_SCHEMA.empty_table()
-            self.writer.write_table(tail, row_group_size=ROW_GROUP_ROWS)
-        self.writer.close()
 
 
 def _keep_smallest(heap: list, item: tuple, k: int) -> None:
@@ -381,10 +360,9 @@ def write_route_run(run: RunStart, result: RouteResult, *, pool: Path, specs: Pa
     pool is not read twice), the labels file, the release folder, its rows per pile."""
     from .artifacts import read_manifest
     digests = read_manifest(result.release_dir).inputs
-    inputs = [FileRef("pool", run.ref("pool", pool).path, digests["pool"]),
-              FileRef("specs", run.ref("specs", specs).path, digests["specs"])]
+    inputs = [run.named("pool", pool, digests["pool"]), run.named("specs", specs, digests["specs"])]
     if overlay is not None:
-        inputs.append(FileRef("overlay", run.ref("overlay", overlay).path, digests["overlay"]))
+        inputs.append(run.named("overlay", overlay, digests["overlay"]))
     if labels is not None:
         inputs.append(run.ref("labels", labels))
     outputs = [run.ref("release.json", result.release_dir / MANIFEST_FILE)]

@@ -17,7 +17,10 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 
+import pyarrow as pa
+
 from .normalise import warm_tables
+from .parquet_parts import encode_groups
 from .pieces import Piece, PieceResult, Setup, route_piece
 
 
@@ -72,8 +75,13 @@ def no_huge_pages() -> bool:
         return False
 
 
-def run_local(setup: Setup, pieces: Iterable[Piece], workers: int) -> Iterator[PieceResult]:
-    """Route the pieces here (1 worker) or in `workers` worker processes, yielding results in pool order."""
+def run_local(setup: Setup, pieces: Iterable[Piece], workers: int,
+              bind: Callable[[Callable[[pa.Table], Future] | None], None] | None = None) -> Iterator[PieceResult]:
+    """Route the pieces here (1 worker) or in `workers` worker processes, yielding results in pool order.
+
+    `bind` is handed a way to encode a routing-table row group in a worker
+    (`parquet_parts.encode_groups`, as a future) while the workers run, and
+    None once they are gone (RoutingWriter.use)."""
     if workers <= 1:
         for piece in pieces:
             yield route_piece(setup, piece)
@@ -90,7 +98,13 @@ def run_local(setup: Setup, pieces: Iterable[Piece], workers: int) -> Iterator[P
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
                                  initargs=(setup,)) as pool:
-            yield from in_order(pool, _route_in_worker, pieces, 2 * workers)
+            if bind is not None:
+                bind(lambda table: pool.submit(_encode_in_worker, table))
+            try:
+                yield from in_order(pool, _route_in_worker, pieces, 2 * workers)
+            finally:
+                if bind is not None:
+                    bind(None)
     finally:
         gc.unfreeze()
 
@@ -114,6 +128,10 @@ def _init_worker(setup: Setup) -> None:
 
 def _route_in_worker(piece: Piece) -> PieceResult:
     return route_piece(_SETUP, piece)
+
+
+def _encode_in_worker(table: pa.Table) -> bytes:
+    return encode_groups(table, _SETUP.group_rows)
 
 
 def in_order(executor: Executor, fn: Callable, pieces: Iterable[Piece], inflight: int,
