@@ -132,7 +132,7 @@ class RunStart:
     def named(self, role: str, path: Path | str, digest: str) -> FileRef:
         """A FileRef of `path` with a digest the caller already has: the file is not read again (a 500 MB
         pool costs half a CPU-second to hash)."""
-        return FileRef(role, _path_text(Path(path), self.root), digest)
+        return FileRef(role, path_text(Path(path), self.root), digest)
 
     def write(self, kind: str, status: str, *, inputs: Iterable[FileRef] = (), outputs: Iterable[FileRef] = (),
               settings: Mapping[str, Any] | None = None, models: Iterable[ModelUse] = (),
