@@ -241,7 +241,7 @@ def _tier_view(t: TierStatus, plan: TierPlan, labels: bool) -> TierView:
                       [("model", False), *((answer, True) for answer in answers), ("provider failures", True),
                        ("input tokens", True), ("output tokens", True), ("cost", True)],
                       [(v.voter, (v.model, *(n for _a, n in v.answers), sum(n for _c, n in v.failures),
-                                  v.input_tokens, v.output_tokens, dollars(v.cost_usd))) for v in voters])
+                                  v.input_tokens, v.output_tokens, dollars(v.cost_usd, tenths=True))) for v in voters])
         invalid = _grid(f"{key}-invalid", "Invalid votes by cause", "voter", [(c, True) for c, _n in voters[0].invalid],
                         [(v.voter, tuple(n for _c, n in v.invalid)) for v in voters])
     failed = [(v.voter, (cause, n)) for v in voters for cause, n in v.failures]
