@@ -29,12 +29,12 @@ from .config import CertifySettings
 from .joint import JointStatement, joint_statement
 from .record import (MAX_COUNT, MAX_SEED, SCHEMA_VERSION, Certificate, floor_percent, percent, recall_bound, recall_of,
                      with_id)
-from .strata import Stratum, parse_stratum
+from .strata import SCREEN_STRATA, Stratum, parse_stratum
 
-__all__ = ["CERTIFY_DIR", "MAX_COUNT", "MAX_SEED", "SCHEMA_VERSION", "STATE_DIR", "Certificate", "CertifySettings",
-           "JointStatement", "Written", "all_certificates", "archive_path", "certificate_history", "certificate_path",
-           "floor_percent", "joint_statement", "load_certificates", "percent", "read_certificate", "recall_bound",
-           "rescued_works", "state_dir", "write_certificate"]
+__all__ = ["CERTIFY_DIR", "MAX_COUNT", "MAX_SEED", "SCHEMA_VERSION", "SCREEN_STRATA", "STATE_DIR", "Certificate",
+           "CertifySettings", "JointStatement", "Written", "all_certificates", "archive_path", "certificate_history",
+           "certificate_path", "floor_percent", "joint_statement", "load_certificates", "percent", "read_certificate",
+           "recall_bound", "rescued_works", "state_dir", "write_certificate"]
 
 STATE_DIR = "state"
 """The workspace's state folder (beside reporter.toml): certificates go to state/certify/."""

@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..certify.results import (Certificate, CertifySettings, all_certificates, floor_percent, joint_statement,
-                               load_certificates, percent, state_dir)
+from ..certify.results import (SCREEN_STRATA, Certificate, CertifySettings, all_certificates, floor_percent,
+                               joint_statement, load_certificates, percent, state_dir)
 from ..plurals import count
 from ..routing.artifacts import Release
 from ..screening.report import ScreenReport
@@ -136,7 +136,7 @@ def discarding_names(rel: Release, screening: ScreenReport | None) -> tuple[str,
     names = [p.name for p in stats.pile_order if p.kind == "discard" and stats.piles.get(p.name)]
     for tier in (screening.tiers if screening is not None else ()):
         if tier.configured and dict(tier.outcomes).get("discard", 0):
-            names.append("screen_cheap:discarded" if tier.tier == "cheap" else "screen:discarded")
+            names.extend(name for name, of in SCREEN_STRATA.items() if of == tier.tier)
     return tuple(names)
 
 
