@@ -113,8 +113,8 @@ def run_judge_command(args: argparse.Namespace) -> int:
             print(interrupted_note(report, JUDGE_WORDS), file=sys.stderr)
         elif report.stopped:
             print(report.stop_message, file=sys.stderr)
-        elif leased_note(report, JUDGE_WORDS):
-            print(leased_note(report, JUDGE_WORDS), file=sys.stderr)
+        elif note := leased_note(report, JUDGE_WORDS):
+            print(note, file=sys.stderr)
     else:
         print(format_run(report, JUDGE_WORDS, weeks))
     return run_exit_code(report)

@@ -187,8 +187,8 @@ def run_screen_command(args: argparse.Namespace) -> int:
             print(interrupted_note(report, SCREEN_WORDS), file=sys.stderr)
         elif report.stopped:
             print(report.stop_message, file=sys.stderr)
-        elif leased_note(report, SCREEN_WORDS):
-            print(leased_note(report, SCREEN_WORDS), file=sys.stderr)
+        elif note := leased_note(report, SCREEN_WORDS):
+            print(note, file=sys.stderr)
     else:
         print(format_run(report, SCREEN_WORDS))
     return run_exit_code(report)

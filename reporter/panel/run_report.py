@@ -138,8 +138,8 @@ def format_run(report: RunReport, words: RunWords, heads: Sequence[str] | None =
                                              "passed it; what was in flight was answered and recorded")
     if report.interrupted:
         lines.append(interrupted_note(report, words))
-    elif leased_note(report, words):
-        lines.append(leased_note(report, words))
+    elif note := leased_note(report, words):
+        lines.append(note)
     return "\n".join(lines)
 
 
