@@ -36,7 +36,9 @@ setup-test: $(VENV)/.installed-test
 # (examples/certify/README.md): its sample drawn with the labels carried over, and the certificate
 # written to state/certify/. A certificate comes after its release, so the last step builds again: the
 # same release (nothing new is published), its status page now showing the certificate on the discard box.
-# Last, the release's methods disclosure is drafted from the run records (docs/disclosure.md) into
+# Before it, the hand-off is exported (--partial: the example asks no model, so nothing is screened), which
+# keeps the release's methods disclosure; the build publishes it as an archived page linked from the status
+# page. Last, the disclosure is drafted again from the run records (docs/disclosure.md) into
 # state/disclosure/<release id>/.
 DEMO_W26_POOL  := data/2026-W26.parquet
 DEMO_W26_SPECS := examples/demo/specs-2026-W26
@@ -50,6 +52,7 @@ demo: setup
 	$(BIN)/reporter certify --pile discard --n 400 --seed 0 --from examples/certify/discard.csv \
 		--out state/discard-sheet.csv
 	$(BIN)/reporter certify --sheet state/discard-sheet.csv
+	SOURCE_DATE_EPOCH=1783339200 $(BIN)/reporter export --out state/handoff.csv --partial
 	SOURCE_DATE_EPOCH=1783339200 $(BIN)/reporter build --label 2026-W27
 	$(BIN)/reporter disclose --release 2026-W27
 

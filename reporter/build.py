@@ -50,6 +50,7 @@ from .routing.textscan import scan_engine
 from .runs import RunStart, state_of
 from .screening.lengths import KeptLengths
 from .site.certified import read_certified
+from .site.disclosure_page import read_disclosures
 from .site.digest_pages import DigestWeek
 from .site.models.common import Link
 from .site.render import PreparedSite, RenderReport, SiteInputs, StagePages, prepare_site, read_site_inputs
@@ -190,11 +191,12 @@ def gather(plan: Plan, src: Sources, as_of: date | None, checked: step.Checked, 
     published, pending = step.digest_weeks(checked, src.digests)
     certified = (read_certified(src.workspace.root, src.workspace.certify, releases.releases)
                  if src.workspace is not None else None)
+    disclosures = (read_disclosures(src.workspace.root, releases.releases) if src.workspace is not None else None)
     return Gathered(plan=plan, src=src, as_of=as_of, checked=checked, staged=staged, releases=releases,
                     labels=found_labels, digest_weeks=published, digest_pending=pending, screening=screening,
                     kept=kept,
                     site=read_site_inputs(releases, screening.pool if screening is not None else None, src.against,
-                                          certified=certified))
+                                          certified=certified, disclosures=disclosures))
 
 
 def stage_pages(g: Gathered, topics: Sequence[Link] = ()) -> list[StagePages]:

@@ -148,8 +148,14 @@ def test_the_demo_recipe_small_two_weeks_and_what_changed(tmp_path):
     assert "carried over 0 labels from examples/certify/discard.csv" in _cli(steps[0], ws, "1783339200").stdout
     (cert,) = load_certificates(ws / "state", ids[1])
     assert (cert.stratum, cert.partial, cert.n_labelled, cert.max_relevant) == ("discard", True, 0, cert.N)
-    # It then builds again, as written there: the same release, its status page showing the certificate.
+    # It exports the hand-off (partial), which keeps the disclosure, then builds again, as written there: the same
+    # release, its status page showing the certificate and linking the kept disclosure's archived page.
     recipe = _recipe("demo")
+    export = recipe[-3].split()
+    assert export[:3] == ["SOURCE_DATE_EPOCH=1783339200", "$(BIN)/reporter", "export"]
+    done = _cli(export[2:], ws, "1783339200")
+    assert done.returncode == 0, done.stderr
+    prov = json.loads((ws / "state" / "handoff.csv.provenance.json").read_text())
     last = recipe[-2].split()
     assert last[:3] == ["SOURCE_DATE_EPOCH=1783339200", "$(BIN)/reporter", "build"]
     done = _cli(last[2:], ws, "1783339200")
@@ -157,13 +163,17 @@ def test_the_demo_recipe_small_two_weeks_and_what_changed(tmp_path):
     status = _plain((ws / "site" / "releases" / ids[1] / "status.html").read_text())
     assert f"Certificate of discard: {cert.summary}" in status  # in the flow box, wrapped at spaces
     assert f"discard {cert.summary} partial: 0 of {cert.n_drawn:,} rows labelled" in status
+    kept = (ws / "site" / prov["disclosure"]["page"]).read_text()
+    assert f'href="disclosure/{prov["disclosure"]["id"]}.html"' in (ws / "site" / "releases" / ids[1] /
+                                                                  "status.html").read_text()
+    assert "M2. Tool, version and provider" in kept and "handoff.csv" in kept
     # Its last step drafts the release's disclosure (docs/disclosure.md) from what ran.
     disclose = recipe[-1].split()
     assert disclose[:2] == ["$(BIN)/reporter", "disclose"]
     done = _cli(disclose[1:], ws, "1783339200")
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in (ws / "state" / "disclosure" / ids[1]).iterdir()) == [
-        "disclosure.html", "disclosure.json", "disclosure.md"]
+        "disclosure.html", "disclosure.json", "disclosure.md", "handoffs"]
 
 
 def _recipe(target: str) -> list[str]:

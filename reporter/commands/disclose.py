@@ -71,19 +71,25 @@ def run_disclose(args: argparse.Namespace) -> int:
 
 def disclosure(workspace: Path, release: str | None) -> tuple[dict[str, Any], Path, str]:
     """The disclosure of a workspace's release as JSON values, with the workspace's root and the release id."""
+    from ..routing.published import find_release
+    ws = database_passwords(load_workspace(workspace), os.environ)
+    ws.routing("reporter disclose")
+    release_dir = find_release(ws.releases, release)
+    return draft_of(ws, release_dir), ws.root, release_dir.name
+
+
+def draft_of(ws: Any, release_dir: Path) -> dict[str, Any]:
+    """The disclosure of a loaded workspace's release (its folder) as JSON values: what `reporter disclose`
+    writes, and what `reporter export` keeps with a hand-off."""
     from ..certify.results import certificate_path, load_certificates
     from ..digest.archive import archived_weeks
     from ..digest.feedback import FEEDBACK_FILE, measure, read_marks
     from ..disclose.evidence import Evidence, observed_models, rel, release_runs
     from ..disclose.results import draft
     from ..routing.artifacts import MANIFEST_FILE, load_release
-    from ..routing.published import find_release
     from ..runs import state_of
     from ..screening.report import workspace_labels, workspace_report
-    ws = database_passwords(load_workspace(workspace), os.environ)
-    ws.routing("reporter disclose")
     root, state = ws.root, state_of(ws.root)
-    release_dir = find_release(ws.releases, release)
     rid = release_dir.name
     runs = release_runs(state, root, rid)
     screen = workspace_report(ws, release_dir, workspace_labels(ws)) if ws.screen is not None else None
@@ -102,4 +108,4 @@ def disclosure(workspace: Path, release: str | None) -> tuple[dict[str, Any], Pa
                   release_source=rel(release_dir / MANIFEST_FILE, root), runs=runs, screen=screen,
                   screen_settings=ws.screen, observed=observed, certificates=certificates, feedback=feedback,
                   feedback_source=feedback_source, labels_source=rel(labels, root) if labels is not None else "")
-    return draft(ev), root, rid
+    return draft(ev)

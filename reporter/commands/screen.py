@@ -219,16 +219,29 @@ def run_export_command(args: argparse.Namespace) -> int:
     from ..certify.results import rescued_works, state_dir
     rescued = rescued_works(state_dir(ws.root), status.release_id)
 
+    # The methods disclosure as the records stand now (docs/disclosure.md), drafted before anything is written so
+    # that a record it cannot read refuses the export whole; kept with the hand-off, named in its provenance.
+    from ..disclose.snapshot import keep, provenance_entry
+    from ..hashing import sha256_file
+    from ..runs import state_of
+    from .certify import now
+    from .disclose import draft_of
+    disclosure = draft_of(ws, release_dir)
+    kept = provenance_entry(disclosure, ws.root, state_of(ws.root))
+
     def document(rows: int) -> dict[str, Any]:
         return provenance(ws, status, rows=rows, partial=args.partial, certificates=certificates,
-                          require_certified=args.require_certified)
+                          require_certified=args.require_certified, disclosure=kept)
 
     n = export_release(ws, release_dir, args.out, rescued=rescued, provenance=document)
+    keep(disclosure, state_of(ws.root), taken_at=now(),
+         handoff={"file": Path(args.out).name, "rows": n, "sha256": sha256_file(args.out)})
     write_provenance(args.out, document(n))
     print(f"{n - len(rescued):,} admitted works" + (f" and {len(rescued):,} rescued by certificates"
                                                    if rescued else "")
           + f" -> {args.out} (provenance: {provenance_path(args.out).name}"
-          + (f"; partial: {'; '.join(blockers)}" if blockers else "; partial" if args.partial else "") + ")")
+          + (f"; partial: {'; '.join(blockers)}" if blockers else "; partial" if args.partial else "")
+          + f"; methods disclosure kept: {kept['file']})")
     return 0
 
 

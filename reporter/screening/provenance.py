@@ -6,7 +6,9 @@ rows are of, each voter's model and base URL (scheme and host only: no path,
 query or user information, so never a key), the prompt hash, the tool's
 version, the certificates that gated the export (`--require-certified`), the
 counts of every tier (as `reporter screen --status` gives them) and the
-spend, whether the file is `partial` (written with `--partial` while works
+spend, the methods disclosure kept with it (`disclosure`: its id, the sha256
+of its JSON, its file in the workspace's state and its archived page in the
+site; reporter/disclose/snapshot.py), whether the file is `partial` (written with `--partial` while works
 were leased or unclaimed, and why), and the exported file's name, rows and
 sha256. A Parquet file carries the same document (without the file's own
 sha256) in its key-value metadata under `PARQUET_KEY`. Same inputs, same
@@ -57,9 +59,10 @@ def base_url_host(base_url: str) -> str:
 
 
 def provenance(ws: ScreenWorkspace, status: ScreenStatus, *, rows: int, partial: bool,
-               certificates: Sequence[Mapping[str, Any]], require_certified: bool) -> dict[str, Any]:
+               certificates: Sequence[Mapping[str, Any]], require_certified: bool,
+               disclosure: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The provenance document of a hand-off of `rows` rows of `status`'s release (the file's name and sha256 are
-    added by `write_provenance`)."""
+    added by `write_provenance`); `disclosure`: the methods disclosure kept with it (its id, file and page)."""
     prompt = load_prompt(ws.screen)
     tiers = {t.tier: t for t in status.tiers}
     voters = [{"tier": tier, "name": v.name, "model": v.model, "base_url": base_url_host(v.base_url),
@@ -85,6 +88,7 @@ def provenance(ws: ScreenWorkspace, status: ScreenStatus, *, rows: int, partial:
         "budget": status.budget,
         "partial": partial,
         "incomplete": export_blockers(status),
+        "disclosure": dict(disclosure) if disclosure is not None else None,
     }
 
 

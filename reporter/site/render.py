@@ -18,6 +18,7 @@ from ..isoweek import week_start
 from ..progress import Progress
 from ..routing.artifacts import Release, ReleaseSet
 from .certificate_page import build_certificate_page
+from .disclosure_page import KeptDisclosure, build_kept_page
 from .certified import Certified, hand_off
 from .diff import compute_diff
 from .diff_page import (AGAINST_RECENT, Pair, build_diff_page, change_line, diff_files, pairs_to_render,
@@ -118,16 +119,21 @@ class SiteInputs:
     """The titles of the works the diff and status pages show, read once (samples first, then the pool)."""
     certified: Certified | None = None
     """The releases' certificates the status pages show, read once (`read_certified`); None: no workspace."""
+    disclosures: Mapping[str, tuple[KeptDisclosure, ...]] | None = None
+    """Release id -> the methods disclosures kept at its hand-offs (`read_disclosures`), oldest first; each gets its
+    archived page and a line on the status page. None: no workspace (the status pages say so)."""
 
 
 def read_site_inputs(found: ReleaseSet, pool: PoolRef | None = None, against: Sequence[str] = (),
-                     certified: Certified | None = None) -> SiteInputs:
+                     certified: Certified | None = None,
+                     disclosures: Mapping[str, tuple[KeptDisclosure, ...]] | None = None) -> SiteInputs:
     """The comparisons first (they read the routing tables), then one read of the titles every rebuilt page shows.
 
     `pool` is where titles no sample holds are read (the workspace's pool;
     None: no workspace). `against`: earlier releases to compare the newest
     with (`reporter render --against`). `certified`: the workspace's
-    certificates (`read_certified`), passed on to the status pages.
+    certificates (`read_certified`), passed on to the status pages; `disclosures`: the methods
+    disclosures kept at the hand-offs (`read_disclosures`).
     """
     releases = found.releases
     pairs: dict[str, list[Pair]] = {}
@@ -138,7 +144,7 @@ def read_site_inputs(found: ReleaseSet, pool: PoolRef | None = None, against: Se
     wanted = {w for group in pairs.values() for p in group for w in shown_ids(p.data)}
     wanted |= {w.work_id for rel in releases for w in lost_works(rel)}
     return SiteInputs({rid: tuple(group) for rid, group in pairs.items()}, gather_titles(releases, wanted, pool),
-                      certified)
+                      certified, disclosures)
 
 
 @dataclass(frozen=True)
@@ -201,9 +207,12 @@ def prepare_site(found: ReleaseSet, out: Path, *, stages: Sequence[StagePages] =
         for page in build_rule_pages(rel):
             add(page, True)
         report, note = screening.for_release(rel.release_id)
-        add(build_status_page(rel, report, note, titles, inputs.certified), False)
+        kept = inputs.disclosures.get(rel.release_id, ()) if inputs.disclosures is not None else None
+        add(build_status_page(rel, report, note, titles, inputs.certified, kept), False)
         for cert in inputs.certified.ever(rel.release_id) if inputs.certified is not None else ():
             add(build_certificate_page(rel, cert), True)
+        for k in kept or ():
+            add(build_kept_page(rel, k), True)
         mine = list(pairs.get(rel.release_id, ()))
         if not mine:
             add(build_diff_page(rel, None, titles), False)

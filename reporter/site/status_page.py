@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..money import dollars
+from ..naming import disclosure_page_path
 from ..routing.artifacts import LabelRule, LostInclude, Release
 from ..screening.report import Calibration, ReleaseScreen, ScreenReport, TierPlan, TierStatus
 from . import compute
 from .certified import Certified, certificate_parts
 from .charts import Stack, flow_chart, fmt, stacked_chart
+from .disclosure_page import KeptDisclosure, kept_words
 from .links import HOME, href, paper_href, release_path, rule_path, slug, status_path, work_anchor
-from .models import (CalibrationView, Fragment, Grid, GridCell, GridColumn, GridRow, LabelRow, Link, LostView,
-                     LostWork, PlanView, Row, ScreeningSection, StatusPage, TierView)
+from .models import (CalibrationView, Fragment, Grid, GridCell, GridColumn, GridRow, KeptDisclosureView, LabelRow,
+                     Link, LostView, LostWork, PlanView, Row, ScreeningSection, StatusPage, TierView)
 from .next_step import screen_next_step
 from .page_parts import flow_rows, meta, release_name, rule_link, short_id
 from .titles import PoolRef, Titles, shorten
@@ -68,9 +71,11 @@ def screening_status(screen: ReleaseScreen, pool: PoolRef | None = None) -> Scre
 
 
 def build_status_page(rel: Release, screening: ScreenReport | None = None, note: str = NO_WORKSPACE,
-                      titles: Titles | None = None, certified: Certified | None = None) -> StatusPage:
+                      titles: Titles | None = None, certified: Certified | None = None,
+                      disclosures: Sequence[KeptDisclosure] | None = None) -> StatusPage:
     """Label findings, the flow through screening, and the screen of one release (`screening`), or `note`;
-    the release's certificates of `certified` (None: rendered without a workspace) on the flow and listed."""
+    the release's certificates of `certified` (None: rendered without a workspace) on the flow and listed; the
+    methods disclosures kept at its hand-offs (`disclosures`; None: rendered without a workspace), linked."""
     rid, stats = rel.release_id, rel.stats
     page = status_path(rid)
     titles = titles if titles is not None else Titles()
@@ -110,9 +115,17 @@ def build_status_page(rel: Release, screening: ScreenReport | None = None, note:
         rescued=rescued, labels=label_rows,
         label_rules=label_rules, lost_total=lost_total, lost=lost, funnel=tuple(funnel),
         screening=screening_section(screening, note), next_step=screen_next_step(screening),
+        disclosures=tuple(KeptDisclosureView(short_id(k.id), href(page, disclosure_page_path(rid, k.id)),
+                                             kept_words(k), k.counts()) for k in disclosures or ()),
+        **({"no_disclosure": NO_WORKSPACE_DISCLOSURES} if disclosures is None else {}),
         flow_note=(f"Routing, and {'on through the screen to the hand-off' if screening is not None else 'the screen when it is shown below'}: "
                    f"each step takes out what it names beside it; what waits (pending, set aside, not decided yet) "
                    f"is drawn apart from what left."))
+
+
+NO_WORKSPACE_DISCLOSURES = ("Rendered without a workspace: the methods disclosures kept at its hand-offs, in the "
+                            "workspace's state, are not read (reporter build, or reporter render --workspace DIR).")
+"""What the disclosures section says when the site was rendered without a workspace."""
 
 
 def lost_works(rel: Release) -> list[LostInclude]:

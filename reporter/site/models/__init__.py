@@ -26,6 +26,8 @@ from .quality import MissedView, QualityView
 from .close import CloseRow, CloseView
 from .glossary import (GlossaryPage, Term)
 from .certificate import (CertificatePage, RescuedWork)
+from .disclosure import (DisclosureBlock, DisclosureBox, DisclosureItem, DisclosurePage, DisclosureSource,
+                         KeptDisclosureView)
 
 PAGES = tuple(cls for cls in list(globals().values())
               if isinstance(cls, type) and cls.__module__.startswith(__name__ + ".") and "TEMPLATE" in vars(cls))

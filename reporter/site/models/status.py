@@ -9,6 +9,7 @@ from ..charts import Chart
 from ..links import Href
 from .certificate import RescuedWork
 from .common import Fragment, Link, NextStep, PageMeta, ReleaseName, Row
+from .disclosure import KeptDisclosureView
 from .release import FlowRow
 
 @dataclass(frozen=True)
@@ -282,6 +283,15 @@ class StatusPage:
     """The funnel continued past routing: routing's end, the cheap tier, the screen, the hand-off."""
     screening: ScreeningSection
     """What the screen has done for this release and what it would do next (or why it is not shown)."""
+    disclosures: tuple[KeptDisclosureView, ...] = ()
+    """The methods disclosures kept at this release's hand-offs, oldest first (each with its archived page)."""
+    disclosure_note: str = ("reporter export keeps the release's methods disclosure (PRISMA-trAIce, RAISE) with each "
+                            "hand-off: drafted from the run records, every sentence naming its record, what no record "
+                            "says marked as the author's. Each kept one has its own archived page; reporter disclose "
+                            "drafts it now, without keeping it (docs/disclosure.md).")
+    """What the disclosures section lists, and how to draft one."""
+    no_disclosure: str = "No hand-off of this release has been exported yet, so no disclosure is kept."
+    """What the disclosures section says when none is kept."""
     flow_note: str = ""
     """What the flow diagram shows: routing, and on through the screen when it is shown (both twins say it)."""
     next_step: NextStep | None = None
