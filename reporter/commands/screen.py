@@ -79,8 +79,10 @@ releases. Same inputs, same bytes. Refused (exit 2, nothing written) while
 works of the release are leased by a runner or not claimed yet, unless
 --partial. Beside FILE, FILE.provenance.json says where it came from (release,
 generation, voters' models and hosts, prompt hash, tool version, the
-certificates that gated it, counts, spend, partial or not); a Parquet file
-carries the same in its metadata (docs/screening.md). With --require-certified nothing is
+certificates that gated it, counts, spend, partial or not, and the methods
+disclosure kept with the hand-off in state/disclosure/<release id>/handoffs/,
+which the site publishes as an archived page: docs/disclosure.md); a Parquet
+file carries the same in its metadata (docs/screening.md). With --require-certified nothing is
 written while a discarding stratum of the release (a discard pile, what a
 tier discarded) lacks a certificate that meets [certify] max_missed_fraction
 (reporter certify, docs/certify.md).
