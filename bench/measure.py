@@ -43,11 +43,13 @@ class TreeRSS:
     forked worker still shares with its parent are counted once per process;
     PSS (`smaps_rollup`, where the kernel has it) splits each shared page
     among the processes that map it, so the tree's PSS is the memory the
-    tree really holds. `peak_pss` is 0 where PSS cannot be read.
+    tree really holds, and `peak_child_pss` the most any one descendant held
+    (a worker's, for `reporter route --workers N`). Both are 0 where PSS
+    cannot be read.
     """
 
     def __init__(self, pid: int, every: float = 0.05):
-        self.pid, self.every, self.peak, self.peak_pss = pid, every, 0, 0
+        self.pid, self.every, self.peak, self.peak_pss, self.peak_child_pss = pid, every, 0, 0, 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -77,7 +79,10 @@ class TreeRSS:
                 try:
                     with open(f"/proc/{p}/statm", "rb") as f:
                         total += int(f.read().split()[1]) * page
-                    pss += _pss(p)
+                    own = _pss(p)
+                    pss += own
+                    if p != self.pid:
+                        self.peak_child_pss = max(self.peak_child_pss, own)
                 except (OSError, IndexError, ValueError):
                     continue
             self.peak = max(self.peak, total)
@@ -125,14 +130,14 @@ def measured(cmd: list[str], env: dict | None = None, cwd: Path | None = None) -
     out, err = proc.communicate()
     wall = time.perf_counter() - start
     peak = sampler.stop()
-    peak_pss = sampler.peak_pss
+    peak_pss, child_pss = sampler.peak_pss, sampler.peak_child_pss
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         sys.stderr.write(err)
         raise SystemExit(f"bench: {' '.join(str(c) for c in cmd[:3])} ... failed (exit {proc.returncode})")
     user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
     m = {"cpu_s": user + system, "user_s": user, "system_s": system, "wall_s": wall, "peak_rss_mb": peak / 1e6,
-         "peak_pss_mb": peak_pss / 1e6, "stdout": out}
+         "peak_pss_mb": peak_pss / 1e6, "peak_child_pss_mb": child_pss / 1e6, "stdout": out}
     for text in err.splitlines():
         if text.startswith(PARENT_MARK):
             m["parent_cpu_s"] = float(text[len(PARENT_MARK):])

@@ -69,9 +69,10 @@ def test_the_tree_memory_counts_pages_a_forked_child_shares_once_as_pss(monkeypa
         deadline = time.monotonic() + 30  # a bound on a wait for a sample, not a speed check
         while sampler.peak < 2 * (64 << 20) and time.monotonic() < deadline:
             time.sleep(0.01)
-        rss, pss = sampler.stop(), sampler.peak_pss
+        rss, pss, child = sampler.stop(), sampler.peak_pss, sampler.peak_child_pss
     finally:
         proc.stdin.close()
         proc.wait()
     assert rss >= 2 * (64 << 20)                       # both processes map the 64 MB
     assert (64 << 20) <= pss <= rss - (24 << 20)       # PSS holds it once, split between the two
+    assert (32 << 20) <= child < pss                  # the child: its half of the shared pages
