@@ -2,7 +2,8 @@
 
 - `measured(cmd)`: run a command to completion; its CPU seconds (user + system of every thread and every
   process it starts, so more cores cannot hide a slower path), wall seconds, and the peak resident memory of
-  its whole process tree (sampled from /proc every 50 ms).
+  its whole process tree (sampled from /proc every 50 ms), as RSS and as PSS (shared pages split among the
+  processes sharing them: the figure to hold against a memory budget for N workers, `TreeRSS`).
 - `parent_argv(argv)`: `reporter ARGV` run so that the parent process reports its own CPU seconds (its
   workers' aside) when it ends: `measured` turns that into `parent_cpu_s` and `serial_share`, the parent's
   share of all the work, which bounds what more workers can gain (Amdahl: 1 / (s + (1 - s) / n)).
@@ -35,10 +36,20 @@ PARENT_MARK = "bench-parent-cpu "
 
 
 class TreeRSS:
-    """Samples the resident memory of a process and all its descendants (Linux /proc), keeping the peak."""
+    """Samples the resident memory of a process and all its descendants (Linux /proc), keeping the peak.
+
+    Two sums: RSS counts every page each process maps, so the shared
+    libraries (about 80 MB of pyarrow, numpy and Hyperscan) and the pages a
+    forked worker still shares with its parent are counted once per process;
+    PSS (`smaps_rollup`, where the kernel has it) splits each shared page
+    among the processes that map it, so the tree's PSS is the memory the
+    tree really holds, and `peak_child_pss` the most any one descendant held
+    (a worker's, for `reporter route --workers N`). Both are 0 where PSS
+    cannot be read.
+    """
 
     def __init__(self, pid: int, every: float = 0.05):
-        self.pid, self.every, self.peak = pid, every, 0
+        self.pid, self.every, self.peak, self.peak_pss, self.peak_child_pss = pid, every, 0, 0, 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -63,20 +74,37 @@ class TreeRSS:
     def _run(self) -> None:
         page = os.sysconf("SC_PAGE_SIZE")
         while not self._stop.is_set():
-            total = 0
+            total = pss = 0
             for p in self._tree():
                 try:
                     with open(f"/proc/{p}/statm", "rb") as f:
                         total += int(f.read().split()[1]) * page
+                    own = _pss(p)
+                    pss += own
+                    if p != self.pid:
+                        self.peak_child_pss = max(self.peak_child_pss, own)
                 except (OSError, IndexError, ValueError):
                     continue
             self.peak = max(self.peak, total)
+            self.peak_pss = max(self.peak_pss, pss)
             self._stop.wait(self.every)
 
     def stop(self) -> int:
         self._stop.set()
         self._thread.join()
         return self.peak
+
+
+def _pss(pid: int) -> int:
+    """A process's proportional set size in bytes (0 where /proc has no smaps_rollup)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+            for text in f:
+                if text.startswith(b"Pss:"):
+                    return int(text.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 
 
 def parent_argv(argv: list[str]) -> list[str]:
@@ -102,13 +130,14 @@ def measured(cmd: list[str], env: dict | None = None, cwd: Path | None = None) -
     out, err = proc.communicate()
     wall = time.perf_counter() - start
     peak = sampler.stop()
+    peak_pss, child_pss = sampler.peak_pss, sampler.peak_child_pss
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         sys.stderr.write(err)
         raise SystemExit(f"bench: {' '.join(str(c) for c in cmd[:3])} ... failed (exit {proc.returncode})")
     user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
     m = {"cpu_s": user + system, "user_s": user, "system_s": system, "wall_s": wall, "peak_rss_mb": peak / 1e6,
-         "stdout": out}
+         "peak_pss_mb": peak_pss / 1e6, "peak_child_pss_mb": child_pss / 1e6, "stdout": out}
     for text in err.splitlines():
         if text.startswith(PARENT_MARK):
             m["parent_cpu_s"] = float(text[len(PARENT_MARK):])
@@ -144,7 +173,8 @@ def phase_result(**figures) -> None:
 def line(label: str, m: dict, rows: int | None = None) -> str:
     """One measured process as a line of text."""
     text = (f"  {label:<30} CPU {m['cpu_s']:7.2f} s (user {m['user_s']:.2f}, sys {m['system_s']:.2f})  "
-            f"wall {m['wall_s']:7.2f} s  peak RSS {m['peak_rss_mb']:,.0f} MB")
+            f"wall {m['wall_s']:7.2f} s  peak RSS {m['peak_rss_mb']:,.0f} MB"
+            + (f" (PSS {m['peak_pss_mb']:,.0f})" if m.get("peak_pss_mb") else ""))
     if rows:
         text += f"  {rows / m['wall_s']:>10,.0f} rows/s"
     if "serial_share" in m:

@@ -21,7 +21,11 @@ The two alternate `--repeat` times in one run and the ratio of each pair is
 reported with their median, so a busy machine slows both sides of a pair.
 `--workers 1,2,4` routes at each count in every repeat (one floor a repeat).
 Wall time, rows/s and the peak resident memory of the route's whole process
-tree (sampled from /proc) are printed too.
+tree (sampled from /proc) are printed too, as RSS and as PSS: RSS counts the
+shared libraries and the pages a forked worker shares with its parent once
+per process (about 100 MB a worker before it routes a row), PSS splits them
+among the processes, and is the figure for a memory budget at N workers;
+the largest PSS any one worker reached is printed beside it.
 `--base DIR` routes with a second checkout too (its `reporter` package,
 imported from DIR), in the same repeats beside this one: before and after
 a change measured in one run against the same floors:
@@ -208,7 +212,9 @@ def main(argv: list[str] | None = None) -> int:
                           "serial_share_median": share,
                           "amdahl_16": None if share is None or n == 1 else 1 / (share + (1 - share) / 16),
                           "wall_median_s": statistics.median(r[k]["wall_s"] for r in routes),
-                          "peak_rss_mb_max": max(r[k]["peak_rss_mb"] for r in routes)})
+                          "peak_rss_mb_max": max(r[k]["peak_rss_mb"] for r in routes),
+                          "peak_pss_mb_max": max(r[k].get("peak_pss_mb", 0) for r in routes),
+                          "worker_pss_mb_max": max(r[k].get("peak_child_pss_mb", 0) for r in routes)})
     if len(counts) > 1 and counts[0] == 1:
         for k, c in enumerate(per_count):
             c["speedup_vs_1"] = per_count[k - k % len(counts)]["wall_median_s"] / c["wall_median_s"]
@@ -236,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
         share = c["serial_share_median"]
         print(f"{c['label']}workers {c['workers'] or 'default'}: median CPU ratio {c['cpu_ratio_median']:.2f}, wall ratio "
               f"{c['wall_ratio_median']:.2f} ({len(floors)} pair(s)); peak RSS {c['peak_rss_mb_max']:,.0f} MB"
+              + (f" (PSS {c['peak_pss_mb_max']:,.0f} MB)" if c["peak_pss_mb_max"] else "")
+              + (f", largest worker PSS {c['worker_pss_mb_max']:,.0f} MB" if c["worker_pss_mb_max"] and n != 1 else "")
               + (f"; parent's share {share:.1%}" if share is not None else "")
               + (f" (serial: Amdahl caps 16 workers at {c['amdahl_16']:.1f}x)" if c["amdahl_16"] else "")
               + (" (1 worker: the parent routes)" if c["workers"] == 1 else "")

@@ -4,7 +4,7 @@ A 2,000-row generated pool (non-ASCII text, whitespace runs, every pile) is
 written with 250-row row groups, so that it falls into several pieces; the
 pieces are cut smaller still, or shipped from the caller instead of read by
 the workers, by lowering the piece limits. Every variant must give the same
-four release files, byte for byte, as one process routing 32,768-row batches.
+four release files, byte for byte, as one process routing 16,384-row batches (the default).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def reference(pool, tmp_path_factory) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("workers,batch_rows,piece_rows,max_group_rows", [
-    (2, 32_768, 65_536, 262_144),   # the defaults: one piece of 8 row groups per worker
+    (2, 16_384, 65_536, 262_144),   # the defaults: one piece of 8 row groups per worker
     (2, 97, 300, 262_144),          # many pieces, odd batches
     (3, 1_000, 1, 262_144),         # one piece per row group, three workers
     (2, 333, 65_536, 100),          # row groups too large to share out: the caller reads and ships them

@@ -8,8 +8,8 @@ row keeps one span per leaf that matched in it, in the rule's leaf order
 them: the lowest (field, start), the earlier leaf on a tie (`Evidence.best`:
 routing.parquet's `evidence`, the one span it held before every condition
 was kept). Phrase hits come from the literal pass (byte offsets, converted
-to characters only on non-ASCII rows), regex hits from RE2 with a prefix
-group that measures the start."""
+to characters only on non-ASCII rows), regex hits from one RE2 search a
+row that reports the match's byte start and length (`regex_spans`)."""
 
 from __future__ import annotations
 
@@ -110,12 +110,38 @@ def _best(row: np.ndarray, field: np.ndarray, start: np.ndarray, offsets: np.nda
 def regex_spans(ft, cand: np.ndarray, pattern: str, case_sensitive: bool):
     """A regex's first match in each candidate row of a field: (rows, char start, char end), rows it matched only.
 
-    RE2 finds where the leftmost match starts (bytes) and its text in two
-    searches of the matched rows; a capture of everything before the match
-    would make RE2 run its slow submatch engine over the whole prefix.
+    One RE2 search of each candidate row (`extract_regex_span`: the byte
+    start and byte length of the group `m`, the leftmost match); pyarrow
+    without it takes two, where the match starts and then its text. A
+    capture of everything before the match would make RE2 run its slow
+    submatch engine over the whole prefix.
     """
     arr = ft.norm_rows(cand)
     wrapped = span_pattern(pattern, case_sensitive)
+    if _EXTRACT_SPAN is None:
+        return _regex_spans_two(ft, cand, arr, wrapped)
+    spans = _EXTRACT_SPAN(arr, wrapped)
+    found = spans.is_valid().to_numpy(zero_copy_only=False)
+    rows = cand[found]
+    if not len(rows):
+        return rows, rows, rows
+    pairs = spans.filter(pa.array(found)).field("m").flatten().to_numpy(zero_copy_only=False).astype(np.int64)
+    start, end = pairs[0::2], pairs[0::2] + pairs[1::2]
+    odd = np.flatnonzero(~ft.ascii[rows])  # bytes to characters
+    for k, text in zip(odd, arr.take(pa.array(np.flatnonzero(found)[odd], pa.int64())).to_pylist()):
+        data = text.encode("utf-8")
+        a = len(data[:start[k]].decode("utf-8"))
+        end[k] = a + len(data[start[k]:end[k]].decode("utf-8"))
+        start[k] = a
+    return rows, start, end
+
+
+_EXTRACT_SPAN = getattr(pc, "extract_regex_span", None)
+"""pyarrow's one-search span of a regex's groups (newer pyarrow), or None: regex_spans then searches twice."""
+
+
+def _regex_spans_two(ft, cand: np.ndarray, arr: pa.Array, wrapped: str):
+    """regex_spans without extract_regex_span: where the leftmost match starts (bytes), then its text."""
     at = pc.find_substring_regex(arr, wrapped).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     found = at >= 0
     rows = cand[found]

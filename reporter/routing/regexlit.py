@@ -1,8 +1,9 @@
 """The regexes routing compiles, and the literals a regex's every match must contain.
 
 Routing compiles a regex leaf as written (the match, `pc.match_substring_regex`),
-wrapped as `span_pattern` (the evidence: `pc.find_substring_regex` gives where
-its first match starts and `pc.extract_regex` its text), and as one branch of
+wrapped as `span_pattern` (the evidence: `pc.extract_regex_span` gives where its
+first match starts and how long it is, in one search; a pyarrow without it takes
+`pc.find_substring_regex` and `pc.extract_regex`), and as one branch of
 `any_pattern`, the one pass that finds the rows where any regex without a
 literal can match. `regex_error` compiles exactly those, so the rule book's
 check at load and routing can never disagree about a pattern.
@@ -59,6 +60,8 @@ def regex_error(pattern: str, case_sensitive: bool) -> str | None:
         pc.match_substring_regex(probe, pattern, ignore_case=not case_sensitive)
         pc.extract_regex(probe, span_pattern(pattern, case_sensitive))
         pc.find_substring_regex(probe, span_pattern(pattern, case_sensitive))
+        if hasattr(pc, "extract_regex_span"):
+            pc.extract_regex_span(probe, span_pattern(pattern, case_sensitive))
         pc.match_substring_regex(probe, any_pattern([(pattern, case_sensitive)]))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         return str(exc)

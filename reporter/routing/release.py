@@ -49,7 +49,11 @@ from .workers import default_workers, run_local
 #    a context window per span (`contexts`).
 ROUTING_ALGORITHM_VERSION = 5
 ENGINE_VERSION = f"{__version__}+routing.{ROUTING_ALGORITHM_VERSION}"
-BATCH_ROWS = 32_768
+BATCH_ROWS = 16_384
+"""Rows a routing process reads and routes at once. Reading a batch peaks at about three times its text
+(the Parquet reader's buffers), which is most of a worker's memory: 16,384 rows hold a worker to about
+two thirds of what 32,768 did, for the same CPU on the real pool and up to 9 % more on hit-dense generated
+rows (docs/scale.md, "Memory per worker")."""
 ROW_GROUP_ROWS = 65_536  # routing.parquet row groups: fixed, so the bytes never depend on batching
 RELEASE_FILES = ("release.json", "routing.parquet", "rule_stats.json", "samples.json")
 
