@@ -306,3 +306,33 @@ def test_a_suggested_phrase_never_spans_punctuation():
         assert phrase is None or phrase in {"logic-grounded metamorphic", "metamorphic testing",
                                             "logic-grounded metamorphic testing", "safety", "llm-judges",
                                             "large language", "language models", "large language models"}, phrase
+
+
+def test_a_text_s_token_ids_are_the_tokenizer_s_own_piece_by_piece():
+    """Token ids are made piece by piece, each distinct piece tokenised once (issue 35, item 3): the same ids as
+    the tokenizer's `encode` of the whole text, for runs of spaces, a literal `▁`, tabs, emoji, bytes outside the
+    vocabulary, a special token's text, and real titles and abstracts; and the same ids a second time (cached)."""
+    m = load_model()
+    assert m.pieces is not None, "the shipped tokenizer splits into pieces (semantic.word_pieces)"
+    texts = ["", " ", "   ", "\u2581", "\u2581\u2581x", "a\u2581b", "a  b   c ", " lead", "trail  ", "\tx\n y",
+             "x </s> y", "<s>", "<unk>a", "日本語のテキスト 中文", "😀 😀😀", "é\u0301 ĳ", "a" * 3000,
+             *(r.title for r in WEEK), *(r.abstract or "" for r in WEEK)]
+    for _ in range(2):
+        assert [m.token_ids(t) for t in texts] == [m.tokenizer.encode(t, add_special_tokens=False).ids
+                                                     for t in texts]
+
+
+def test_a_tokenizer_whose_merges_join_pieces_is_encoded_whole():
+    """A BPE with a token holding `▁` after another character (a merge across pieces) is never split."""
+    from tokenizers import Tokenizer
+    from tokenizers.models import BPE
+
+    from reporter.digest.semantic import word_pieces
+
+    shipped = load_model().tokenizer
+    assert word_pieces(shipped)
+    vocab = {"\u2581": 0, "a": 1, "\u2581a": 2, "a\u2581": 3}
+    joined = Tokenizer(BPE(vocab, [("\u2581", "a"), ("a", "\u2581")]))
+    joined.normalizer = shipped.normalizer
+    assert not word_pieces(joined)
+    assert not word_pieces(Tokenizer(BPE({"a": 0, "\u2581": 1}, [])))  # no normaliser: not the one checked

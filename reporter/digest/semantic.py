@@ -14,6 +14,13 @@ Deterministic: each text is tokenised and pooled alone (no padding, so a
 vector does not depend on the other texts of the batch), its token vectors
 summed in float64, and every similarity is rounded to DECIMALS before it is
 compared or written. The model is loaded once per process (`load_model`).
+
+Fast and exact: the tokenizer has no pre-tokenizer, so its BPE would merge a
+whole abstract as one word (half a millisecond a text). No merge of its
+vocabulary joins a character to a following `▁` (checked at load,
+`word_pieces`), so a text's ids are the ids of its pieces (a run of `▁` and
+what follows up to the next one), and each distinct piece is tokenised once
+per process (`Model.token_ids`; issue 35, item 3).
 """
 
 from __future__ import annotations
@@ -21,9 +28,12 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import importlib.util
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -36,6 +46,12 @@ WEIGHTS = f"weights/{CONFIG}_{DIM}.safetensors"
 TOKENIZER = f"tokenizers/{CONFIG}_tokenizer_config.json"
 DECIMALS = 4
 """Similarities are rounded to this many decimals before they order anything or are written."""
+SPACE = "\u2581"
+"""`▁`: how the tokenizer writes a space (and begins every text)."""
+_PIECE = re.compile(f"{SPACE}+[^{SPACE}]*")
+_JOINED = re.compile(f"[^{SPACE}]{SPACE}")
+PIECES_CACHED = 1_000_000
+"""The most pieces whose ids are kept (a week of real abstracts has about 100,000 distinct ones)."""
 TEXT_CHARS = 10_000
 """A text's first characters read: a title with its abstract is a few thousand; a hostile 10 MB abstract would
 otherwise take minutes to tokenise and gigabytes to pool."""
@@ -49,8 +65,12 @@ class Model:
     """What decisions.json records as `settings.semantic`: `wordllama <version> l2_supercat_256`."""
     vectors: np.ndarray
     """float32, one row per token id."""
-    tokenizer: object
+    tokenizer: Any
     """A `tokenizers.Tokenizer` (no padding, no truncation, no special tokens)."""
+    pieces: dict[str, list[int]] | None = field(default=None, compare=False, repr=False)
+    """Each piece's token ids, filled as texts are embedded (`token_ids`); None: every text goes through `encode`."""
+    specials: tuple[str, ...] = ()
+    """The texts of the tokenizer's added tokens, which `encode` finds anywhere in a text."""
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """float64 unit vectors, one row per text (a text without a token is the zero vector); a text is read up to
@@ -58,7 +78,7 @@ class Model:
         out = np.zeros((len(texts), self.vectors.shape[1]), dtype=np.float64)
         last = self.vectors.shape[0] - 1
         for i, text in enumerate(texts):
-            ids = self.tokenizer.encode(replace_surrogates((text or "")[:TEXT_CHARS]), add_special_tokens=False).ids
+            ids = self.token_ids(replace_surrogates((text or "")[:TEXT_CHARS]))
             if not ids:
                 continue
             rows = self.vectors[np.clip(np.asarray(ids, dtype=np.int64), 0, last)].astype(np.float64)
@@ -67,6 +87,41 @@ class Model:
             if norm > 0:
                 out[i] = v / norm
         return out
+
+    def token_ids(self, text: str) -> list[int]:
+        """The token ids of a text, as `tokenizer.encode(text, add_special_tokens=False)` gives them.
+
+        When the tokenizer is a word-split-free BPE whose merges never join a character to a following `▁`
+        (`word_pieces`, checked when the model is loaded), the ids of the whole text are the ids of its pieces
+        (a run of `▁` and the characters up to the next `▁`) one after the other: each distinct piece is
+        tokenised once per process. A text holding a special token's text (`</s>`) goes through `encode`.
+        """
+        if self.pieces is None or any(s in text for s in self.specials) or not text:
+            return self.tokenizer.encode(text, add_special_tokens=False).ids
+        pieces = _PIECE.findall(SPACE + text.replace(" ", SPACE))
+        cache = self.pieces
+        got = list(map(cache.get, pieces))
+        if None in got:  # pieces not seen yet: tokenise each once
+            if len(cache) > PIECES_CACHED:
+                cache.clear()
+            tokenize = self.tokenizer.model.tokenize
+            got = [cache.get(piece) or cache.setdefault(piece, [t.id for t in tokenize(piece)]) for piece in pieces]
+        return list(chain.from_iterable(got))
+
+
+def word_pieces(tokenizer: Any) -> bool:
+    """Whether a text's ids are its pieces' ids (`Model.token_ids`): the tokenizer only prepends `▁` and turns
+    spaces into `▁` (no pre-tokenizer), its BPE has no dropout, and no token holds `▁` after another character,
+    so no merge joins two pieces (a merge's result is a token; an unknown character falls back to its bytes
+    within its piece, and every piece starts with the known `▁`, so no unknown is fused across two)."""
+    try:
+        plain = (tokenizer.pre_tokenizer is None and type(tokenizer.model).__name__ == "BPE"
+                 and tokenizer.model.dropout is None
+                 and tokenizer.normalizer.normalize_str(" a  b\t▁") == "▁▁a▁▁b\t▁"
+                 and tokenizer.normalizer.normalize_str("") == "")
+    except AttributeError:
+        return False
+    return plain and not any(_JOINED.search(token) for token in tokenizer.get_vocab(with_added_tokens=True))
 
 
 def package_dir() -> Path:
@@ -95,7 +150,9 @@ def load_model() -> Model:
     tokenizer.no_padding()
     tokenizer.no_truncation()
     version = importlib.metadata.version(PACKAGE)
-    return Model(f"{PACKAGE} {version} {CONFIG}_{DIM}", vectors, tokenizer)
+    specials = tuple(t.content for t in tokenizer.get_added_tokens_decoder().values())
+    return Model(f"{PACKAGE} {version} {CONFIG}_{DIM}", vectors, tokenizer,
+                 pieces={} if word_pieces(tokenizer) else None, specials=specials)
 
 
 def similarities(a: np.ndarray, b: np.ndarray) -> np.ndarray:
