@@ -14,7 +14,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..config import load_workspace
 from . import database_passwords
 
 DEFAULT_OUT = Path("state") / "disclosure"
@@ -80,6 +79,7 @@ def disclosure(workspace: Path, release: str | None) -> tuple[dict[str, Any], Pa
     from ..routing.published import find_release
     from ..runs import state_of
     from ..screening.report import workspace_labels, workspace_report
+    from ..config import load_workspace  # every stage's settings: a run's, not `--help`'s
     ws = database_passwords(load_workspace(workspace), os.environ)
     ws.routing("reporter disclose")
     root, state = ws.root, state_of(ws.root)
