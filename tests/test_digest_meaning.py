@@ -310,16 +310,19 @@ def test_a_suggested_phrase_never_spans_punctuation():
 
 def test_a_text_s_token_ids_are_the_tokenizer_s_own_piece_by_piece():
     """Token ids are made piece by piece, each distinct piece tokenised once (issue 35, item 3): the same ids as
-    the tokenizer's `encode` of the whole text, for runs of spaces, a literal `▁`, tabs, emoji, bytes outside the
+    the tokenizer's `encode` of the whole text, one text at a time or a batch at once, for runs of spaces, a literal `▁`, tabs, emoji, bytes outside the
     vocabulary, a special token's text, and real titles and abstracts; and the same ids a second time (cached)."""
     m = load_model()
     assert m.pieces is not None, "the shipped tokenizer splits into pieces (semantic.word_pieces)"
     texts = ["", " ", "   ", "\u2581", "\u2581\u2581x", "a\u2581b", "a  b   c ", " lead", "trail  ", "\tx\n y",
              "x </s> y", "<s>", "<unk>a", "日本語のテキスト 中文", "😀 😀😀", "é\u0301 ĳ", "a" * 3000,
              *(r.title for r in WEEK), *(r.abstract or "" for r in WEEK)]
+    texts += ["\x01 \x02 joined", "\x00 <s>", "ends with a space "]  # characters the batch might join with
+    theirs = [m.tokenizer.encode(t, add_special_tokens=False).ids for t in texts]
     for _ in range(2):
-        assert [m.token_ids(t) for t in texts] == [m.tokenizer.encode(t, add_special_tokens=False).ids
-                                                     for t in texts]
+        assert [m.token_ids(t) for t in texts] == theirs
+        assert [ids.tolist() for ids in m.token_arrays(texts)] == theirs  # one batch, cut at each text's end
+        assert [ids.tolist() for ids in m.token_arrays(texts[::-1])] == theirs[::-1]
 
 
 def test_a_tokenizer_whose_merges_join_pieces_is_encoded_whole():

@@ -20,7 +20,7 @@ whole abstract as one word (half a millisecond a text). No merge of its
 vocabulary joins a character to a following `▁` (checked at load,
 `word_pieces`), so a text's ids are the ids of its pieces (a run of `▁` and
 what follows up to the next one), and each distinct piece is tokenised once
-per process (`Model.token_ids`; issue 35, item 3).
+per process (`Model.token_arrays`; issue 35, item 3).
 """
 
 from __future__ import annotations
@@ -48,7 +48,6 @@ DECIMALS = 4
 """Similarities are rounded to this many decimals before they order anything or are written."""
 SPACE = "\u2581"
 """`▁`: how the tokenizer writes a space (and begins every text)."""
-_PIECE = re.compile(f"{SPACE}+[^{SPACE}]*")
 _JOINED = re.compile(f"[^{SPACE}]{SPACE}")
 PIECES_CACHED = 1_000_000
 """The most pieces whose ids are kept (a week of real abstracts has about 100,000 distinct ones)."""
@@ -68,7 +67,7 @@ class Model:
     tokenizer: Any
     """A `tokenizers.Tokenizer` (no padding, no truncation, no special tokens)."""
     pieces: dict[str, list[int]] | None = field(default=None, compare=False, repr=False)
-    """Each piece's token ids, filled as texts are embedded (`token_ids`); None: every text goes through `encode`."""
+    """Each piece's token ids, filled as texts are embedded (`token_arrays`); None: every text goes through `encode`."""
     specials: tuple[str, ...] = ()
     """The texts of the tokenizer's added tokens, which `encode` finds anywhere in a text."""
 
@@ -77,40 +76,57 @@ class Model:
         TEXT_CHARS, a lone surrogate as U+FFFD (the tokenizer refuses one)."""
         out = np.zeros((len(texts), self.vectors.shape[1]), dtype=np.float64)
         last = self.vectors.shape[0] - 1
-        for i, text in enumerate(texts):
-            ids = self.token_ids(replace_surrogates((text or "")[:TEXT_CHARS]))
-            if not ids:
+        for i, ids in enumerate(self.token_arrays([replace_surrogates((t or "")[:TEXT_CHARS]) for t in texts])):
+            if not ids.size:
                 continue
-            rows = self.vectors[np.clip(np.asarray(ids, dtype=np.int64), 0, last)].astype(np.float64)
-            v = rows.sum(axis=0) / len(ids)
+            rows = self.vectors[np.clip(ids, 0, last)].astype(np.float64)
+            v = rows.sum(axis=0) / ids.size
             norm = float(np.sqrt(v @ v))
             if norm > 0:
                 out[i] = v / norm
         return out
 
     def token_ids(self, text: str) -> list[int]:
-        """The token ids of a text, as `tokenizer.encode(text, add_special_tokens=False)` gives them.
+        """The token ids of a text, as `tokenizer.encode(text, add_special_tokens=False)` gives them."""
+        return self.token_arrays([text])[0].tolist()
+
+    def token_arrays(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Each text's token ids (int64), as `tokenizer.encode(text, add_special_tokens=False)` gives them.
 
         When the tokenizer is a word-split-free BPE whose merges never join a character to a following `▁`
-        (`word_pieces`, checked when the model is loaded), the ids of the whole text are the ids of its pieces
-        (a run of `▁` and the characters up to the next `▁`) one after the other: each distinct piece is
-        tokenised once per process. A text holding a special token's text (`</s>`) goes through `encode`.
+        (`word_pieces`, checked when the model is loaded), the ids of a text are the ids of its pieces (a run
+        of `▁` and the characters up to the next `▁`) one after the other: the texts are cut into pieces at
+        once (joined by a character none of them holds), each distinct piece is tokenised once per process,
+        and the ids are laid end to end in one array. A text holding a special token's text (`</s>`) goes
+        through `encode`.
         """
-        if self.pieces is None or any(s in text for s in self.specials) or not text:
-            return self.tokenizer.encode(text, add_special_tokens=False).ids
-        pieces = _PIECE.findall(SPACE + text.replace(" ", SPACE))
+        whole = [i for i, t in enumerate(texts) if self.pieces is None or any(s in t for s in self.specials)]
+        out = {i: np.asarray(self.tokenizer.encode(texts[i], add_special_tokens=False).ids, dtype=np.int64)
+               for i in whole}
+        if len(whole) == len(texts):
+            return [out[i] for i in range(len(texts))]
+        sep = next(c for c in map(chr, range(1, 0x2580)) if not any(c in t for t in texts))
+        skipped = set(whole)
+        joined = sep.join("" if i in skipped or not t else SPACE + t.replace(" ", SPACE) for i, t in enumerate(texts))
+        pieces = re.findall(f"{SPACE}+[^{SPACE}{re.escape(sep)}]*|{re.escape(sep)}", joined)
         cache = self.pieces
+        if len(cache) > PIECES_CACHED:
+            cache.clear()
+        cache[sep] = [-1]  # a text's end: no token id is negative
         got = list(map(cache.get, pieces))
         if None in got:  # pieces not seen yet: tokenise each once
-            if len(cache) > PIECES_CACHED:
-                cache.clear()
             tokenize = self.tokenizer.model.tokenize
-            got = [cache.get(piece) or cache.setdefault(piece, [t.id for t in tokenize(piece)]) for piece in pieces]
-        return list(chain.from_iterable(got))
-
+            cache.update((piece, [t.id for t in tokenize(piece)]) for piece in {p for p, g in zip(pieces, got)
+                                                                                  if g is None})
+            got = list(map(cache.__getitem__, pieces))
+        del cache[sep]
+        flat = np.fromiter(chain.from_iterable(got), dtype=np.int64)
+        ends = np.flatnonzero(flat == -1).tolist() + [flat.size]
+        starts = [0] + [e + 1 for e in ends[:-1]]
+        return [out[i] if i in out else flat[a:b] for i, (a, b) in enumerate(zip(starts, ends))]
 
 def word_pieces(tokenizer: Any) -> bool:
-    """Whether a text's ids are its pieces' ids (`Model.token_ids`): the tokenizer only prepends `▁` and turns
+    """Whether a text's ids are its pieces' ids (`Model.token_arrays`): the tokenizer only prepends `▁` and turns
     spaces into `▁` (no pre-tokenizer), its BPE has no dropout, and no token holds `▁` after another character,
     so no merge joins two pieces (a merge's result is a token; an unknown character falls back to its bytes
     within its piece, and every piece starts with the known `▁`, so no unknown is fused across two)."""
