@@ -318,6 +318,9 @@ def test_a_text_s_token_ids_are_the_tokenizer_s_own_piece_by_piece():
              "x </s> y", "<s>", "<unk>a", "日本語のテキスト 中文", "😀 😀😀", "é\u0301 ĳ", "a" * 3000,
              *(r.title for r in WEEK), *(r.abstract or "" for r in WEEK)]
     texts += ["\x01 \x02 joined", "\x00 <s>", "ends with a space "]  # characters the batch might join with
+    every_control = ["".join(map(chr, range(32))) + " x", "a b"]  # no control character free to join with
+    assert [ids.tolist() for ids in m.token_arrays(every_control)] == [
+        m.tokenizer.encode(t, add_special_tokens=False).ids for t in every_control]
     theirs = [m.tokenizer.encode(t, add_special_tokens=False).ids for t in texts]
     for _ in range(2):
         assert [m.token_ids(t) for t in texts] == theirs

@@ -96,16 +96,18 @@ class Model:
         When the tokenizer is a word-split-free BPE whose merges never join a character to a following `▁`
         (`word_pieces`, checked when the model is loaded), the ids of a text are the ids of its pieces (a run
         of `▁` and the characters up to the next `▁`) one after the other: the texts are cut into pieces at
-        once (joined by a character none of them holds), each distinct piece is tokenised once per process,
+        once (joined by a control character none of them holds), each distinct piece is tokenised once per process,
         and the ids are laid end to end in one array. A text holding a special token's text (`</s>`) goes
         through `encode`.
         """
-        whole = [i for i, t in enumerate(texts) if self.pieces is None or any(s in t for s in self.specials)]
+        # A control character none of the texts holds joins them (none free: each text is encoded whole).
+        sep = next((c for c in map(chr, range(1, 32)) if not any(c in t for t in texts)), None)
+        whole = [i for i, t in enumerate(texts)
+                 if self.pieces is None or sep is None or any(s in t for s in self.specials)]
         out = {i: np.asarray(self.tokenizer.encode(texts[i], add_special_tokens=False).ids, dtype=np.int64)
                for i in whole}
         if len(whole) == len(texts):
             return [out[i] for i in range(len(texts))]
-        sep = next(c for c in map(chr, range(1, 0x2580)) if not any(c in t for t in texts))
         skipped = set(whole)
         joined = sep.join("" if i in skipped or not t else SPACE + t.replace(" ", SPACE) for i, t in enumerate(texts))
         pieces = re.findall(f"{SPACE}+[^{SPACE}{re.escape(sep)}]*|{re.escape(sep)}", joined)
@@ -124,6 +126,7 @@ class Model:
         ends = np.flatnonzero(flat == -1).tolist() + [flat.size]
         starts = [0] + [e + 1 for e in ends[:-1]]
         return [out[i] if i in out else flat[a:b] for i, (a, b) in enumerate(zip(starts, ends))]
+
 
 def word_pieces(tokenizer: Any) -> bool:
     """Whether a text's ids are its pieces' ids (`Model.token_arrays`): the tokenizer only prepends `▁` and turns
