@@ -29,9 +29,9 @@ import functools
 import importlib.metadata
 import importlib.util
 import re
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ DECIMALS = 4
 SPACE = "\u2581"
 """`▁`: how the tokenizer writes a space (and begins every text)."""
 _JOINED = re.compile(f"[^{SPACE}]{SPACE}")
+_END = array("i", [-1]).tobytes()
 PIECES_CACHED = 1_000_000
 """The most pieces whose ids are kept (a week of real abstracts has about 100,000 distinct ones)."""
 TEXT_CHARS = 10_000
@@ -66,8 +67,8 @@ class Model:
     """float32, one row per token id."""
     tokenizer: Any
     """A `tokenizers.Tokenizer` (no padding, no truncation, no special tokens)."""
-    pieces: dict[str, list[int]] | None = field(default=None, compare=False, repr=False)
-    """Each piece's token ids, filled as texts are embedded (`token_arrays`); None: every text goes through `encode`."""
+    pieces: dict[str, bytes] | None = field(default=None, compare=False, repr=False)
+    """Each piece's token ids (int32 bytes), filled as texts are embedded (`token_arrays`); None: every text goes through `encode`."""
     specials: tuple[str, ...] = ()
     """The texts of the tokenizer's added tokens, which `encode` finds anywhere in a text."""
 
@@ -91,7 +92,7 @@ class Model:
         return self.token_arrays([text])[0].tolist()
 
     def token_arrays(self, texts: Sequence[str]) -> list[np.ndarray]:
-        """Each text's token ids (int64), as `tokenizer.encode(text, add_special_tokens=False)` gives them.
+        """Each text's token ids (int32), as `tokenizer.encode(text, add_special_tokens=False)` gives them.
 
         When the tokenizer is a word-split-free BPE whose merges never join a character to a following `▁`
         (`word_pieces`, checked when the model is loaded), the ids of a text are the ids of its pieces (a run
@@ -104,7 +105,7 @@ class Model:
         sep = next((c for c in map(chr, range(1, 32)) if not any(c in t for t in texts)), None)
         whole = [i for i, t in enumerate(texts)
                  if self.pieces is None or sep is None or any(s in t for s in self.specials)]
-        out = {i: np.asarray(self.tokenizer.encode(texts[i], add_special_tokens=False).ids, dtype=np.int64)
+        out = {i: np.asarray(self.tokenizer.encode(texts[i], add_special_tokens=False).ids, dtype=np.int32)
                for i in whole}
         if len(whole) == len(texts):
             return [out[i] for i in range(len(texts))]
@@ -114,15 +115,15 @@ class Model:
         cache = self.pieces
         if len(cache) > PIECES_CACHED:
             cache.clear()
-        cache[sep] = [-1]  # a text's end: no token id is negative
+        cache[sep] = _END  # a text's end: no token id is negative
         got = list(map(cache.get, pieces))
         if None in got:  # pieces not seen yet: tokenise each once
             tokenize = self.tokenizer.model.tokenize
-            cache.update((piece, [t.id for t in tokenize(piece)]) for piece in {p for p, g in zip(pieces, got)
-                                                                                  if g is None})
+            cache.update((piece, array("i", [t.id for t in tokenize(piece)]).tobytes())
+                         for piece in {p for p, g in zip(pieces, got) if g is None})
             got = list(map(cache.__getitem__, pieces))
         del cache[sep]
-        flat = np.fromiter(chain.from_iterable(got), dtype=np.int64)
+        flat = np.frombuffer(b"".join(got), dtype=np.int32)
         ends = np.flatnonzero(flat == -1).tolist() + [flat.size]
         starts = [0] + [e + 1 for e in ends[:-1]]
         return [out[i] if i in out else flat[a:b] for i, (a, b) in enumerate(zip(starts, ends))]
