@@ -342,3 +342,13 @@ def test_a_tokenizer_whose_merges_join_pieces_is_encoded_whole():
     joined.normalizer = shipped.normalizer
     assert not word_pieces(joined)
     assert not word_pieces(Tokenizer(BPE({"a": 0, "\u2581": 1}, [])))  # no normaliser: not the one checked
+
+
+def test_suggested_phrases_are_checked_together_with_the_same_verdicts_as_alone():
+    """The rule language's check runs once for a paper's candidate phrases (issue 35, item 3); a refused phrase
+    is dropped and the rest checked again, so the verdicts are the ones each phrase gets alone."""
+    from reporter.digest.meaning import _accepted, _accepted_alone
+
+    phrases = ["a b", "x*y z", "c d", "*ab", "e f", "a * b", "ab*", "été x"]
+    assert _accepted(phrases) == [p for p in phrases if _accepted_alone(p)] == ["a b", "c d", "e f", "ab*", "été x"]
+    assert _accepted([]) == [] and _accepted(["*ab"]) == []
