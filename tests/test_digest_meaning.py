@@ -352,3 +352,16 @@ def test_suggested_phrases_are_checked_together_with_the_same_verdicts_as_alone(
     phrases = ["a b", "x*y z", "c d", "*ab", "e f", "a * b", "ab*", "été x"]
     assert _accepted(phrases) == [p for p in phrases if _accepted_alone(p)] == ["a b", "c d", "e f", "ab*", "été x"]
     assert _accepted([]) == [] and _accepted(["*ab"]) == []
+
+
+def test_the_piece_cache_is_bounded_and_refilled_with_the_same_ids(monkeypatch):
+    """Past PIECES_CACHED pieces the cache starts again (a long run's memory stays bounded); the ids do not change."""
+    import reporter.digest.semantic as semantic
+
+    m = load_model()
+    texts = [r.title for r in WEEK] + [r.abstract or "" for r in WEEK]
+    theirs = [m.tokenizer.encode(t, add_special_tokens=False).ids for t in texts]
+    monkeypatch.setattr(semantic, "PIECES_CACHED", 5)
+    for text, ids in zip(texts, theirs):
+        assert m.token_ids(text) == ids
+        assert len(m.pieces) <= 5 + len(text.split()) + 1
