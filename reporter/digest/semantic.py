@@ -50,6 +50,8 @@ SPACE = "\u2581"
 """`▁`: how the tokenizer writes a space (and begins every text)."""
 _JOINED = re.compile(f"[^{SPACE}]{SPACE}")
 _END = array("i", [-1]).tobytes()
+BATCH = 256
+"""Texts cut into pieces at once by `Model.embed`."""
 PIECES_CACHED = 1_000_000
 """The most pieces whose ids are kept (a week of real abstracts has about 100,000 distinct ones)."""
 TEXT_CHARS = 10_000
@@ -77,14 +79,16 @@ class Model:
         TEXT_CHARS, a lone surrogate as U+FFFD (the tokenizer refuses one)."""
         out = np.zeros((len(texts), self.vectors.shape[1]), dtype=np.float64)
         last = self.vectors.shape[0] - 1
-        for i, ids in enumerate(self.token_arrays([replace_surrogates((t or "")[:TEXT_CHARS]) for t in texts])):
-            if not ids.size:
-                continue
-            rows = self.vectors[np.clip(ids, 0, last)].astype(np.float64)
-            v = rows.sum(axis=0) / ids.size
-            norm = float(np.sqrt(v @ v))
-            if norm > 0:
-                out[i] = v / norm
+        for start in range(0, len(texts), BATCH):  # a batch's pieces at once: bounded memory
+            batch = [replace_surrogates((t or "")[:TEXT_CHARS]) for t in texts[start:start + BATCH]]
+            for i, ids in enumerate(self.token_arrays(batch), start):
+                if not ids.size:
+                    continue
+                rows = self.vectors[np.clip(ids, 0, last)].astype(np.float64)
+                v = rows.sum(axis=0) / ids.size
+                norm = float(np.sqrt(v @ v))
+                if norm > 0:
+                    out[i] = v / norm
         return out
 
     def token_ids(self, text: str) -> list[int]:
