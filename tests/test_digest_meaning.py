@@ -365,3 +365,13 @@ def test_the_piece_cache_is_bounded_and_refilled_with_the_same_ids(monkeypatch):
     for text, ids in zip(texts, theirs):
         assert m.token_ids(text) == ids
         assert len(m.pieces) <= 5 + len(text.split()) + 1
+
+
+def test_texts_embedded_in_batches_give_the_same_vectors(monkeypatch):
+    import reporter.digest.semantic as semantic
+
+    m = load_model()
+    texts = [r.title for r in WEEK] + [None, "", "x </s> y"] + [r.abstract or "" for r in WEEK]
+    whole = m.embed(texts)
+    monkeypatch.setattr(semantic, "BATCH", 3)
+    assert m.embed(texts).tobytes() == whole.tobytes()
