@@ -25,7 +25,7 @@ vocabulary), and 1% of the week's titles are near-copies of prior titles so
 the matching path is exercised.
 
     .venv/bin/python bench/digest.py [--week 10000] [--prior 100000] [--loop-titles 20]
-    .venv/bin/python bench/digest.py --skip-fuzzy --repeat 2 [--tree /tmp/old-checkout]
+    .venv/bin/python bench/digest.py --skip-fuzzy --repeat 2 [--tree /tmp/old-checkout] [--no-semantic]
 """
 
 from __future__ import annotations
@@ -126,8 +126,9 @@ def bench_fuzzy(week_n: int, prior_n: int, loop_titles: int, seed: int) -> None:
           f"-> {total:,.0f} s extrapolated for {week_n:,} (ratio loop / cdist {total / ours:,.0f}x)")
 
 
-def catch_up_workspace(root: Path) -> list[str]:
-    """A digest-only workspace in `root` over the real arXiv listing, one papers file per ISO week; its weeks."""
+def catch_up_workspace(root: Path, semantic: bool = True) -> list[str]:
+    """A digest-only workspace in `root` over the real arXiv listing, one papers file per ISO week; its weeks.
+    `semantic`: the embedded model reads every paper (the default of `[digest] semantic`), or not."""
     weeks: dict[str, list[str]] = {}
     for file in sorted((DATA / "arxiv_daily").glob("*.jsonl.gz")):
         with gzip.open(file, "rt", encoding="utf-8") as f:
@@ -138,7 +139,8 @@ def catch_up_workspace(root: Path) -> list[str]:
         (root / "papers" / f"{week}.jsonl").write_text("".join(lines), encoding="utf-8")
     (root / "reporter.toml").write_text(
         f'site = "site"\n\n[digest]\npapers = "papers"\nwatchlist = "{FIXTURES / "watchlist.txt"}"\n'
-        f'criteria = "{FIXTURES / "criteria.md"}"\narchive = "digests"\n', encoding="utf-8")
+        f'criteria = "{FIXTURES / "criteria.md"}"\narchive = "digests"\n'
+        + ("" if semantic else "semantic = false\n"), encoding="utf-8")
     return sorted(weeks, key=week_start)
 
 
@@ -154,13 +156,13 @@ def phase_floor(papers: Path) -> dict:
     return {"rows": rows}
 
 
-def bench_catch_up(repeat: int, tree: Path) -> None:
+def bench_catch_up(repeat: int, tree: Path, semantic: bool = True) -> None:
     if not sorted((DATA / "arxiv_daily").glob("*.jsonl.gz")):
         print("[catch-up] skipped: ../shared/data/arxiv_daily not found")
         return
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "workspace"
-        order = catch_up_workspace(root)
+        order = catch_up_workspace(root, semantic)
         commands = {"reporter digest": ["digest", "--workspace", str(root), "--from", order[0], "--to", order[-1]],
                     "reporter build --keyword-fallback": ["build", "--workspace", str(root), "--keyword-fallback"]}
         runs: list[dict] = []
@@ -175,7 +177,7 @@ def bench_catch_up(repeat: int, tree: Path) -> None:
                 run[label] = measured([sys.executable, "-m", "reporter.cli", *argv], cwd=tree)  # tree's reporter
             runs.append(run)
     print(f"[catch-up] {len(order)} weeks ({order[0]} .. {order[-1]}), {runs[0]['floor']['rows']:,} listing rows, "
-          f"digest-only workspace; commands of {tree}")
+          f"digest-only workspace{'' if semantic else ' with semantic = false'}; commands of {tree}")
     print(f"[catch-up] machine: {machine()}")
     for run in runs:
         print(line("floor (1 core, read + parse)", run["floor"]))
@@ -197,6 +199,8 @@ def main() -> int:
     p.add_argument("--skip-catch-up", action="store_true")
     p.add_argument("--skip-fuzzy", action="store_true")
     p.add_argument("--repeat", type=int, default=1, help="floor/command rounds of the catch-up (default 1)")
+    p.add_argument("--no-semantic", action="store_true",
+                   help="the catch-up's workspace sets [digest] semantic = false (no embedding model)")
     p.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose commands run (default: this one)")
     p.add_argument("--phase", choices=["floor"], help=argparse.SUPPRESS)
     p.add_argument("--papers", type=Path, help=argparse.SUPPRESS)
@@ -210,7 +214,7 @@ def main() -> int:
     if not args.skip_fuzzy:
         bench_fuzzy(args.week, args.prior, args.loop_titles, args.seed)
     if not args.skip_catch_up:
-        bench_catch_up(args.repeat, args.tree.resolve())
+        bench_catch_up(args.repeat, args.tree.resolve(), semantic=not args.no_semantic)
     return 0
 
 

@@ -121,3 +121,20 @@ def test_build_help_loads_no_stage():
                                                     "reporter.routing", "reporter.novelty"))
     assert loaded == []
     assert "--rerender-archive" in help_text
+
+
+STAGE_LIBRARIES = ("pyarrow", "numpy", "polars", "openai", "httpx", "httpx2", "jinja2", "hyperscan", "psycopg", "duckdb",
+                   "pandas", "tokenizers", "safetensors", "rapidfuzz")
+
+
+def test_every_commands_help_loads_no_heavy_library():
+    """`reporter COMMAND --help` for every command imports its command module and no stage library (issue 35,
+    item 4): a command module imports its stage inside the function that runs it (0.3-0.7 CPU-s a help page
+    before, for novelty, digest, judge, screen, fetch, certify and disclose)."""
+    from reporter.cli import COMMAND_MODULE
+    heavy = {}
+    for command in sorted(COMMAND_MODULE):
+        help_text, loaded = _help_and_modules(command, STAGE_LIBRARIES)
+        heavy[command] = sorted({m.split(".")[0] for m in loaded} & set(STAGE_LIBRARIES))
+        assert help_text.startswith(f"usage: reporter {command}"), command
+    assert {c: h for c, h in heavy.items() if h} == {}

@@ -306,3 +306,72 @@ def test_a_suggested_phrase_never_spans_punctuation():
         assert phrase is None or phrase in {"logic-grounded metamorphic", "metamorphic testing",
                                             "logic-grounded metamorphic testing", "safety", "llm-judges",
                                             "large language", "language models", "large language models"}, phrase
+
+
+def test_a_text_s_token_ids_are_the_tokenizer_s_own_piece_by_piece():
+    """Token ids are made piece by piece, each distinct piece tokenised once (issue 35, item 3): the same ids as
+    the tokenizer's `encode` of the whole text, one text at a time or a batch at once, for runs of spaces, a literal `▁`, tabs, emoji, bytes outside the
+    vocabulary, a special token's text, and real titles and abstracts; and the same ids a second time (cached)."""
+    m = load_model()
+    assert m.pieces is not None, "the shipped tokenizer splits into pieces (semantic.word_pieces)"
+    texts = ["", " ", "   ", "\u2581", "\u2581\u2581x", "a\u2581b", "a  b   c ", " lead", "trail  ", "\tx\n y",
+             "x </s> y", "<s>", "<unk>a", "日本語のテキスト 中文", "😀 😀😀", "é\u0301 ĳ", "a" * 3000,
+             *(r.title for r in WEEK), *(r.abstract or "" for r in WEEK)]
+    texts += ["\x01 \x02 joined", "\x00 <s>", "ends with a space "]  # characters the batch might join with
+    every_control = ["".join(map(chr, range(32))) + " x", "a b"]  # no control character free to join with
+    assert [ids.tolist() for ids in m.token_arrays(every_control)] == [
+        m.tokenizer.encode(t, add_special_tokens=False).ids for t in every_control]
+    theirs = [m.tokenizer.encode(t, add_special_tokens=False).ids for t in texts]
+    for _ in range(2):
+        assert [m.token_ids(t) for t in texts] == theirs
+        assert [ids.tolist() for ids in m.token_arrays(texts)] == theirs  # one batch, cut at each text's end
+        assert [ids.tolist() for ids in m.token_arrays(texts[::-1])] == theirs[::-1]
+
+
+def test_a_tokenizer_whose_merges_join_pieces_is_encoded_whole():
+    """A BPE with a token holding `▁` after another character (a merge across pieces) is never split."""
+    from tokenizers import Tokenizer
+    from tokenizers.models import BPE
+
+    from reporter.digest.semantic import word_pieces
+
+    shipped = load_model().tokenizer
+    assert word_pieces(shipped)
+    vocab = {"\u2581": 0, "a": 1, "\u2581a": 2, "a\u2581": 3}
+    joined = Tokenizer(BPE(vocab, [("\u2581", "a"), ("a", "\u2581")]))
+    joined.normalizer = shipped.normalizer
+    assert not word_pieces(joined)
+    assert not word_pieces(Tokenizer(BPE({"a": 0, "\u2581": 1}, [])))  # no normaliser: not the one checked
+
+
+def test_suggested_phrases_are_checked_together_with_the_same_verdicts_as_alone():
+    """The rule language's check runs once for a paper's candidate phrases (issue 35, item 3); a refused phrase
+    is dropped and the rest checked again, so the verdicts are the ones each phrase gets alone."""
+    from reporter.digest.meaning import _accepted, _accepted_alone
+
+    phrases = ["a b", "x*y z", "c d", "*ab", "e f", "a * b", "ab*", "été x"]
+    assert _accepted(phrases) == [p for p in phrases if _accepted_alone(p)] == ["a b", "c d", "e f", "ab*", "été x"]
+    assert _accepted([]) == [] and _accepted(["*ab"]) == []
+
+
+def test_the_piece_cache_is_bounded_and_refilled_with_the_same_ids(monkeypatch):
+    """Past PIECES_CACHED pieces the cache starts again (a long run's memory stays bounded); the ids do not change."""
+    import reporter.digest.semantic as semantic
+
+    m = load_model()
+    texts = [r.title for r in WEEK] + [r.abstract or "" for r in WEEK]
+    theirs = [m.tokenizer.encode(t, add_special_tokens=False).ids for t in texts]
+    monkeypatch.setattr(semantic, "PIECES_CACHED", 5)
+    for text, ids in zip(texts, theirs):
+        assert m.token_ids(text) == ids
+        assert len(m.pieces) <= 5 + len(text.split()) + 1
+
+
+def test_texts_embedded_in_batches_give_the_same_vectors(monkeypatch):
+    import reporter.digest.semantic as semantic
+
+    m = load_model()
+    texts = [r.title for r in WEEK] + [None, "", "x </s> y"] + [r.abstract or "" for r in WEEK]
+    whole = m.embed(texts)
+    monkeypatch.setattr(semantic, "BATCH", 3)
+    assert m.embed(texts).tobytes() == whole.tobytes()

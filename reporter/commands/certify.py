@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..config import load_workspace
 from . import database_passwords
 from ..errors import InputError
 from ..files import check_output_file
@@ -120,6 +119,7 @@ def _draw(args: argparse.Namespace) -> int:
         raise InputError(f"--seed {args.seed}: must be a whole number from 0 to {MAX_SEED} (the sample's hash is "
                          f"64-bit: a larger seed, or a negative one, would draw the sample of another)")
     check_output_file(args.out, "--out")
+    from ..config import load_workspace  # every stage's settings: a run's, not `--help`'s
     ws = database_passwords(load_workspace(args.workspace), os.environ)
     ws.routing("reporter certify")  # a digest-only workspace has no release to certify
     stratum = stratum_named(args.pile, args.rule)
@@ -175,6 +175,7 @@ def _plan(args: argparse.Namespace) -> int:
     from ..routing.published import find_release
     if args.found is not None and args.found < 0:
         raise InputError(f"--found {args.found}: the relevant works found must be a whole number, 0 or more")
+    from ..config import load_workspace  # every stage's settings: a run's, not `--help`'s
     ws = load_workspace(args.workspace)
     ws.routing("reporter certify")
     release_dir = find_release(ws.releases, args.release)
@@ -198,6 +199,7 @@ def _certify(args: argparse.Namespace) -> int:
     from ..certify.certificate import certify, state_dir
     from ..certify.results import floor_percent, percent, write_certificate
     from ..certify.sheet import read_sheet
+    from ..config import load_workspace  # every stage's settings: a run's, not `--help`'s
     ws = database_passwords(load_workspace(args.workspace), os.environ)
     ws.routing("reporter certify")
     sheet = read_sheet(args.sheet)

@@ -7,18 +7,17 @@ import os
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..config import START_HINT, load_workspace
 from . import database_passwords, find_workspace
 from ..errors import InputError
 from ..hashing import canonical_json
 from ..isoweek import parse_week, week_range
 from ..progress import Progress
-from ..runs import start_command_run, state_of
-from ..digest.weeks import WeekResult, run_weeks
 from ..digest.config import DEFAULT_MAX_KEPT, DEFAULT_TOPIC, DigestSettings
-from ..digest.decide import rank_key
+
+if TYPE_CHECKING:
+    from ..digest.weeks import WeekResult
 
 EXAMPLES = "--watchlist examples/digest/watchlist.txt --criteria examples/digest/criteria.md"
 DIGEST_EPILOG = f"""\
@@ -109,6 +108,8 @@ def settings_from(args: argparse.Namespace) -> DigestSettings:
     Without --workspace, the current folder's reporter.toml when it has one and the four paths are not all
     given as flags (`find_workspace`, as every command finds it); `args.workspace` is then that folder.
     """
+    from ..config import START_HINT, load_workspace  # every stage's settings: loaded by a run, never by `--help`
+
     args.workspace = find_workspace(args.workspace, inputs_given=all(
         (args.papers, args.watchlist, args.criteria, args.archive)))
     base = None
@@ -139,6 +140,9 @@ def settings_from(args: argparse.Namespace) -> DigestSettings:
 
 def run_digest(args: argparse.Namespace) -> int:
     """Decide the week(s), publish them, print the counts (or JSON lines)."""
+    from ..digest.weeks import run_weeks  # the digest (numpy, Arrow, the model): loaded by a run, not by `--help`
+    from ..runs import start_command_run, state_of
+
     settings = settings_from(args)
     if args.first is not None:
         if args.last is None:
@@ -165,6 +169,8 @@ def run_digest(args: argparse.Namespace) -> int:
 def ranking(result: WeekResult) -> list[dict[str, Any]]:
     """Every paper by score (high first), then the order within a score (the blend of relevance and similarity;
     relevance without meaning), then id: the full ranked list of pattern C."""
+    from ..digest.decide import rank_key
+
     ranked = sorted(result.outcome.decisions, key=rank_key)
     return [{"rank": k, "id": d.id, "decision": d.decision, "score": d.score, "relevance": d.relevance,
              "similarity": d.similarity, "title": d.title} for k, d in enumerate(ranked, 1)]

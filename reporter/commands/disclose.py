@@ -14,7 +14,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..config import load_workspace
 from . import database_passwords
 
 DEFAULT_OUT = Path("state") / "disclosure"
@@ -71,6 +70,7 @@ def run_disclose(args: argparse.Namespace) -> int:
 
 def disclosure(workspace: Path, release: str | None) -> tuple[dict[str, Any], Path, str]:
     """The disclosure of a workspace's release as JSON values, with the workspace's root and the release id."""
+    from ..config import load_workspace  # every stage's settings: a run's, not `--help`'s
     from ..routing.published import find_release
     ws = database_passwords(load_workspace(workspace), os.environ)
     ws.routing("reporter disclose")

@@ -6,15 +6,16 @@ import argparse
 import datetime as dt
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..config import Workspace, load_workspace
 from ..errors import InputError
 from ..files import check_output_file
 from ..hashing import canonical_json
 from ..fetch.config import SOURCES, default_fetch
-from ..fetch.pages import make_window
-from ..fetch.run import FetchResult, Runtime, fetch_sources, records_jsonl, source_names, week_window, write_records
+
+if TYPE_CHECKING:
+    from ..config import Workspace
+    from ..fetch.run import FetchResult
 
 FETCH_EPILOG = f"""\
 example (in the example workspace, the repository; sends nothing, prints what a fetch would ask):
@@ -81,6 +82,10 @@ def _date(value: str, flag: str) -> dt.date:
 
 def run_fetch(args: argparse.Namespace, environ: dict[str, str] | None = None) -> int:
     """Fetch, write, print the summary (or, with --dry-run, the plan)."""
+    # The stage (its HTTP client) and every stage's settings: loaded by a run, never by `reporter fetch --help`.
+    from ..config import load_workspace
+    from ..fetch.pages import make_window
+    from ..fetch.run import Runtime, fetch_sources, records_jsonl, source_names, week_window, write_records
     environ = dict(os.environ if environ is None else environ)
     ws = load_workspace(args.workspace)
     settings = ws.fetch or default_fetch(ws.root)

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..config import load_workspace
 from . import database_passwords
 from ..errors import InputError
 from ..panel.run_report import RunReport, RunWords, format_run, interrupted_note, leased_note, run_exit_code
@@ -88,6 +87,7 @@ def judge_weeks(args: argparse.Namespace) -> list[str]:
 def run_judge_command(args: argparse.Namespace) -> int:
     """The dry run, or with --run the judging."""
     from ..digest.judge.run import judge_settings
+    from ..config import load_workspace  # every stage's settings: a run's, not `--help`'s
     ws = database_passwords(load_workspace(args.workspace), os.environ)
     judge_settings(ws.digest, ws.file)
     weeks = judge_weeks(args)

@@ -8,19 +8,18 @@ import sys
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..config import load_workspace
 from ..errors import InputError
 from ..hashing import canonical_json
+from ..novelty.config import RESOLVER_NAMES
+from ..novelty.resolvers import DEFAULT_TIMEOUT
 from ..progress import Progress
-from ..novelty.candidate import CandidateInput, read_candidate_batch, read_candidate_file
-from ..novelty.config import RESOLVER_NAMES, NoveltySettings
-from ..novelty.graph import Graph, load_graph
-from ..novelty.ingest import openalex_events, read_openalex_works, write_events
-from ..novelty.resolvers import DEFAULT_TIMEOUT, Resolver
-from ..novelty.results import result_row, write_novelty_results
-from ..novelty.verdict import VERDICTS, NoveltyResult, check_candidate
+
+if TYPE_CHECKING:
+    from ..novelty.candidate import CandidateInput
+    from ..novelty.resolvers import Resolver
+    from ..novelty.verdict import NoveltyResult
 
 NOVELTY_EPILOG = """\
 examples:
@@ -110,6 +109,9 @@ class NoveltyRun:
 
 def settings_from(args: argparse.Namespace) -> NoveltyRun:
     """Merge the workspace's `graph` and [novelty] table with the flags (flags win)."""
+    from ..config import load_workspace  # the stages' imports: loaded by a run, never by `--help`
+    from ..novelty.config import NoveltySettings
+
     settings, ws_graph = NoveltySettings(), None
     if args.workspace is not None:
         ws = load_workspace(args.workspace)
@@ -141,6 +143,11 @@ def graph_path_for(item: CandidateInput, base: Path, flag: Path | None,
 
 def run_novelty(args: argparse.Namespace) -> int:
     """Check one candidate or a batch; print the verdicts; exit 0 whatever they are."""
+    from ..novelty.candidate import read_candidate_batch, read_candidate_file
+    from ..novelty.graph import Graph, load_graph
+    from ..novelty.results import result_row, write_novelty_results
+    from ..novelty.verdict import check_candidate
+
     settings = settings_from(args)
     if args.candidate is not None:
         items = [(1, read_candidate_file(args.candidate))]
@@ -196,6 +203,8 @@ def summary(result: NoveltyResult) -> str:
 
 def batch_summary(results: list[NoveltyResult], out: Path | None) -> str:
     """Counts per verdict and status for a batch."""
+    from ..novelty.verdict import VERDICTS
+
     verdicts = {v: sum(r.verdict == v for r in results) for v in VERDICTS}
     statuses = {s: sum(r.status == s for r in results) for s in ("lookup_failed", "insufficient_edges")}
     text = (f"checked {len(results)} candidates: " + ", ".join(f"{v} {n}" for v, n in verdicts.items())
@@ -205,6 +214,8 @@ def batch_summary(results: list[NoveltyResult], out: Path | None) -> str:
 
 def run_ingest(args: argparse.Namespace) -> int:
     """Write graph events for OpenAlex works."""
+    from ..novelty.ingest import openalex_events, read_openalex_works, write_events
+
     try:
         datetime.fromisoformat(args.checked_ts)
     except ValueError:

@@ -7,12 +7,14 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..config import Workspace, load_workspace
 from . import database_passwords
 from ..errors import InputError
 from ..files import check_output_file
+
+if TYPE_CHECKING:
+    from ..config import Workspace
 
 TIER_CHOICES = ("cheap", "expensive", "all")
 
@@ -148,6 +150,7 @@ def _tiers(choice: str) -> tuple[str, ...]:
 def run_screen_command(args: argparse.Namespace) -> int:
     """The dry run, or with --run the screen."""
     from ..screening.run import screen_settings
+    from ..config import load_workspace  # every stage's settings: a run's, not `--help`'s
     ws = database_passwords(load_workspace(args.workspace), os.environ)
     screen_settings(ws)
     release_dir = release_dir_for(ws, args.release)
@@ -202,6 +205,7 @@ def run_export_command(args: argparse.Namespace) -> int:
     from ..screening.run import screen_settings
     from ..screening.export import check_out
     check_output_file(check_out(args.out), "--out")
+    from ..config import load_workspace  # every stage's settings: a run's, not `--help`'s
     ws = database_passwords(load_workspace(args.workspace), os.environ)
     screen_settings(ws)
     release_dir = release_dir_for(ws, args.release)

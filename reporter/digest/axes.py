@@ -270,14 +270,14 @@ def criteria_axis(records: Sequence[Record], criteria: Criteria,
     counts = (count_terms(records, terms) if counts is None else counts).of(terms)
     title, abstract = counts.title, counts.abstract
     in_scope_terms = [column[t] for t in dict.fromkeys(t for c in criteria.section(IN_SCOPE) for t in c.terms)]
-    out = []
-    for i, record in enumerate(records):
-        # A concept of prose alone (a criteria judge reads it) is not the keyword rule's: it never matches.
-        hits = [ConceptHit(c, bool(title[i, js].any()), int(abstract[i, js].sum()))
-                for c, js in zip(criteria.concepts, cols) if c.terms]
-        # Summed over the distinct In scope terms, so a term two concepts share counts once.
-        out.append(criteria_rule(hits, has_abstract(record), int(abstract[i, in_scope_terms].sum())))
-    return out
+    # A concept of prose alone (a criteria judge reads it) is not the keyword rule's: it never matches.
+    keyed = [(c, js) for c, js in zip(criteria.concepts, cols) if c.terms]
+    in_title = [title[:, js].any(axis=1).tolist() for _, js in keyed]  # each concept's, every record at once
+    hits_in_abstract = [abstract[:, js].sum(axis=1).tolist() for _, js in keyed]
+    in_scope = abstract[:, in_scope_terms].sum(axis=1).tolist()  # a term two In scope concepts share counts once
+    return [criteria_rule([ConceptHit(c, in_title[k][i], hits_in_abstract[k][i]) for k, (c, _) in enumerate(keyed)],
+                          has_abstract(record), in_scope[i])
+            for i, record in enumerate(records)]
 
 
 def _cited(criteria: Criteria, cited: Sequence[Concept], section: str) -> str:

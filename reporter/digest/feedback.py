@@ -31,7 +31,6 @@ from ..csvcells import uncell
 from ..errors import InputError
 from ..files import parse_json, read_capped, write_json
 from ..locks import locked
-from ..routing.labels import wilson
 from .archive import ArchivedWeek, Decision
 from .records import paper_key
 
@@ -229,6 +228,8 @@ def measure(weeks: Sequence[ArchivedWeek], marks: Iterable[Mark], last: int = QU
         elif m.mark == "wanted":
             missed.append({"id": d.id, "key": p.key, "week": p.week, "title": d.title, "decision": d.decision,
                            "score": d.score, "missed_by": missed_by(d)})
+    from ..routing.labels import wilson  # with polars: loaded by the measure, not by every digest run
+
     low, high = wilson(wanted_keeps, marked_keeps)
     return {"weeks": [w.week for w in shown], "keep_marked": marked_keeps, "keep_wanted": wanted_keeps,
             "precision": round(wanted_keeps / marked_keeps, 4) if marked_keeps else None,

@@ -156,7 +156,7 @@ def suggest_phrase(model: Model, record: Record, concept: Concept, watchlist: Wa
     matcher) and it is not part of an entry; ties to the earlier."""
     taken = [" ".join(p.lower().rstrip("*").split()) for p in watchlist.phrases]
     for text in (record.title, record.abstract or ""):
-        grams = []
+        candidates: dict[str, None] = {}
         runs = [_WORD.findall(run) for run in _BREAK.split(text[:SUGGEST_CHARS])]  # a phrase never spans a `:`
         for n in (2, 3):
             for words, i in ((w, i) for w in runs for i in range(len(w) - n + 1)):
@@ -164,8 +164,9 @@ def suggest_phrase(model: Model, record: Record, concept: Concept, watchlist: Wa
                 if any(w.lower() in _STOP or w.isdigit() for w in g):
                     continue
                 phrase = " ".join(g).lower()
-                if phrase not in grams and not any(phrase in t for t in taken) and _accepted(phrase):
-                    grams.append(phrase)
+                if phrase not in candidates and not any(phrase in t for t in taken):
+                    candidates[phrase] = None
+        grams = _accepted(list(candidates))
         if grams and watchlist.phrases:
             covered = match_phrases(grams, watchlist.phrases).matched().tolist()
             grams = [g for g, hit in zip(grams, covered) if not hit]
@@ -175,7 +176,24 @@ def suggest_phrase(model: Model, record: Record, concept: Concept, watchlist: Wa
     return None
 
 
-def _accepted(phrase: str) -> bool:
+def _accepted(phrases: list[str]) -> list[str]:
+    """The phrases the rule language accepts, in order: checked together (one matcher each time; a phrase it
+    refuses, refused alone too, is dropped and the rest checked again), else one by one."""
+    refused: set[int] = set()
+    while True:
+        rest = [k for k in range(len(phrases)) if k not in refused]
+        try:
+            match_phrases([], [phrases[k] for k in rest])
+        except InputError as exc:
+            k = rest[exc.index] if isinstance(getattr(exc, "index", None), int) else None
+            if k is None or _accepted_alone(phrases[k]):
+                return [p for p in phrases if _accepted_alone(p)]  # not one phrase's refusal: each alone
+            refused.add(k)
+            continue
+        return [phrases[k] for k in rest]
+
+
+def _accepted_alone(phrase: str) -> bool:
     try:
         check_phrases([(phrase, "suggested phrase")])
     except InputError:

@@ -7,6 +7,7 @@ are built from them and nothing else.
 from __future__ import annotations
 
 import base64
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,7 @@ KEY_CHARS = 8
 chance under 1 in 200 (the feedback command then asks for the id)."""
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a week's ids are keyed when decided and again when read back as a prior
 def paper_key(paper_id: str) -> str:
     """A paper's stable short key, what a reader types to mark it (`reporter feedback --wanted KEY`): the first
     KEY_CHARS of the base32 of the sha256 of its id, in lower case (letters and the digits 2-7: no 0/o or 1/l to

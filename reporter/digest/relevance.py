@@ -55,8 +55,9 @@ def query_terms(watchlist: Watchlist, criteria: Criteria) -> tuple[str, ...]:
     seen: set[tuple[str, bool]] = set()
     out = []
     for term in list(watchlist.phrases) + [t for c in criteria.section(IN_SCOPE) for t in c.terms]:
-        if phrase_literal(term) not in seen:
-            seen.add(phrase_literal(term))
+        literal = phrase_literal(term)  # once a term: each normalises the phrase
+        if literal not in seen:
+            seen.add(literal)
             out.append(term)
     return tuple(out)
 

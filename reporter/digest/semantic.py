@@ -14,6 +14,13 @@ Deterministic: each text is tokenised and pooled alone (no padding, so a
 vector does not depend on the other texts of the batch), its token vectors
 summed in float64, and every similarity is rounded to DECIMALS before it is
 compared or written. The model is loaded once per process (`load_model`).
+
+Fast and exact: the tokenizer has no pre-tokenizer, so its BPE would merge a
+whole abstract as one word (half a millisecond a text). No merge of its
+vocabulary joins a character to a following `▁` (checked at load,
+`word_pieces`), so a text's ids are the ids of its pieces (a run of `▁` and
+what follows up to the next one), and each distinct piece is tokenised once
+per process (`Model.token_arrays`; issue 35, item 3).
 """
 
 from __future__ import annotations
@@ -21,9 +28,12 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import importlib.util
+import re
+from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -36,6 +46,14 @@ WEIGHTS = f"weights/{CONFIG}_{DIM}.safetensors"
 TOKENIZER = f"tokenizers/{CONFIG}_tokenizer_config.json"
 DECIMALS = 4
 """Similarities are rounded to this many decimals before they order anything or are written."""
+SPACE = "\u2581"
+"""`▁`: how the tokenizer writes a space (and begins every text)."""
+_JOINED = re.compile(f"[^{SPACE}]{SPACE}")
+_END = array("i", [-1]).tobytes()
+BATCH = 256
+"""Texts cut into pieces at once by `Model.embed`."""
+PIECES_CACHED = 1_000_000
+"""The most pieces whose ids are kept (a week of real abstracts has about 100,000 distinct ones)."""
 TEXT_CHARS = 10_000
 """A text's first characters read: a title with its abstract is a few thousand; a hostile 10 MB abstract would
 otherwise take minutes to tokenise and gigabytes to pool."""
@@ -49,24 +67,85 @@ class Model:
     """What decisions.json records as `settings.semantic`: `wordllama <version> l2_supercat_256`."""
     vectors: np.ndarray
     """float32, one row per token id."""
-    tokenizer: object
+    tokenizer: Any
     """A `tokenizers.Tokenizer` (no padding, no truncation, no special tokens)."""
+    pieces: dict[str, bytes] | None = field(default=None, compare=False, repr=False)
+    """Each piece's token ids (int32 bytes), filled as texts are embedded (`token_arrays`); None: every text goes through `encode`."""
+    specials: tuple[str, ...] = ()
+    """The texts of the tokenizer's added tokens, which `encode` finds anywhere in a text."""
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """float64 unit vectors, one row per text (a text without a token is the zero vector); a text is read up to
         TEXT_CHARS, a lone surrogate as U+FFFD (the tokenizer refuses one)."""
         out = np.zeros((len(texts), self.vectors.shape[1]), dtype=np.float64)
         last = self.vectors.shape[0] - 1
-        for i, text in enumerate(texts):
-            ids = self.tokenizer.encode(replace_surrogates((text or "")[:TEXT_CHARS]), add_special_tokens=False).ids
-            if not ids:
-                continue
-            rows = self.vectors[np.clip(np.asarray(ids, dtype=np.int64), 0, last)].astype(np.float64)
-            v = rows.sum(axis=0) / len(ids)
-            norm = float(np.sqrt(v @ v))
-            if norm > 0:
-                out[i] = v / norm
+        for start in range(0, len(texts), BATCH):  # a batch's pieces at once: bounded memory
+            batch = [replace_surrogates((t or "")[:TEXT_CHARS]) for t in texts[start:start + BATCH]]
+            for i, ids in enumerate(self.token_arrays(batch), start):
+                if not ids.size:
+                    continue
+                rows = self.vectors[np.clip(ids, 0, last)].astype(np.float64)
+                v = rows.sum(axis=0) / ids.size
+                norm = float(np.sqrt(v @ v))
+                if norm > 0:
+                    out[i] = v / norm
         return out
+
+    def token_ids(self, text: str) -> list[int]:
+        """The token ids of a text, as `tokenizer.encode(text, add_special_tokens=False)` gives them."""
+        return self.token_arrays([text])[0].tolist()
+
+    def token_arrays(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Each text's token ids (int32), as `tokenizer.encode(text, add_special_tokens=False)` gives them.
+
+        When the tokenizer is a word-split-free BPE whose merges never join a character to a following `▁`
+        (`word_pieces`, checked when the model is loaded), the ids of a text are the ids of its pieces (a run
+        of `▁` and the characters up to the next `▁`) one after the other: the texts are cut into pieces at
+        once (joined by a control character none of them holds), each distinct piece is tokenised once per process,
+        and the ids are laid end to end in one array. A text holding a special token's text (`</s>`) goes
+        through `encode`.
+        """
+        # A control character none of the texts holds joins them (none free: each text is encoded whole).
+        sep = next((c for c in map(chr, range(1, 32)) if not any(c in t for t in texts)), None)
+        whole = [i for i, t in enumerate(texts)
+                 if self.pieces is None or sep is None or any(s in t for s in self.specials)]
+        out = {i: np.asarray(self.tokenizer.encode(texts[i], add_special_tokens=False).ids, dtype=np.int32)
+               for i in whole}
+        if len(whole) == len(texts):
+            return [out[i] for i in range(len(texts))]
+        skipped = set(whole)
+        joined = sep.join("" if i in skipped or not t else SPACE + t.replace(" ", SPACE) for i, t in enumerate(texts))
+        pieces = re.findall(f"{SPACE}+[^{SPACE}{re.escape(sep)}]*|{re.escape(sep)}", joined)
+        cache = self.pieces
+        if len(cache) > PIECES_CACHED:
+            cache.clear()
+        cache[sep] = _END  # a text's end: no token id is negative
+        got = list(map(cache.get, pieces))
+        if None in got:  # pieces not seen yet: tokenise each once
+            tokenize = self.tokenizer.model.tokenize
+            cache.update((piece, array("i", [t.id for t in tokenize(piece)]).tobytes())
+                         for piece in {p for p, g in zip(pieces, got) if g is None})
+            got = list(map(cache.__getitem__, pieces))
+        del cache[sep]
+        flat = np.frombuffer(b"".join(got), dtype=np.int32)
+        ends = np.flatnonzero(flat == -1).tolist() + [flat.size]
+        starts = [0] + [e + 1 for e in ends[:-1]]
+        return [out[i] if i in out else flat[a:b] for i, (a, b) in enumerate(zip(starts, ends))]
+
+
+def word_pieces(tokenizer: Any) -> bool:
+    """Whether a text's ids are its pieces' ids (`Model.token_arrays`): the tokenizer only prepends `▁` and turns
+    spaces into `▁` (no pre-tokenizer), its BPE has no dropout, and no token holds `▁` after another character,
+    so no merge joins two pieces (a merge's result is a token; an unknown character falls back to its bytes
+    within its piece, and every piece starts with the known `▁`, so no unknown is fused across two)."""
+    try:
+        plain = (tokenizer.pre_tokenizer is None and type(tokenizer.model).__name__ == "BPE"
+                 and tokenizer.model.dropout is None
+                 and tokenizer.normalizer.normalize_str(" a  b\t▁") == "▁▁a▁▁b\t▁"
+                 and tokenizer.normalizer.normalize_str("") == "")
+    except AttributeError:
+        return False
+    return plain and not any(_JOINED.search(token) for token in tokenizer.get_vocab(with_added_tokens=True))
 
 
 def package_dir() -> Path:
@@ -95,7 +174,9 @@ def load_model() -> Model:
     tokenizer.no_padding()
     tokenizer.no_truncation()
     version = importlib.metadata.version(PACKAGE)
-    return Model(f"{PACKAGE} {version} {CONFIG}_{DIM}", vectors, tokenizer)
+    specials = tuple(t.content for t in tokenizer.get_added_tokens_decoder().values())
+    return Model(f"{PACKAGE} {version} {CONFIG}_{DIM}", vectors, tokenizer,
+                 pieces={} if word_pieces(tokenizer) else None, specials=specials)
 
 
 def similarities(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol
 
 from .. import __version__
-from ..transport import Dropped, TooLarge, http_transport
 from ..ids import normalize_key
 
 MAX_BYTES = 4 * 1024 * 1024
@@ -84,6 +83,8 @@ def fetch_json(url: str, timeout: float, headers: Mapping[str, str] | None = Non
     body is never read past MAX_BYTES, and a redirect to another host is not
     followed (its status is the failure).
     """
+    from ..transport import Dropped, TooLarge, http_transport  # httpx: loaded by a lookup, not by `--help`
+
     try:
         answer = http_transport(url, {"Accept": "application/json",
                                       "User-Agent": f"reporter/{__version__} (novelty check)", **(headers or {})},
