@@ -48,3 +48,31 @@ def test_regex_spans_without_a_candidate_match():
     ft = FieldText(pa.array(TEXTS), Scanner(["replicated"], default_engine()))
     rows, start, end = evidence.regex_spans(ft, np.array([2, 3]), "replicated", True)
     assert rows.tolist() == start.tolist() == end.tolist() == []
+
+
+@pytest.mark.parametrize("searched", [None, [0, 1, 2, 3, 4, 5], [1, 4], [2, 3], [4], []])
+def test_regex_spans_reuse_the_engines_search(monkeypatch, searched):
+    """Rows the engine's own search of the regex covered (`regex_rows(..., keep_spans=True)`) are read from
+    what it kept, not searched again; rows it did not cover still are. The spans are the same either way."""
+    if evidence._EXTRACT_SPAN is None:
+        pytest.skip("this pyarrow has no extract_regex_span")
+    ft = FieldText(pa.array(TEXTS), Scanner(["replicated"], default_engine()))
+    pattern = r"\br(é|e)?plicated\b"
+    matched = ft.regex_rows(pattern, True, None if searched is None else np.array(searched, np.int64), keep_spans=True)
+    covered = range(len(TEXTS)) if searched is None else searched
+    assert np.flatnonzero(matched).tolist() == [r for r, _, _ in EXPECTED if r in covered]
+    calls = []
+
+    def counted(arr, wrapped):
+        calls.append(len(arr))
+        return pa.compute.extract_regex_span(arr, wrapped)
+
+    monkeypatch.setattr(evidence, "_EXTRACT_SPAN", counted)
+    cand = np.flatnonzero(~ft.blank)
+    rows, start, end = evidence.regex_spans(ft, cand, pattern, False)
+    assert list(zip(rows.tolist(), start.tolist(), end.tolist())) == EXPECTED
+    assert sum(calls) == len([r for r in cand if r not in covered])
+    # A search of the regex with the other case setting is another regex: nothing of it is reused.
+    calls.clear()
+    evidence.regex_spans(ft, cand, pattern, True)
+    assert sum(calls) == len(cand)

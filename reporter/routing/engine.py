@@ -126,17 +126,17 @@ class Evaluator:
             if pred in self.plan.regex_wide:
                 # Every match holds a non-ASCII character, and a plain-ASCII row stays so when normalised.
                 wide = ~ft.ascii if rows is None else (care & ~ft.ascii)  # exact on every row when cached
-                out |= ft.regex_rows(pred.pattern, not pred.case_sensitive, np.flatnonzero(wide))
+                out |= ft.regex_rows(pred.pattern, not pred.case_sensitive, np.flatnonzero(wide), keep_spans=True)
                 continue
             pattern, group = self.plan.regex_any[name]
             if lits is not None or rows is not None or pattern is None:
-                out |= ft.regex_rows(pred.pattern, not pred.case_sensitive, rows)
+                out |= ft.regex_rows(pred.pattern, not pred.case_sensitive, rows, keep_spans=True)
                 continue
             # A regex without a literal would read every row: read them once for all such regexes of the
             # field, then each only where the combination matched.
             maybe = self._regex_any(name, pattern)
             out |= maybe if len(group) == 1 else ft.regex_rows(pred.pattern, not pred.case_sensitive,
-                                                               np.flatnonzero(maybe))
+                                                               np.flatnonzero(maybe), keep_spans=True)
         if rows is None and key is not None:
             self.cache[key] = out
         return out

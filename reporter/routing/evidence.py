@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .fieldtext import _EXTRACT_SPAN  # pyarrow's one-search span, or None: regex_spans searches twice
 from .predicates import Phrase
 from .regexlit import span_pattern
 
@@ -110,12 +111,34 @@ def _best(row: np.ndarray, field: np.ndarray, start: np.ndarray, offsets: np.nda
 def regex_spans(ft, cand: np.ndarray, pattern: str, case_sensitive: bool):
     """A regex's first match in each candidate row of a field: (rows, char start, char end), rows it matched only.
 
-    One RE2 search of each candidate row (`extract_regex_span`: the byte
+    The rows the engine's search of this regex covered in this batch
+    (`FieldText.known_spans`) are read from what it kept; the others are
+    searched here, one RE2 search a row (`extract_regex_span`: the byte
     start and byte length of the group `m`, the leftmost match); pyarrow
     without it takes two, where the match starts and then its text. A
     capture of everything before the match would make RE2 run its slow
     submatch engine over the whole prefix.
     """
+    known = ft.known_spans(pattern, not case_sensitive)
+    if known is None:
+        return _searched_spans(ft, cand, pattern, case_sensitive)
+    covered = known.covered[cand]
+    rows = cand[covered]
+    rows = rows[known.found[rows]]
+    start, end = known.start[rows], known.end[rows]
+    odd = np.flatnonzero(~ft.ascii[rows])
+    _to_chars(start, end, odd, [ft.norm_text(int(r)) for r in rows[odd]])
+    rest = cand[~covered]
+    if not len(rest):
+        return rows, start, end
+    more = _searched_spans(ft, rest, pattern, case_sensitive)
+    rows, start, end = (np.concatenate([a, b]) for a, b in zip((rows, start, end), more))
+    order = np.argsort(rows, kind="stable")
+    return rows[order], start[order], end[order]
+
+
+def _searched_spans(ft, cand: np.ndarray, pattern: str, case_sensitive: bool):
+    """regex_spans by searching every candidate row."""
     arr = ft.norm_rows(cand)
     wrapped = span_pattern(pattern, case_sensitive)
     if _EXTRACT_SPAN is None:
@@ -127,17 +150,18 @@ def regex_spans(ft, cand: np.ndarray, pattern: str, case_sensitive: bool):
         return rows, rows, rows
     pairs = spans.filter(pa.array(found)).field("m").flatten().to_numpy(zero_copy_only=False).astype(np.int64)
     start, end = pairs[0::2], pairs[0::2] + pairs[1::2]
-    odd = np.flatnonzero(~ft.ascii[rows])  # bytes to characters
-    for k, text in zip(odd, arr.take(pa.array(np.flatnonzero(found)[odd], pa.int64())).to_pylist()):
+    odd = np.flatnonzero(~ft.ascii[rows])
+    _to_chars(start, end, odd, arr.take(pa.array(np.flatnonzero(found)[odd], pa.int64())).to_pylist())
+    return rows, start, end
+
+
+def _to_chars(start: np.ndarray, end: np.ndarray, odd: np.ndarray, texts: list[str]) -> None:
+    """Byte offsets made character offsets in place, at the positions `odd` (whose rows' texts are given)."""
+    for k, text in zip(odd, texts):
         data = text.encode("utf-8")
         a = len(data[:start[k]].decode("utf-8"))
         end[k] = a + len(data[start[k]:end[k]].decode("utf-8"))
         start[k] = a
-    return rows, start, end
-
-
-_EXTRACT_SPAN = getattr(pc, "extract_regex_span", None)
-"""pyarrow's one-search span of a regex's groups (newer pyarrow), or None: regex_spans then searches twice."""
 
 
 def _regex_spans_two(ft, cand: np.ndarray, arr: pa.Array, wrapped: str):

@@ -20,12 +20,15 @@ on a plain-ASCII row the same bytes).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .fieldbuffer import FieldBuffer
 from .normalise import normalise_batch, unicode_work
+from .regexlit import span_pattern
 from .textscan import Hits, Scanner, word_end
 
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -87,6 +90,7 @@ class FieldText:
         self._good: dict[tuple[int, bool], np.ndarray] = {}
         self._raw_buf: FieldBuffer | None = None
         self._patch_norm_buf: FieldBuffer | None = None
+        self._spans: dict[tuple[str, bool], KnownSpans] = {}
 
     def _normalise_patch(self, raw: pa.Array, ws: np.ndarray, high: np.ndarray) -> None:
         """Normalise the rows normalisation changes: whitespace trouble (`ws`), or a non-ASCII character
@@ -164,9 +168,24 @@ class FieldText:
         order = np.concatenate([np.flatnonzero(~in_patch), np.flatnonzero(in_patch)])
         return pa.concat_arrays([base, patch]).take(pa.array(np.argsort(order)))
 
-    def regex_rows(self, pattern: str, ignore_case: bool, rows: np.ndarray | None = None) -> np.ndarray:
-        """Bool per row of the batch: the regex matches the normalised, case-preserved text (only `rows` when given)."""
+    def regex_rows(self, pattern: str, ignore_case: bool, rows: np.ndarray | None = None,
+                   keep_spans: bool = False) -> np.ndarray:
+        """Bool per row of the batch: the regex matches the normalised, case-preserved text (only `rows` when given).
+
+        With `keep_spans` (a rule's own regex, not a combination of them) the
+        search also keeps each matching row's first match, byte start and end
+        (`known_spans`): evidence then reads the spans of the rows this search
+        covered instead of searching them again, which cost as much as this
+        search (docs/scale.md, "Hits and prefilters"). One RE2 search a row
+        either way (`extract_regex_span` with the wrapped pattern, `span_pattern`,
+        in place of `match_substring_regex`: the same rows match).
+        """
         out = np.zeros(self.n, dtype=bool)
+        spans = None
+        if keep_spans and _EXTRACT_SPAN is not None:
+            spans = self._spans.get((pattern, ignore_case))
+            if spans is None:
+                spans = self._spans[(pattern, ignore_case)] = KnownSpans.empty(self.n)
         if rows is not None:
             if len(rows):
                 # Raw rows and patch rows each from their own buffer: their order is not needed here,
@@ -174,16 +193,20 @@ class FieldText:
                 in_patch, local = self._split(rows)
                 base = rows[~in_patch]
                 if len(base):
-                    out[base[_matches(self.raw.take(pa.array(base, pa.int64())), pattern, ignore_case)]] = True
+                    _search(self.raw.take(pa.array(base, pa.int64())), base, pattern, ignore_case, out, spans)
                 if in_patch.any():
-                    patch = self.patch_norm.take(pa.array(local[in_patch], pa.int64()))
-                    out[rows[in_patch][_matches(patch, pattern, ignore_case)]] = True
+                    _search(self.patch_norm.take(pa.array(local[in_patch], pa.int64())), rows[in_patch], pattern,
+                            ignore_case, out, spans)
             return out
         if self.n:
-            out |= _matches(self.raw, pattern, ignore_case)
+            _search(self.raw, np.arange(self.n), pattern, ignore_case, out, spans)
         if len(self.patch_rows):
-            out[self.patch_rows] = _matches(self.patch_norm, pattern, ignore_case)
+            _search(self.patch_norm, self.patch_rows, pattern, ignore_case, out, spans)
         return out
+
+    def known_spans(self, pattern: str, ignore_case: bool) -> KnownSpans | None:
+        """What `regex_rows(..., keep_spans=True)` searches of this regex found in this batch, or None."""
+        return self._spans.get((pattern, ignore_case))
 
     def word_end(self, rows: np.ndarray, end: np.ndarray) -> np.ndarray:
         """Row-relative byte ends of hits moved on to the end of the word they are in (for `trial*`)."""
@@ -247,6 +270,46 @@ class FieldText:
 def _matches(arr: pa.Array, pattern: str, ignore_case: bool) -> np.ndarray:
     return pc.fill_null(pc.match_substring_regex(arr, pattern, ignore_case=ignore_case),
                         False).to_numpy(zero_copy_only=False)
+
+
+_EXTRACT_SPAN = getattr(pc, "extract_regex_span", None)
+"""pyarrow's one-search span of a regex's groups (newer pyarrow), or None: no spans are kept then."""
+
+
+@dataclass
+class KnownSpans:
+    """One regex's first match per row of a batch, on the rows a search covered (byte offsets into the
+    normalised, case-preserved row)."""
+
+    covered: np.ndarray
+    """Bool per row: searched."""
+    found: np.ndarray
+    """Bool per row: searched and matched."""
+    start: np.ndarray
+    end: np.ndarray
+
+    @classmethod
+    def empty(cls, n: int) -> KnownSpans:
+        return cls(np.zeros(n, dtype=bool), np.zeros(n, dtype=bool), np.zeros(n, dtype=np.int64),
+                   np.zeros(n, dtype=np.int64))
+
+
+def _search(arr: pa.Array, rows: np.ndarray, pattern: str, ignore_case: bool, out: np.ndarray,
+            spans: KnownSpans | None) -> None:
+    """out[rows[i]]: whether the regex matches arr[i]; with `spans`, keep where each match is too."""
+    if spans is None:
+        out[rows] = _matches(arr, pattern, ignore_case)
+        return
+    got = _EXTRACT_SPAN(arr, span_pattern(pattern, not ignore_case))
+    found = got.is_valid().to_numpy(zero_copy_only=False)
+    out[rows] = found
+    spans.covered[rows] = True
+    spans.found[rows] = found
+    hit = rows[found]
+    if len(hit):
+        pairs = got.filter(pa.array(found)).field("m").flatten().to_numpy(zero_copy_only=False).astype(np.int64)
+        spans.start[hit] = pairs[0::2]
+        spans.end[hit] = pairs[0::2] + pairs[1::2]
 
 
 def _flat(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
