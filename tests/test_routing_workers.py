@@ -63,6 +63,28 @@ def test_every_worker_count_batch_size_and_cut_gives_the_same_bytes(pool, refere
     assert stats["rows"] == ROWS and sum(stats["piles"].values()) == ROWS
 
 
+def test_a_batch_builds_no_sample_payload_for_a_row_that_can_no_longer_be_sampled(pool, reference, tmp_path,
+                                                                                   monkeypatch):
+    """A row whose key is above the k-th smallest key its group already holds in the piece gets no payload
+    (`samples.sample_bounds`): fewer payloads are built, and the release is the same to the byte."""
+    from reporter.routing import samples
+    built = []
+    payloads = samples._payloads
+
+    def counted(plan, batch, fields, table, evidence, rows):
+        built.append(len(rows))
+        return payloads(plan, batch, fields, table, evidence, rows)
+
+    monkeypatch.setattr(samples, "_payloads", counted)
+    bounded = _release(pool, tmp_path / "bounded", workers=1, batch_rows=97)
+    with_bounds = sum(built)
+    built.clear()
+    monkeypatch.setattr(pieces, "sample_bounds", lambda *_: {})
+    unbounded = _release(pool, tmp_path / "unbounded", workers=1, batch_rows=97)
+    assert bounded == unbounded == reference
+    assert 0 < with_bounds < sum(built) / 2
+
+
 def test_workers_inherit_normalisation_tables_the_caller_built_before_forking(pool, tmp_path, monkeypatch):
     """The caller routes no row itself: the table is there only because it was built for the workers."""
     from reporter.routing import normalise

@@ -158,11 +158,13 @@ class BatchResult:
 
 def route_batch(plan: Plan, batch: pa.RecordBatch, sample_seed: int = 0,
                 sample_k: int = 20, rule_sample_k: int = 10,
-                high: dict[str, np.ndarray] | None = None) -> BatchResult:
+                high: dict[str, np.ndarray] | None = None,
+                bounds: dict[str, float] | None = None) -> BatchResult:
     """Route one record batch: every rule on every row, one pile per row, partial counts.
 
     `high`: per text field, where the reader found its high bytes (`FieldBuffer.high_bytes` of the
-    batch's own column), so that they are not looked for twice.
+    batch's own column), so that they are not looked for twice. `bounds`: per sample group, a key
+    above which no row can be sampled any more (`batch_samples`).
     """
     n = batch.num_rows
     high = high or {}
@@ -182,7 +184,7 @@ def route_batch(plan: Plan, batch: pa.RecordBatch, sample_seed: int = 0,
     table = _routing_table(plan, fields, batch.column("work_id"), pile, reason, winner, M, evidence, title_only)
     hashes = id_hashes(batch.column("work_id"), sample_seed)
     samples = batch_samples(plan, batch, fields, table, evidence, sample_seed, sample_k, rule_sample_k,
-                            pile, winner, downgraded, miss_masks, hashes)
+                            pile, winner, downgraded, miss_masks, hashes, bounds)
     return BatchResult(table=table, counts=counts, samples=samples, id_hashes=hashes)
 
 

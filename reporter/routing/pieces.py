@@ -35,6 +35,7 @@ from .evidence import FIELDS
 from .fieldbuffer import FieldBuffer
 from .parquet_parts import encode_groups
 from .plan import Plan, compile_plan
+from .samples import sample_bounds
 from .specs import RuleBook
 from .stats import add_counts, compile_empty_totals
 
@@ -183,7 +184,8 @@ def route_piece(setup: Setup, piece: Piece) -> PieceResult:
     for batch, high in batches:
         if ov is not None:
             batch, high = ov.apply(batch), {}  # the overlay's text has high bytes of its own
-        res = route_batch(plan, batch, setup.sample_seed, SAMPLE_K, RULE_SAMPLE_K, high)
+        res = route_batch(plan, batch, setup.sample_seed, SAMPLE_K, RULE_SAMPLE_K, high,
+                          sample_bounds(samples, SAMPLE_K, RULE_SAMPLE_K))
         tables.append(res.table)
         hashes.append(res.id_hashes)
         add_counts(totals, res.counts)

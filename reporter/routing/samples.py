@@ -89,8 +89,15 @@ def sample_keys(work_ids: pa.Array, seed: int, hashes: np.ndarray | None = None)
 
 def batch_samples(plan, batch, fields, table, evidence, seed, k, rule_k,
                   pile, winner, downgraded, miss_masks,
-                  hashes: np.ndarray | None = None) -> dict[str, list[tuple[float, str, int, dict]]]:
-    """Seeded sample candidates of this batch: the k smallest work keys per group."""
+                  hashes: np.ndarray | None = None,
+                  bounds: dict[str, float] | None = None) -> dict[str, list[tuple[float, str, int, dict]]]:
+    """Seeded sample candidates of this batch: the k smallest work keys per group.
+
+    `bounds`: per group, the k-th smallest key among the candidates the caller already holds
+    (`sample_bounds`). A row whose key is above it has k candidates before it in (key, work_id)
+    order and is never sampled, so no payload is built for it: most batches of a long piece
+    then build a few payloads instead of k per group.
+    """
     keys = sample_keys(batch.column("work_id"), seed, hashes)
     groups: dict[str, np.ndarray] = {}
     for p, name in enumerate(plan.pile_names):
@@ -103,6 +110,9 @@ def batch_samples(plan, batch, fields, table, evidence, seed, k, rule_k,
     chosen: dict[str, np.ndarray] = {}
     for name, (mask, limit) in groups.items():
         rows = np.flatnonzero(mask)
+        bound = None if bounds is None else bounds.get(name)
+        if bound is not None and len(rows):
+            rows = rows[keys[rows] <= bound]
         if len(rows) > limit:
             rows = rows[np.argpartition(keys[rows], limit - 1)[:limit]]
         if len(rows):
@@ -113,6 +123,16 @@ def batch_samples(plan, batch, fields, table, evidence, seed, k, rule_k,
     payloads = _payloads(plan, batch, fields, table, evidence, wanted)
     return {name: [(float(keys[r]), payloads[int(r)]["work_id"], int(r), payloads[int(r)]) for r in rows]
             for name, rows in chosen.items()}
+
+
+def sample_bounds(samples: dict[str, list], k: int, rule_k: int) -> dict[str, float]:
+    """Per group holding at least its k candidates: the k-th smallest key among them (`batch_samples`)."""
+    out = {}
+    for group, items in samples.items():
+        limit = k if group.startswith("pile:") else rule_k
+        if len(items) >= limit:
+            out[group] = sorted(item[0] for item in items)[limit - 1]
+    return out
 
 
 def _payloads(plan, batch, fields, table, evidence, rows: np.ndarray) -> dict[int, dict]:
