@@ -20,6 +20,7 @@ on a plain-ASCII row the same bytes).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -274,6 +275,8 @@ def _matches(arr: pa.Array, pattern: str, ignore_case: bool) -> np.ndarray:
 
 _EXTRACT_SPAN = getattr(pc, "extract_regex_span", None)
 """pyarrow's one-search span of a regex's groups (newer pyarrow), or None: no spans are kept then."""
+_wrapped = functools.lru_cache(maxsize=1024)(span_pattern)
+"""span_pattern, worked out once per regex, not once per search of a batch."""
 
 
 @dataclass
@@ -300,7 +303,7 @@ def _search(arr: pa.Array, rows: np.ndarray, pattern: str, ignore_case: bool, ou
     if spans is None:
         out[rows] = _matches(arr, pattern, ignore_case)
         return
-    got = _EXTRACT_SPAN(arr, span_pattern(pattern, not ignore_case))
+    got = _EXTRACT_SPAN(arr, _wrapped(pattern, not ignore_case))
     found = got.is_valid().to_numpy(zero_copy_only=False)
     out[rows] = found
     spans.covered[rows] = True

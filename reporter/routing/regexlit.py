@@ -17,7 +17,6 @@ know, a non-ASCII letter whose case folding lower-casing may not mirror,
 
 from __future__ import annotations
 
-import functools
 import re
 
 import pyarrow as pa
@@ -37,7 +36,6 @@ RARE = frozenset("=<>$#@{}[]|\\^~*&+_")
 """Characters rare in prose: a literal holding one (`p <`, `=`) selects few rows however short it is."""
 
 
-@functools.lru_cache(maxsize=1024)  # asked once per search a batch: the engine's and evidence's
 def span_pattern(pattern: str, case_sensitive: bool) -> str:
     """The regex wrapped so that RE2 reports its first match as the group `m`.
 
