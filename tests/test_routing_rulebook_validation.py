@@ -23,6 +23,9 @@ def rule(**kw):
     ([rule(), rule(precedence=11)], ["'r1'", "$[1].id", "duplicate rule id"]),
     ([rule(), rule(id="r2", shadow=True)], ["'r2'", "$[1].precedence", "also used by rule 'r1'"]),
     ([rule(match={"field": "title", "regex": "replicat(ion"})], ["'r1'", "$.match.regex", "invalid RE2 regex"]),
+    # \C matched one byte of a character, and evidence could not say where in characters it began and ended
+    ([rule(match={"field": "title", "regex": r"trial\C"})], ["$.match.regex", r"\C (any one byte) is not allowed"]),
+    ([rule(match={"field": "title", "regex": r"(?i)\\\C"})], ["$.match.regex", r"\C (any one byte)"]),
     ([rule(match={"all": [{"field": "titel", "phrase": "x"}]})], ["'r1'", "$.match.all[0].field", "unknown field 'titel'"]),
     ([rule(match={"any": [{"field": "title", "phrase": "x", "weight": 2}]})],
      ["'r1'", "$.match.any[0].weight", "unknown key"]),
@@ -193,6 +196,8 @@ def test_predicates_nested_to_the_limit_route_and_render(tmp_path):
     r"\Qreplication",            # a quote RE2 closes at the end of the pattern; the span pattern used to swallow its ')'
     r"\Q(quoted)",               # a quoted parenthesis is a character, not a group
     r"(?<m>replication)",        # RE2's other spelling of a named group, named as the span pattern's own
+    r"replication(\\C)?",        # an escaped backslash before C: not RE2's any-byte \C
+    r"\Q\C\Ereplication|replication",  # a quoted \C is the two characters
 ])
 def test_regexes_routing_compiles_route_and_render(tmp_path, pattern):
     specs = write_specs(tmp_path, [rule(match={"field": "title", "regex": pattern})])

@@ -13,6 +13,7 @@ from typing import Any, Union
 
 from ..errors import InputError
 from .normalise import phrase_literal
+from .regexchars import byte_escape
 from .regexlit import regex_error
 
 TEXT_FIELDS = ("title", "abstract", "text")
@@ -187,6 +188,8 @@ def parse_predicate(raw: Any, where: Where, depth: int = 1) -> Predicate:
         if case not in ("sensitive", "insensitive"):
             raise where.at(".case").fail(f"must be 'sensitive' or 'insensitive', got {case!r}")
         problem = regex_error(pattern, case == "sensitive")  # compiled exactly as routing compiles it
+        if problem is None and byte_escape(pattern):
+            problem = r"\C (any one byte) is not allowed: a rule matches characters; use . (any one character)"
         if problem is not None:
             raise where.at(".regex").fail(f"invalid RE2 regex {pattern!r}: {problem}")
         return Regex(raw["field"], pattern, case == "sensitive")

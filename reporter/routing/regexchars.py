@@ -16,6 +16,28 @@ import pyarrow.compute as pc
 from .normalise import FULL, char_flags, normalise_text
 
 
+def byte_escape(pattern: str) -> bool:
+    """Whether a regex holds RE2's `\\C` (any one byte) outside a `\\Q...\\E` quote (RE2 refuses it in a class).
+
+    Rules match characters: a match that starts or ends inside a character
+    has no character offsets, so the rule book refuses `\\C`.
+    """
+    i, n = 0, len(pattern)
+    while i < n:
+        if pattern.startswith("\\Q", i):
+            end = pattern.find("\\E", i + 2)
+            if end < 0:
+                return False
+            i = end + 2
+        elif pattern[i] == "\\":
+            if pattern[i + 1:i + 2] == "C":
+                return True
+            i += 2
+        else:
+            i += 1
+    return False
+
+
 def non_ascii_atom(ch: str):
     """A non-ASCII character of a regex: a literal where the scanned text always shows it as itself
     (`seen_as`), else a wildcard (a wide one when no case folding takes it to ASCII)."""
