@@ -42,10 +42,11 @@ def provenance_entry(doc: Mapping[str, Any], root: Path, state_dir: Path) -> dic
 def keep(doc: Mapping[str, Any], state_dir: Path, *, taken_at: str, handoff: Mapping[str, Any]) -> tuple[Path, bool]:
     """Keep the disclosure as it stood at a hand-off; (its file, whether this call wrote it). A disclosure kept
     before (the same id) is left as it is, with the moment and the hand-off it was first kept with."""
-    path = disclosure_snapshot_path(state_dir, doc["release_id"], snapshot_id(doc))
+    sid = snapshot_id(doc)
+    path = disclosure_snapshot_path(state_dir, doc["release_id"], sid)
     if path.exists():
         return path, False
     make_dirs(path.parent)
-    kept = {"snapshot_version": SNAPSHOT_VERSION, "id": snapshot_id(doc), "taken_at": taken_at,
+    kept = {"snapshot_version": SNAPSHOT_VERSION, "id": sid, "taken_at": taken_at,
             "handoff": dict(handoff), "disclosure": dict(doc)}
     return path, write_new(path, dump_json(kept).encode("utf-8"))
